@@ -1,0 +1,1 @@
+# Install rules, the CMake package config and weft.pc (filled in by the foundation work).

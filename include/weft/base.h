@@ -1,0 +1,128 @@
+/* weft/base.h: version, export macro, result codes, asserts and the per-instance hooks
+ * (allocator, logger) shared by the job system and the ECS.
+ *
+ * Thread: everything here is safe from any thread. */
+#ifndef WEFT_BASE_H
+#define WEFT_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- export ------------------------------------------------------------ >>export */
+
+#if defined(_WIN32)
+#define WEFT_API
+#else
+#define WEFT_API __attribute__((visibility("default")))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define WEFT_PRINTF(fmt_idx, args_idx) __attribute__((format(printf, fmt_idx, args_idx)))
+#define WEFT_NORETURN __attribute__((noreturn))
+#else
+#define WEFT_PRINTF(fmt_idx, args_idx)
+#define WEFT_NORETURN
+#endif
+
+/* Returns WEFT_VERSION_STRING of the library actually linked. */
+WEFT_API const char *weft_version(void);
+
+/* ---- results ----------------------------------------------------------- >>result */
+
+/* One list feeds the enum, weft_result_name() and weft_result_str().
+ * WEFT_OK is 0 and every failure is negative. */
+#define WEFT_RESULT_LIST(X)                                                          \
+    X(OK, 0, "success")                                                              \
+    X(EINVAL, -1, "invalid argument or broken contract")                            \
+    X(ENOMEM, -2, "out of memory")                                                   \
+    X(ESTALE, -3, "null or stale handle")                                            \
+    X(EEXIST, -4, "already exists")                                                  \
+    X(ENOENT, -5, "not found")                                                       \
+    X(ECAPACITY, -6, "capacity exhausted")                                           \
+    X(ESHUTDOWN, -7, "the job system is shutting down")                              \
+    X(EDEADLK, -8, "the wait would deadlock")                                        \
+    X(ETHREAD, -9, "thread creation failed")                                         \
+    X(ECYCLE, -10, "dependency cycle")                                               \
+    X(ECONFLICT, -11, "conflicting declaration")                                     \
+    X(ECORRUPT, -12, "corrupt or truncated data")                                    \
+    X(EVERSION, -13, "unsupported format or schema version")                         \
+    X(EMISMATCH, -14, "component layout mismatch")                                   \
+    X(EIO, -15, "I/O error")                                                         \
+    X(ESTATE, -16, "call not allowed in the current state")                          \
+    X(EACCESS, -17, "access not declared by the system")
+
+typedef enum weft_result {
+#define WEFT__RESULT_ENUM(name, value, str) WEFT_##name = (value),
+    WEFT_RESULT_LIST(WEFT__RESULT_ENUM)
+#undef WEFT__RESULT_ENUM
+    WEFT_RESULT_MIN = -17 /* the most negative code; keep in step with the list */
+} weft_result_t;
+
+/* "WEFT_ENOMEM" for WEFT_ENOMEM; "WEFT_UNKNOWN" for a value not in the list. Never NULL. */
+WEFT_API const char *weft_result_name(weft_result_t r);
+/* "out of memory" for WEFT_ENOMEM; "unknown result" otherwise. Never NULL. */
+WEFT_API const char *weft_result_str(weft_result_t r);
+
+/* The detailed message of the last failure reported on the calling thread, e.g.
+ * "weft_component_add: entity 0x100000007 already has component 'Position'".
+ * Valid until the next failing call on this thread; "" when none. Never NULL. */
+WEFT_API const char *weft_last_error(void);
+
+/* ---- hooks -------------------------------------------------------------- >>hooks */
+
+/* Allocator hook. Set both functions or neither (zero means malloc/free).
+ * `alloc` returns memory aligned to `align` (a power of two) or NULL; `free` receives the
+ * size that was asked for. Called from any thread that allocates on the instance's behalf. */
+typedef struct weft_allocator {
+    void *(*alloc)(size_t size, size_t align, void *user); /* NULL: aligned malloc */
+    void (*free)(void *ptr, size_t size, void *user);      /* NULL: free */
+    void *user;                                            /* passed back unchanged */
+} weft_allocator_t;
+
+typedef enum weft_log_level {
+    WEFT_LOG_ERROR = 0,
+    WEFT_LOG_WARN = 1,
+    WEFT_LOG_INFO = 2,
+    WEFT_LOG_DEBUG = 3,
+} weft_log_level_t;
+
+/* Logger hook: one call per reported failure or notable event. May be called from any
+ * thread; must not call back into weft. msg is valid only for the call. */
+typedef struct weft_logger {
+    void (*fn)(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+               int line, void *user); /* NULL: errors go to stderr when WEFT_DEBUG>=1 */
+    void *user;                       /* passed back unchanged */
+} weft_logger_t;
+
+/* ---- asserts ------------------------------------------------------------ >>assert */
+
+/* Contract asserts fire when WEFT_DEBUG >= 1. Override WEFT_ASSERT before including weft
+ * headers (in your build) to route them elsewhere; the default prints expression, file,
+ * line and function, then aborts without allocating. */
+WEFT_API WEFT_NORETURN void weft_assert_fail(const char *expr, const char *msg, const char *file,
+                                             int line, const char *func);
+
+#ifndef WEFT_DEBUG
+#define WEFT_DEBUG 0
+#endif
+
+#ifndef WEFT_ASSERT
+#if WEFT_DEBUG >= 1
+#define WEFT_ASSERT(cond, msg)                                                       \
+    ((cond) ? (void)0 : weft_assert_fail(#cond, (msg), __FILE__, __LINE__, __func__))
+#else
+#define WEFT_ASSERT(cond, msg) ((void)0)
+#endif
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_BASE_H */

@@ -1,0 +1,153 @@
+/* weft/jobs.h: the job system. Work-stealing workers, completion counters, job graphs,
+ * parallel-for. Knows nothing of the ECS and is usable alone (target weft::jobs).
+ *
+ * Vocabulary: a "worker" is any thread that runs jobs. worker_count counts the thread that
+ * created the job system (worker 0, the "main thread") plus the worker_count - 1 threads the
+ * job system spawns. Worker indices are 0 .. worker_count - 1. */
+#ifndef WEFT_JOBS_H
+#define WEFT_JOBS_H
+
+#include "weft/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_jobs weft_jobs_t; /* opaque */
+
+/* ---- configuration ---------------------------------------------------- >>jobs_desc */
+
+typedef enum weft_execution {
+    WEFT_EXECUTION_THREADED = 0, /* default: worker threads + the calling thread */
+    WEFT_EXECUTION_INLINE = 1,   /* no threads: every job runs on the submitting thread,
+                                    in submission order, inside the submit call (or, for
+                                    jobs with unfinished dependencies, when they finish) */
+} weft_execution_t;
+
+typedef enum weft_priority {
+    WEFT_PRIORITY_NORMAL = 0, /* default */
+    WEFT_PRIORITY_HIGH = 1,   /* taken before any normal job that is ready */
+    WEFT_PRIORITY_LOW = 2,    /* taken only when nothing else is ready */
+    WEFT_PRIORITY_COUNT = 3
+} weft_priority_t;
+
+/* Profiler hooks: called on the worker concerned; must be cheap and thread-safe. */
+typedef struct weft_profiler {
+    void (*job_begin)(const char *name, uint32_t tag, uint32_t worker, void *user); /* NULL: none */
+    void (*job_end)(const char *name, uint32_t tag, uint32_t worker, void *user);   /* NULL: none */
+    void (*worker_sleep)(uint32_t worker, void *user);                              /* NULL: none */
+    void (*worker_wake)(uint32_t worker, void *user);                               /* NULL: none */
+    void *user; /* passed back unchanged */
+} weft_profiler_t;
+
+typedef struct weft_jobs_desc {
+    uint32_t worker_count;      /* 0: hardware threads; counts the creating thread; max 256 */
+    weft_execution_t execution; /* 0: threaded */
+    uint32_t queue_capacity;    /* 0: 4096 jobs per worker deque (grows on demand) */
+    size_t scratch_size;        /* 0: 64 KiB of per-worker scratch (weft_jobs_scratch) */
+    uint32_t spin_us;           /* 0: 50 µs of spinning with backoff before an idle worker sleeps */
+    weft_allocator_t allocator; /* 0: malloc/free */
+    weft_logger_t logger;       /* 0: stderr in debug builds */
+    weft_profiler_t profiler;   /* 0: no hooks */
+    uint32_t _canary;           /* must stay 0 */
+} weft_jobs_desc_t;
+
+/* The desc with every default filled in (worker_count resolved to a number, etc.). */
+WEFT_API weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc);
+
+/* Create a job system; `desc` may be NULL for all defaults. The calling thread becomes
+ * worker 0 and is the only thread that runs main-thread jobs.
+ * Errors: WEFT_EINVAL (bad desc), WEFT_ENOMEM, WEFT_ETHREAD (nothing is left behind).
+ * Thread: any; the caller owns the result. */
+WEFT_API weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out);
+
+/* Finish every submitted job, stop and join the workers, free everything. Submitting
+ * afterwards is a contract violation. NULL is ignored. Thread: the creating thread. */
+WEFT_API void weft_jobs_destroy(weft_jobs_t *jobs);
+
+/* Threads that run jobs, the creating thread included (1 in inline mode). */
+WEFT_API uint32_t weft_jobs_worker_count(const weft_jobs_t *jobs);
+
+/* Index of the calling thread (0 .. count-1), or UINT32_MAX for a thread that is neither a
+ * worker nor registered. Thread: any. */
+WEFT_API uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs);
+
+/* Per-worker scratch memory: `size` bytes (desc.scratch_size) owned by the job system,
+ * private to the worker, valid until destroy. Contents are not preserved between jobs.
+ * Thread: only the worker `worker` itself. */
+WEFT_API void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size);
+
+/* Let an external thread (not created by weft) submit and wait; it gets no worker index
+ * for scratch, and its waits run other jobs. Errors: WEFT_ECAPACITY. Thread: the thread itself. */
+WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
+
+/* ---- counters -------------------------------------------------------- >>counter */
+
+/* A completion counter: caller-owned storage that must stay put and outlive every job that
+ * references it. Zero-initialised storage is a valid counter at zero. Submitting n jobs
+ * with `done = c` adds n; each finished job subtracts 1; jobs submitted "after" c start
+ * when it reaches zero. Reusable once it is zero and no submit references it. */
+typedef struct weft_counter {
+    _Alignas(64) unsigned char storage[64]; /* opaque; see jobs/counter.c */
+} weft_counter_t;
+
+/* Reset to zero. Contract: no job or waiter references it. */
+WEFT_API void weft_counter_init(weft_counter_t *c);
+
+/* True when the counter is at zero (acquire: the work of finished jobs is visible). */
+WEFT_API bool weft_counter_is_done(const weft_counter_t *c);
+
+/* Wait until `c` reaches zero, running other ready jobs meanwhile (never blocks a worker
+ * while work is available). Inside a job, wait only on counters of jobs that job submitted.
+ * Errors: WEFT_EDEADLK when called from the job whose own completion `c` counts.
+ * Thread: any worker or registered thread. */
+WEFT_API weft_result_t weft_counter_wait(weft_jobs_t *jobs, weft_counter_t *c);
+
+/* ---- jobs ---------------------------------------------------------------- >>job */
+
+typedef struct weft_job_ctx {
+    weft_jobs_t *jobs; /* the job system running the job */
+    uint32_t worker;   /* index of the worker running it */
+    uint32_t tag;      /* the desc's tag */
+} weft_job_ctx_t;
+
+typedef void (*weft_job_fn_t)(void *arg, const weft_job_ctx_t *ctx);
+
+typedef struct weft_job_desc {
+    weft_job_fn_t fn;         /* required */
+    void *arg;                /* passed to fn; owned by the caller */
+    const char *name;         /* NULL: "job"; static storage; given to the profiler */
+    uint32_t tag;             /* free for the caller (e.g. system id << 16 | chunk) */
+    weft_priority_t priority; /* 0: normal */
+    bool main_thread;         /* run only on worker 0 (the creating thread) */
+} weft_job_desc_t;
+
+/* Submit `n` jobs; `done` (may be NULL) counts them down. The descs are copied.
+ * Errors: WEFT_EINVAL (NULL fn), WEFT_ESHUTDOWN, WEFT_ENOMEM (nothing was submitted).
+ * Thread: any worker or registered thread, including from inside a job. */
+WEFT_API weft_result_t weft_job_submit(weft_jobs_t *jobs, const weft_job_desc_t *descs,
+                                       uint32_t n, weft_counter_t *done);
+
+/* Like weft_job_submit, but the jobs become ready only when every counter in deps[0..ndeps)
+ * has reached zero. No thread blocks: the last dependency to finish makes them ready. This
+ * is how a whole job graph is submitted at once. deps may repeat and may already be zero. */
+WEFT_API weft_result_t weft_job_submit_after(weft_jobs_t *jobs, const weft_job_desc_t *descs,
+                                             uint32_t n, weft_counter_t *const *deps,
+                                             uint32_t ndeps, weft_counter_t *done);
+
+/* ---- parallel-for ------------------------------------------------------ >>parallel_for */
+
+typedef void (*weft_range_fn_t)(void *ctx, uint64_t begin, uint64_t end, uint32_t worker);
+
+/* Split [0, count) into ranges of `grain` items (0: chosen from count and workers) and run
+ * fn on each; the calling thread takes part and returns when all ranges are done. Range
+ * boundaries depend only on count and grain when grain != 0. Nested calls from inside a job
+ * work and cannot deadlock. Errors: WEFT_EINVAL, WEFT_ESHUTDOWN, WEFT_ENOMEM.
+ * Thread: any worker or registered thread. */
+WEFT_API weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grain,
+                                         weft_range_fn_t fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_JOBS_H */

@@ -1,0 +1,2 @@
+/* world.c: placeholder until the ECS core lands (replaced by the ECS core work). */
+#include "weft/base.h"
