@@ -3,13 +3,20 @@
  * A suite is a function `void wb_suite_<name>(wb_ctx_t *ctx)` registered in bench/main.c.
  * It runs weft and its baselines interleaved in the same process (weft, raw, openmp, weft,
  * raw, openmp, ... for wb_reps(ctx) repetitions), takes medians, and reports each figure
- * with wb_report(); ratios are reported as their own cases with unit "x". */
+ * with wb_report(); ratios are reported as their own cases with unit "x".
+ *
+ * With --json, stdout holds one JSON object per line: first {"config":{...}} (compiler,
+ * flags, build type, hardware threads, date, options), then one line per figure,
+ *   {"suite":"jobs","case":"fork_join_empty","impl":"weft","workers":2,"value":0.91,"unit":"us"}
+ * plus "target", "goal" ("at_most"/"at_least") and "met" when the figure has a target, and
+ * "value":null when it could not be measured; last {"summary":{...}}. Notes go to stderr. */
 #ifndef WEFT_BENCH_COMMON_H
 #define WEFT_BENCH_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct wb_ctx wb_ctx_t;
 
@@ -37,7 +44,52 @@ uint32_t wb_max_workers(const wb_ctx_t *ctx);
 void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
                uint32_t workers, double value, const char *unit, wb_goal_t goal, double target);
 
-/* Prevent the compiler from optimising a computed value away. */
+/* Prevent the compiler from optimising a computed value away: the pointee counts as read. */
 void wb_sink(const void *p);
+
+/* ---- additions for suites ------------------------------------------------ >>wb_extra */
+
+/* CPU time consumed by the whole process (every thread) in nanoseconds; divide its growth by
+ * wall time for a "core" figure such as idle burn. */
+double wb_cpu_ns(void);
+
+/* Hardware threads online (at least 1). */
+uint32_t wb_hw_threads(void);
+
+/* True with --json (suites normally need not care: wb_report and wb_note handle both). */
+bool wb_json(const wb_ctx_t *ctx);
+
+/* A note for the reader, e.g. "openmp baseline not built". Printed as "  # ..." under the
+ * suite's table, or on stderr with --json so stdout stays one JSON object per line. */
+void wb_note(wb_ctx_t *ctx, const char *suite, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- harness side (bench/main.c only) ------------------------------------ >>wb_harness */
+
+typedef struct wb_options {
+    bool quick;           /* --quick */
+    bool json;            /* --json */
+    int reps;             /* --reps N; 0: 11, or 5 with --quick */
+    uint32_t max_workers; /* --workers N; 0: wb_hw_threads() */
+} wb_options_t;
+
+/* Create the context (aborts on OOM: a benchmark without memory has nothing to say). */
+wb_ctx_t *wb_ctx_create(const wb_options_t *opt);
+void wb_ctx_destroy(wb_ctx_t *ctx);
+
+/* Print the table header of `suite` (nothing with --json). */
+void wb_suite_begin(wb_ctx_t *ctx, const char *suite);
+/* Close the suite's table with its wall time. */
+void wb_suite_end(wb_ctx_t *ctx, const char *suite, double seconds);
+
+/* Write `s` to `f` as a JSON string literal, quotes included. */
+void wb_put_json_string(FILE *f, const char *s);
+
+/* Print the targets met/missed summary (a {"summary":...} line with --json); returns the
+ * number of missed targets. */
+int wb_summary(wb_ctx_t *ctx);
 
 #endif /* WEFT_BENCH_COMMON_H */

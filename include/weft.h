@@ -3,5 +3,17 @@
 #define WEFT_H
 #include "weft/base.h"
 #include "weft/jobs.h"
+#include "weft/world.h"
+#include "weft/entity.h"
+#include "weft/component.h"
+#include "weft/group.h"
+#include "weft/query.h"
+#include "weft/command.h"
+#include "weft/system.h"
+#include "weft/trace.h"
+#include "weft/archive.h"
+#include "weft/snapshot.h"
+#include "weft/math.h"
+#include "weft/hierarchy.h"
 /* ECS headers are added here as their modules land. */
 #endif /* WEFT_H */

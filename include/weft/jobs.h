@@ -19,9 +19,12 @@ typedef struct weft_jobs weft_jobs_t; /* opaque */
 
 typedef enum weft_execution {
     WEFT_EXECUTION_THREADED = 0, /* default: worker threads + the calling thread */
-    WEFT_EXECUTION_INLINE = 1,   /* no threads: every job runs on the submitting thread,
-                                    in submission order, inside the submit call (or, for
-                                    jobs with unfinished dependencies, when they finish) */
+    WEFT_EXECUTION_INLINE = 1,   /* no threads: every job runs on the creating thread in
+                                    the order it became ready (submission order; a job with
+                                    dependencies when its last one finishes). A top-level
+                                    submit runs its jobs before returning; jobs submitted by
+                                    a running job run after it returns, or when it waits on
+                                    them. Priorities are ignored. */
 } weft_execution_t;
 
 typedef enum weft_priority {
@@ -31,7 +34,9 @@ typedef enum weft_priority {
     WEFT_PRIORITY_COUNT = 3
 } weft_priority_t;
 
-/* Profiler hooks: called on the worker concerned; must be cheap and thread-safe. */
+/* Profiler hooks: called on the worker concerned; must be cheap and thread-safe.
+ * worker_sleep/worker_wake also fire for a thread blocked in a wait (a registered thread
+ * reports worker UINT32_MAX). */
 typedef struct weft_profiler {
     void (*job_begin)(const char *name, uint32_t tag, uint32_t worker, void *user); /* NULL: none */
     void (*job_end)(const char *name, uint32_t tag, uint32_t worker, void *user);   /* NULL: none */
@@ -41,7 +46,8 @@ typedef struct weft_profiler {
 } weft_profiler_t;
 
 typedef struct weft_jobs_desc {
-    uint32_t worker_count;      /* 0: hardware threads; counts the creating thread; max 256 */
+    uint32_t worker_count;      /* 0: hardware threads; counts the creating thread; max 256;
+                                   may exceed the cores (workers then yield while spinning) */
     weft_execution_t execution; /* 0: threaded */
     uint32_t queue_capacity;    /* 0: 4096 jobs per worker deque (grows on demand) */
     size_t scratch_size;        /* 0: 64 KiB of per-worker scratch (weft_jobs_scratch) */
@@ -61,8 +67,12 @@ WEFT_API weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc);
  * Thread: any; the caller owns the result. */
 WEFT_API weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out);
 
-/* Finish every submitted job, stop and join the workers, free everything. Submitting
- * afterwards is a contract violation. NULL is ignored. Thread: the creating thread. */
+/* Finish every submitted job, stop and join the workers, free everything. The creating
+ * thread runs jobs meanwhile. Once destroy has begun, submissions from outside a running
+ * job (e.g. registered threads) fail with WEFT_ESHUTDOWN, while running jobs may still
+ * submit children, which also run. Jobs parked behind counters that can never reach zero
+ * (a dependency cycle) would make destroy wait forever. Any call after destroy returned is
+ * a contract violation. NULL is ignored. Thread: the creating thread, outside any job. */
 WEFT_API void weft_jobs_destroy(weft_jobs_t *jobs);
 
 /* Threads that run jobs, the creating thread included (1 in inline mode). */
@@ -77,8 +87,14 @@ WEFT_API uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs);
  * Thread: only the worker `worker` itself. */
 WEFT_API void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size);
 
-/* Let an external thread (not created by weft) submit and wait; it gets no worker index
- * for scratch, and its waits run other jobs. Errors: WEFT_ECAPACITY. Thread: the thread itself. */
+/* Let an external thread (not created by weft) submit and wait. It gets no worker index
+ * (weft_jobs_worker_index returns UINT32_MAX) and never runs jobs itself: every job runs
+ * on a worker, with a worker index below weft_jobs_worker_count, so its waits sleep until
+ * the workers finish (spinning briefly first). Its submissions go through a shared
+ * injection queue. Calling it again, or from a worker, is a no-op returning WEFT_OK.
+ * Errors: WEFT_ECAPACITY (64 registered threads per job system, or the thread already uses
+ * 8 job systems), WEFT_ESTATE (inline mode has no other threads).
+ * Thread: the thread itself; it must stop calling before weft_jobs_destroy returns. */
 WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
 
 /* ---- counters -------------------------------------------------------- >>counter */
@@ -98,9 +114,11 @@ WEFT_API void weft_counter_init(weft_counter_t *c);
 WEFT_API bool weft_counter_is_done(const weft_counter_t *c);
 
 /* Wait until `c` reaches zero, running other ready jobs meanwhile (never blocks a worker
- * while work is available). Inside a job, wait only on counters of jobs that job submitted.
- * Errors: WEFT_EDEADLK when called from the job whose own completion `c` counts.
- * Thread: any worker or registered thread. */
+ * while work is available; spins for desc.spin_us, then sleeps until work or zero).
+ * Inside a job, wait only on counters of jobs that job submitted.
+ * Errors: WEFT_EDEADLK when `c` counts a job running on this thread (the caller itself, or
+ * a job it is nested in), or in inline mode when nothing left can bring `c` to zero.
+ * Thread: any worker or registered thread (see weft_jobs_register_thread). */
 WEFT_API weft_result_t weft_counter_wait(weft_jobs_t *jobs, weft_counter_t *c);
 
 /* ---- jobs ---------------------------------------------------------------- >>job */
@@ -122,15 +140,20 @@ typedef struct weft_job_desc {
     bool main_thread;         /* run only on worker 0 (the creating thread) */
 } weft_job_desc_t;
 
-/* Submit `n` jobs; `done` (may be NULL) counts them down. The descs are copied.
- * Errors: WEFT_EINVAL (NULL fn), WEFT_ESHUTDOWN, WEFT_ENOMEM (nothing was submitted).
+/* Submit `n` jobs; `done` (may be NULL) counts them down. The descs are copied; no
+ * allocation happens in the steady state (jobs come from per-thread slabs). A worker's jobs
+ * go to its own deque (others steal them); a main_thread job runs only when worker 0 waits
+ * (weft_counter_wait, weft_parallel_for) or destroys.
+ * Errors: WEFT_EINVAL (NULL fn, bad priority, unregistered thread: asserts in debug),
+ * WEFT_ESHUTDOWN, WEFT_ENOMEM (nothing was submitted).
  * Thread: any worker or registered thread, including from inside a job. */
 WEFT_API weft_result_t weft_job_submit(weft_jobs_t *jobs, const weft_job_desc_t *descs,
                                        uint32_t n, weft_counter_t *done);
 
 /* Like weft_job_submit, but the jobs become ready only when every counter in deps[0..ndeps)
  * has reached zero. No thread blocks: the last dependency to finish makes them ready. This
- * is how a whole job graph is submitted at once. deps may repeat and may already be zero. */
+ * is how a whole job graph is submitted at once. deps may repeat and may already be zero.
+ * Errors: as weft_job_submit, plus WEFT_EDEADLK when `done` is among deps. */
 WEFT_API weft_result_t weft_job_submit_after(weft_jobs_t *jobs, const weft_job_desc_t *descs,
                                              uint32_t n, weft_counter_t *const *deps,
                                              uint32_t ndeps, weft_counter_t *done);
@@ -139,11 +162,14 @@ WEFT_API weft_result_t weft_job_submit_after(weft_jobs_t *jobs, const weft_job_d
 
 typedef void (*weft_range_fn_t)(void *ctx, uint64_t begin, uint64_t end, uint32_t worker);
 
-/* Split [0, count) into ranges of `grain` items (0: chosen from count and workers) and run
- * fn on each; the calling thread takes part and returns when all ranges are done. Range
- * boundaries depend only on count and grain when grain != 0. Nested calls from inside a job
- * work and cannot deadlock. Errors: WEFT_EINVAL, WEFT_ESHUTDOWN, WEFT_ENOMEM.
- * Thread: any worker or registered thread. */
+/* Split [0, count) into ranges of `grain` items (0: ceil(count / (16 * workers))) and run
+ * fn once per range: range k is [k * grain, min((k + 1) * grain, count)), so boundaries
+ * depend only on count and grain when grain != 0. The calling worker takes part and returns
+ * when all ranges are done; a registered thread only waits. Ranges run concurrently in no
+ * particular order, except with one worker or inline mode: in order, on the caller. Nested
+ * calls from inside a job work and cannot deadlock. Allocates nothing per call.
+ * Errors: WEFT_EINVAL, WEFT_ESHUTDOWN, WEFT_ENOMEM (registered callers only: a worker that
+ * cannot publish helpers runs every range itself). Thread: any worker or registered thread. */
 WEFT_API weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grain,
                                          weft_range_fn_t fn, void *ctx);
 

@@ -1,0 +1,292 @@
+/* bench_archive.c: the `archive` suite — snapshots, archive save and load of 1,000,000
+ * entities with two 12-byte components, each against a raw copy of the same arrays.
+ *
+ * DESIGN
+ * Baselines copy arrays of exactly the sizes weft moves, interleaved rep by rep with the
+ * weft case in the same process:
+ *   snapshot_vs_memcpy  capture (into a reused snapshot) vs memcpy of the entity table
+ *                       (4 B/entity) and both pools' entity and data columns (16 B/row each)
+ *                       into a reused buffer; restore (after the values changed, the rollback
+ *                       case) vs the memcpy back. Target <= 2x.
+ *   save_vs_fwrite      weft_archive_save into a reused memory buffer vs writing the handles
+ *                       (8 B/entity) and both pools' columns through the same writer callback.
+ *                       Target <= 3x.
+ *   load_vs_fread       weft_archive_load_memory into an empty world vs reading the same
+ *                       bytes into freshly allocated arrays (both pay first-touch page faults).
+ *                       Target <= 3x.
+ * The checksum's own throughput is reported beside memcpy's so its share is visible.
+ * --quick shrinks the world to 100,000 entities. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "weft.h"
+
+#define SUITE "archive"
+
+typedef struct bench_world {
+    weft_world_t *w;
+    weft_component_t a, b;
+} bench_world_t;
+
+static bool make_world(bench_world_t *bw) {
+    if (weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &bw->w) !=
+        WEFT_OK)
+        return false;
+    return weft_component_register(bw->w, &(weft_component_desc_t){.name = "A", .size = 12},
+                                   &bw->a) == WEFT_OK &&
+           weft_component_register(bw->w, &(weft_component_desc_t){.name = "B", .size = 12},
+                                   &bw->b) == WEFT_OK;
+}
+
+static bool populate(bench_world_t *bw, uint32_t n) {
+    weft_entity_t *es = malloc(sizeof *es * n);
+    if (!es || weft_entity_create_n(bw->w, n, es) != WEFT_OK ||
+        weft_component_reserve(bw->w, bw->a, n) != WEFT_OK ||
+        weft_component_reserve(bw->w, bw->b, n) != WEFT_OK) {
+        free(es);
+        return false;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        float v[3] = {(float)i, 1.0f, 2.0f};
+        if (weft_component_set(bw->w, es[i], bw->a, v) != WEFT_OK ||
+            weft_component_set(bw->w, es[i], bw->b, v) != WEFT_OK) {
+            free(es);
+            return false;
+        }
+    }
+    free(es);
+    return true;
+}
+
+/* Raw arrays of the sizes weft moves. */
+typedef struct raw {
+    uint32_t *table;    /* [n] entity table */
+    uint64_t *handles;  /* [n] handles, as an archive writes them */
+    uint32_t *dense[2]; /* [n] entity columns */
+    float *data[2];     /* [3n] data columns */
+} raw_t;
+
+static size_t raw_snapshot_bytes(uint32_t n) { return (size_t)n * (4u + 2u * 16u); }
+
+static void raw_copy_out(const raw_t *r, unsigned char *dst, uint32_t n) {
+    memcpy(dst, r->table, (size_t)n * 4u);
+    dst += (size_t)n * 4u;
+    for (int k = 0; k < 2; ++k) {
+        memcpy(dst, r->dense[k], (size_t)n * 4u);
+        dst += (size_t)n * 4u;
+        memcpy(dst, r->data[k], (size_t)n * 12u);
+        dst += (size_t)n * 12u;
+    }
+}
+
+static void raw_copy_in(raw_t *r, const unsigned char *src, uint32_t n) {
+    memcpy(r->table, src, (size_t)n * 4u);
+    src += (size_t)n * 4u;
+    for (int k = 0; k < 2; ++k) {
+        memcpy(r->dense[k], src, (size_t)n * 4u);
+        src += (size_t)n * 4u;
+        memcpy(r->data[k], src, (size_t)n * 12u);
+        src += (size_t)n * 12u;
+    }
+}
+
+/* The raw "fwrite": the arrays an archive holds, through the same writer callback. */
+static void raw_write(const raw_t *r, const weft_writer_t *wr, uint32_t n) {
+    wr->write(r->handles, (size_t)n * 8u, wr->user);
+    for (int k = 0; k < 2; ++k) {
+        wr->write(r->dense[k], (size_t)n * 4u, wr->user);
+        wr->write(r->data[k], (size_t)n * 12u, wr->user);
+    }
+}
+
+/* The raw "fread": the same bytes into freshly allocated arrays. */
+static void raw_read(const unsigned char *src, uint32_t n) {
+    raw_t r;
+    r.handles = malloc((size_t)n * 8u);
+    memcpy(r.handles, src, (size_t)n * 8u);
+    src += (size_t)n * 8u;
+    for (int k = 0; k < 2; ++k) {
+        r.dense[k] = malloc((size_t)n * 4u);
+        r.data[k] = malloc((size_t)n * 12u);
+        memcpy(r.dense[k], src, (size_t)n * 4u);
+        src += (size_t)n * 4u;
+        memcpy(r.data[k], src, (size_t)n * 12u);
+        src += (size_t)n * 12u;
+    }
+    wb_sink(r.handles);
+    wb_sink(r.data[1]);
+    free(r.handles);
+    for (int k = 0; k < 2; ++k) {
+        free(r.dense[k]);
+        free(r.data[k]);
+    }
+}
+
+static bool raw_init(raw_t *r, uint32_t n) {
+    r->table = malloc((size_t)n * 4u);
+    r->handles = malloc((size_t)n * 8u);
+    bool ok = r->table && r->handles;
+    for (int k = 0; k < 2; ++k) {
+        r->dense[k] = malloc((size_t)n * 4u);
+        r->data[k] = malloc((size_t)n * 12u);
+        ok = ok && r->dense[k] && r->data[k];
+    }
+    if (!ok)
+        return false;
+    for (uint32_t i = 0; i < n; ++i) {
+        r->table[i] = i;
+        r->handles[i] = i + 1u;
+        for (int k = 0; k < 2; ++k) {
+            r->dense[k][i] = i + 1u;
+            r->data[k][3u * i] = (float)i;
+            r->data[k][3u * i + 1u] = 1.0f;
+            r->data[k][3u * i + 2u] = 2.0f;
+        }
+    }
+    return true;
+}
+
+static void raw_fini(raw_t *r) {
+    free(r->table);
+    free(r->handles);
+    for (int k = 0; k < 2; ++k) {
+        free(r->dense[k]);
+        free(r->data[k]);
+    }
+}
+
+static void report_pair(wb_ctx_t *ctx, const char *name, double weft_ns, double raw_ns,
+                        double target) {
+    wb_report(ctx, SUITE, name, "weft", 1, weft_ns / 1e6, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, name, "raw", 1, raw_ns / 1e6, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, name, "ratio", 1, weft_ns / raw_ns, "x", WB_AT_MOST, target);
+}
+
+/* Touch every value of pool `c` so a restore has something to undo. */
+static void touch_values(bench_world_t *bw, weft_component_t c) {
+    uint32_t n = weft_component_count(bw->w, c);
+    float *p = weft_component_row_mut(bw->w, c, 0);
+    for (uint32_t i = 0; p && i < n; ++i)
+        p[3u * i] += 1.0f;
+}
+
+static void bench_snapshot(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_t n, int reps) {
+    weft_snapshot_t *snap;
+    unsigned char *buf = malloc(raw_snapshot_bytes(n));
+    double *tc = malloc(sizeof(double) * (size_t)reps * 4u);
+    if (!buf || !tc || weft_snapshot_create(bw->w, &snap) != WEFT_OK) {
+        wb_note(ctx, SUITE, "snapshot: setup failed (%s)", weft_last_error());
+        free(buf);
+        free(tc);
+        return;
+    }
+    double *rc = tc + reps, *tr = tc + 2 * reps, *rr = tc + 3 * reps;
+    /* Warm-up: the snapshot block and the raw buffer are allocated and touched once. */
+    weft_snapshot_capture(bw->w, snap);
+    raw_copy_out(raw, buf, n);
+    for (int r = 0; r < reps; ++r) {
+        double t0 = wb_now_ns();
+        weft_result_t res = weft_snapshot_capture(bw->w, snap);
+        double t1 = wb_now_ns();
+        raw_copy_out(raw, buf, n);
+        double t2 = wb_now_ns();
+        touch_values(bw, bw->a);
+        touch_values(bw, bw->b);
+        double t3 = wb_now_ns();
+        res |= weft_snapshot_restore(bw->w, snap);
+        double t4 = wb_now_ns();
+        raw_copy_in(raw, buf, n);
+        double t5 = wb_now_ns();
+        if (res != WEFT_OK)
+            wb_note(ctx, SUITE, "snapshot failed: %s", weft_last_error());
+        tc[r] = t1 - t0;
+        rc[r] = t2 - t1;
+        tr[r] = t4 - t3;
+        rr[r] = t5 - t4;
+    }
+    report_pair(ctx, "snapshot_capture_vs_memcpy", wb_median(tc, reps), wb_median(rc, reps), 2.0);
+    report_pair(ctx, "snapshot_restore_vs_memcpy", wb_median(tr, reps), wb_median(rr, reps), 2.0);
+    wb_report(ctx, SUITE, "snapshot_bytes", "weft", 1, (double)weft_snapshot_size(snap), "B",
+              WB_NO_TARGET, 0);
+    weft_snapshot_destroy(snap);
+    free(buf);
+    free(tc);
+}
+
+static void bench_save_load(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_t n, int reps) {
+    weft_membuf_t out = {0}, rawbuf = {0};
+    weft_writer_t wr = weft_membuf_writer(&out), rw = weft_membuf_writer(&rawbuf);
+    double *t = malloc(sizeof(double) * (size_t)reps * 6u);
+    if (!t || weft_archive_save(bw->w, NULL, &wr) != WEFT_OK) { /* warm-up sizes the buffer */
+        wb_note(ctx, SUITE, "save: setup failed (%s)", weft_last_error());
+        free(t);
+        return;
+    }
+    raw_write(raw, &rw, n);
+    double *ts = t, *rs = t + reps, *tl = t + 2 * reps, *rl = t + 3 * reps;
+    double *th = t + 4 * reps, *tm = t + 5 * reps;
+    unsigned char *scratch = malloc(out.size);
+    for (int r = 0; r < reps; ++r) {
+        out.size = 0;
+        rawbuf.size = 0;
+        double t0 = wb_now_ns();
+        weft_result_t res = weft_archive_save(bw->w, NULL, &wr);
+        double t1 = wb_now_ns();
+        raw_write(raw, &rw, n);
+        double t2 = wb_now_ns();
+        bench_world_t dst;
+        if (!make_world(&dst)) {
+            wb_note(ctx, SUITE, "load: world creation failed");
+            break;
+        }
+        double t3 = wb_now_ns();
+        res |= weft_archive_load_memory(dst.w, out.data, out.size, NULL, NULL);
+        double t4 = wb_now_ns();
+        raw_read(rawbuf.data, n);
+        double t5 = wb_now_ns();
+        weft_world_destroy(dst.w);
+        uint64_t h = weft_archive_checksum(out.data, out.size);
+        double t6 = wb_now_ns();
+        memcpy(scratch, out.data, out.size);
+        double t7 = wb_now_ns();
+        wb_sink(&h);
+        if (res != WEFT_OK)
+            wb_note(ctx, SUITE, "save/load failed: %s", weft_last_error());
+        ts[r] = t1 - t0;
+        rs[r] = t2 - t1;
+        tl[r] = t4 - t3;
+        rl[r] = t5 - t4;
+        th[r] = t6 - t5;
+        tm[r] = t7 - t6;
+    }
+    report_pair(ctx, "save_vs_fwrite", wb_median(ts, reps), wb_median(rs, reps), 3.0);
+    report_pair(ctx, "load_vs_fread", wb_median(tl, reps), wb_median(rl, reps), 3.0);
+    double bytes = (double)out.size;
+    wb_report(ctx, SUITE, "archive_bytes", "weft", 1, bytes, "B", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "checksum_throughput", "weft", 1, bytes / wb_median(th, reps), "GB/s",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "checksum_throughput", "memcpy", 1, bytes / wb_median(tm, reps), "GB/s",
+              WB_NO_TARGET, 0);
+    free(scratch);
+    free(t);
+    weft_membuf_free(&out);
+    weft_membuf_free(&rawbuf);
+}
+
+void wb_suite_archive(wb_ctx_t *ctx) {
+    uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
+    int reps = wb_reps(ctx);
+    bench_world_t bw;
+    raw_t raw;
+    if (!make_world(&bw) || !populate(&bw, n) || !raw_init(&raw, n)) {
+        wb_note(ctx, SUITE, "setup failed (%s)", weft_last_error());
+        return;
+    }
+    wb_note(ctx, SUITE, "%u entities, components A and B of 12 bytes, %d reps", n, reps);
+    bench_snapshot(ctx, &bw, &raw, n, reps);
+    bench_save_load(ctx, &bw, &raw, n, reps);
+    raw_fini(&raw);
+    weft_world_destroy(bw.w);
+}

@@ -1,0 +1,370 @@
+/* bench_core.c: the "core" suite — iteration, joins, structural changes and memory of the ECS
+ * core against raw C loops over plain arrays, in the same process and with the same flags.
+ *
+ * DESIGN
+ * N entities (1,000,000; 100,000 with --quick) carry Position and Velocity (3 floats each).
+ * Every repetition runs the raw loop and the weft loops back to back over the same sizes, and
+ * the suite reports medians: ns per entity, and ratios weft/raw (unit "x") with the issue's
+ * targets. The weft loops are written the way a parallel system's chunk job would be: one
+ * weft_query_iter per chunk of CHUNK driving rows, then batches; a batch with contiguous
+ * columns runs the same loop as the raw baseline, otherwise rows are fetched with
+ * weft_iter_get. Structural figures (create2, add, remove, destroy) are ns per operation on a
+ * fresh world each repetition (world creation is not timed). bytes_per_entity counts every
+ * byte the allocator hook hands out plus the committed entity table, divided by N. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "weft.h"
+
+#define SUITE "core"
+#define CHUNK 4096u
+#define DT 0.016f
+
+/* The raw loops are the inner loops of the weft loops too: one copy of the machine code, so
+ * the comparison measures only what weft adds around them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WB_NOINLINE __attribute__((noinline))
+#else
+#define WB_NOINLINE
+#endif
+
+typedef struct v3 {
+    float x, y, z;
+} v3_t;
+
+/* ---- counting allocator ------------------------------------------------------ >>alloc */
+
+typedef struct counter {
+    size_t live; /* bytes handed out and not yet freed */
+} counter_t;
+
+static void *count_alloc(size_t size, size_t align, void *user) {
+    ((counter_t *)user)->live += size;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return aligned_alloc(align, (size + align - 1) & ~(align - 1));
+}
+
+static void count_free(void *p, size_t size, void *user) {
+    ((counter_t *)user)->live -= size;
+    free(p);
+}
+
+typedef struct fixture {
+    weft_world_t *w;
+    counter_t mem;
+    weft_component_t pos, vel, mass;
+} fixture_t;
+
+static void fixture_init(fixture_t *f) {
+    memset(f, 0, sizeof *f);
+    weft_world_desc_t d = {
+        .execution = WEFT_EXECUTION_INLINE,
+        .allocator = {.alloc = count_alloc, .free = count_free, .user = &f->mem}};
+    if (weft_world_create(&d, &f->w) != WEFT_OK) {
+        fprintf(stderr, "bench core: cannot create a world: %s\n", weft_last_error());
+        exit(1);
+    }
+    weft_component_desc_t p = {.name = "Position", .size = sizeof(v3_t)};
+    weft_component_desc_t v = {.name = "Velocity", .size = sizeof(v3_t)};
+    weft_component_desc_t m = {.name = "Mass", .size = sizeof(float)};
+    weft_component_register(f->w, &p, &f->pos);
+    weft_component_register(f->w, &v, &f->vel);
+    weft_component_register(f->w, &m, &f->mass);
+}
+
+/* n entities with Position and Velocity (values from the index); every second one gets Mass
+ * when with_mass is set. */
+static void populate(fixture_t *f, uint32_t n, bool with_mass) {
+    for (uint32_t i = 0; i < n; i++) {
+        weft_entity_t e;
+        v3_t *p, *v;
+        weft_entity_create(f->w, &e);
+        weft_component_add(f->w, e, f->pos, (void **)&p);
+        weft_component_add(f->w, e, f->vel, (void **)&v);
+        *p = (v3_t){(float)i, 0, 0};
+        *v = (v3_t){1, 2, 3};
+        if (with_mass && i % 2 == 0) {
+            float *m;
+            weft_component_add(f->w, e, f->mass, (void **)&m);
+            *m = 2.0f;
+        }
+    }
+}
+
+/* n entities with Position in creation order, then Velocity added in a shuffled order, so the
+ * two pools' rows do not line up and the query must look Velocity up row by row (the
+ * worst case for a query without a group; reported without a target). */
+static void populate_shuffled(fixture_t *f, uint32_t n) {
+    weft_entity_t *es = malloc(n * sizeof *es);
+    for (uint32_t i = 0; i < n; i++) {
+        v3_t *p;
+        weft_entity_create(f->w, &es[i]);
+        weft_component_add(f->w, es[i], f->pos, (void **)&p);
+        *p = (v3_t){(float)i, 0, 0};
+    }
+    uint64_t x = 0x9E3779B97F4A7C15ull; /* fixed seed: the same order every run */
+    for (uint32_t i = n - 1; i > 0; i--) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        uint32_t j = (uint32_t)((x * 0x2545F4914F6CDD1Dull) % (i + 1u));
+        weft_entity_t tmp = es[i];
+        es[i] = es[j];
+        es[j] = tmp;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        v3_t *v;
+        weft_component_add(f->w, es[i], f->vel, (void **)&v);
+        *v = (v3_t){1, 2, 3};
+    }
+    free(es);
+}
+
+static weft_query_t *query(fixture_t *f, bool mass) {
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {{f->pos, WEFT_ACCESS_WRITE},
+                                     {f->vel, WEFT_ACCESS_READ},
+                                     {f->mass, WEFT_ACCESS_READ}},
+                           .term_count = mass ? 3u : 2u};
+    if (weft_query_create(f->w, &d, &q) != WEFT_OK) {
+        fprintf(stderr, "bench core: query: %s\n", weft_last_error());
+        exit(1);
+    }
+    return q;
+}
+
+/* ---- loops --------------------------------------------------------------------- >>loops */
+
+WB_NOINLINE static void raw_move(v3_t *restrict p, const v3_t *restrict v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        p[i].x += v[i].x * DT;
+        p[i].y += v[i].y * DT;
+        p[i].z += v[i].z * DT;
+    }
+}
+
+WB_NOINLINE static void raw_join(v3_t *restrict p, const v3_t *restrict v, const float *restrict m,
+                                 uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        float k = DT / m[i];
+        p[i].x += v[i].x * k;
+        p[i].y += v[i].y * k;
+        p[i].z += v[i].z * k;
+    }
+}
+
+/* pos += vel * dt through the query, chunk by chunk; returns entities visited. */
+static uint32_t weft_move(const weft_query_t *q) {
+    uint32_t seen = 0, chunks = weft_query_chunk_count(q, CHUNK);
+    for (uint32_t k = 0; k < chunks; k++) {
+        weft_iter_t it;
+        weft_query_iter(q, CHUNK, k, &it);
+        while (weft_iter_next(&it)) {
+            if (it.columns[0] && it.columns[1]) {
+                raw_move(it.columns[0], it.columns[1], it.count);
+            } else {
+                for (uint32_t i = 0; i < it.count; i++) {
+                    v3_t *p = weft_iter_get(&it, 0, i);
+                    const v3_t *v = weft_iter_get(&it, 1, i);
+                    p->x += v->x * DT;
+                    p->y += v->y * DT;
+                    p->z += v->z * DT;
+                }
+            }
+            seen += it.count;
+        }
+    }
+    return seen;
+}
+
+static uint32_t weft_join(const weft_query_t *q) {
+    uint32_t seen = 0, chunks = weft_query_chunk_count(q, CHUNK);
+    for (uint32_t k = 0; k < chunks; k++) {
+        weft_iter_t it;
+        weft_query_iter(q, CHUNK, k, &it);
+        while (weft_iter_next(&it)) {
+            if (it.columns[0] && it.columns[1] && it.columns[2]) {
+                raw_join(it.columns[0], it.columns[1], it.columns[2], it.count);
+            } else {
+                for (uint32_t i = 0; i < it.count; i++) {
+                    v3_t *p = weft_iter_get(&it, 0, i);
+                    const v3_t *v = weft_iter_get(&it, 1, i);
+                    float k2 = DT / *(const float *)weft_iter_get(&it, 2, i);
+                    p->x += v->x * k2;
+                    p->y += v->y * k2;
+                    p->z += v->z * k2;
+                }
+            }
+            seen += it.count;
+        }
+    }
+    return seen;
+}
+
+/* ---- cases ------------------------------------------------------------------- >>cases */
+
+static void report_ratio(wb_ctx_t *ctx, const char *name, double weft, double raw, double target) {
+    wb_report(ctx, SUITE, name, "ratio", 1, weft / raw, "x", WB_AT_MOST, target);
+}
+
+static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
+    v3_t *rp = malloc(n * sizeof *rp), *rv = malloc(n * sizeof *rv);
+    float *rm = malloc(n * sizeof *rm);
+    for (uint32_t i = 0; i < n; i++) {
+        rp[i] = (v3_t){(float)i, 0, 0};
+        rv[i] = (v3_t){1, 2, 3};
+        rm[i] = 2.0f;
+    }
+    fixture_t grouped, plain, join, shuffled;
+    fixture_init(&grouped);
+    fixture_init(&plain);
+    fixture_init(&join);
+    fixture_init(&shuffled);
+    populate_shuffled(&shuffled, n);
+    weft_group_t g;
+    weft_group_desc_t gd2 = {.components = {grouped.pos, grouped.vel}, .count = 2};
+    weft_group_desc_t gd3 = {.components = {join.pos, join.vel, join.mass}, .count = 3};
+    weft_group_create(grouped.w, &gd2, &g);
+    weft_group_create(join.w, &gd3, &g);
+    populate(&grouped, n, false);
+    populate(&plain, n, false);
+    populate(&join, n, true);
+    weft_query_t *qg = query(&grouped, false), *qp = query(&plain, false), *qj = query(&join, true);
+    weft_query_t *qs = query(&shuffled, false);
+    uint32_t matched = weft_query_count(qj);
+
+    double *t = malloc((size_t)reps * 6 * sizeof *t);
+    double *t_raw = t, *t_grp = t + reps, *t_qry = t + 2 * reps, *t_rj = t + 3 * reps,
+           *t_wj = t + 4 * reps, *t_shf = t + 5 * reps;
+    for (int r = 0; r < reps; r++) {
+        double t0 = wb_now_ns();
+        raw_move(rp, rv, n);
+        double t1 = wb_now_ns();
+        uint32_t a = weft_move(qg);
+        double t2 = wb_now_ns();
+        uint32_t b = weft_move(qp);
+        double t3 = wb_now_ns();
+        raw_join(rp, rv, rm, matched);
+        double t4 = wb_now_ns();
+        uint32_t c = weft_join(qj);
+        double t5 = wb_now_ns();
+        uint32_t d = weft_move(qs);
+        double t6 = wb_now_ns();
+        if (a != n || b != n || c != matched || d != n)
+            wb_note(ctx, SUITE, "visited %u/%u/%u/%u, expected %u/%u/%u/%u", a, b, c, d, n, n,
+                    matched, n);
+        t_shf[r] = (t6 - t5) / n;
+        t_raw[r] = (t1 - t0) / n;
+        t_grp[r] = (t2 - t1) / n;
+        t_qry[r] = (t3 - t2) / n;
+        t_rj[r] = (t4 - t3) / matched;
+        t_wj[r] = (t5 - t4) / matched;
+    }
+    wb_sink(rp);
+    double raw = wb_median(t_raw, reps), grp = wb_median(t_grp, reps), qry = wb_median(t_qry, reps);
+    double rj = wb_median(t_rj, reps), wj = wb_median(t_wj, reps);
+    wb_report(ctx, SUITE, "iter_raw", "raw", 1, raw, "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "iter_group", "weft", 1, grp, "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "iter_query", "weft", 1, qry, "ns", WB_NO_TARGET, 0);
+    report_ratio(ctx, "iter_group_vs_raw", grp, raw, 1.05);
+    report_ratio(ctx, "iter_query_vs_raw", qry, raw, 3.0);
+    double shf = wb_median(t_shf, reps);
+    wb_report(ctx, SUITE, "iter_query_shuffled", "weft", 1, shf, "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "iter_query_shuffled_vs_raw", "ratio", 1, shf / raw, "x", WB_NO_TARGET,
+              0);
+    wb_report(ctx, SUITE, "join3_raw", "raw", 1, rj, "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "join3_group", "weft", 1, wj, "ns", WB_NO_TARGET, 0);
+    report_ratio(ctx, "join3_group_vs_raw", wj, rj, 1.1);
+    free(t);
+    free(rp);
+    free(rv);
+    free(rm);
+    weft_world_destroy(grouped.w);
+    weft_world_destroy(plain.w);
+    weft_world_destroy(join.w);
+    weft_world_destroy(shuffled.w);
+}
+
+/* create2, remove, add and destroy on a fresh world per repetition. */
+static void structural(wb_ctx_t *ctx, uint32_t n, int reps) {
+    weft_entity_t *es = malloc(n * sizeof *es);
+    double *t = malloc((size_t)reps * 4 * sizeof *t);
+    double *t_create = t, *t_remove = t + reps, *t_add = t + 2 * reps, *t_destroy = t + 3 * reps;
+    for (int r = 0; r < reps; r++) {
+        fixture_t f;
+        fixture_init(&f);
+        double t0 = wb_now_ns();
+        for (uint32_t i = 0; i < n; i++) {
+            v3_t *p, *v;
+            weft_entity_create(f.w, &es[i]);
+            weft_component_add(f.w, es[i], f.pos, (void **)&p);
+            weft_component_add(f.w, es[i], f.vel, (void **)&v);
+            p->x = (float)i;
+            v->y = 1.0f;
+        }
+        double t1 = wb_now_ns();
+        for (uint32_t i = 0; i < n; i++)
+            weft_component_remove(f.w, es[i], f.vel);
+        double t2 = wb_now_ns();
+        for (uint32_t i = 0; i < n; i++)
+            weft_component_add(f.w, es[i], f.vel, NULL);
+        double t3 = wb_now_ns();
+        for (uint32_t i = 0; i < n; i++)
+            weft_entity_destroy(f.w, es[i]);
+        double t4 = wb_now_ns();
+        if (weft_entity_count(f.w) != 0 || weft_component_count(f.w, f.pos) != 0)
+            wb_note(ctx, SUITE, "structural: world not empty after destroy");
+        t_create[r] = (t1 - t0) / n;
+        t_remove[r] = (t2 - t1) / n;
+        t_add[r] = (t3 - t2) / n;
+        t_destroy[r] = (t4 - t3) / n;
+        weft_world_destroy(f.w);
+    }
+    wb_report(ctx, SUITE, "create2", "weft", 1, wb_median(t_create, reps), "ns", WB_AT_MOST, 60);
+    wb_report(ctx, SUITE, "add", "weft", 1, wb_median(t_add, reps), "ns", WB_AT_MOST, 25);
+    wb_report(ctx, SUITE, "remove", "weft", 1, wb_median(t_remove, reps), "ns", WB_AT_MOST, 20);
+    wb_report(ctx, SUITE, "destroy", "weft", 1, wb_median(t_destroy, reps), "ns", WB_AT_MOST, 50);
+    free(t);
+    free(es);
+}
+
+/* Bytes per entity with two 12-byte components: everything the allocator hook holds plus the
+ * committed entity table. "reserved": the pools and the table are sized up front (the
+ * documented bulk-load path); "grown": pools grow on demand (doubling, so up to half of the
+ * dense and data arrays may be slack). */
+static void memory(wb_ctx_t *ctx, uint32_t n) {
+    for (int reserved = 1; reserved >= 0; reserved--) {
+        fixture_t f;
+        fixture_init(&f);
+        if (reserved) {
+            weft_entity_reserve(f.w, n);
+            weft_component_reserve(f.w, f.pos, n);
+            weft_component_reserve(f.w, f.vel, n);
+        }
+        populate(&f, n, false);
+        weft_world_stats_t st;
+        weft_world_stats(f.w, &st);
+        if (st.heap_bytes != f.mem.live)
+            wb_note(ctx, SUITE, "world heap count %zu != allocator count %zu", st.heap_bytes,
+                    f.mem.live);
+        double bpe = (double)(f.mem.live + st.vmem_bytes) / n;
+        if (reserved)
+            wb_report(ctx, SUITE, "bytes_per_entity", "weft", 1, bpe, "B", WB_AT_MOST, 44);
+        else
+            wb_report(ctx, SUITE, "bytes_per_entity_grown", "weft", 1, bpe, "B", WB_NO_TARGET, 0);
+        weft_world_destroy(f.w);
+    }
+}
+
+void wb_suite_core(wb_ctx_t *ctx);
+
+void wb_suite_core(wb_ctx_t *ctx) {
+    uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
+    int reps = wb_reps(ctx);
+    wb_note(ctx, SUITE, "N = %u entities, chunks of %u rows, %d repetitions, one thread", n, CHUNK,
+            reps);
+    iteration(ctx, n, reps);
+    structural(ctx, n, reps);
+    memory(ctx, n);
+}

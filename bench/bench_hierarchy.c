@@ -1,0 +1,357 @@
+/* bench_hierarchy.c: the "hierarchy" suite — the ordered hierarchy's world-matrix passes
+ * against a pointer-based recursive tree walk over the same nodes, the level-parallel pass at
+ * 2 workers, and the cost of attach/detach and of building a large forest.
+ *
+ * DESIGN
+ * Three shapes of N nodes (1,000,000; 100,000 with --quick): flat (one root, every other node
+ * its child), deep (1,000 chains; N / 1,000 deep) and balanced (branching factor 4). Each
+ * shape is built once into a world with 2 workers (parents created and attached first, random
+ * transforms from a fixed seed) and, with the same transforms and binds, into a pointer tree:
+ * one malloc'd node per entity in creation order, first-child / next-sibling pointers,
+ * updated by a recursive walk. The baseline inlines the same compose/multiply formulas as
+ * weft (bench_compose/bench_mul below mirror src/math_inline.h), so the comparison measures
+ * layout and traversal, not arithmetic; a spot check confirms both give the same bits.
+ * Per repetition: weft sequential, pointer walk, weft level-parallel, interleaved; medians.
+ * weft's layout is the level-grouped one left by the first level pass (done before timing).
+ * attach/detach: a 100,000-node balanced hierarchy; random nodes are detached and re-attached
+ * under random non-descendants, each call timed alone (median µs per call).
+ * build: N entities created up front, then timed: weft_hier_add for all and weft_hier_attach
+ * for every non-root, a forest of 1,000 balanced trees attached parents first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "weft.h"
+
+#define SUITE "hierarchy"
+#define CHAINS 1000u
+#define BRANCH 4u
+
+/* ---- shared data ---------------------------------------------------------- >>data */
+
+typedef enum shape { SHAPE_FLAT, SHAPE_DEEP, SHAPE_BALANCED, SHAPE_COUNT } shape_t;
+static const char *const shape_names[SHAPE_COUNT] = {"flat", "deep", "balanced"};
+
+/* Parent index of node i (UINT32_MAX for roots) in each shape; parents have lower indices. */
+static uint32_t parent_of(shape_t shape, uint32_t i, uint32_t n)
+{
+    switch (shape) {
+    case SHAPE_FLAT:
+        return i == 0 ? UINT32_MAX : 0;
+    case SHAPE_DEEP: {
+        const uint32_t depth = n / CHAINS; /* chain c holds nodes c*depth .. c*depth+depth-1 */
+        return i % depth == 0 ? UINT32_MAX : i - 1;
+    }
+    default:
+        return i == 0 ? UINT32_MAX : (i - 1) / BRANCH;
+    }
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float rng_float(uint64_t *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(rng_next(s) >> 40) / (float)(1u << 24);
+}
+
+/* Near-identity transforms keep 1,000-deep chains finite. */
+static weft_transform_t random_transform(uint64_t *s)
+{
+    weft_transform_t t;
+    t.position = weft_vec3_make(rng_float(s, -1, 1), rng_float(s, -1, 1), rng_float(s, -1, 1));
+    t.rotation = weft_quat_from_axis_angle(
+        weft_vec3_make(rng_float(s, -1, 1), rng_float(s, -1, 1), 0.5f), rng_float(s, -0.1f, 0.1f));
+    t.scale = weft_vec3_make(1.0f, 1.0f, 1.0f);
+    return t;
+}
+
+/* ---- pointer baseline ------------------------------------------------------- >>pointer */
+
+typedef struct pnode {
+    weft_transform_t local;
+    weft_mat4_t bind;
+    weft_mat4_t world;
+    struct pnode *first_child;
+    struct pnode *next_sibling;
+} pnode_t;
+
+/* Same formulas and operation order as src/math_inline.h. */
+static inline void bench_mul(weft_mat4_t *restrict r, const weft_mat4_t *a, const weft_mat4_t *b)
+{
+    for (int c = 0; c < 4; c++) {
+        const float b0 = b->m[c * 4 + 0], b1 = b->m[c * 4 + 1];
+        const float b2 = b->m[c * 4 + 2], b3 = b->m[c * 4 + 3];
+        for (int row = 0; row < 4; row++) {
+            float s = a->m[0 * 4 + row] * b0;
+            s = s + a->m[1 * 4 + row] * b1;
+            s = s + a->m[2 * 4 + row] * b2;
+            s = s + a->m[3 * 4 + row] * b3;
+            r->m[c * 4 + row] = s;
+        }
+    }
+}
+
+static inline void bench_compose(weft_mat4_t *restrict r, const weft_transform_t *t)
+{
+    const weft_quat_t *q = &t->rotation;
+    const float xx = q->x * q->x, yy = q->y * q->y, zz = q->z * q->z;
+    const float xy = q->x * q->y, xz = q->x * q->z, yz = q->y * q->z;
+    const float wx = q->w * q->x, wy = q->w * q->y, wz = q->w * q->z;
+    r->m[0] = (1.0f - 2.0f * (yy + zz)) * t->scale.x;
+    r->m[1] = (2.0f * (xy + wz)) * t->scale.x;
+    r->m[2] = (2.0f * (xz - wy)) * t->scale.x;
+    r->m[3] = 0.0f;
+    r->m[4] = (2.0f * (xy - wz)) * t->scale.y;
+    r->m[5] = (1.0f - 2.0f * (xx + zz)) * t->scale.y;
+    r->m[6] = (2.0f * (yz + wx)) * t->scale.y;
+    r->m[7] = 0.0f;
+    r->m[8] = (2.0f * (xz + wy)) * t->scale.z;
+    r->m[9] = (2.0f * (yz - wx)) * t->scale.z;
+    r->m[10] = (1.0f - 2.0f * (xx + yy)) * t->scale.z;
+    r->m[11] = 0.0f;
+    r->m[12] = t->position.x;
+    r->m[13] = t->position.y;
+    r->m[14] = t->position.z;
+    r->m[15] = 1.0f;
+}
+
+static void pointer_walk(pnode_t *n, const weft_mat4_t *parent_world)
+{
+    for (; n != NULL; n = n->next_sibling) {
+        if (parent_world == NULL) {
+            bench_compose(&n->world, &n->local);
+        } else {
+            weft_mat4_t l, bl;
+            bench_compose(&l, &n->local);
+            bench_mul(&bl, &n->bind, &l);
+            bench_mul(&n->world, parent_world, &bl);
+        }
+        pointer_walk(n->first_child, &n->world);
+    }
+}
+
+/* ---- fixture ----------------------------------------------------------------- >>fixture */
+
+typedef struct fixture {
+    weft_world_t *world;
+    weft_entity_t *ents; /* node i's entity */
+    pnode_t **nodes;     /* node i's pointer-tree node */
+    pnode_t *roots;      /* first root; roots chained through next_sibling */
+    uint32_t n;
+} fixture_t;
+
+static weft_world_t *make_world(uint32_t workers)
+{
+    weft_world_t *w = NULL;
+    if (weft_world_create(&(weft_world_desc_t){.worker_count = workers}, &w) != WEFT_OK) {
+        fprintf(stderr, "bench hierarchy: cannot create a world: %s\n", weft_last_error());
+        exit(1);
+    }
+    return w;
+}
+
+static void must(weft_result_t r, const char *what)
+{
+    if (r != WEFT_OK) {
+        fprintf(stderr, "bench hierarchy: %s failed: %s (%s)\n", what, weft_result_name(r),
+                weft_last_error());
+        exit(1);
+    }
+}
+
+static void fixture_build(fixture_t *f, shape_t shape, uint32_t n)
+{
+    memset(f, 0, sizeof(*f));
+    f->n = n;
+    f->world = make_world(2);
+    f->ents = malloc((size_t)n * sizeof(*f->ents));
+    f->nodes = malloc((size_t)n * sizeof(*f->nodes));
+    must(weft_entity_create_n(f->world, n, f->ents), "entity_create_n");
+    uint64_t seed = 42;
+    pnode_t *last_root = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        const weft_transform_t t = random_transform(&seed);
+        must(weft_hier_add(f->world, f->ents[i], &t), "hier_add");
+        pnode_t *p = calloc(1, sizeof(*p));
+        p->local = t;
+        f->nodes[i] = p;
+        const uint32_t parent = parent_of(shape, i, n);
+        if (parent == UINT32_MAX) {
+            if (last_root != NULL)
+                last_root->next_sibling = p;
+            else
+                f->roots = p;
+            last_root = p;
+        } else {
+            must(weft_hier_attach(f->world, f->ents[i], f->ents[parent]), "hier_attach");
+            p->bind = weft_hier_link(f->world, f->ents[i])->inverse_bind;
+            p->next_sibling = f->nodes[parent]->first_child; /* head insertion, like weft */
+            f->nodes[parent]->first_child = p;
+        }
+    }
+    /* One level pass regroups the rows by depth; timing starts from that layout. */
+    must(weft_hier_update(f->world, WEFT_HIER_PASS_LEVELS), "hier_update");
+}
+
+static void fixture_free(fixture_t *f)
+{
+    for (uint32_t i = 0; i < f->n; i++)
+        free(f->nodes[i]);
+    free(f->nodes);
+    free(f->ents);
+    weft_world_destroy(f->world);
+}
+
+/* Spot check: weft's world matrices equal the pointer walk's, bit for bit. */
+static void check_same(const fixture_t *f, const char *shape)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < f->n; i += 997)
+        bad += memcmp(weft_hier_world(f->world, f->ents[i]), &f->nodes[i]->world,
+                      sizeof(weft_mat4_t)) != 0;
+    if (bad != 0)
+        fprintf(stderr, "bench hierarchy: %s: %u sampled world matrices differ from the pointer "
+                        "walk (compiler contracted the baseline's arithmetic?)\n",
+                shape, bad);
+}
+
+/* ---- cases -------------------------------------------------------------------- >>cases */
+
+static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n)
+{
+    fixture_t f;
+    fixture_build(&f, shape, n);
+    const int reps = wb_reps(ctx);
+    double *seq = malloc((size_t)reps * sizeof(double));
+    double *ptr = malloc((size_t)reps * sizeof(double));
+    double *lvl = malloc((size_t)reps * sizeof(double));
+    for (int r = 0; r < reps; r++) {
+        double t0 = wb_now_ns();
+        must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "sequential pass");
+        double t1 = wb_now_ns();
+        pointer_walk(f.roots, NULL);
+        double t2 = wb_now_ns();
+        must(weft_hier_update(f.world, WEFT_HIER_PASS_LEVELS), "level pass");
+        double t3 = wb_now_ns();
+        seq[r] = (t1 - t0) / 1e6;
+        ptr[r] = (t2 - t1) / 1e6;
+        lvl[r] = (t3 - t2) / 1e6;
+        wb_sink(f.roots);
+    }
+    check_same(&f, shape_names[shape]);
+    const double s = wb_median(seq, reps), p = wb_median(ptr, reps), l = wb_median(lvl, reps);
+    char name[96];
+    snprintf(name, sizeof(name), "pass_%s_sequential", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "weft", 1, s, "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "pass_%s_pointer", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "pointer", 1, p, "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "pass_%s_level_parallel", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "weft", 2, l, "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "hier_%s_vs_pointer", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "ratio", 1, s / p, "x", WB_AT_MOST,
+              shape == SHAPE_DEEP ? 1.2 : 1.0);
+    snprintf(name, sizeof(name), "hier_level_parallel_speedup_%s", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "ratio", 2, s / l, "x",
+              shape == SHAPE_DEEP ? WB_NO_TARGET : WB_AT_LEAST, 1.7);
+    free(seq);
+    free(ptr);
+    free(lvl);
+    fixture_free(&f);
+}
+
+static bool is_ancestor(const weft_world_t *w, weft_entity_t a, weft_entity_t x)
+{
+    for (; x != 0; x = weft_hier_parent(w, x))
+        if (x == a)
+            return true;
+    return false;
+}
+
+static void bench_attach(wb_ctx_t *ctx, uint32_t n)
+{
+    fixture_t f;
+    fixture_build(&f, SHAPE_BALANCED, n);
+    const int ops = wb_quick(ctx) ? 2000 : 20000;
+    double *att = malloc((size_t)ops * sizeof(double));
+    double *det = malloc((size_t)ops * sizeof(double));
+    int na = 0, nd = 0;
+    uint64_t seed = 7;
+    for (int i = 0; i < ops; i++) {
+        const weft_entity_t x = f.ents[1 + rng_next(&seed) % (n - 1)];
+        const weft_entity_t y = f.ents[rng_next(&seed) % n];
+        double t0 = wb_now_ns();
+        must(weft_hier_detach(f.world, x), "detach");
+        double t1 = wb_now_ns();
+        det[nd++] = (t1 - t0) / 1e3;
+        const weft_entity_t to = is_ancestor(f.world, x, y) ? f.ents[0] : y;
+        if (to == x)
+            continue;
+        t0 = wb_now_ns();
+        must(weft_hier_attach(f.world, x, to), "attach");
+        t1 = wb_now_ns();
+        att[na++] = (t1 - t0) / 1e3;
+    }
+    /* What the changes cost the next level-parallel pass: one regroup of the whole store. */
+    double t0 = wb_now_ns();
+    must(weft_hier_update(f.world, WEFT_HIER_PASS_LEVELS), "level pass");
+    const double regroup = (wb_now_ns() - t0) / 1e6;
+    weft_hier_stats_t st;
+    weft_hier_stats(f.world, &st);
+    wb_report(ctx, SUITE, "attach_one_100k", "weft", 1, wb_median(att, na), "us", WB_AT_MOST,
+              50.0);
+    wb_report(ctx, SUITE, "detach_one_100k", "weft", 1, wb_median(det, nd), "us", WB_AT_MOST,
+              50.0);
+    wb_report(ctx, SUITE, "level_pass_with_regroup_100k", "weft", 2, regroup, "ms",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "rows_moved_per_attach_100k", "weft", 1,
+              na ? (double)st.moved_rows / na : 0.0, "rows", WB_NO_TARGET, 0);
+    free(att);
+    free(det);
+    fixture_free(&f);
+}
+
+static void bench_build(wb_ctx_t *ctx, uint32_t n)
+{
+    const int reps = wb_quick(ctx) ? 1 : 3;
+    double *t = malloc((size_t)reps * sizeof(double));
+    weft_entity_t *ents = malloc((size_t)n * sizeof(*ents));
+    const uint32_t per_tree = n / CHAINS; /* 1,000 balanced trees */
+    for (int r = 0; r < reps; r++) {
+        weft_world_t *w = make_world(1);
+        must(weft_entity_create_n(w, n, ents), "entity_create_n");
+        const weft_transform_t id = weft_transform_identity();
+        double t0 = wb_now_ns();
+        for (uint32_t i = 0; i < n; i++)
+            must(weft_hier_add(w, ents[i], &id), "hier_add");
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t k = i % per_tree;
+            if (k != 0)
+                must(weft_hier_attach(w, ents[i], ents[i - k + (k - 1) / BRANCH]), "attach");
+        }
+        t[r] = (wb_now_ns() - t0) / 1e9;
+        weft_world_destroy(w);
+    }
+    char name[64];
+    snprintf(name, sizeof(name), n >= 1000000 ? "build_1m_forest" : "build_%uk_forest",
+             n / 1000);
+    wb_report(ctx, SUITE, name, "weft", 1, wb_median(t, reps), "s", WB_AT_MOST,
+              2.0 * n / 1e6);
+    free(ents);
+    free(t);
+}
+
+void wb_suite_hierarchy(wb_ctx_t *ctx)
+{
+    const uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
+    for (int s = 0; s < SHAPE_COUNT; s++)
+        bench_shape(ctx, (shape_t)s, n);
+    bench_attach(ctx, 100000u);
+    bench_build(ctx, n);
+}

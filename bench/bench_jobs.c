@@ -1,0 +1,311 @@
+/* bench_jobs.c: the "jobs" suite — fork-join latency (back to back and after idling), idle
+ * CPU burn, heavy-loop speedup and per-job overhead of weft's job system, with OpenMP
+ * (`#pragma omp parallel for`) and raw loops as baselines in the same process.
+ *
+ * DESIGN: each case runs weft and its baseline alternately, rep by rep (weft, openmp,
+ * weft, openmp ...), and reports medians; ratios are their own cases with unit "x". Targets
+ * are those of issue 2 on a 2-core machine. Sleeping here (to create idleness before a
+ * fork-join, or to measure idle burn) is the point of the measurement, not a workaround. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+#include "weft/jobs.h"
+
+#ifdef WB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#define SUITE "jobs"
+#define FJ_WORKERS 2u  /* fork-join cases: the caller plus one worker thread */
+#define FJ_COUNT 1024u /* iterations of the empty loop */
+
+static void sleep_ns(long ns) {
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static weft_jobs_t *make_jobs(uint32_t workers) {
+    weft_jobs_t *jobs = NULL;
+    if (weft_jobs_create(&(weft_jobs_desc_t){.worker_count = workers}, &jobs) != WEFT_OK) {
+        abort(); /* a benchmark without its subject has nothing to say */
+    }
+    return jobs;
+}
+
+static void empty_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)ctx;
+    (void)begin;
+    (void)end;
+    (void)worker;
+}
+
+/* ---- fork_join_empty ------------------------------------------------------------------ */
+
+static double weft_fork_join_us(weft_jobs_t *jobs, int iters) {
+    double t0 = wb_now_ns();
+    for (int i = 0; i < iters; ++i) {
+        weft_parallel_for(jobs, FJ_COUNT, 0, empty_range, NULL);
+    }
+    return (wb_now_ns() - t0) / iters / 1000.0;
+}
+
+#ifdef WB_HAVE_OPENMP
+static double omp_fork_join_us(int iters) {
+    double t0 = wb_now_ns();
+    for (int i = 0; i < iters; ++i) {
+#pragma omp parallel for num_threads(FJ_WORKERS)
+        for (int k = 0; k < (int)FJ_COUNT; ++k) {
+        }
+    }
+    return (wb_now_ns() - t0) / iters / 1000.0;
+}
+#endif
+
+static void case_fork_join_empty(wb_ctx_t *ctx, weft_jobs_t *jobs) {
+    int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 2000 : 20000;
+    double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
+    weft_fork_join_us(jobs, iters / 10); /* warm up */
+    for (int r = 0; r < reps; ++r) {
+        w[r] = weft_fork_join_us(jobs, iters);
+#ifdef WB_HAVE_OPENMP
+        o[r] = omp_fork_join_us(iters);
+#endif
+    }
+    double wm = wb_median(w, reps);
+    wb_report(ctx, SUITE, "fork_join_empty", "weft", FJ_WORKERS, wm, "us", WB_AT_MOST, 1.0);
+#ifdef WB_HAVE_OPENMP
+    double om = wb_median(o, reps);
+    wb_report(ctx, SUITE, "fork_join_empty", "openmp", FJ_WORKERS, om, "us", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "fork_join_empty_vs_openmp", "ratio", FJ_WORKERS, wm / om, "x",
+              WB_AT_MOST, 0.6);
+#endif
+    free(w);
+    free(o);
+}
+
+/* ---- fork_join_after_idle ------------------------------------------------------------- */
+
+static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
+    int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 10 : 40;
+    double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
+    double *sample = calloc((size_t)iters, sizeof *sample);
+    for (int r = 0; r < reps; ++r) {
+        for (int i = 0; i < iters; ++i) {
+            sleep_ns(5000000L); /* 5 ms: long enough for every idle worker to sleep */
+            double t0 = wb_now_ns();
+            weft_parallel_for(jobs, FJ_COUNT, 0, empty_range, NULL);
+            sample[i] = (wb_now_ns() - t0) / 1000.0;
+        }
+        w[r] = wb_median(sample, iters);
+#ifdef WB_HAVE_OPENMP
+        for (int i = 0; i < iters; ++i) {
+            sleep_ns(5000000L);
+            double t0 = wb_now_ns();
+#pragma omp parallel for num_threads(FJ_WORKERS)
+            for (int k = 0; k < (int)FJ_COUNT; ++k) {
+            }
+            sample[i] = (wb_now_ns() - t0) / 1000.0;
+        }
+        o[r] = wb_median(sample, iters);
+#endif
+    }
+    wb_report(ctx, SUITE, "fork_join_after_idle", "weft", FJ_WORKERS, wb_median(w, reps), "us",
+              WB_AT_MOST, 10.0);
+#ifdef WB_HAVE_OPENMP
+    wb_report(ctx, SUITE, "fork_join_after_idle", "openmp", FJ_WORKERS, wb_median(o, reps), "us",
+              WB_NO_TARGET, 0);
+#endif
+    free(w);
+    free(o);
+    free(sample);
+}
+
+/* ---- idle_burn ------------------------------------------------------------------------- */
+
+/* Cores' worth of CPU the process uses while the calling thread sleeps for `ns`. */
+static double burn_over(long ns) {
+    double c0 = wb_cpu_ns(), t0 = wb_now_ns();
+    sleep_ns(ns);
+    return (wb_cpu_ns() - c0) / (wb_now_ns() - t0);
+}
+
+static void case_idle_burn(wb_ctx_t *ctx) {
+    long window = wb_quick(ctx) ? 300000000L : 1000000000L; /* 1 s (0.3 s with --quick) */
+    /* Background first (OpenMP's pool may still be spinning from an earlier case): weft's
+     * figure is what its idle job system adds on top. */
+    sleep_ns(200000000L);
+    double background = burn_over(window);
+    weft_jobs_t *jobs = make_jobs(FJ_WORKERS);
+    weft_parallel_for(jobs, FJ_COUNT, 0, empty_range, NULL); /* workers have run once */
+    double with_weft = burn_over(window);
+    weft_jobs_destroy(jobs);
+    double burn = with_weft - background;
+    wb_report(ctx, SUITE, "idle_burn", "weft", FJ_WORKERS, burn > 0 ? burn : 0.0, "core",
+              WB_AT_MOST, 0.05);
+#ifdef WB_HAVE_OPENMP
+#pragma omp parallel for num_threads(FJ_WORKERS)
+    for (int k = 0; k < (int)FJ_COUNT; ++k) {
+    }
+    wb_report(ctx, SUITE, "idle_burn", "openmp", FJ_WORKERS, burn_over(window), "core",
+              WB_NO_TARGET, 0);
+#endif
+}
+
+/* ---- heavy_loop_speedup ------------------------------------------------------------------ */
+
+#define HEAVY_N (1u << 20) /* about 1M elements */
+#define HEAVY_STEPS 25     /* 2 flops each: about 50 flops per element */
+
+typedef struct heavy {
+    const double *in;
+    double *out;
+} heavy_t;
+
+static inline void heavy_kernel(const double *in, double *out, uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) {
+        double x = in[i];
+        for (int s = 0; s < HEAVY_STEPS; ++s) {
+            x = x * 0.999 + 0.5;
+        }
+        out[i] = x;
+    }
+}
+
+static void heavy_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    heavy_t *h = ctx;
+    heavy_kernel(h->in, h->out, begin, end);
+}
+
+static double weft_heavy_ms(weft_jobs_t *jobs, heavy_t *h) {
+    double t0 = wb_now_ns();
+    weft_parallel_for(jobs, HEAVY_N, 0, heavy_range, h);
+    wb_sink(h->out);
+    return (wb_now_ns() - t0) / 1e6;
+}
+
+#ifdef WB_HAVE_OPENMP
+static double omp_heavy_ms(heavy_t *h, int threads) {
+    double t0 = wb_now_ns();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < (int)HEAVY_N; ++i) {
+        heavy_kernel(h->in, h->out, (uint64_t)i, (uint64_t)i + 1u);
+    }
+    wb_sink(h->out);
+    return (wb_now_ns() - t0) / 1e6;
+}
+#endif
+
+static void case_heavy_loop(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx);
+    heavy_t h = {0};
+    double *in = malloc(HEAVY_N * sizeof *in), *out = malloc(HEAVY_N * sizeof *out);
+    for (uint32_t i = 0; i < HEAVY_N; ++i) {
+        in[i] = (double)(i % 1000) * 0.001;
+    }
+    h.in = in;
+    h.out = out;
+    weft_jobs_t *one = make_jobs(1), *two = make_jobs(2);
+    double *w1 = calloc((size_t)reps, sizeof(double)), *w2 = calloc((size_t)reps, sizeof(double));
+    double *o1 = calloc((size_t)reps, sizeof(double)), *o2 = calloc((size_t)reps, sizeof(double));
+    double *raw = calloc((size_t)reps, sizeof(double));
+    weft_heavy_ms(two, &h); /* warm up: page in, wake workers */
+    for (int r = 0; r < reps; ++r) {
+        double t0 = wb_now_ns();
+        heavy_kernel(in, out, 0, HEAVY_N);
+        wb_sink(out);
+        raw[r] = (wb_now_ns() - t0) / 1e6;
+        w1[r] = weft_heavy_ms(one, &h);
+        w2[r] = weft_heavy_ms(two, &h);
+#ifdef WB_HAVE_OPENMP
+        o1[r] = omp_heavy_ms(&h, 1);
+        o2[r] = omp_heavy_ms(&h, 2);
+#endif
+    }
+    double m1 = wb_median(w1, reps), m2 = wb_median(w2, reps);
+    wb_report(ctx, SUITE, "heavy_loop", "raw", 1, wb_median(raw, reps), "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "heavy_loop", "weft", 1, m1, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "heavy_loop", "weft", 2, m2, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "heavy_loop_speedup", "weft", 2, m1 / m2, "x", WB_AT_LEAST, 1.9);
+#ifdef WB_HAVE_OPENMP
+    double p1 = wb_median(o1, reps), p2 = wb_median(o2, reps);
+    wb_report(ctx, SUITE, "heavy_loop", "openmp", 1, p1, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "heavy_loop", "openmp", 2, p2, "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "heavy_loop_speedup", "openmp", 2, p1 / p2, "x", WB_NO_TARGET, 0);
+#endif
+    weft_jobs_destroy(one);
+    weft_jobs_destroy(two);
+    free(in);
+    free(out);
+    free(w1);
+    free(w2);
+    free(o1);
+    free(o2);
+    free(raw);
+}
+
+/* ---- tiny_job ---------------------------------------------------------------------------- */
+
+static void tiny(void *arg, const weft_job_ctx_t *ctx) {
+    (void)ctx;
+    *(uint64_t *)arg += 1u; /* one worker: only the caller runs jobs */
+}
+
+static void case_tiny_job(wb_ctx_t *ctx) {
+    enum { BATCH = 10000 };
+    int reps = wb_reps(ctx), rounds = wb_quick(ctx) ? 20 : 100;
+    weft_jobs_t *jobs = make_jobs(1);
+    uint64_t hits = 0;
+    weft_job_desc_t d = {.fn = tiny, .arg = &hits};
+    weft_job_desc_t *batch = malloc(BATCH * sizeof *batch);
+    for (int i = 0; i < BATCH; ++i) {
+        batch[i] = d;
+    }
+    double *one = calloc((size_t)reps, sizeof(double)), *many = calloc((size_t)reps, sizeof(double));
+    for (int r = 0; r < reps; ++r) {
+        weft_counter_t c = {0};
+        /* One submit call per job, then one wait: submit + run amortised. */
+        double t0 = wb_now_ns();
+        for (int k = 0; k < rounds; ++k) {
+            for (int i = 0; i < BATCH; ++i) {
+                weft_job_submit(jobs, &d, 1, &c);
+            }
+            weft_counter_wait(jobs, &c);
+        }
+        one[r] = (wb_now_ns() - t0) / ((double)rounds * BATCH);
+        /* The same jobs submitted as one batch per round. */
+        t0 = wb_now_ns();
+        for (int k = 0; k < rounds; ++k) {
+            weft_job_submit(jobs, batch, BATCH, &c);
+            weft_counter_wait(jobs, &c);
+        }
+        many[r] = (wb_now_ns() - t0) / ((double)rounds * BATCH);
+    }
+    wb_sink(&hits);
+    wb_report(ctx, SUITE, "tiny_job", "weft", 1, wb_median(one, reps), "ns", WB_AT_MOST, 50.0);
+    wb_report(ctx, SUITE, "tiny_job_batched", "weft", 1, wb_median(many, reps), "ns",
+              WB_NO_TARGET, 0);
+    weft_jobs_destroy(jobs);
+    free(batch);
+    free(one);
+    free(many);
+}
+
+void wb_suite_jobs(wb_ctx_t *ctx);
+
+void wb_suite_jobs(wb_ctx_t *ctx) {
+#ifndef WB_HAVE_OPENMP
+    wb_note(ctx, SUITE, "openmp baseline not built (no OpenMP found at configure time)");
+#endif
+    weft_jobs_t *jobs = make_jobs(FJ_WORKERS);
+    case_fork_join_empty(ctx, jobs);
+    case_fork_join_after_idle(ctx, jobs);
+    weft_jobs_destroy(jobs);
+    case_idle_burn(ctx);
+    case_heavy_loop(ctx);
+    case_tiny_job(ctx);
+}

@@ -1,0 +1,248 @@
+/* bench/common.c: the weft_bench harness: timers, medians and the figure report (table or
+ * JSON lines) shared by every suite.
+ *
+ * DESIGN: one wb_ctx_t lives for the whole run and is touched only by the main thread (suites
+ * call wb_report after their timed regions). Rows are printed as they are reported, so a long
+ * suite shows progress; targets met and missed are tallied for the closing summary, and the
+ * missed ones are remembered by name so the summary can list them. Output goes to stdout,
+ * which is flushed after every row so a pipe to `tee` shows progress too. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "common.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MISSED_NAME_MAX = 96 }; /* "suite/case/impl@workers" of a missed target */
+
+struct wb_ctx {
+    wb_options_t opt;                      /* resolved: reps and max_workers filled in */
+    int met;                               /* targets met so far */
+    int missed;                            /* targets missed so far */
+    int rows;                              /* figures reported so far */
+    char (*missed_names)[MISSED_NAME_MAX]; /* [named]; grown by doubling */
+    int named;                             /* entries used in missed_names (<= missed) */
+    int missed_cap;                        /* capacity of missed_names */
+};
+
+/* ---- clocks ------------------------------------------------------------- >>clock */
+
+double wb_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double wb_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+uint32_t wb_hw_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : (uint32_t)n;
+}
+
+/* ---- statistics ----------------------------------------------------------- >>stats */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* NAN for an empty sample: a figure that was never measured must not look like zero. */
+double wb_median(double *v, int n) {
+    if (n <= 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    if (n % 2 == 1)
+        return v[n / 2];
+    return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The pointer escapes through a volatile store in another translation unit, so the compiler
+ * must assume the pointee is read and cannot drop the computation that produced it. */
+static const void *volatile sink_slot;
+void wb_sink(const void *p) { sink_slot = p; }
+
+/* ---- context ------------------------------------------------------------ >>ctx */
+
+wb_ctx_t *wb_ctx_create(const wb_options_t *opt) {
+    wb_ctx_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        fprintf(stderr, "weft_bench: out of memory\n");
+        abort();
+    }
+    ctx->opt = *opt;
+    if (ctx->opt.reps <= 0)
+        ctx->opt.reps = ctx->opt.quick ? 5 : 11;
+    if (ctx->opt.max_workers == 0)
+        ctx->opt.max_workers = wb_hw_threads();
+    return ctx;
+}
+
+void wb_ctx_destroy(wb_ctx_t *ctx) {
+    if (!ctx)
+        return;
+    free(ctx->missed_names);
+    free(ctx);
+}
+
+int wb_reps(const wb_ctx_t *ctx) { return ctx->opt.reps; }
+bool wb_quick(const wb_ctx_t *ctx) { return ctx->opt.quick; }
+bool wb_json(const wb_ctx_t *ctx) { return ctx->opt.json; }
+uint32_t wb_max_workers(const wb_ctx_t *ctx) { return ctx->opt.max_workers; }
+
+/* ---- output ------------------------------------------------------------- >>output */
+
+/* Writes `s` as a JSON string literal (names are plain ASCII, but escape anyway). */
+void wb_put_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* JSON has no NaN or infinity: a failed measurement is written as null. */
+static void put_json_number(FILE *f, double v) {
+    if (isfinite(v))
+        fprintf(f, "%.8g", v);
+    else
+        fputs("null", f);
+}
+
+/* About four significant digits without an exponent, e.g. 0.9134, 12.35, 1234, 1234567. */
+static void format_value(char *buf, size_t n, double v) {
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf"));
+        return;
+    }
+    double mag = fabs(v);
+    int decimals = mag >= 1000 ? 0 : mag >= 100 ? 1 : mag >= 10 ? 2 : mag >= 1 ? 3 : 4;
+    if (mag > 0 && mag < 0.001)
+        snprintf(buf, n, "%.3e", v);
+    else
+        snprintf(buf, n, "%.*f", decimals, v);
+}
+
+static const char *goal_symbol(wb_goal_t goal) {
+    return goal == WB_AT_MOST ? "<=" : goal == WB_AT_LEAST ? ">=" : "";
+}
+
+static void remember_missed(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+                            uint32_t workers) {
+    if (ctx->named >= ctx->missed_cap) {
+        int cap = ctx->missed_cap ? ctx->missed_cap * 2 : 16;
+        void *grown = realloc(ctx->missed_names, (size_t)cap * MISSED_NAME_MAX);
+        if (!grown)
+            return; /* the count stays right; only the name list is short */
+        ctx->missed_names = grown;
+        ctx->missed_cap = cap;
+    }
+    snprintf(ctx->missed_names[ctx->named++], MISSED_NAME_MAX, "%s/%s/%s@%u", suite, name, impl,
+             workers);
+}
+
+void wb_suite_begin(wb_ctx_t *ctx, const char *suite) {
+    if (ctx->opt.json)
+        return;
+    printf("\n== suite %s ==\n", suite);
+    printf("  %-28s %-8s %7s %12s %-6s %12s  %s\n", "case", "impl", "workers", "value", "unit",
+           "target", "met?");
+    fflush(stdout);
+}
+
+void wb_suite_end(wb_ctx_t *ctx, const char *suite, double seconds) {
+    if (ctx->opt.json)
+        fprintf(stderr, "# suite %s finished in %.1f s\n", suite, seconds);
+    else
+        printf("  (suite %s: %.1f s)\n", suite, seconds);
+    fflush(stdout);
+}
+
+void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+               uint32_t workers, double value, const char *unit, wb_goal_t goal, double target) {
+    bool has_goal = goal == WB_AT_MOST || goal == WB_AT_LEAST;
+    /* A NaN value never meets a target: comparisons with NaN are false. */
+    bool met = goal == WB_AT_MOST ? value <= target : goal == WB_AT_LEAST ? value >= target : false;
+    ctx->rows++;
+    if (has_goal) {
+        if (met) {
+            ctx->met++;
+        } else {
+            remember_missed(ctx, suite, name, impl, workers);
+            ctx->missed++;
+        }
+    }
+
+    if (ctx->opt.json) {
+        fputs("{\"suite\":", stdout);
+        wb_put_json_string(stdout, suite);
+        fputs(",\"case\":", stdout);
+        wb_put_json_string(stdout, name);
+        fputs(",\"impl\":", stdout);
+        wb_put_json_string(stdout, impl);
+        printf(",\"workers\":%u,\"value\":", workers);
+        put_json_number(stdout, value);
+        fputs(",\"unit\":", stdout);
+        wb_put_json_string(stdout, unit);
+        if (has_goal) {
+            fputs(",\"target\":", stdout);
+            put_json_number(stdout, target);
+            printf(",\"goal\":\"%s\",\"met\":%s", goal == WB_AT_MOST ? "at_most" : "at_least",
+                   met ? "true" : "false");
+        }
+        fputs("}\n", stdout);
+    } else {
+        char val[32];
+        char tgt[40] = "";
+        format_value(val, sizeof val, value);
+        if (has_goal) {
+            char t[32];
+            format_value(t, sizeof t, target);
+            snprintf(tgt, sizeof tgt, "%s %s", goal_symbol(goal), t);
+        }
+        printf("  %-28s %-8s %7u %12s %-6s %12s  %s\n", name, impl, workers, val, unit, tgt,
+               has_goal ? (met ? "yes" : "MISSED") : "");
+    }
+    fflush(stdout);
+}
+
+void wb_note(wb_ctx_t *ctx, const char *suite, const char *fmt, ...) {
+    FILE *f = ctx->opt.json ? stderr : stdout;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(f, "  # %s: ", suite);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
+    fflush(f);
+}
+
+int wb_summary(wb_ctx_t *ctx) {
+    if (ctx->opt.json) {
+        printf("{\"summary\":{\"figures\":%d,\"targets\":%d,\"met\":%d,\"missed\":%d}}\n",
+               ctx->rows, ctx->met + ctx->missed, ctx->met, ctx->missed);
+    } else {
+        printf("\n== summary: %d figures, %d targets: %d met, %d missed ==\n", ctx->rows,
+               ctx->met + ctx->missed, ctx->met, ctx->missed);
+        for (int i = 0; i < ctx->named; i++)
+            printf("  missed: %s\n", ctx->missed_names[i]);
+    }
+    fflush(stdout);
+    return ctx->missed;
+}

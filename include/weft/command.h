@@ -1,0 +1,61 @@
+/* weft/command.h: command buffers — how a system makes structural changes (create, destroy,
+ * add, set, remove) while the frame runs.
+ *
+ * Every system job receives its own buffer (weft_iter_t.cmd). Commands are recorded, not
+ * executed; at the end of the system's phase the scheduler applies all buffers on the main
+ * thread in a fixed order — system registration order, then chunk index, then the order the
+ * commands were written — so the resulting world never depends on the worker count or on
+ * timing. Component hooks fire during that apply.
+ *
+ * Ownership: the scheduler owns every buffer; a buffer pointer is valid only inside the run
+ * call that received it. Thread: a buffer belongs to the job it was handed to; never share it
+ * between threads. Apply semantics are lenient on purpose (other systems' commands may have
+ * changed the target first): commands on an entity that is no longer alive are skipped, add
+ * of a component the entity already has is skipped, remove of a missing one is skipped. */
+#ifndef WEFT_COMMAND_H
+#define WEFT_COMMAND_H
+
+#include "weft/base.h"
+#include "weft/component.h"
+#include "weft/entity.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_cmd weft_cmd_t; /* opaque; owned by the scheduler */
+
+/* Record the creation of an entity and return a placeholder handle for it. The placeholder
+ * is usable only in later commands of the same buffer; at apply it becomes a real entity,
+ * placeholders getting ids in apply order. A placeholder is never alive and never equals a
+ * real handle (its index is 0). Returns 0 when out of memory (weft_last_error() says so). */
+WEFT_API weft_entity_t weft_cmd_create(weft_cmd_t *cmd);
+
+/* Record destroying `e` (a real handle or a placeholder of this buffer).
+ * Errors: WEFT_EINVAL (null handle, or a placeholder this buffer did not make), WEFT_ENOMEM. */
+WEFT_API weft_result_t weft_cmd_destroy(weft_cmd_t *cmd, weft_entity_t e);
+
+/* Record adding component `c`, zero-initialised, to `e` (skipped at apply if present).
+ * Errors: WEFT_EINVAL (bad handle or unknown component), WEFT_ENOMEM. */
+WEFT_API weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c);
+
+/* Record setting component `c` of `e` to a copy of the component's size bytes at `data`
+ * (copied now), adding it first if missing. For a zero-size tag `data` may be NULL.
+ * Errors: WEFT_EINVAL (bad handle, unknown component, NULL data), WEFT_ENOMEM. */
+WEFT_API weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c,
+                                    const void *data);
+
+/* Record removing component `c` from `e` (skipped at apply if absent).
+ * Errors: WEFT_EINVAL (bad handle or unknown component), WEFT_ENOMEM. */
+WEFT_API weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c);
+
+/* Commands recorded in this buffer so far this frame. */
+WEFT_API uint32_t weft_cmd_count(const weft_cmd_t *cmd);
+
+/* True for a placeholder handle returned by weft_cmd_create() (index 0, generation != 0). */
+static inline bool weft_cmd_is_placeholder(weft_entity_t e) { return (uint32_t)e == 0 && e != 0; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_COMMAND_H */

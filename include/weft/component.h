@@ -1,0 +1,200 @@
+/* weft/component.h: components — run-time registered types stored in one pool per type.
+ *
+ * A pool holds a dense array of entity indices, a dense data array (size/align from the
+ * registration) and a paged sparse index (entity index -> row). add/has/get/remove are O(1);
+ * remove swaps the last row in; remove_ordered and move_row keep the relative order of the
+ * other rows (the hierarchy's ordered pools). Rows are renumbered by structural changes, so a
+ * row number or data pointer is valid only until the next structural change of that pool.
+ *
+ * Reading through a null or stale handle is legal (get returns NULL, has false); mutating
+ * through one returns WEFT_ESTALE. Unknown component ids are errors (WEFT_EINVAL).
+ *
+ * Thread: registration and every structural call (add, set, remove, move, sort, reserve) are
+ * main-thread only and, in debug builds, assert when called from inside a system. get,
+ * get_mut, has and the row readers may run concurrently from jobs while no structural change
+ * runs; in debug builds they check the running system's declared access. */
+#ifndef WEFT_COMPONENT_H
+#define WEFT_COMPONENT_H
+
+#include "weft/entity.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A component id: 1 .. WEFT_MAX_COMPONENTS - 1 in registration order; {0} is invalid. */
+typedef struct weft_component {
+    uint32_t id;
+} weft_component_t;
+
+#define WEFT_MAX_COMPONENTS 256            /* ids are < 256 (id 0 is invalid) */
+#define WEFT_COMPONENT_MAX_ENTITY_FIELDS 8 /* entity-handle fields per component */
+#define WEFT_COMPONENT_MAX_ALIGN 4096      /* largest accepted alignment */
+
+/* Registration flags. */
+#define WEFT_COMPONENT_MULTI 1u /* several instances per entity (see "multi-instance" below) */
+
+/* A hook: `ptr` is the component's data (for tags, a non-NULL pointer to nothing).
+ * on_add fires after the zero-initialised row exists; on_set after weft_component_set copied
+ * the value in; on_remove before the row goes away (also on entity destroy). Hooks run on the
+ * thread making the change (main, or the command-buffer apply). A hook may read and write
+ * component data but must not make structural changes (debug builds assert). */
+typedef void (*weft_component_hook_t)(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                      void *ptr, void *user);
+
+typedef struct weft_component_desc {
+    const char *name;                /* required, non-empty; copied (up to 63 bytes kept) */
+    size_t size;                     /* 0: a tag (no data; get returns a non-NULL dummy) */
+    size_t align;                    /* 0: the largest power of two dividing size, max 16 */
+    uint32_t flags;                  /* 0: one instance per entity; WEFT_COMPONENT_MULTI */
+    weft_component_hook_t on_add;    /* NULL: none */
+    weft_component_hook_t on_remove; /* NULL: none */
+    weft_component_hook_t on_set;    /* NULL: none */
+    void *hook_user;                 /* passed to the hooks unchanged */
+    uint32_t entity_field_count;     /* 0: no fields hold weft_entity_t handles */
+    uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* byte offsets of weft_entity_t
+                                       fields (archives remap them); each + 8 <= size */
+    uint32_t version; /* 0: schema version 1 (archives compare it) */
+    uint32_t _canary; /* must stay 0 */
+} weft_component_desc_t;
+
+/* Register a component, or find it again: the same name with the same size and align returns
+ * the existing id (hooks and fields of the first registration stay). A different size or
+ * alignment for a known name is WEFT_ECONFLICT. Other errors: WEFT_EINVAL (bad desc),
+ * WEFT_ECAPACITY (255 components), WEFT_ENOMEM. Thread: main. */
+WEFT_API weft_result_t weft_component_register(weft_world_t *world,
+                                               const weft_component_desc_t *desc,
+                                               weft_component_t *out);
+
+/* The id registered under `name`, or {0}. Thread: main (or jobs). */
+WEFT_API weft_component_t weft_component_lookup(const weft_world_t *world, const char *name);
+
+/* Number of registered components; valid ids are 1 .. this number. Thread: main (or jobs). */
+WEFT_API uint32_t weft_component_registered(const weft_world_t *world);
+
+/* Copy the registration of `c` into *out (name points into world storage, valid for the
+ * world's life; align and version resolved). Errors: WEFT_EINVAL (unknown id).
+ * Thread: main (or jobs). */
+WEFT_API weft_result_t weft_component_describe(const weft_world_t *world, weft_component_t c,
+                                               weft_component_desc_t *out);
+
+/* ---- per-entity access --------------------------------------------------- >>component */
+
+/* Add `c` to `e`, zero-initialised; on_add fires. *ptr (if ptr is non-NULL) receives the data
+ * pointer, valid until the next structural change of the pool. Errors: WEFT_ESTALE, WEFT_EINVAL
+ * (unknown c), WEFT_EEXIST (already there; nothing changes), WEFT_ENOMEM, WEFT_ECAPACITY
+ * (too many distinct component sets); on error the world is unchanged. Thread: main. */
+WEFT_API weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                          void **ptr);
+
+/* Copy `value` (size bytes of the registration; ignored for tags) into `e`'s `c`, adding it
+ * first if absent (then on_add fires before the copy); on_set fires after. Errors as
+ * weft_component_add, except that an existing component is replaced. Thread: main. */
+WEFT_API weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                          const void *value);
+
+/* `e`'s data for `c`, read-only; NULL when `e` is null/stale or lacks `c` (or c is unknown).
+ * Never allocates, never mutates. Thread: main, or jobs (a system must declare read or write
+ * access to c; checked in debug builds). */
+WEFT_API const void *weft_component_get(const weft_world_t *world, weft_entity_t e,
+                                        weft_component_t c);
+
+/* As weft_component_get, writable; fires no hook. A system must declare write access. */
+WEFT_API void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_component_t c);
+
+/* True when `e` is alive and has `c`. Thread: as weft_component_get. */
+WEFT_API bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_component_t c);
+
+/* Remove `c` from `e` (on_remove fires first); the pool's last row takes its place.
+ * Errors: WEFT_ESTALE, WEFT_EINVAL, WEFT_ENOENT (absent), WEFT_ENOMEM (rare: a new component
+ * set had to be interned). Thread: main. */
+WEFT_API weft_result_t weft_component_remove(weft_world_t *world, weft_entity_t e,
+                                             weft_component_t c);
+
+/* As weft_component_remove, but the rows after it shift down one, keeping their order
+ * (O(rows after)). Errors additionally: WEFT_ESTATE when c's pool belongs to a group.
+ * Thread: main. */
+WEFT_API weft_result_t weft_component_remove_ordered(weft_world_t *world, weft_entity_t e,
+                                                     weft_component_t c);
+
+/* ---- pool rows ------------------------------------------------------------- >>pool_rows */
+
+/* Rows in c's pool (0 for unknown ids). Thread: main (or jobs). */
+WEFT_API uint32_t weft_component_count(const weft_world_t *world, weft_component_t c);
+
+/* The entity at `row` of c's pool; WEFT_ENTITY_NULL when row >= count. Thread: main (or jobs). */
+WEFT_API weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component_t c,
+                                                uint32_t row);
+
+/* Data at `row` of c's pool, NULL when row >= count. Thread: as get / get_mut. */
+WEFT_API const void *weft_component_row(const weft_world_t *world, weft_component_t c,
+                                        uint32_t row);
+WEFT_API void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t row);
+
+/* Move the row at `from` to index `to`, shifting the rows between by one so the others keep
+ * their relative order; the sparse index follows. Errors: WEFT_EINVAL (row out of range),
+ * WEFT_ESTATE (pool in a group). Thread: main. */
+WEFT_API weft_result_t weft_component_move_row(weft_world_t *world, weft_component_t c,
+                                               uint32_t from, uint32_t to);
+
+/* Comparator for sort: negative when (ea, a) goes first. */
+typedef int (*weft_component_cmp_t)(weft_entity_t ea, const void *a, weft_entity_t eb,
+                                    const void *b, void *user);
+
+/* Sort c's pool with `cmp` (stable: equal rows keep their order). Errors: WEFT_EINVAL,
+ * WEFT_ESTATE (pool in a group), WEFT_ENOMEM (order unchanged). Thread: main. */
+WEFT_API weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c,
+                                           weft_component_cmp_t cmp, void *user);
+
+/* Make room for n rows in total without reallocating (also commits sparse pages lazily as
+ * usual). Errors: WEFT_EINVAL, WEFT_ENOMEM. Thread: main. */
+WEFT_API weft_result_t weft_component_reserve(weft_world_t *world, weft_component_t c, uint32_t n);
+
+/* ---- multi-instance components ------------------------------------------- >>multi */
+
+/* A component registered with WEFT_COMPONENT_MULTI can have several instances on one entity
+ * (several particle emitters on one explosion). Each instance has its own row (so row access
+ * and queries see every instance) and a stable handle that survives row moves. On such a
+ * component: weft_component_add adds one more instance; get/get_mut/set address the entity's
+ * most recently added instance; has is true while it has at least one; remove and entity
+ * destroy remove every instance (on_remove fires per instance). Ordered row operations
+ * (remove_ordered, move_row, sort) return WEFT_ESTATE; groups refuse multi-instance members; in
+ * a query a multi-instance include term must be the only one and drives the iteration (each
+ * instance is one entry; weft_iter_entity repeats the owner). */
+
+/* An instance handle: 0 is invalid; a removed instance's handle goes stale. */
+typedef struct weft_instance {
+    uint64_t id; /* slot | generation << 32 | component << 56 */
+} weft_instance_t;
+
+/* Add one more instance of multi-instance component c to e, zero-initialised (on_add fires).
+ * *out (may be NULL) receives its handle, *ptr (may be NULL) its data. Errors: WEFT_ESTALE,
+ * WEFT_EINVAL (unknown c, or c is not multi-instance), WEFT_ENOMEM, WEFT_ECAPACITY; on error
+ * nothing changes. Thread: main. */
+WEFT_API weft_result_t weft_component_add_instance(weft_world_t *world, weft_entity_t e,
+                                                   weft_component_t c, weft_instance_t *out,
+                                                   void **ptr);
+
+/* The instance's data, NULL when the handle is null or stale. Thread: as weft_component_get
+ * (and weft_component_get_mut for the writable version). */
+WEFT_API const void *weft_instance_get(const weft_world_t *world, weft_instance_t inst);
+WEFT_API void *weft_instance_get_mut(weft_world_t *world, weft_instance_t inst);
+
+/* The entity owning the instance, or WEFT_ENTITY_NULL for a null/stale handle. */
+WEFT_API weft_entity_t weft_instance_entity(const weft_world_t *world, weft_instance_t inst);
+
+/* Remove one instance (on_remove fires first); the pool's last row takes its place.
+ * Errors: WEFT_ESTALE (null or stale handle), WEFT_ENOMEM (rare: a component set had to be
+ * interned). Thread: main. */
+WEFT_API weft_result_t weft_instance_remove(weft_world_t *world, weft_instance_t inst);
+
+/* Number of instances of c on e (0 for stale e or unknown c; 0 or 1 for ordinary components).
+ * For multi-instance c, writes up to `cap` handles to out (may be NULL), most recent first.
+ * Thread: main (or jobs). */
+WEFT_API uint32_t weft_component_instances(const weft_world_t *world, weft_entity_t e,
+                                           weft_component_t c, weft_instance_t *out, uint32_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_COMPONENT_H */

@@ -1,0 +1,59 @@
+/* weft/group.h: groups — sets of component pools kept aligned for joins.
+ *
+ * A group over components {A, B, ...} keeps rows [0, n) of every member pool holding the same
+ * entities in the same order: exactly the entities that have every member. Adding the last
+ * missing member to an entity, or removing a member from one inside the group, swaps rows in
+ * each member pool (O(members) per change). Iterating the group is a walk over plain parallel
+ * arrays with no lookups. A pool belongs to at most one group, for the world's lifetime.
+ * Queries use a group automatically when all of its members are among their include terms.
+ *
+ * Thread: create is main-only; the readers may run from jobs while no structural change runs. */
+#ifndef WEFT_GROUP_H
+#define WEFT_GROUP_H
+
+#include "weft/component.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_group {
+    uint32_t id; /* 1-based; 0 is invalid */
+} weft_group_t;
+
+#define WEFT_GROUP_MAX_COMPONENTS 8
+
+typedef struct weft_group_desc {
+    weft_component_t components[WEFT_GROUP_MAX_COMPONENTS]; /* the members, distinct */
+    uint32_t count;   /* required: 2 .. WEFT_GROUP_MAX_COMPONENTS */
+    uint32_t _canary; /* must stay 0 */
+} weft_group_desc_t;
+
+/* Create a group; entities that already have every member are aligned at once (O(rows of the
+ * smallest member)). Creating a group with the same member set again returns the same id.
+ * Errors: WEFT_EINVAL (bad desc, unknown or repeated ids), WEFT_ECONFLICT (a member already
+ * belongs to another group), WEFT_ENOMEM (nothing changes). Thread: main. */
+WEFT_API weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
+                                         weft_group_t *out);
+
+/* The group `c`'s pool belongs to, or {0}. Thread: main (or jobs). */
+WEFT_API weft_group_t weft_group_of(const weft_world_t *world, weft_component_t c);
+
+/* Aligned rows n: entities having every member. 0 for an invalid group. Thread: main (or jobs). */
+WEFT_API uint32_t weft_group_count(const weft_world_t *world, weft_group_t g);
+
+/* Entity indices of rows [0, n), shared by all members (weft_entity_from_index() gives the
+ * handle). Valid until the next structural change of a member. Thread: main (or jobs). */
+WEFT_API const uint32_t *weft_group_entities(const weft_world_t *world, weft_group_t g);
+
+/* Member c's data column: rows [0, n) line up with weft_group_entities(). NULL when c is not a
+ * member. In debug builds a system needs write access (read access for the const version).
+ * Valid until the next structural change of a member. Thread: main (or jobs). */
+WEFT_API void *weft_group_column_mut(weft_world_t *world, weft_group_t g, weft_component_t c);
+WEFT_API const void *weft_group_column(const weft_world_t *world, weft_group_t g,
+                                       weft_component_t c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_GROUP_H */

@@ -1,0 +1,211 @@
+/* weft/system.h: systems and the scheduler — declared access sets become a dependency graph,
+ * and weft_world_progress() runs one frame of it on every worker, deterministically.
+ *
+ * A system declares the components it iterates (terms, each read or write), the components it
+ * only looks up (reads/writes), the components whose owners it skips (exclude), a phase and
+ * before/after constraints. The declaration is checked once, at registration. The scheduler
+ * derives a DAG: for every pair of systems in the same phase whose access conflicts (one
+ * writes what the other reads or writes), an edge from the one that runs earlier (registration
+ * order, adjusted only by before/after constraints) to the later one; redundant edges are
+ * dropped. Systems with no path between them run at the same time. Phases run in ascending
+ * order; each ends with the command-buffer apply (see weft/command.h), which is where
+ * structural changes made by systems land, in a fixed order. The world after a frame depends
+ * only on the world before it and the system list, never on the worker count or timing.
+ *
+ * A parallel system runs as one job per chunk of `chunk_size` driving rows (see weft/query.h;
+ * boundaries depend only on chunk_size and the data). A system with no rows costs one cheap
+ * job and its body is not called; a system whose rows fit one chunk runs as a single job; a
+ * phase whose systems all have at most 16 rows runs on the calling thread (handing a few rows
+ * to another worker costs more than running them), which changes timing, never results. */
+#ifndef WEFT_SYSTEM_H
+#define WEFT_SYSTEM_H
+
+#include "weft/command.h"
+#include "weft/component.h"
+#include "weft/query.h"
+#include "weft/world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A system handle: 1-based registration index; {0} is invalid. */
+typedef struct weft_system {
+    uint32_t id;
+} weft_system_t;
+
+#define WEFT_SYSTEM_MAX_LOOKUPS 8      /* extra read or write components (not iterated) */
+#define WEFT_SYSTEM_MAX_ORDER 8        /* before / after names per system */
+#define WEFT_SYSTEM_NAME_MAX 63        /* bytes of a system name kept */
+#define WEFT_SYSTEM_CHUNK_DEFAULT 4096 /* rows per chunk of a parallel system */
+
+/* ---- views ---------------------------------------------------------------- >>view */
+
+/* The access a piece of code may use: a system's whole declaration, or a narrowed subset of it
+ * handed to a helper. Plain data; copy freely. Write implies read. */
+typedef struct weft_view {
+    const weft_world_t *world;                /* the world the access applies to */
+    const char *system;                       /* the system's name (for messages) */
+    uint64_t read[WEFT_MAX_COMPONENTS / 64];  /* bit c: component id c may be read */
+    uint64_t write[WEFT_MAX_COMPONENTS / 64]; /* bit c: component id c may be written */
+} weft_view_t;
+
+/* True when the view may read (write) component c. */
+static inline bool weft_view_can_read(const weft_view_t *v, weft_component_t c) {
+    return c.id < WEFT_MAX_COMPONENTS &&
+           (((v->read[c.id >> 6] | v->write[c.id >> 6]) >> (c.id & 63u)) & 1u);
+}
+static inline bool weft_view_can_write(const weft_view_t *v, weft_component_t c) {
+    return c.id < WEFT_MAX_COMPONENTS && ((v->write[c.id >> 6] >> (c.id & 63u)) & 1u);
+}
+
+/* Narrow `from` to reads[0..nreads) and writes[0..nwrites) into *out. Each must be allowed by
+ * `from` (a read by read or write, a write by write). Errors: WEFT_EACCESS (asserts in debug
+ * builds, naming the system and component), WEFT_EINVAL (NULL arguments). Thread: any. */
+WEFT_API weft_result_t weft_view_narrow(const weft_view_t *from, const weft_component_t *reads,
+                                        uint32_t nreads, const weft_component_t *writes,
+                                        uint32_t nwrites, weft_view_t *out);
+
+/* Run fn(view, arg) with `view` as the calling thread's enforced access: in debug builds every
+ * component access inside fn is checked against the view (and the previous access is restored
+ * afterwards). Use it to hand a helper only what it needs. Thread: inside a system's run
+ * function (or anywhere, to restrict main-thread code). */
+WEFT_API void weft_view_run(const weft_view_t *view, void (*fn)(const weft_view_t *view, void *arg),
+                            void *arg);
+
+/* ---- registration ---------------------------------------------------------- >>system */
+
+/* What a run function receives besides its iterator. Valid only during the call. */
+typedef struct weft_system_ctx {
+    weft_world_t *world;     /* the world; read/write data only as declared */
+    weft_cmd_t *cmd;         /* this job's command buffer (structural changes go here) */
+    float dt;                /* the dt passed to weft_world_progress() */
+    uint32_t worker;         /* index of the worker running the job (0: main thread) */
+    uint32_t chunk;          /* chunk index (0 for a non-parallel system) */
+    uint32_t chunk_count;    /* chunks of this system this frame (1 for a non-parallel one) */
+    weft_system_t system;    /* the running system */
+    void *user;              /* desc.user */
+    const weft_view_t *view; /* the system's declared access, to narrow for helpers */
+} weft_system_ctx_t;
+
+/* A system's body. `it` iterates the system's chunk: call weft_iter_next(it) until false;
+ * term t of desc.terms is it->columns[t] / weft_iter_get(it, t, i). For a system without
+ * terms `it` has no batches and the function runs once per frame. Runs on a worker thread
+ * (the main thread for main_thread systems) concurrently with systems it does not conflict
+ * with; it must not make structural changes except through ctx->cmd. */
+typedef void (*weft_system_fn_t)(weft_iter_t *it, const weft_system_ctx_t *ctx);
+
+typedef struct weft_system_desc {
+    const char *name;                                  /* required, unique; copied */
+    weft_system_fn_t fn;                               /* required */
+    void *user;                                        /* NULL: none; passed in ctx->user */
+    weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* {0}: no iteration (runs once per
+                                                          frame); the list ends at the first
+                                                          zero component */
+    weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
+    weft_component_t reads[WEFT_SYSTEM_MAX_LOOKUPS];   /* {0}: none; looked up read-only
+                                                          (weft_component_get) */
+    weft_component_t writes[WEFT_SYSTEM_MAX_LOOKUPS];  /* {0}: none; looked up and written
+                                                          (weft_component_get_mut) */
+    uint32_t phase;                                    /* 0: the first phase; ascending */
+    const char *before[WEFT_SYSTEM_MAX_ORDER];         /* {0}: none; systems this one precedes */
+    const char *after[WEFT_SYSTEM_MAX_ORDER];          /* {0}: none; systems this one follows */
+    bool parallel;                                     /* false: one job per frame */
+    uint32_t chunk_size;                               /* 0: WEFT_SYSTEM_CHUNK_DEFAULT rows */
+    bool main_thread;                                  /* false: any worker; true: worker 0 */
+    uint32_t _canary;                                  /* must stay 0 */
+} weft_system_desc_t;
+
+/* Register a system. Checked once, here: unknown components, a component listed twice, a
+ * written component that is also excluded (WEFT_ECONFLICT), a duplicate name (WEFT_EEXIST),
+ * before/after constraints that form a cycle, directly or through phases (WEFT_ECYCLE, the
+ * message names the systems of the cycle). Names in before/after may refer to systems
+ * registered later; they apply once that system exists. The schedule is rebuilt at the next
+ * frame. Errors also: WEFT_EINVAL (bad desc), WEFT_ECAPACITY, WEFT_ENOMEM; on error nothing
+ * is registered and weft_last_error() names the systems and components involved.
+ * Thread: main, outside weft_world_progress(). */
+WEFT_API weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t *desc,
+                                            weft_system_t *out);
+
+/* The system registered under `name`, or {0}. Thread: main. */
+WEFT_API weft_system_t weft_system_lookup(const weft_world_t *world, const char *name);
+
+/* The system's name (world storage), or NULL for an invalid handle. Thread: main (or jobs). */
+WEFT_API const char *weft_system_name(const weft_world_t *world, weft_system_t sys);
+
+/* Number of registered systems; valid ids are 1 .. this number. Thread: main. */
+WEFT_API uint32_t weft_system_count(const weft_world_t *world);
+
+/* ---- running a frame -------------------------------------------------------- >>progress */
+
+/* Run one frame: every phase's systems as a job graph on the world's job system (the calling
+ * thread works too), then each phase's command buffers applied in order. Rebuilds the schedule
+ * first if systems were registered since the last frame. Allocates nothing in a steady state
+ * (buffers and job tables are reused across frames).
+ * Errors: WEFT_ENOMEM (schedule rebuild or command apply; the frame may be partially applied,
+ * as reported), WEFT_ESTATE (called from inside a frame), WEFT_ESHUTDOWN, and errors reported
+ * by the command apply. Thread: main. */
+WEFT_API weft_result_t weft_world_progress(weft_world_t *world, float dt);
+
+/* ---- introspection ---------------------------------------------------------- >>introspect */
+
+/* One edge of the reduced schedule: `to` waits for `from`. */
+typedef struct weft_schedule_edge {
+    weft_system_t from;         /* runs first */
+    weft_system_t to;           /* runs after `from` */
+    weft_component_t component; /* a component that forced the edge; {0}: before/after */
+} weft_schedule_edge_t;
+
+/* A pair of systems whose access conflicts (same phase or not). */
+typedef struct weft_system_conflict {
+    weft_system_t first;        /* registered earlier */
+    weft_system_t second;       /* registered later */
+    weft_component_t component; /* the smallest conflicting component id */
+} weft_system_conflict_t;
+
+/* Copy up to `cap` edges of the reduced schedule into out (NULL when cap is 0), ordered by
+ * `to`'s run position, then `from`'s. Returns the edge count (may exceed cap), or 0 when the
+ * schedule could not be built (weft_last_error() says why). Thread: main. */
+WEFT_API uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap);
+
+/* The run order: copy up to `cap` system handles in the order the schedule ranks them
+ * (phases ascending, registration order adjusted by before/after). Returns the system count.
+ * Thread: main. */
+WEFT_API uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap);
+
+/* Every conflicting pair, ordered by (first, second) registration order only. Returns the
+ * number of pairs (may exceed cap). Thread: main. */
+WEFT_API uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
+                                          uint32_t cap);
+
+/* Write the schedule as Graphviz DOT into buf (snprintf rules: at most cap bytes including the
+ * terminator; buf may be NULL when cap is 0). Nodes are systems labelled with their access
+ * ("R Position", "W Velocity", ...), clustered by phase; edges are labelled with the component
+ * that forced them. Returns the full length (excluding the terminator), 0 on failure.
+ * Thread: main. */
+WEFT_API size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap);
+
+/* The critical path of the last traced frame: the chain of dependent systems (through the
+ * graph and across phases) with the largest sum of measured wall spans (first chunk begin to
+ * last chunk end). Copies up to `cap` systems into out in run order and returns the path
+ * length; *total_ns (may be NULL) receives the summed span. Needs weft_trace_enable() before
+ * the frame: returns 0 without a trace. Thread: main. */
+WEFT_API uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
+                                              uint64_t *total_ns);
+
+/* ---- measurement ------------------------------------------------------------ >>apply_order */
+
+typedef enum weft_apply_order {
+    WEFT_APPLY_ORDERED = 0,    /* default: registration, chunk, write order; deterministic */
+    WEFT_APPLY_COMPLETION = 1, /* the order jobs happened to finish in: NOT deterministic;
+                                  exists only to measure what the fixed order costs */
+} weft_apply_order_t;
+
+/* Choose how command buffers are merged at phase end. Errors: WEFT_EINVAL (unknown order),
+ * WEFT_ESTATE (inside a frame). Thread: main. */
+WEFT_API weft_result_t weft_schedule_set_apply_order(weft_world_t *world, weft_apply_order_t order);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_SYSTEM_H */

@@ -1,0 +1,77 @@
+/* weft/world.h: the world — the container of entities, component pools, groups and queries,
+ * and the owner of the job system that runs its frames.
+ *
+ * Thread model (DESIGN.md): outside weft_world_progress() the world belongs to the thread that
+ * calls the API (the "main thread"); only the calls marked "Thread: any" may be made from
+ * other threads, and the read calls marked "jobs" may be made from jobs while a frame runs. */
+#ifndef WEFT_WORLD_H
+#define WEFT_WORLD_H
+
+#include "weft/base.h"
+#include "weft/jobs.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_world weft_world_t; /* opaque; completed in src/world.h */
+
+/* ---- creation ---------------------------------------------------------- >>world_desc */
+
+typedef struct weft_world_desc {
+    uint32_t worker_count;      /* 0: hardware threads (counts the main thread) */
+    weft_execution_t execution; /* 0: threaded; WEFT_EXECUTION_INLINE: no threads at all */
+    uint32_t entity_capacity;   /* 0: 4096 slots committed up front; grows on demand */
+    uint32_t entity_limit;      /* 0: 2^28 entity slots of address space reserved up front
+                                   (4 bytes each, committed only as used); max 2^31 */
+    weft_allocator_t allocator; /* 0: malloc/free; every heap byte the world uses goes here */
+    weft_logger_t logger;       /* 0: stderr in debug builds */
+    uint32_t _canary;           /* must stay 0 */
+} weft_world_desc_t;
+
+/* The desc with defaults filled in (worker_count resolved to a number, etc.). */
+WEFT_API weft_world_desc_t weft_world_desc_resolved(const weft_world_desc_t *desc);
+
+/* Create a world; `desc` may be NULL for all defaults. The job system is created on first use
+ * (weft_world_jobs), from desc.worker_count/execution/allocator/logger.
+ * Errors: WEFT_EINVAL (bad desc), WEFT_ENOMEM (nothing is left behind).
+ * Thread: any; the calling thread becomes the world's main thread. The caller owns *out. */
+WEFT_API weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **out);
+
+/* Destroy the world: module finalisers run (reverse registration order), then every pool,
+ * group, query and the job system are freed. Remove hooks do NOT fire. Queries created from
+ * the world must not be used afterwards (they are freed here if still alive). NULL is
+ * ignored. Thread: main. */
+WEFT_API void weft_world_destroy(weft_world_t *world);
+
+/* The world's job system, created on the first call (main thread) from the world desc.
+ * NULL when creation failed (see weft_last_error()). Owned by the world.
+ * Thread: main for the first call; any afterwards. */
+WEFT_API weft_jobs_t *weft_world_jobs(weft_world_t *world);
+
+/* ---- inspection -------------------------------------------------------- >>world_stats */
+
+/* A stable 64-bit hash of the world's observable data: the entity table (slot count,
+ * generations of every slot, the free-list order) and every pool's rows in row order (entity
+ * indices and data bytes), pools in component-id order. Two worlds built by the same calls
+ * hash equal; the hash does not depend on addresses, capacities, worker counts or timing.
+ * Thread: main, or any thread while no structural change runs. */
+WEFT_API uint64_t weft_world_hash(const weft_world_t *world);
+
+typedef struct weft_world_stats {
+    size_t heap_bytes;        /* bytes currently allocated through the allocator hook */
+    size_t vmem_bytes;        /* bytes of committed address space (the generation table) */
+    uint32_t entity_count;    /* live entities */
+    uint32_t entity_slots;    /* slots ever handed out (live + free), the table high-water */
+    uint32_t component_count; /* registered components */
+    uint32_t group_count;     /* groups created */
+    uint32_t signature_count; /* distinct component sets interned so far */
+} weft_world_stats_t;
+
+/* Fill *out with current figures. Thread: main. */
+WEFT_API void weft_world_stats(const weft_world_t *world, weft_world_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_WORLD_H */

@@ -1,0 +1,219 @@
+/* jobs_impl.h: the job system's private structures and cross-file functions (not installed).
+ *
+ * DESIGN: a weft_jobs_t owns an array of thread contexts (`weft__ctx_t`): one per worker
+ * (index 0 is the creating thread, 1.. are spawned threads) followed by slots for
+ * registered external threads. A context holds what a thread needs without touching shared
+ * state: its deques (one per priority), its record freelist, its frame stack for EDEADLK
+ * detection, and its submitted/finished tallies that destroy() sums to know when all
+ * work is done. Jobs, gates and gate nodes are all 64-byte "records" from per-context
+ * slabs (record.c), so submitting never calls the allocator in the steady state.
+ *
+ * Files: thread.c (pthreads), deque.c (Chase-Lev), record.c (record slabs), sleep.c
+ * (spin-then-sleep and wake-ups), worker.c (create/destroy, worker loop, finding and
+ * running jobs), submit.c (submission, queues, gates, inline mode), counter.c (counters
+ * and wait), parallel_for.c.
+ *
+ * Lock order (whole job system): no thread ever holds two of these at once —
+ * jobs->inject.lock, jobs->main.lock, jobs->sleep.lock, and a counter's LOCKED bit. */
+#ifndef WEFT_JOBS_IMPL_H
+#define WEFT_JOBS_IMPL_H
+
+#include "atomic.h"
+#include "deque.h"
+#include "report.h"
+#include "thread.h"
+#include "weft/jobs.h"
+
+#define WEFT__MAX_WORKERS 256u
+#define WEFT__MAX_REGISTERED 64u
+#define WEFT__SLAB_RECORDS 256u
+
+/* ---- records: jobs, gates, gate nodes ------------------------------------- >>record */
+
+typedef struct weft__ctx weft__ctx_t;
+typedef struct weft__rec weft__rec_t;
+
+typedef enum weft__rec_kind {
+    WEFT__REC_JOB = 1,  /* a job to run */
+    WEFT__REC_GATE = 2, /* holds a batch of jobs until its dependencies reach zero */
+    WEFT__REC_NODE = 3, /* links a gate into one counter's waiter list */
+} weft__rec_kind_t;
+
+/* One 64-byte record. Fields not named for a kind are unused by it. */
+struct weft__rec {
+    weft__rec_t *next;        /* intrusive list: freelist, queues, gate's jobs, waiters */
+    weft__ctx_t *owner;       /* context whose freelist it returns to */
+    weft_job_fn_t fn;         /* job: the body */
+    void *arg;                /* job: its argument; node: the gate (weft__rec_t *) */
+    const char *name;         /* job: profiler name */
+    weft_counter_t *done;     /* job: completion counter or NULL */
+    union {
+        weft_atomic_u32 pending; /* gate: dependencies not yet at zero, +1 while parking */
+        uint32_t tag;            /* job: the desc's tag */
+    } u;
+    uint8_t kind;        /* weft__rec_kind_t */
+    uint8_t priority;    /* job: weft_priority_t */
+    uint8_t main_thread; /* job: run only on worker 0 */
+    uint8_t pad_[1];
+};
+/* One cache line per record: adjacent jobs run by different workers do not false-share. */
+_Static_assert(sizeof(weft__rec_t) <= WEFT_CACHE_LINE, "a record must fit a cache line");
+
+/* A FIFO of records linked through `next`. Guarded by whoever owns it. */
+typedef struct weft__list {
+    weft__rec_t *head; /* first record or NULL */
+    weft__rec_t *tail; /* last record; meaningless when head is NULL */
+} weft__list_t;
+
+/* ---- per-thread context ------------------------------------------------------ >>ctx */
+
+/* Marks a job running on this thread; linked through `prev` while it runs (and while it
+ * waits), so weft_counter_wait can see whether it would wait on its own completion. */
+typedef struct weft__frame {
+    const weft_counter_t *done; /* completion counter of the running job */
+    struct weft__frame *prev;   /* the job below it on this thread, or NULL */
+} weft__frame_t;
+
+struct weft__ctx {
+    _Alignas(WEFT_CACHE_LINE) weft__deque_t dq[WEFT_PRIORITY_COUNT]; /* workers only */
+    _Alignas(WEFT_CACHE_LINE) weft_jobs_t *jobs; /* the job system */
+    uint32_t index;              /* worker index, or UINT32_MAX for a registered thread */
+    bool is_worker;              /* has deques and runs jobs */
+    weft__rec_t *free_local;     /* record freelist; this thread only */
+    weft__rec_t *slabs;          /* slabs this context allocated (first record of each) */
+    weft__frame_t *frames;       /* jobs running on this thread, innermost first */
+    void *scratch;               /* desc.scratch_size bytes; workers only */
+    uint64_t rng;                /* xorshift state for victim selection */
+    weft__list_t inline_queue;   /* inline mode: ready jobs in order; this thread only */
+    bool inline_draining;        /* inline mode: inside drain_inline() */
+    weft_thread_t thread;        /* spawned workers only */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
+    weft_atomic_u64 submitted;   /* jobs this thread submitted; written by it only */
+    weft_atomic_u64 finished;    /* jobs this thread finished; written by it only */
+};
+
+/* ---- shared queues and sleep -------------------------------------------- >>queues */
+
+/* A locked FIFO per priority with a count for cheap emptiness tests. */
+typedef struct weft__queue {
+    weft_mutex_t lock;                          /* guards lists */
+    weft__list_t lists[WEFT_PRIORITY_COUNT];    /* guarded by lock */
+    weft_atomic_u32 count[WEFT_PRIORITY_COUNT]; /* jobs per list; written under lock */
+} weft__queue_t;
+
+/* Eventcount: sleepers read `epoch`, re-check for work, then sleep while it is unchanged. */
+typedef struct weft__sleep {
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 sleepers; /* threads between prepare and wake */
+    weft_atomic_u32 external;  /* how many of them are registered threads (cannot run jobs) */
+    weft_atomic_u32 epoch;                              /* bumped by every notify */
+    weft_mutex_t lock;                                  /* guards the cond wait on epoch */
+    weft_cond_t cond;                                   /* sleepers wait here */
+} weft__sleep_t;
+
+enum weft__phase {
+    WEFT__PHASE_RUNNING = 0,  /* normal operation */
+    WEFT__PHASE_DRAINING = 1, /* destroy began: outside submissions get WEFT_ESHUTDOWN */
+    WEFT__PHASE_STOPPED = 2,  /* workers are told to exit */
+};
+
+struct weft_jobs {
+    weft_jobs_desc_t desc;          /* resolved desc; immutable after create */
+    weft_allocator_t alloc;         /* resolved allocator (never NULL functions) */
+    uint64_t id;                    /* unique per instance: binds TLS to this instance */
+    uint32_t worker_count;          /* contexts [0, worker_count) are workers */
+    bool is_inline;                 /* WEFT_EXECUTION_INLINE */
+    weft__ctx_t *ctx;               /* worker_count + WEFT__MAX_REGISTERED contexts */
+    weft__queue_t inject;           /* jobs submitted by registered threads */
+    weft__queue_t main;             /* jobs pinned to worker 0 */
+    weft__sleep_t sleep;            /* idle workers and blocked waiters */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
+    weft_atomic_u32 external_inflight; /* registered threads inside an API call */
+    weft_atomic_u32 registered;     /* registered slots handed out */
+};
+
+/* ---- cross-file functions ---------------------------------------------- >>internal */
+
+/* worker.c */
+weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs); /* NULL: unknown thread */
+weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx);
+void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job);
+
+/* record.c */
+weft__rec_t *weft__rec_alloc(weft_jobs_t *jobs, weft__ctx_t *ctx); /* NULL: out of memory */
+void weft__rec_free(weft__ctx_t *ctx, weft__rec_t *r);
+void weft__rec_fini_ctx(weft_jobs_t *jobs, weft__ctx_t *ctx);
+
+/* submit.c */
+void weft__queue_init(weft__queue_t *q);
+void weft__queue_fini(weft__queue_t *q);
+weft__rec_t *weft__queue_pop(weft__queue_t *q, int priority);
+bool weft__queue_is_empty(weft__queue_t *q); /* seq_cst loads (see sleep.c) */
+/* Submission from inside the job system (parallel-for helpers): no validation. */
+weft_result_t weft__submit_one(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_job_desc_t *d,
+                               weft_counter_t *done);
+/* WEFT_ESHUTDOWN check shared by submit and parallel-for (reports the failure). */
+weft_result_t weft__check_phase(weft_jobs_t *jobs, const weft__ctx_t *ctx, const char *what);
+/* Make a list of ready jobs runnable from `ctx` (deque, injection or main queue). */
+void weft__schedule_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *first);
+/* Inline mode: run queued jobs in order until the queue is empty (or `until` is done). */
+void weft__inline_drain(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_counter_t *until);
+
+/* counter.c */
+void weft__counter_add(weft_counter_t *c, uint64_t n);
+/* Wait without the argument checks: runs jobs (workers) or sleeps (registered threads). */
+void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c);
+/* One job counted by `c` finished; releases parked gates if it was the last. */
+void weft__counter_finish(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c);
+/* Park `gate` on `c`; false if `c` is already at zero (nothing was parked). */
+bool weft__counter_park(weft_counter_t *c, weft__rec_t *node);
+/* Drop one of the gate's pending references; schedules its jobs when it was the last. */
+void weft__gate_release(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate);
+
+/* sleep.c */
+void weft__sleep_init(weft__sleep_t *s);
+void weft__sleep_fini(weft__sleep_t *s);
+/* New work or a state change: wake up to `n` sleepers (UINT32_MAX: all). Cheap if none. */
+void weft__sleep_notify(weft_jobs_t *jobs, uint32_t n);
+/* Idle worker / waiter: spin with backoff for desc.spin_us, then sleep until notified.
+ * `ready(jobs, ctx, arg, final)` is polled while spinning (final = false) and checked
+ * once more after registering as a sleeper (final = true); true returns at once. */
+typedef bool (*weft__ready_fn)(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final);
+void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg);
+/* Wake every sleeper unconditionally after a plain (non-seq_cst) publication: the epoch
+ * bump is a seq_cst RMW, so a sleeper either reads the new epoch (and with it everything
+ * published before the kick) or is seen in `sleepers` and woken. Used while destroy drains,
+ * where worker 0 sleeps until the finished/submitted tallies match. */
+void weft__sleep_kick(weft_jobs_t *jobs);
+/* Registered threads entering/leaving an API call (destroy waits for them). */
+void weft__external_enter(weft_jobs_t *jobs);
+void weft__external_leave(weft_jobs_t *jobs);
+/* True when some queue a thread like `ctx` can take from looks non-empty. */
+bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx);
+
+/* Relaxed peek for the hot path: false means "looked empty just now". A miss is caught by
+ * the seq_cst re-check before a thread sleeps (sleep.c). */
+static inline bool weft__queue_maybe_nonempty(weft__queue_t *q) {
+    return (weft_atomic_load_relaxed(&q->count[0]) | weft_atomic_load_relaxed(&q->count[1]) |
+            weft_atomic_load_relaxed(&q->count[2])) != 0;
+}
+
+static inline void weft__list_push(weft__list_t *l, weft__rec_t *r) {
+    r->next = NULL;
+    if (l->head) {
+        l->tail->next = r;
+    } else {
+        l->head = r;
+    }
+    l->tail = r;
+}
+
+static inline weft__rec_t *weft__list_pop(weft__list_t *l) {
+    weft__rec_t *r = l->head;
+    if (r) {
+        l->head = r->next;
+        r->next = NULL;
+    }
+    return r;
+}
+
+#endif /* WEFT_JOBS_IMPL_H */

@@ -1,0 +1,153 @@
+/* sleep.c: how idle threads wait for work without burning a core, and how they are woken.
+ *
+ * DESIGN: an eventcount (as in Folly/Dmitry Vyukov's design) over one mutex and condition
+ * variable. An idle thread first spins for desc.spin_us, polling with exponential backoff
+ * (1, 2, 4 ... 64 pause instructions, then sched_yield so oversubscribed workers let the
+ * busy ones run). Then it registers as a sleeper (`sleepers` += 1), reads `epoch`, checks
+ * once more for work, and sleeps on the condition variable while `epoch` is unchanged.
+ * A thread that publishes work reads `sleepers`; only if it is non-zero does it bump the
+ * epoch and signal. So the common case — everyone busy — costs one load per submission.
+ *
+ * No lost wake-up (a Dekker handshake; every access involved is seq_cst, which TSan
+ * models): the publisher does  [publish: seq_cst store/RMW] → [load sleepers];  the
+ * sleeper does  [sleepers += 1] → [load epoch] → [seq_cst loads of every queue].  In the
+ * single total order of seq_cst operations either the publisher's load sees the sleeper
+ * (and bumps the epoch, which the sleeper re-reads under the mutex before waiting), or
+ * the sleeper's increment comes later, so its queue checks see the published work.
+ * Publications are: deque push (bottom store), injection/main queue push (count RMW),
+ * phase changes (store), and a counter's zero transition (its SLEEPERS flag, counter.c).
+ *
+ * notify(n) signals n times (or broadcasts): a parallel-for helper wakes one sleeper, not
+ * all of them; main-thread jobs, counter zero transitions and shutdown broadcast, because
+ * they must reach one particular thread.
+ *
+ * Lock order: sleep.lock is a leaf; it is never held while taking another lock. */
+#include "jobs_impl.h"
+
+void weft__sleep_init(weft__sleep_t *s) {
+    weft_atomic_init(&s->sleepers, 0);
+    weft_atomic_init(&s->external, 0);
+    weft_atomic_init(&s->epoch, 0);
+    weft__mutex_init(&s->lock);
+    weft__cond_init(&s->cond);
+}
+
+void weft__sleep_fini(weft__sleep_t *s) {
+    weft__cond_fini(&s->cond);
+    weft__mutex_fini(&s->lock);
+}
+
+void weft__sleep_notify(weft_jobs_t *jobs, uint32_t n) {
+    weft__sleep_t *s = &jobs->sleep;
+    /* seq_cst: the second half of the publisher's side of the handshake (file top). */
+    uint32_t sleeping = weft_atomic_load_seq_cst(&s->sleepers);
+    if (sleeping == 0 || n == 0) {
+        return;
+    }
+    /* seq_cst: a sleeper that registered after our load above reads the new epoch. */
+    weft_atomic_fetch_add_seq_cst(&s->epoch, 1u);
+    weft__mutex_lock(&s->lock); /* acquire sleep.lock: a sleeper is either before its
+                                   epoch check or inside cond_wait, never in between */
+    /* A registered thread cannot run the new job, so a signal spent on it would be lost:
+     * broadcast whenever one sleeps (its increment is visible: it precedes its seq_cst
+     * increment of `sleepers`, which our seq_cst load above read). */
+    if (n >= sleeping || weft_atomic_load_relaxed(&s->external) != 0) {
+        weft__cond_broadcast(&s->cond);
+    } else {
+        for (uint32_t i = 0; i < n; ++i) {
+            weft__cond_signal(&s->cond);
+        }
+    }
+    weft__mutex_unlock(&s->lock); /* release sleep.lock */
+}
+
+void weft__sleep_kick(weft_jobs_t *jobs) {
+    weft__sleep_t *s = &jobs->sleep;
+    /* seq_cst RMW: see the declaration; it orders our earlier plain publication before
+     * the sleepers load below, which a fence-free release store could not */
+    weft_atomic_fetch_add_seq_cst(&s->epoch, 1u);
+    if (weft_atomic_load_seq_cst(&s->sleepers) == 0) {
+        return;
+    }
+    weft__mutex_lock(&s->lock); /* acquire sleep.lock: pairs with the sleeper's lock */
+    weft__cond_broadcast(&s->cond);
+    weft__mutex_unlock(&s->lock); /* release sleep.lock */
+}
+
+bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
+    if (ctx->is_worker) {
+        for (uint32_t w = 0; w < jobs->worker_count; ++w) {
+            for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
+                if (!weft__deque_is_empty(&jobs->ctx[w].dq[p])) {
+                    return true;
+                }
+            }
+        }
+        if (ctx->index == 0 && !weft__queue_is_empty(&jobs->main)) {
+            return true;
+        }
+        return !weft__queue_is_empty(&jobs->inject);
+    }
+    return false; /* registered threads do not run jobs; they wait for their counter */
+}
+
+/* Spin phase: poll `ready` with exponential backoff until spin_us has passed. */
+static bool spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
+    uint64_t start = weft__time_ns();
+    uint64_t budget = (uint64_t)jobs->desc.spin_us * 1000u;
+    uint32_t backoff = 1;
+    for (;;) {
+        if (ready(jobs, ctx, arg, false)) {
+            return true;
+        }
+        if (backoff <= 64) {
+            for (uint32_t i = 0; i < backoff; ++i) {
+                weft_cpu_relax();
+            }
+            backoff *= 2;
+        } else {
+            weft__thread_yield(); /* more workers than cores: let the busy ones run */
+        }
+        if (weft__time_ns() - start >= budget) {
+            return false;
+        }
+    }
+}
+
+void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
+                      const void *arg) {
+    if (spin(jobs, ctx, ready, arg)) {
+        return;
+    }
+    weft__sleep_t *s = &jobs->sleep;
+    if (!ctx->is_worker) {
+        weft_atomic_fetch_add_relaxed(&s->external, 1u);
+    }
+    /* seq_cst: the sleeper's side of the handshake (file top). */
+    weft_atomic_fetch_add_seq_cst(&s->sleepers, 1u);
+    uint32_t ticket = weft_atomic_load_seq_cst(&s->epoch);
+    if (ready(jobs, ctx, arg, true)) {
+        weft_atomic_fetch_sub_relaxed(&s->sleepers, 1u);
+        if (!ctx->is_worker) {
+            weft_atomic_fetch_sub_relaxed(&s->external, 1u);
+        }
+        return;
+    }
+    const weft_profiler_t *prof = &jobs->desc.profiler;
+    if (prof->worker_sleep) {
+        prof->worker_sleep(ctx->index, prof->user);
+    }
+    weft__mutex_lock(&s->lock); /* acquire sleep.lock: pairs with notify's lock */
+    while (weft_atomic_load_relaxed(&s->epoch) == ticket) {
+        /* relaxed is enough: notify bumps the epoch before taking the lock we hold */
+        weft__cond_wait(&s->cond, &s->lock);
+    }
+    weft__mutex_unlock(&s->lock); /* release sleep.lock */
+    weft_atomic_fetch_sub_relaxed(&s->sleepers, 1u);
+    if (!ctx->is_worker) {
+        weft_atomic_fetch_sub_relaxed(&s->external, 1u);
+    }
+    if (prof->worker_wake) {
+        prof->worker_wake(ctx->index, prof->user);
+    }
+}

@@ -1,0 +1,512 @@
+/* worker.c: creating and destroying a job system, the worker threads' loop, finding and
+ * running jobs, and which thread is which (thread-local bindings, registration).
+ *
+ * DESIGN: each thread that may use a job system is bound to one context of it through a
+ * small thread-local table (`bindings`), keyed by the instance's address and its unique
+ * id, so a stale binding left by a destroyed instance never matches a new one at the same
+ * address. The last lookup is cached; the common case costs two compares.
+ *
+ * A worker looks for work in this order: (worker 0 only) the main-thread queue, then for
+ * each priority from high to low: its own deque (LIFO), the injection queue, and the other
+ * workers' deques (steal, FIFO), starting from a random victim. Finding nothing, it spins
+ * and then sleeps (sleep.c).
+ *
+ * Shutdown (destroy, on the creating thread): phase DRAINING makes submissions from
+ * outside any job fail with WEFT_ESHUTDOWN, while jobs may still submit children. Worker 0
+ * runs jobs until every context's `finished` tally matches its `submitted` tally and no
+ * registered thread is inside an API call; then phase STOPPED, wake everyone, join, free.
+ * The tallies are read finished-first: a job is counted as submitted before it can be
+ * counted as finished, so equal sums mean nothing was in flight.
+ *
+ * Lock order: this file takes sleep.lock only through sleep.c; no lock is nested. */
+#include "jobs_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- thread-local bindings ---------------------------------------------- >>binding */
+
+#define BINDINGS 8
+
+typedef struct binding {
+    const weft_jobs_t *jobs; /* instance address, or NULL for a free slot */
+    uint64_t id;             /* instance id (addresses are reused, ids are not) */
+    weft__ctx_t *ctx;        /* this thread's context in that instance */
+} binding_t;
+
+/* initial-exec: the library is compiled as PIC, and the default TLS model would cost a
+ * __tls_get_addr call on every submit. The bindings are small, so the static TLS block
+ * has room for them even when the library is loaded as a shared object. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WEFT__TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define WEFT__TLS_FAST
+#endif
+
+static _Thread_local binding_t bindings[BINDINGS] WEFT__TLS_FAST;
+static _Thread_local binding_t last_binding WEFT__TLS_FAST;
+static weft_atomic_u64 next_id = 1;
+
+weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs) {
+    if (last_binding.jobs == jobs && last_binding.id == jobs->id) {
+        return last_binding.ctx;
+    }
+    for (int i = 0; i < BINDINGS; ++i) {
+        if (bindings[i].jobs == jobs && bindings[i].id == jobs->id) {
+            last_binding = bindings[i];
+            return bindings[i].ctx;
+        }
+    }
+    return NULL;
+}
+
+static bool bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    for (int i = 0; i < BINDINGS; ++i) {
+        if (bindings[i].jobs == NULL) {
+            bindings[i] = (binding_t){jobs, jobs->id, ctx};
+            last_binding = bindings[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static void unbind_thread(const weft_jobs_t *jobs) {
+    for (int i = 0; i < BINDINGS; ++i) {
+        if (bindings[i].jobs == jobs && bindings[i].id == jobs->id) {
+            bindings[i] = (binding_t){0};
+        }
+    }
+    if (last_binding.jobs == jobs) {
+        last_binding = (binding_t){0};
+    }
+}
+
+/* ---- finding and running jobs ----------------------------------------------- >>run */
+
+static uint64_t next_random(weft__ctx_t *ctx) {
+    uint64_t x = ctx->rng; /* xorshift64 */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    ctx->rng = x;
+    return x;
+}
+
+weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    weft__rec_t *job;
+    if (ctx->index == 0 && weft__queue_maybe_nonempty(&jobs->main) &&
+        (job = weft__queue_pop(&jobs->main, -1)) != NULL) {
+        return job;
+    }
+    bool inject = weft__queue_maybe_nonempty(&jobs->inject);
+    /* The enum is ordered so that zero is the default, not by urgency. */
+    static const int order[WEFT_PRIORITY_COUNT] = {WEFT_PRIORITY_HIGH, WEFT_PRIORITY_NORMAL,
+                                                   WEFT_PRIORITY_LOW};
+    uint32_t n = jobs->worker_count;
+    for (int i = 0; i < WEFT_PRIORITY_COUNT; ++i) {
+        int p = order[i];
+        if ((job = weft__deque_take(&ctx->dq[p])) != NULL) {
+            return job;
+        }
+        if (inject && (job = weft__queue_pop(&jobs->inject, p)) != NULL) {
+            return job;
+        }
+        if (n > 1) {
+            uint32_t start = (uint32_t)(next_random(ctx) % n);
+            for (uint32_t k = 0; k < n; ++k) {
+                uint32_t v = (start + k) % n;
+                if (v != ctx->index && (job = weft__deque_steal(&jobs->ctx[v].dq[p])) != NULL) {
+                    return job;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
+    weft__frame_t frame = {job->done, ctx->frames};
+    ctx->frames = &frame;
+    const weft_profiler_t *prof = &jobs->desc.profiler;
+    const char *name = job->name;
+    uint32_t tag = job->u.tag;
+    if (prof->job_begin) {
+        prof->job_begin(name, tag, ctx->index, prof->user);
+    }
+    weft_job_ctx_t jctx = {jobs, ctx->index, tag};
+    job->fn(job->arg, &jctx);
+    if (prof->job_end) {
+        prof->job_end(name, tag, ctx->index, prof->user);
+    }
+    ctx->frames = frame.prev;
+    weft_counter_t *done = job->done;
+    weft__rec_free(ctx, job);
+    /* release pairs with the acquire loads in all_done(): our submissions are counted */
+    weft_atomic_store_release(&ctx->finished, weft_atomic_load_relaxed(&ctx->finished) + 1u);
+    if (done) {
+        weft__counter_finish(jobs, ctx, done);
+    }
+}
+
+/* ---- worker threads --------------------------------------------------------- >>worker */
+
+static bool worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
+    (void)arg;
+    (void)final;
+    /* seq_cst: part of the sleep handshake (sleep.c); destroy stores the phase seq_cst */
+    return weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_STOPPED ||
+           weft__has_work(jobs, ctx);
+}
+
+static void worker_main(void *arg) {
+    weft__ctx_t *ctx = arg;
+    weft_jobs_t *jobs = ctx->jobs;
+    if (!bind_thread(jobs, ctx)) {
+        abort(); /* a fresh thread has all its bindings free */
+    }
+    bool ran = false; /* ran a job since going idle last */
+    for (;;) {
+        /* acquire pairs with destroy's seq_cst store: nothing is left to run */
+        uint32_t phase = weft_atomic_load_acquire(&jobs->phase);
+        if (phase == WEFT__PHASE_STOPPED) {
+            break;
+        }
+        weft__rec_t *job = weft__find_job(jobs, ctx);
+        if (job) {
+            weft__run_job(jobs, ctx, job);
+            ran = true;
+            continue;
+        }
+        if (phase == WEFT__PHASE_DRAINING && ran) {
+            /* Busy -> idle while destroy drains: worker 0 may be asleep waiting for our
+             * `finished` tally. Only on this transition, so idle workers woken by each
+             * other's kicks do not ping-pong. */
+            weft__sleep_kick(jobs);
+        }
+        ran = false;
+        weft__sleep_idle(jobs, ctx, worker_ready, NULL);
+    }
+    unbind_thread(jobs);
+}
+
+/* ---- create / destroy --------------------------------------------------------- >>life */
+
+static void *default_alloc(size_t size, size_t align, void *user) {
+    (void)user;
+    size_t rounded = (size + align - 1) & ~(align - 1); /* aligned_alloc wants a multiple */
+    return aligned_alloc(align, rounded);
+}
+
+static void default_free(void *ptr, size_t size, void *user) {
+    (void)size;
+    (void)user;
+    free(ptr);
+}
+
+weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc) {
+    weft_jobs_desc_t d = desc ? *desc : (weft_jobs_desc_t){0};
+    if (d.execution == WEFT_EXECUTION_INLINE) {
+        d.worker_count = 1;
+    } else if (d.worker_count == 0) {
+        d.worker_count = weft__thread_hardware_count();
+        if (d.worker_count > WEFT__MAX_WORKERS) {
+            d.worker_count = WEFT__MAX_WORKERS;
+        }
+    }
+    d.queue_capacity = d.queue_capacity ? d.queue_capacity : 4096u;
+    d.scratch_size = d.scratch_size ? d.scratch_size : (size_t)64 * 1024;
+    d.spin_us = d.spin_us ? d.spin_us : 50u;
+    if (!d.allocator.alloc && !d.allocator.free) {
+        d.allocator.alloc = default_alloc;
+        d.allocator.free = default_free;
+    }
+    return d;
+}
+
+static weft_result_t check_desc(const weft_jobs_desc_t *d) {
+    const weft_logger_t *log = d ? &d->logger : NULL;
+    if (!d) {
+        return WEFT_OK;
+    }
+    WEFT__CONTRACT(d->_canary == 0, log, WEFT_EINVAL,
+                   "weft_jobs_create: desc._canary is %u (must stay 0: is the desc initialised?)",
+                   d->_canary);
+    WEFT__CONTRACT(d->worker_count <= WEFT__MAX_WORKERS, log, WEFT_EINVAL,
+                   "weft_jobs_create: worker_count %u exceeds the maximum of %u", d->worker_count,
+                   WEFT__MAX_WORKERS);
+    WEFT__CONTRACT(d->execution == WEFT_EXECUTION_THREADED || d->execution == WEFT_EXECUTION_INLINE,
+                   log, WEFT_EINVAL, "weft_jobs_create: unknown execution mode %d",
+                   (int)d->execution);
+    WEFT__CONTRACT(!d->allocator.alloc == !d->allocator.free, log, WEFT_EINVAL,
+                   "weft_jobs_create: allocator.alloc and allocator.free must be set together");
+    WEFT__CONTRACT(d->queue_capacity <= (1u << 30), log, WEFT_EINVAL,
+                   "weft_jobs_create: queue_capacity %u is larger than 2^30", d->queue_capacity);
+    return WEFT_OK;
+}
+
+/* Initialise context i; false on allocation failure (partial state is freed by free_all). */
+static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
+    weft__ctx_t *ctx = &jobs->ctx[i];
+    memset(ctx, 0, sizeof *ctx);
+    ctx->jobs = jobs;
+    ctx->is_worker = i < jobs->worker_count;
+    ctx->index = ctx->is_worker ? i : UINT32_MAX;
+    ctx->rng = 0x9E3779B97F4A7C15u * (i + 1u) | 1u;
+    weft_atomic_init(&ctx->free_remote, NULL);
+    weft_atomic_init(&ctx->submitted, 0);
+    weft_atomic_init(&ctx->finished, 0);
+    for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
+        weft_atomic_init(&ctx->dq[p].buf, NULL);
+    }
+    if (!ctx->is_worker) {
+        return true;
+    }
+    for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
+        if (!weft__deque_init(&ctx->dq[p], jobs->desc.queue_capacity, &jobs->alloc)) {
+            return false;
+        }
+    }
+    ctx->scratch = jobs->alloc.alloc(jobs->desc.scratch_size, WEFT_CACHE_LINE, jobs->alloc.user);
+    return ctx->scratch != NULL;
+}
+
+static uint32_t ctx_total(const weft_jobs_t *jobs) {
+    return jobs->worker_count + (jobs->is_inline ? 0u : WEFT__MAX_REGISTERED);
+}
+
+/* Free everything create() built; safe on a partially built instance (zeroed parts). */
+static void free_all(weft_jobs_t *jobs, uint32_t ctx_ready) {
+    weft_allocator_t a = jobs->alloc;
+    if (jobs->ctx) {
+        for (uint32_t i = 0; i < ctx_ready; ++i) {
+            weft__ctx_t *ctx = &jobs->ctx[i];
+            weft__rec_fini_ctx(jobs, ctx);
+            for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
+                if (weft_atomic_load_relaxed(&ctx->dq[p].buf)) {
+                    weft__deque_fini(&ctx->dq[p]);
+                }
+            }
+            if (ctx->scratch) {
+                a.free(ctx->scratch, jobs->desc.scratch_size, a.user);
+            }
+        }
+        a.free(jobs->ctx, sizeof(weft__ctx_t) * ctx_total(jobs), a.user);
+    }
+    weft__queue_fini(&jobs->inject);
+    weft__queue_fini(&jobs->main);
+    weft__sleep_fini(&jobs->sleep);
+    a.free(jobs, sizeof *jobs, a.user);
+}
+
+/* Tell the spawned workers [1, spawned) to exit and join them. */
+static void stop_and_join(weft_jobs_t *jobs, uint32_t spawned) {
+    /* seq_cst: a publication for the sleep handshake (sleep.c) */
+    weft_atomic_store_seq_cst(&jobs->phase, (uint32_t)WEFT__PHASE_STOPPED);
+    weft__sleep_notify(jobs, UINT32_MAX);
+    for (uint32_t i = 1; i < spawned; ++i) {
+        weft__thread_join(&jobs->ctx[i].thread);
+    }
+}
+
+weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) {
+    WEFT__CONTRACT(out != NULL, desc ? &desc->logger : NULL, WEFT_EINVAL,
+                   "weft_jobs_create: out is NULL");
+    *out = NULL;
+    weft_result_t r = check_desc(desc);
+    if (r != WEFT_OK) {
+        return r;
+    }
+    weft_jobs_desc_t d = weft_jobs_desc_resolved(desc);
+    weft_jobs_t *jobs = d.allocator.alloc(sizeof *jobs, WEFT_CACHE_LINE, d.allocator.user);
+    if (!jobs) {
+        return WEFT__FAIL(&d.logger, WEFT_ENOMEM, "weft_jobs_create: out of memory");
+    }
+    memset(jobs, 0, sizeof *jobs);
+    jobs->desc = d;
+    jobs->alloc = d.allocator;
+    jobs->id = weft_atomic_fetch_add_relaxed(&next_id, 1u);
+    jobs->worker_count = d.worker_count;
+    jobs->is_inline = d.execution == WEFT_EXECUTION_INLINE;
+    weft__queue_init(&jobs->inject);
+    weft__queue_init(&jobs->main);
+    weft__sleep_init(&jobs->sleep);
+    weft_atomic_init(&jobs->phase, (uint32_t)WEFT__PHASE_RUNNING);
+    weft_atomic_init(&jobs->external_inflight, 0);
+    weft_atomic_init(&jobs->registered, 0);
+
+    uint32_t total = ctx_total(jobs), ready = 0;
+    jobs->ctx = d.allocator.alloc(sizeof(weft__ctx_t) * total, WEFT_CACHE_LINE, d.allocator.user);
+    if (!jobs->ctx) {
+        goto fail_free_all;
+    }
+    for (; ready < total; ++ready) {
+        if (!ctx_init(jobs, ready)) {
+            ready += 1; /* the failed context holds partial allocations: free them too */
+            goto fail_free_all;
+        }
+    }
+    if (!bind_thread(jobs, &jobs->ctx[0])) {
+        free_all(jobs, ready);
+        return WEFT__FAIL(&d.logger, WEFT_ECAPACITY,
+                          "weft_jobs_create: this thread is already bound to %d job systems",
+                          BINDINGS);
+    }
+    for (uint32_t i = 1; i < jobs->worker_count; ++i) {
+        char name[32]; /* "weft-worker-255" fits Linux's 15-character limit */
+        snprintf(name, sizeof name, "weft-worker-%u", i);
+        if (!weft__thread_create(&jobs->ctx[i].thread, worker_main, &jobs->ctx[i], name)) {
+            stop_and_join(jobs, i);
+            unbind_thread(jobs);
+            free_all(jobs, ready);
+            return WEFT__FAIL(&d.logger, WEFT_ETHREAD,
+                              "weft_jobs_create: could not start worker thread %u of %u", i,
+                              d.worker_count - 1);
+        }
+    }
+    *out = jobs;
+    return WEFT_OK;
+
+fail_free_all:
+    free_all(jobs, ready);
+    return WEFT__FAIL(&d.logger, WEFT_ENOMEM, "weft_jobs_create: out of memory");
+}
+
+void weft__external_enter(weft_jobs_t *jobs) {
+    /* seq_cst: pairs with destroy's seq_cst phase store and all_done()'s seq_cst load;
+     * either destroy waits for us, or our phase check (weft__check_phase) sees it */
+    weft_atomic_fetch_add_seq_cst(&jobs->external_inflight, 1u);
+}
+
+void weft__external_leave(weft_jobs_t *jobs) {
+    /* release pairs with the seq_cst loads in destroy: our pushes and tallies are visible
+     * to it once it sees the decrement. This is our last touch of `jobs`: destroy may free
+     * it right after, so we cannot wake destroy; it polls instead (see weft_jobs_destroy). */
+    weft_atomic_fetch_sub_release(&jobs->external_inflight, 1u);
+}
+
+/* True when every submitted job has finished and no registered thread is inside a call. */
+static bool all_done(weft_jobs_t *jobs) {
+    /* seq_cst: pairs with the registered thread's seq_cst increment before its phase check */
+    if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+        return false;
+    }
+    uint32_t n = jobs->worker_count + weft_atomic_load_acquire(&jobs->registered);
+    n = n < ctx_total(jobs) ? n : ctx_total(jobs);
+    uint64_t finished = 0, submitted = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        /* pairs with the release store in weft__run_job() */
+        finished += weft_atomic_load_acquire(&jobs->ctx[i].finished);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        /* pairs with the release store in submit.c: the job's submission is counted */
+        submitted += weft_atomic_load_acquire(&jobs->ctx[i].submitted);
+    }
+    weft_assert_internal(finished <= submitted);
+    return finished == submitted;
+}
+
+static bool drain_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
+    (void)arg;
+    (void)final;
+    return weft__has_work(jobs, ctx) || all_done(jobs);
+}
+
+void weft_jobs_destroy(weft_jobs_t *jobs) {
+    if (!jobs) {
+        return;
+    }
+    weft__ctx_t *ctx = weft__ctx_current(jobs);
+    WEFT_ASSERT(ctx == &jobs->ctx[0], "weft_jobs_destroy: call it from the creating thread");
+    if (ctx != &jobs->ctx[0]) {
+        return;
+    }
+    WEFT_ASSERT(ctx->frames == NULL, "weft_jobs_destroy: called from inside a job");
+    /* seq_cst: pairs with the registered threads' seq_cst load after their inflight RMW */
+    weft_atomic_store_seq_cst(&jobs->phase, (uint32_t)WEFT__PHASE_DRAINING);
+    if (jobs->is_inline) {
+        weft__inline_drain(jobs, ctx, NULL);
+    } else {
+        for (;;) {
+            weft__rec_t *job = weft__find_job(jobs, ctx);
+            if (job) {
+                weft__run_job(jobs, ctx, job);
+                continue;
+            }
+            if (all_done(jobs)) {
+                break;
+            }
+            if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+                /* A registered thread is inside a call; it cannot wake us when it leaves
+                 * (see weft__external_leave), so poll politely. Rare and short. */
+                weft__thread_yield();
+                continue;
+            }
+            weft__sleep_idle(jobs, ctx, drain_ready, NULL);
+        }
+    }
+    stop_and_join(jobs, jobs->worker_count);
+    /* Registered threads that came in after the drain only look at the phase and leave. */
+    while (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+        weft__thread_yield();
+    }
+    unbind_thread(jobs);
+    free_all(jobs, ctx_total(jobs));
+}
+
+/* ---- queries ----------------------------------------------------------------- >>query */
+
+uint32_t weft_jobs_worker_count(const weft_jobs_t *jobs) {
+    WEFT_ASSERT(jobs != NULL, "weft_jobs_worker_count: jobs is NULL");
+    return jobs ? jobs->worker_count : 0;
+}
+
+uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs) {
+    WEFT_ASSERT(jobs != NULL, "weft_jobs_worker_index: jobs is NULL");
+    weft__ctx_t *ctx = jobs ? weft__ctx_current(jobs) : NULL;
+    return ctx ? ctx->index : UINT32_MAX;
+}
+
+void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {
+    WEFT_ASSERT(jobs != NULL, "weft_jobs_scratch: jobs is NULL");
+    WEFT_ASSERT(!jobs || worker < jobs->worker_count, "weft_jobs_scratch: no such worker");
+    if (!jobs || worker >= jobs->worker_count) {
+        if (size) {
+            *size = 0;
+        }
+        return NULL;
+    }
+    if (size) {
+        *size = jobs->desc.scratch_size;
+    }
+    return jobs->ctx[worker].scratch;
+}
+
+weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs) {
+    WEFT__CONTRACT(jobs != NULL, NULL, WEFT_EINVAL, "weft_jobs_register_thread: jobs is NULL");
+    const weft_logger_t *log = &jobs->desc.logger;
+    if (weft__ctx_current(jobs)) {
+        return WEFT_OK; /* already a worker or registered */
+    }
+    if (jobs->is_inline) {
+        return WEFT__FAIL(log, WEFT_ESTATE,
+                          "weft_jobs_register_thread: an inline job system runs everything on "
+                          "its creating thread");
+    }
+    uint32_t slot = weft_atomic_fetch_add_acq_rel(&jobs->registered, 1u);
+    if (slot >= WEFT__MAX_REGISTERED) {
+        weft_atomic_fetch_sub_relaxed(&jobs->registered, 1u);
+        return WEFT__FAIL(log, WEFT_ECAPACITY,
+                          "weft_jobs_register_thread: all %u registered-thread slots are taken",
+                          WEFT__MAX_REGISTERED);
+    }
+    if (!bind_thread(jobs, &jobs->ctx[jobs->worker_count + slot])) {
+        /* The slot stays reserved (slots are never reused); its tallies stay zero. */
+        return WEFT__FAIL(log, WEFT_ECAPACITY,
+                          "weft_jobs_register_thread: this thread is already bound to %d job "
+                          "systems",
+                          BINDINGS);
+    }
+    return WEFT_OK;
+}

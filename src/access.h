@@ -1,0 +1,64 @@
+/* access.h: debug-build enforcement of system access declarations (private to the build).
+ *
+ * DESIGN
+ * The scheduler, before it runs a system's body on a thread, publishes that system's access
+ * set in a thread-local pointer (weft__access_enter) and clears it afterwards
+ * (weft__access_leave). Every component access and structural call of the core goes through
+ * WEFT__ACCESS(world, component_id, mode), which in debug builds (WEFT_DEBUG >= 1) calls
+ * weft__access_check(): with no set published (outside systems) or a set of another world,
+ * everything is allowed; otherwise a read needs the component in read or write, a write needs
+ * it in write, and a structural change is never allowed (systems use command buffers). A
+ * violation asserts with a message naming the system and the component. In release builds the
+ * macro compiles to nothing, so the hot paths pay nothing. */
+#ifndef WEFT_SRC_ACCESS_H
+#define WEFT_SRC_ACCESS_H
+
+#include "weft/component.h"
+
+typedef enum weft__access_mode {
+    WEFT__ACCESS_READ = 0,       /* reading component data */
+    WEFT__ACCESS_WRITE = 1,      /* writing component data */
+    WEFT__ACCESS_STRUCTURAL = 2, /* create/destroy/add/remove/set/sort/move/register */
+} weft__access_mode_t;
+
+#define WEFT__ACCESS_WORDS (WEFT_MAX_COMPONENTS / 64)
+
+/* The declared access of one running system. Owned by the scheduler; must outlive the time it
+ * is published. Write implies read: the checker accepts a read of a component in `write`. */
+typedef struct weft__access_set {
+    const weft_world_t *world;          /* the world the system belongs to */
+    const char *system_name;            /* for the violation message */
+    uint64_t read[WEFT__ACCESS_WORDS];  /* bit c: component id c may be read */
+    uint64_t write[WEFT__ACCESS_WORDS]; /* bit c: component id c may be written (and read) */
+} weft__access_set_t;
+
+/* Set bit `id` in a bitset of WEFT__ACCESS_WORDS words. */
+static inline void weft__access_bit_set(uint64_t *bits, uint32_t id) {
+    bits[id >> 6] |= (uint64_t)1 << (id & 63u);
+}
+
+static inline bool weft__access_bit_has(const uint64_t *bits, uint32_t id) {
+    return (bits[id >> 6] >> (id & 63u)) & 1u;
+}
+
+/* Publish `set` as the calling thread's running system; returns the previous one so nested
+ * runs (a system waiting on jobs that run other systems' chunks) can restore it. */
+const weft__access_set_t *weft__access_enter(const weft__access_set_t *set);
+
+/* Restore the previous set returned by weft__access_enter (NULL: outside systems). */
+void weft__access_leave(const weft__access_set_t *previous);
+
+/* The calling thread's published set, or NULL. */
+const weft__access_set_t *weft__access_current(void);
+
+/* Assert (naming system and component) when the calling thread's running system may not
+ * access `component` of `world` in `mode`. component is ignored for structural calls. */
+void weft__access_check(const weft_world_t *world, uint32_t component, weft__access_mode_t mode);
+
+#if WEFT_DEBUG >= 1
+#define WEFT__ACCESS(world, component, mode) weft__access_check((world), (component), (mode))
+#else
+#define WEFT__ACCESS(world, component, mode) ((void)0)
+#endif /* WEFT_DEBUG */
+
+#endif /* WEFT_SRC_ACCESS_H */

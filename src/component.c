@@ -1,0 +1,345 @@
+/* component.c: component registration and per-entity access (add, set, get, has, remove).
+ *
+ * DESIGN
+ * Each mutation runs in two halves: first everything that can fail (validation, the signature
+ * step, pool growth and sparse pages), then the infallible changes (push/remove, signature
+ * store, group alignment, hooks). That split is what makes every call leave the world
+ * unchanged on error. Group alignment runs after a push and before a removal, so a group's
+ * prefix only ever holds entities that have every member. Hooks run with hook_depth raised so
+ * a structural call from inside a hook is caught in debug builds. */
+#include <string.h>
+
+#include "access.h"
+#include "entity.h"
+#include "group.h"
+#include "multi.h"
+#include "signature.h"
+#include "world.h"
+
+/* ---- registration ----------------------------------------------------------- >>register */
+
+static bool is_pow2(size_t x) { return x != 0 && (x & (x - 1u)) == 0; }
+
+static size_t natural_align(size_t size) {
+    size_t a = 1;
+    while (a < 16u && size % (a * 2u) == 0)
+        a *= 2u;
+    return size == 0 ? 1u : a;
+}
+
+static weft_result_t check_desc(const weft_world_t *world, const weft_component_desc_t *d) {
+    const weft_logger_t *log = world->log;
+    WEFT__CONTRACT(d != NULL, log, WEFT_EINVAL, "weft_component_register: desc is NULL");
+    WEFT__CONTRACT(d->_canary == 0, log, WEFT_EINVAL, "weft_component_register: desc._canary is %u",
+                   d->_canary);
+    WEFT__CONTRACT(d->name != NULL && d->name[0] != '\0', log, WEFT_EINVAL,
+                   "weft_component_register: name is required");
+    WEFT__CONTRACT((d->flags & ~WEFT_COMPONENT_MULTI) == 0, log, WEFT_EINVAL,
+                   "weft_component_register: '%s': unknown flags 0x%x", d->name, d->flags);
+    size_t align = d->align ? d->align : natural_align(d->size);
+    WEFT__CONTRACT(is_pow2(align) && align <= WEFT_COMPONENT_MAX_ALIGN, log, WEFT_EINVAL,
+                   "weft_component_register: '%s': align %zu is not a power of two <= %u", d->name,
+                   align, WEFT_COMPONENT_MAX_ALIGN);
+    WEFT__CONTRACT(d->size % align == 0 && d->size <= UINT32_MAX / 2u, log, WEFT_EINVAL,
+                   "weft_component_register: '%s': size %zu is not a multiple of align %zu",
+                   d->name, d->size, align);
+    WEFT__CONTRACT(d->entity_field_count <= WEFT_COMPONENT_MAX_ENTITY_FIELDS, log, WEFT_EINVAL,
+                   "weft_component_register: '%s': %u entity fields (max %u)", d->name,
+                   d->entity_field_count, WEFT_COMPONENT_MAX_ENTITY_FIELDS);
+    for (uint32_t i = 0; i < d->entity_field_count; i++)
+        WEFT__CONTRACT((size_t)d->entity_fields[i] + sizeof(weft_entity_t) <= d->size, log,
+                       WEFT_EINVAL,
+                       "weft_component_register: '%s': entity field at %u overruns size %zu",
+                       d->name, d->entity_fields[i], d->size);
+    return WEFT_OK;
+}
+
+weft_result_t weft_component_register(weft_world_t *world, const weft_component_desc_t *desc,
+                                      weft_component_t *out) {
+    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_register");
+    WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_component_register: out is NULL");
+    out->id = 0;
+    weft_result_t r = check_desc(world, desc);
+    if (r != WEFT_OK)
+        return r;
+    size_t align = desc->align ? desc->align : natural_align(desc->size);
+    weft_component_t known = weft_component_lookup(world, desc->name);
+    if (known.id != 0) {
+        const weft__pool_t *pool = &world->components[known.id]->pool;
+        if (pool->size != desc->size || pool->align != align)
+            return WEFT__FAIL(world->log, WEFT_ECONFLICT,
+                              "weft_component_register: '%s' is registered with size %u align "
+                              "%u, not size %zu align %zu",
+                              desc->name, pool->size, pool->align, desc->size, align);
+        *out = known;
+        return WEFT_OK;
+    }
+    if (world->component_count + 1u >= WEFT_MAX_COMPONENTS)
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                          "weft_component_register: '%s': %u components already registered",
+                          desc->name, world->component_count);
+    weft__component_t *comp = weft__alloc(world, sizeof *comp, _Alignof(weft__component_t));
+    if (comp == NULL)
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_register: out of memory");
+    memset(comp, 0, sizeof *comp);
+    uint32_t id = world->component_count + 1u;
+    size_t len = strlen(desc->name);
+    if (len >= sizeof comp->name)
+        len = sizeof comp->name - 1u;
+    memcpy(comp->name, desc->name, len);
+    comp->flags = desc->flags;
+    comp->version = desc->version ? desc->version : 1u;
+    comp->on_add = desc->on_add;
+    comp->on_remove = desc->on_remove;
+    comp->on_set = desc->on_set;
+    comp->hook_user = desc->hook_user;
+    comp->entity_field_count = desc->entity_field_count;
+    memcpy(comp->entity_fields, desc->entity_fields, sizeof comp->entity_fields);
+    comp->pool.size = (uint32_t)desc->size;
+    comp->pool.align = (uint32_t)align;
+    comp->pool.id = id;
+    if (desc->size == 0)
+        comp->pool.data = (unsigned char *)&world->tag_dummy;
+    if ((desc->flags & WEFT_COMPONENT_MULTI) != 0) {
+        r = weft__multi_init(world, &comp->pool);
+        if (r != WEFT_OK) {
+            weft__free(world, comp, sizeof *comp);
+            return r;
+        }
+    }
+    world->components[id] = comp;
+    world->component_count = id;
+    *out = (weft_component_t){id};
+    return WEFT_OK;
+}
+
+weft_component_t weft_component_lookup(const weft_world_t *world, const char *name) {
+    if (name == NULL)
+        return (weft_component_t){0};
+    for (uint32_t c = 1; c <= world->component_count; c++)
+        if (strncmp(world->components[c]->name, name, sizeof world->components[c]->name - 1u) == 0)
+            return (weft_component_t){c};
+    return (weft_component_t){0};
+}
+
+uint32_t weft_component_registered(const weft_world_t *world) { return world->component_count; }
+
+weft_result_t weft_component_describe(const weft_world_t *world, weft_component_t c,
+                                      weft_component_desc_t *out) {
+    const weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || out == NULL)
+        return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_component_describe: unknown component %u",
+                          c.id);
+    memset(out, 0, sizeof *out);
+    out->name = comp->name;
+    out->size = comp->pool.size;
+    out->align = comp->pool.align;
+    out->flags = comp->flags;
+    out->on_add = comp->on_add;
+    out->on_remove = comp->on_remove;
+    out->on_set = comp->on_set;
+    out->hook_user = comp->hook_user;
+    out->entity_field_count = comp->entity_field_count;
+    memcpy(out->entity_fields, comp->entity_fields, sizeof out->entity_fields);
+    out->version = comp->version;
+    return WEFT_OK;
+}
+
+/* ---- lookups shared by the mutators ----------------------------------------- >>lookup */
+
+/* Resolve (e, c) for a mutation: the live slot and the component record, or an error. */
+static weft_result_t resolve(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                             const char *fn, uint32_t *slot, weft__component_t **comp) {
+    if (!weft__entity_slot(world, e, slot))
+        return WEFT__FAIL(world->log, WEFT_ESTALE, "%s: entity 0x%llx is null or stale", fn,
+                          (unsigned long long)e);
+    *comp = weft__component(world, c.id);
+    if (*comp == NULL)
+        return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
+    return WEFT_OK;
+}
+
+/* Run `hook` on idx's data (for multi-instance pools: every instance when all is set, else
+ * the most recent one). */
+static void run_hook(weft_world_t *world, weft_component_hook_t hook, weft__component_t *comp,
+                     weft_entity_t e, uint32_t idx, bool all) {
+    world->hook_depth++;
+    if (comp->pool.multi != NULL && all) {
+        const weft__multi_t *m = comp->pool.multi;
+        for (uint32_t s = weft__pool_row(&comp->pool, idx); s != 0; s = m->slot_next[s])
+            hook(world, e, (weft_component_t){comp->pool.id},
+                 weft__pool_at(&comp->pool, m->slot_row[s]), comp->hook_user);
+    } else {
+        hook(world, e, (weft_component_t){comp->pool.id}, weft__pool_entity_data(&comp->pool, idx),
+             comp->hook_user);
+    }
+    world->hook_depth--;
+}
+
+void weft__component_fire_remove(weft_world_t *world, weft__component_t *comp, uint32_t idx,
+                                 weft_entity_t e) {
+    if (comp->on_remove != NULL)
+        run_hook(world, comp->on_remove, comp, e, idx, true);
+}
+
+/* ---- add / set ------------------------------------------------------------------ >>add */
+
+/* Add comp to live entity e (absent). Fires on_add. *ptr receives the row's data. */
+static weft_result_t add_index(weft_world_t *world, weft__component_t *comp, weft_entity_t e,
+                               uint32_t slot, void **ptr) {
+    uint32_t idx = weft_entity_index(e);
+    uint32_t sig;
+    weft_result_t r = weft__sig_step(world, weft__slot_sig(slot), comp->pool.id, false, &sig);
+    if (r != WEFT_OK)
+        return r;
+    r = weft__pool_prepare(world, &comp->pool, idx);
+    if (r != WEFT_OK)
+        return r;
+    uint32_t row = weft__pool_push(&comp->pool, idx);
+    weft__entity_set_sig(world, idx, sig);
+    if (comp->pool.group != 0) {
+        weft__group_on_add(world, comp->pool.group, idx);
+        row = weft__pool_row(&comp->pool, idx); /* alignment may have moved it */
+    }
+    *ptr = weft__pool_at(&comp->pool, row);
+    if (comp->on_add != NULL)
+        run_hook(world, comp->on_add, comp, e, idx, false);
+    return WEFT_OK;
+}
+
+weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                 void **ptr) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_add");
+    if (ptr != NULL)
+        *ptr = NULL;
+    uint32_t slot = 0;
+    weft__component_t *comp = NULL;
+    weft_result_t r = resolve(world, e, c, "weft_component_add", &slot, &comp);
+    if (r != WEFT_OK)
+        return r;
+    if (comp->pool.multi != NULL)
+        return weft_component_add_instance(world, e, c, NULL, ptr);
+    uint32_t idx = weft_entity_index(e);
+    if (weft__pool_row(&comp->pool, idx) != WEFT__ROW_NONE)
+        return WEFT__FAIL(world->log, WEFT_EEXIST,
+                          "weft_component_add: entity 0x%llx already has component '%s'",
+                          (unsigned long long)e, comp->name);
+    void *data;
+    r = add_index(world, comp, e, slot, &data);
+    if (r == WEFT_OK && ptr != NULL)
+        *ptr = data;
+    return r;
+}
+
+weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                 const void *value) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_set");
+    uint32_t slot = 0;
+    weft__component_t *comp = NULL;
+    weft_result_t r = resolve(world, e, c, "weft_component_set", &slot, &comp);
+    if (r != WEFT_OK)
+        return r;
+    WEFT__CONTRACT(value != NULL || comp->pool.size == 0, world->log, WEFT_EINVAL,
+                   "weft_component_set: value is NULL for '%s'", comp->name);
+    uint32_t idx = weft_entity_index(e);
+    void *data = weft__pool_entity_data(&comp->pool, idx);
+    if (data == NULL) {
+        r = comp->pool.multi != NULL ? weft_component_add_instance(world, e, c, NULL, &data)
+                                     : add_index(world, comp, e, slot, &data);
+        if (r != WEFT_OK)
+            return r;
+    }
+    if (comp->pool.size)
+        memcpy(data, value, comp->pool.size);
+    if (comp->on_set != NULL)
+        run_hook(world, comp->on_set, comp, e, idx, false);
+    return WEFT_OK;
+}
+
+/* ---- get / has --------------------------------------------------------------------- >>get */
+
+const void *weft_component_get(const weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
+    uint32_t slot = 0;
+    const weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+        return NULL;
+    return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
+}
+
+void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
+    uint32_t slot = 0;
+    const weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+        return NULL;
+    return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
+}
+
+bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
+    uint32_t slot = 0;
+    const weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+        return false;
+    return weft__pool_row(&comp->pool, weft_entity_index(e)) != WEFT__ROW_NONE;
+}
+
+/* ---- remove ----------------------------------------------------------------------- >>remove */
+
+/* Drop idx's row from comp's pool (group first, then the pool). No hooks, no signature. */
+void weft__component_remove_index(weft_world_t *world, weft__component_t *comp, uint32_t idx,
+                                  bool ordered) {
+    if (comp->pool.multi != NULL) {
+        weft__multi_remove_all(&comp->pool, idx);
+        return;
+    }
+    if (comp->pool.group != 0)
+        weft__group_on_remove(world, comp->pool.group, idx);
+    uint32_t row = weft__pool_row(&comp->pool, idx);
+    if (ordered)
+        weft__pool_remove_ordered(&comp->pool, row);
+    else
+        weft__pool_remove_swap(&comp->pool, row);
+}
+
+static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                   bool ordered, const char *fn) {
+    uint32_t slot = 0;
+    weft__component_t *comp = NULL;
+    weft_result_t r = resolve(world, e, c, fn, &slot, &comp);
+    if (r != WEFT_OK)
+        return r;
+    uint32_t idx = weft_entity_index(e);
+    if (weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE)
+        return WEFT__FAIL(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
+                          (unsigned long long)e, comp->name);
+    if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL))
+        return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
+                          comp->name);
+    uint32_t sig;
+    r = weft__sig_step(world, weft__slot_sig(slot), c.id, true, &sig);
+    if (r != WEFT_OK)
+        return r;
+    if (comp->on_remove != NULL)
+        run_hook(world, comp->on_remove, comp, e, idx, true);
+    weft__component_remove_index(world, comp, idx, ordered);
+    weft__entity_set_sig(world, idx, sig);
+    return WEFT_OK;
+}
+
+weft_result_t weft_component_remove(weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_remove");
+    return remove_common(world, e, c, false, "weft_component_remove");
+}
+
+weft_result_t weft_component_remove_ordered(weft_world_t *world, weft_entity_t e,
+                                            weft_component_t c) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_remove_ordered");
+    return remove_common(world, e, c, true, "weft_component_remove_ordered");
+}

@@ -1,0 +1,275 @@
+/* multi.c: multi-instance components — instance slots over an ordinary pool (see multi.h)
+ * and the public weft_instance_* API.
+ *
+ * DESIGN
+ * Growth follows the pool's rule: every allocation happens in weft__multi_prepare() before any
+ * change, so a failed call leaves the world as it was. The entity's signature holds the
+ * component while it has at least one instance: the first instance steps the signature
+ * forward, removing the last steps it back (that step is computed before anything changes). */
+#include <string.h>
+
+#include "access.h"
+#include "entity.h"
+#include "multi.h"
+#include "signature.h"
+
+/* ---- slot tables -------------------------------------------------------------- >>slots */
+
+weft_result_t weft__multi_init(weft_world_t *world, weft__pool_t *pool) {
+    weft__multi_t *m = weft__alloc(world, sizeof *m, _Alignof(weft__multi_t));
+    if (m == NULL)
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_register: out of memory");
+    memset(m, 0, sizeof *m);
+    m->slot_count = 1; /* slot 0 ends lists */
+    pool->multi = m;
+    return WEFT_OK;
+}
+
+void weft__multi_fini(weft_world_t *world, weft__pool_t *pool) {
+    weft__multi_t *m = pool->multi;
+    if (m == NULL)
+        return;
+    weft__free(world, m->row_slot, (size_t)m->row_cap * sizeof(uint32_t));
+    weft__free(world, m->slot_row, (size_t)m->slot_cap * sizeof(uint32_t));
+    weft__free(world, m->slot_next, (size_t)m->slot_cap * sizeof(uint32_t));
+    weft__free(world, m->slot_gen, (size_t)m->slot_cap * sizeof(uint32_t));
+    weft__free(world, m, sizeof *m);
+    pool->multi = NULL;
+}
+
+/* Grow the n arrays in arrs[] from `old` to `cap` uint32_t entries, all or nothing. */
+static bool grow_u32(weft_world_t *world, uint32_t **arrs[], int n, uint32_t used, uint32_t old,
+                     uint32_t cap) {
+    uint32_t *fresh[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n; i++) {
+        fresh[i] = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
+        if (fresh[i] == NULL) {
+            for (int j = 0; j < i; j++)
+                weft__free(world, fresh[j], (size_t)cap * sizeof(uint32_t));
+            return false;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (used && *arrs[i] != NULL)
+            memcpy(fresh[i], *arrs[i], (size_t)used * sizeof(uint32_t));
+        weft__free(world, *arrs[i], (size_t)old * sizeof(uint32_t));
+        *arrs[i] = fresh[i];
+    }
+    return true;
+}
+
+weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
+    weft__multi_t *m = pool->multi;
+    weft_result_t r = weft__pool_prepare(world, pool, idx);
+    if (r != WEFT_OK)
+        return r;
+    if (m->row_cap < pool->count + 1u) {
+        uint32_t cap = pool->cap; /* prepare made pool->cap >= count + 1 */
+        uint32_t **arrs[] = {&m->row_slot};
+        if (!grow_u32(world, arrs, 1, pool->count, m->row_cap, cap))
+            return WEFT__FAIL(world->log, WEFT_ENOMEM, "multi-instance pool: out of memory");
+        m->row_cap = cap;
+    }
+    if (m->free_head == 0 && m->slot_count >= m->slot_cap) {
+        if (m->slot_cap >= (1u << 31))
+            return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                              "multi-instance pool: too many instances");
+        uint32_t cap = m->slot_cap ? m->slot_cap * 2u : 16u;
+        uint32_t **arrs[] = {&m->slot_row, &m->slot_next, &m->slot_gen};
+        if (!grow_u32(world, arrs, 3, m->slot_count, m->slot_cap, cap))
+            return WEFT__FAIL(world->log, WEFT_ENOMEM, "multi-instance pool: out of memory");
+        m->slot_cap = cap;
+    }
+    return WEFT_OK;
+}
+
+uint32_t weft__multi_push(weft__pool_t *pool, uint32_t idx) {
+    weft__multi_t *m = pool->multi;
+    uint32_t slot = m->free_head;
+    if (slot != 0) {
+        m->free_head = m->slot_next[slot];
+    } else {
+        slot = m->slot_count++;
+        m->slot_gen[slot] = 0;
+    }
+    uint32_t row = pool->count++;
+    pool->dense[row] = idx;
+    if (pool->size)
+        memset(weft__pool_at(pool, row), 0, pool->size);
+    m->row_slot[row] = slot;
+    m->slot_row[slot] = row;
+    uint32_t head = weft__pool_row(pool, idx); /* the sparse entry holds the head slot */
+    m->slot_next[slot] = head == WEFT__ROW_NONE ? 0u : head;
+    weft__pool_sparse_set(pool, idx, slot);
+    return slot;
+}
+
+void weft__multi_remove_slot(weft__pool_t *pool, uint32_t slot) {
+    weft__multi_t *m = pool->multi;
+    uint32_t row = m->slot_row[slot];
+    uint32_t idx = pool->dense[row];
+    /* unlink from the entity's list */
+    uint32_t head = weft__pool_row(pool, idx);
+    if (head == slot) {
+        uint32_t next = m->slot_next[slot];
+        weft__pool_sparse_set(pool, idx, next ? next : WEFT__ROW_NONE);
+    } else {
+        uint32_t prev = head;
+        while (m->slot_next[prev] != slot)
+            prev = m->slot_next[prev];
+        m->slot_next[prev] = m->slot_next[slot];
+    }
+    /* swap-remove the row; only the slot mapping follows the moved row */
+    uint32_t last = pool->count - 1u;
+    if (row != last) {
+        pool->dense[row] = pool->dense[last];
+        if (pool->size)
+            memcpy(weft__pool_at(pool, row), weft__pool_at(pool, last), pool->size);
+        m->row_slot[row] = m->row_slot[last];
+        m->slot_row[m->row_slot[row]] = row;
+    }
+    pool->count = last;
+    m->slot_row[slot] = WEFT__ROW_NONE;
+    m->slot_gen[slot] = (m->slot_gen[slot] + 1u) & WEFT__INSTANCE_GEN_MASK;
+    m->slot_next[slot] = m->free_head;
+    m->free_head = slot;
+}
+
+void weft__multi_remove_all(weft__pool_t *pool, uint32_t idx) {
+    uint32_t slot;
+    while ((slot = weft__pool_row(pool, idx)) != WEFT__ROW_NONE)
+        weft__multi_remove_slot(pool, slot);
+}
+
+/* ---- public API ---------------------------------------------------------------- >>api */
+
+/* The pool and slot of a live instance handle, or NULL. */
+static weft__pool_t *resolve(const weft_world_t *world, weft_instance_t inst, uint32_t *slot) {
+    weft__component_t *comp = weft__component(world, (uint32_t)(inst.id >> 56));
+    if (comp == NULL || comp->pool.multi == NULL)
+        return NULL;
+    const weft__multi_t *m = comp->pool.multi;
+    uint32_t s = (uint32_t)inst.id;
+    uint32_t gen = (uint32_t)(inst.id >> 32) & WEFT__INSTANCE_GEN_MASK;
+    if (s == 0 || s >= m->slot_count || m->slot_row[s] == WEFT__ROW_NONE || m->slot_gen[s] != gen)
+        return NULL;
+    *slot = s;
+    return &comp->pool;
+}
+
+static void fire(weft_world_t *world, weft__component_t *comp, weft_component_hook_t hook,
+                 uint32_t idx, uint32_t slot) {
+    weft_entity_t e = weft_entity_from_index(world, idx);
+    world->hook_depth++;
+    hook(world, e, (weft_component_t){comp->pool.id},
+         weft__pool_at(&comp->pool, comp->pool.multi->slot_row[slot]), comp->hook_user);
+    world->hook_depth--;
+}
+
+weft_result_t weft_component_add_instance(weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                          weft_instance_t *out, void **ptr) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_component_add_instance");
+    if (out != NULL)
+        out->id = 0;
+    if (ptr != NULL)
+        *ptr = NULL;
+    uint32_t slot_e = 0;
+    if (!weft__entity_slot(world, e, &slot_e))
+        return WEFT__FAIL(world->log, WEFT_ESTALE,
+                          "weft_component_add_instance: entity 0x%llx is null or stale",
+                          (unsigned long long)e);
+    weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || comp->pool.multi == NULL)
+        return WEFT__FAIL(world->log, WEFT_EINVAL,
+                          "weft_component_add_instance: component %u is not multi-instance", c.id);
+    uint32_t idx = weft_entity_index(e);
+    bool first = weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE;
+    uint32_t sig = weft__slot_sig(slot_e);
+    weft_result_t r = first ? weft__sig_step(world, sig, c.id, false, &sig) : WEFT_OK;
+    if (r == WEFT_OK)
+        r = weft__multi_prepare(world, &comp->pool, idx);
+    if (r != WEFT_OK)
+        return r;
+    uint32_t slot = weft__multi_push(&comp->pool, idx);
+    if (first)
+        weft__entity_set_sig(world, idx, sig);
+    if (out != NULL)
+        *out = weft__multi_handle(&comp->pool, slot);
+    if (ptr != NULL)
+        *ptr = weft__pool_at(&comp->pool, comp->pool.multi->slot_row[slot]);
+    if (comp->on_add != NULL)
+        fire(world, comp, comp->on_add, idx, slot);
+    return WEFT_OK;
+}
+
+const void *weft_instance_get(const weft_world_t *world, weft_instance_t inst) {
+    uint32_t slot;
+    const weft__pool_t *pool = resolve(world, inst, &slot);
+    if (pool == NULL)
+        return NULL;
+    WEFT__ACCESS(world, pool->id, WEFT__ACCESS_READ);
+    return weft__pool_at(pool, pool->multi->slot_row[slot]);
+}
+
+void *weft_instance_get_mut(weft_world_t *world, weft_instance_t inst) {
+    uint32_t slot;
+    const weft__pool_t *pool = resolve(world, inst, &slot);
+    if (pool == NULL)
+        return NULL;
+    WEFT__ACCESS(world, pool->id, WEFT__ACCESS_WRITE);
+    return weft__pool_at(pool, pool->multi->slot_row[slot]);
+}
+
+weft_entity_t weft_instance_entity(const weft_world_t *world, weft_instance_t inst) {
+    uint32_t slot;
+    const weft__pool_t *pool = resolve(world, inst, &slot);
+    if (pool == NULL)
+        return WEFT_ENTITY_NULL;
+    return weft_entity_from_index(world, pool->dense[pool->multi->slot_row[slot]]);
+}
+
+weft_result_t weft_instance_remove(weft_world_t *world, weft_instance_t inst) {
+    WEFT__ACCESS(world, (uint32_t)(inst.id >> 56), WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_instance_remove");
+    uint32_t slot;
+    weft__pool_t *pool = resolve(world, inst, &slot);
+    if (pool == NULL)
+        return WEFT__FAIL(world->log, WEFT_ESTALE,
+                          "weft_instance_remove: instance 0x%llx is null or stale",
+                          (unsigned long long)inst.id);
+    weft__component_t *comp = world->components[pool->id];
+    uint32_t idx = pool->dense[pool->multi->slot_row[slot]];
+    bool last = weft__pool_row(pool, idx) == slot && pool->multi->slot_next[slot] == 0;
+    uint32_t sig = weft__slot_sig(weft__entity_slot_raw(world, idx));
+    if (last) {
+        weft_result_t r = weft__sig_step(world, sig, pool->id, true, &sig);
+        if (r != WEFT_OK)
+            return r;
+    }
+    if (comp->on_remove != NULL)
+        fire(world, comp, comp->on_remove, idx, slot);
+    weft__multi_remove_slot(pool, slot);
+    if (last)
+        weft__entity_set_sig(world, idx, sig);
+    return WEFT_OK;
+}
+
+uint32_t weft_component_instances(const weft_world_t *world, weft_entity_t e, weft_component_t c,
+                                  weft_instance_t *out, uint32_t cap) {
+    WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
+    uint32_t slot_e;
+    const weft__component_t *comp = weft__component(world, c.id);
+    if (comp == NULL || !weft__entity_slot(world, e, &slot_e))
+        return 0;
+    uint32_t head = weft__pool_row(&comp->pool, weft_entity_index(e));
+    if (head == WEFT__ROW_NONE)
+        return 0;
+    if (comp->pool.multi == NULL)
+        return 1;
+    uint32_t n = 0;
+    for (uint32_t s = head; s != 0; s = comp->pool.multi->slot_next[s], n++)
+        if (out != NULL && n < cap)
+            out[n] = weft__multi_handle(&comp->pool, s);
+    return n;
+}

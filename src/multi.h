@@ -1,0 +1,66 @@
+/* multi.h: multi-instance pools — several rows per entity, addressed by instance slots
+ * (private to the build).
+ *
+ * DESIGN
+ * A multi-instance pool keeps the ordinary dense/data arrays (dense may repeat an entity, so
+ * row access and a driving query see every instance) plus instance slots: slot_row[slot] is
+ * the slot's row, row_slot[row] the reverse, and the instances of one entity form a singly
+ * linked list through slot_next, headed by the pool's sparse entry for the entity (a slot,
+ * not a row). A handle is slot | generation << 32 | component << 56; removing an instance
+ * bumps the slot's 24-bit generation and pushes the slot on a free list. Rows still swap-remove;
+ * only row_slot/slot_row follow, so handles survive row moves. Slot 0 is never used, so 0 in
+ * slot_next ends a list. */
+#ifndef WEFT_SRC_MULTI_H
+#define WEFT_SRC_MULTI_H
+
+#include "world.h"
+
+#define WEFT__INSTANCE_GEN_MASK 0xFFFFFFu
+
+typedef struct weft__multi {
+    uint32_t *row_slot;  /* [row_cap] instance slot of each row */
+    uint32_t row_cap;    /* capacity of row_slot */
+    uint32_t *slot_row;  /* [slot_cap] row of a live slot, WEFT__ROW_NONE when free */
+    uint32_t *slot_next; /* [slot_cap] next instance of the same entity / next free slot; 0 ends */
+    uint32_t *slot_gen;  /* [slot_cap] generation of each slot (24 bits) */
+    uint32_t slot_cap;   /* capacity of the slot arrays */
+    uint32_t slot_count; /* slots ever used, slot 0 included (never handed out) */
+    uint32_t free_head;  /* first free slot, 0: none */
+} weft__multi_t;
+
+/* Data of entity index idx's most recent instance (or its only row for ordinary pools), or
+ * NULL. Safe from any reader. */
+static inline void *weft__pool_entity_data(const weft__pool_t *pool, uint32_t idx) {
+    uint32_t row = weft__pool_row(pool, idx);
+    if (row == WEFT__ROW_NONE)
+        return NULL;
+    if (pool->multi != NULL)
+        row = pool->multi->slot_row[row];
+    return weft__pool_at(pool, row);
+}
+
+/* Allocate the slot tables of a new multi-instance pool. Errors: WEFT_ENOMEM. */
+weft_result_t weft__multi_init(weft_world_t *world, weft__pool_t *pool);
+
+/* Free them. */
+void weft__multi_fini(weft_world_t *world, weft__pool_t *pool);
+
+/* Make the next weft__multi_push for idx infallible. Errors: WEFT_ENOMEM, WEFT_ECAPACITY. */
+weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx);
+
+/* Append a zeroed instance for entity index idx at the head of its list; returns its slot. */
+uint32_t weft__multi_push(weft__pool_t *pool, uint32_t idx);
+
+/* Remove the instance in `slot` (swap-removing its row, unlinking it, freeing the slot). */
+void weft__multi_remove_slot(weft__pool_t *pool, uint32_t slot);
+
+/* Remove every instance of entity index idx. */
+void weft__multi_remove_all(weft__pool_t *pool, uint32_t idx);
+
+/* The handle of `slot` in the pool of component id c. */
+static inline weft_instance_t weft__multi_handle(const weft__pool_t *pool, uint32_t slot) {
+    uint64_t gen = pool->multi->slot_gen[slot];
+    return (weft_instance_t){slot | gen << 32 | (uint64_t)pool->id << 56};
+}
+
+#endif /* WEFT_SRC_MULTI_H */

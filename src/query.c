@@ -1,0 +1,326 @@
+/* query.c: queries — planning (group or smallest pool), chunking and batch iteration.
+ *
+ * DESIGN
+ * A query is only its desc plus a link in the world's list; nothing is cached, so iterating
+ * never writes to the query and any number of jobs can iterate it at once. Each
+ * weft_query_iter() call plans afresh from the data: the largest group whose members are all
+ * include terms drives (its aligned prefix [0, n)), else the smallest include pool drives (all
+ * of its rows). Planning is O(terms^2) per chunk, negligible beside a chunk of rows.
+ * Terms covered by the driving range are contiguous columns; every other include and every
+ * exclude becomes a membership check on the pool's sparse index. weft_iter_next() finds the
+ * next matching row, then tries the cheap case first: if every other include pool's dense
+ * array runs in step with the driving rows (the pools were filled in the same order), a
+ * sequential compare of the dense arrays proves membership for the whole run and the batch
+ * gets contiguous columns for every term. Otherwise the batch is the maximal run of matching
+ * rows and those terms are reached per row through the sparse index. A chunk without checks
+ * is one batch of plain arrays. */
+#include <string.h>
+
+#include "access.h"
+#include "entity.h"
+#include "world.h"
+
+struct weft_query {
+    weft_world_t *world;     /* the world queried */
+    weft_query_desc_t desc;  /* copy of the creation desc */
+    struct weft_query *prev; /* world list; guarded by the main thread */
+    struct weft_query *next; /* world list */
+};
+
+/* ---- lifecycle ----------------------------------------------------------------- >>life */
+
+static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc_t *d) {
+    const weft_logger_t *log = world->log;
+    WEFT__CONTRACT(d != NULL && d->_canary == 0, log, WEFT_EINVAL,
+                   "weft_query_create: desc is NULL or its _canary is not 0");
+    WEFT__CONTRACT(d->term_count >= 1 && d->term_count <= WEFT_QUERY_MAX_TERMS &&
+                       d->exclude_count <= WEFT_QUERY_MAX_EXCLUDES,
+                   log, WEFT_EINVAL, "weft_query_create: %u terms, %u excludes", d->term_count,
+                   d->exclude_count);
+    uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
+    uint32_t multi = 0; /* multi-instance include terms: at most one, and it drives */
+    for (uint32_t i = 0; i < d->term_count + d->exclude_count; i++) {
+        bool term = i < d->term_count;
+        uint32_t c = term ? d->terms[i].component.id : d->exclude[i - d->term_count].id;
+        if (weft__component(world, c) == NULL)
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: unknown component id %u", c);
+        if ((seen[c >> 6] >> (c & 63u)) & 1u)
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",
+                              world->components[c]->name);
+        seen[c >> 6] |= (uint64_t)1 << (c & 63u);
+        if (term && (unsigned)d->terms[i].access >= WEFT_ACCESS_COUNT)
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad access %d",
+                              (int)d->terms[i].access);
+        if (term && world->components[c]->pool.multi != NULL && multi++ > 0)
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: more than one multi-instance include term");
+    }
+    return WEFT_OK;
+}
+
+weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
+                                weft_query_t **out) {
+    WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_query_create: out is NULL");
+    *out = NULL;
+    weft_result_t r = check_desc(world, desc);
+    if (r != WEFT_OK)
+        return r;
+    weft_query_t *q = weft__alloc(world, sizeof *q, _Alignof(weft_query_t));
+    if (q == NULL)
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_query_create: out of memory");
+    q->world = world;
+    q->desc = *desc;
+    q->prev = NULL;
+    q->next = world->queries;
+    if (world->queries != NULL)
+        world->queries->prev = q;
+    world->queries = q;
+    *out = q;
+    return WEFT_OK;
+}
+
+void weft_query_destroy(weft_query_t *q) {
+    if (q == NULL)
+        return;
+    weft_world_t *world = q->world;
+    if (q->prev != NULL)
+        q->prev->next = q->next;
+    else
+        world->queries = q->next;
+    if (q->next != NULL)
+        q->next->prev = q->prev;
+    weft__free(world, q, sizeof *q);
+}
+
+void weft__query_free_all(weft_world_t *world) {
+    while (world->queries != NULL)
+        weft_query_destroy(world->queries);
+}
+
+const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->desc; }
+
+/* ---- planning ------------------------------------------------------------------ >>plan */
+
+typedef struct plan {
+    const weft__pool_t *drive; /* pool whose dense array drives */
+    uint32_t rows;             /* driving rows */
+    uint32_t group;            /* driving group id, 0: a pool drives */
+} plan_t;
+
+static const weft__pool_t *term_pool(const weft_query_t *q, uint32_t t) {
+    return &q->world->components[q->desc.terms[t].component.id]->pool;
+}
+
+static bool is_term(const weft_query_t *q, uint32_t c) {
+    for (uint32_t t = 0; t < q->desc.term_count; t++)
+        if (q->desc.terms[t].component.id == c)
+            return true;
+    return false;
+}
+
+static void make_plan(const weft_query_t *q, plan_t *p) {
+    const weft_world_t *world = q->world;
+    p->group = 0;
+    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+        if (term_pool(q, t)->multi != NULL) { /* every instance is an entry: it must drive */
+            p->drive = term_pool(q, t);
+            p->rows = p->drive->count;
+            return;
+        }
+    }
+    uint32_t best = 0;
+    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+        uint32_t g = term_pool(q, t)->group;
+        if (g == 0 || world->groups[g].count <= best)
+            continue;
+        bool covered = true;
+        for (uint32_t m = 0; m < world->groups[g].count && covered; m++)
+            covered = is_term(q, world->groups[g].members[m]);
+        if (covered) {
+            best = world->groups[g].count;
+            p->group = g;
+        }
+    }
+    if (p->group != 0) {
+        p->drive = &world->components[world->groups[p->group].members[0]]->pool;
+        p->rows = world->groups[p->group].n;
+        return;
+    }
+    p->drive = term_pool(q, 0);
+    for (uint32_t t = 1; t < q->desc.term_count; t++)
+        if (term_pool(q, t)->count < p->drive->count)
+            p->drive = term_pool(q, t);
+    p->rows = p->drive->count;
+}
+
+uint32_t weft_query_rows(const weft_query_t *q) {
+    plan_t p;
+    make_plan(q, &p);
+    return p.rows;
+}
+
+uint32_t weft_query_chunk_count(const weft_query_t *q, uint32_t chunk_rows) {
+    uint32_t rows = weft_query_rows(q);
+    if (rows == 0)
+        return 0;
+    if (chunk_rows == 0)
+        return 1;
+    return (uint32_t)(((uint64_t)rows + chunk_rows - 1u) / chunk_rows);
+}
+
+/* ---- iteration ----------------------------------------------------------------- >>iter */
+
+static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) {
+    weft__iter_check_t *c = &it->checks[it->check_count++];
+    c->sparse = (const uint32_t *const *)pool->sparse;
+    c->dense = pool->dense;
+    c->pages = pool->pages;
+    c->count = pool->count;
+    c->term = term;
+}
+
+weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
+                              weft_iter_t *it) {
+    if (q == NULL || it == NULL)
+        return WEFT__FAIL(NULL, WEFT_EINVAL, "weft_query_iter: query or iterator is NULL");
+    memset(it, 0, sizeof *it);
+    it->world = q->world;
+    it->term_count = q->desc.term_count;
+    plan_t p;
+    make_plan(q, &p);
+    uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p.rows : 0u);
+    uint64_t end = chunk_rows ? begin + chunk_rows : p.rows;
+    it->row = begin < p.rows ? (uint32_t)begin : p.rows;
+    it->end = end < p.rows ? (uint32_t)end : p.rows;
+    it->drive_dense = p.drive->dense;
+    /* Include checks first, then excludes: weft_iter_next relies on that order. */
+    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+        const weft__pool_t *pool = term_pool(q, t);
+        WEFT__ACCESS(q->world, pool->id,
+                     q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
+                                                                  : WEFT__ACCESS_READ);
+        it->terms[t].data = pool->data;
+        it->terms[t].sparse = (const uint32_t *const *)pool->sparse;
+        it->terms[t].size = pool->size;
+        bool covered = p.group ? pool->group == p.group : pool == p.drive;
+        if (covered)
+            it->contiguous |= 1u << t;
+        else
+            add_check(it, pool, t);
+    }
+    for (uint32_t x = 0; x < q->desc.exclude_count; x++)
+        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+    return WEFT_OK;
+}
+
+/* Row of entity index idx in a checked pool, or WEFT__ROW_NONE. */
+static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
+    uint32_t p = idx >> WEFT__SPARSE_SHIFT;
+    if (p >= c->pages || c->sparse[p] == NULL)
+        return WEFT__ROW_NONE;
+    return c->sparse[p][idx & WEFT__SPARSE_MASK];
+}
+
+/* True when driving row r passes every check; rows[k] receives include check k's row. */
+static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
+    uint32_t idx = it->drive_dense[r];
+    for (uint32_t k = 0; k < it->check_count; k++) {
+        const weft__iter_check_t *c = &it->checks[k];
+        uint32_t row = check_row(c, idx);
+        if ((row != WEFT__ROW_NONE) == (c->term == UINT32_MAX))
+            return false;
+        rows[k] = row;
+    }
+    return true;
+}
+
+/* How many driving rows from `start` (at most `limit`) have every include pool's rows running
+ * on from base[] in step, and pass the excludes. Comparing dense arrays proves membership:
+ * dense[base + j] == idx means idx's row in that pool is base + j. */
+static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limit,
+                            const uint32_t *base) {
+    enum { BLOCK = 64 }; /* rows compared per memcmp (the library's vectorised compare) */
+    uint32_t len = limit;
+    uint32_t k = 0;
+    for (; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
+        const weft__iter_check_t *c = &it->checks[k];
+        uint32_t room = c->count - base[k];
+        uint32_t n = len < room ? len : room;
+        const uint32_t *a = c->dense + base[k];
+        const uint32_t *b = it->drive_dense + start;
+        uint32_t j = 0;
+        while (j + BLOCK <= n && memcmp(a + j, b + j, BLOCK * sizeof(uint32_t)) == 0)
+            j += BLOCK;
+        while (j < n && a[j] == b[j])
+            j++;
+        len = j;
+    }
+    if (k == it->check_count)
+        return len; /* no excludes */
+    for (uint32_t j = 0; j < len; j++) {
+        uint32_t idx = it->drive_dense[start + j];
+        for (uint32_t x = k; x < it->check_count; x++)
+            if (check_row(&it->checks[x], idx) != WEFT__ROW_NONE)
+                return j;
+    }
+    return len;
+}
+
+#define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
+
+bool weft_iter_next(weft_iter_t *it) {
+    uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
+    uint32_t r = it->row;
+    while (r < it->end && !row_matches(it, r, rows))
+        r++;
+    it->count = 0;
+    if (r >= it->end) {
+        it->row = it->end;
+        return false;
+    }
+    uint32_t start = r;
+    uint32_t aligned = 0;
+    if (it->check_count != 0)
+        aligned = aligned_run(it, start, it->end - start, rows);
+    uint32_t together = it->contiguous;
+    if (it->check_count == 0) {
+        r = it->end; /* nothing to check: the whole chunk */
+    } else if (aligned >= MIN_ALIGNED_RUN || aligned == it->end - start) {
+        r = start + aligned; /* every include lines up: all columns are contiguous */
+        for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++)
+            together |= 1u << it->checks[k].term;
+    } else {
+        uint32_t scratch[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
+        r++;
+        while (r < it->end && row_matches(it, r, scratch))
+            r++;
+    }
+    it->row = r;
+    it->count = r - start;
+    it->entities = it->drive_dense + start;
+    for (uint32_t t = 0; t < it->term_count; t++)
+        it->columns[t] = NULL;
+    for (uint32_t t = 0; t < it->term_count; t++)
+        if ((it->contiguous >> t) & 1u)
+            it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+    for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
+        uint32_t t = it->checks[k].term;
+        if ((together >> t) & 1u)
+            it->columns[t] = it->terms[t].data + (size_t)rows[k] * it->terms[t].size;
+    }
+    return true;
+}
+
+weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i) {
+    return weft_entity_from_index(it->world, it->entities[i]);
+}
+
+uint32_t weft_query_count(const weft_query_t *q) {
+    weft_iter_t it;
+    uint32_t n = 0;
+    if (weft_query_iter(q, 0, 0, &it) != WEFT_OK)
+        return 0;
+    while (weft_iter_next(&it))
+        n += it.count;
+    return n;
+}

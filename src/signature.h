@@ -1,0 +1,63 @@
+/* signature.h: interned component sets ("signatures") and their transition cache (private).
+ *
+ * DESIGN
+ * Every live entity's slot names its signature: the sorted set of component ids it has. Sets
+ * are interned once (world->sigs, ids back to back in world->sig_ids) and never freed, so an
+ * id stays valid for the world's life; id 0 is the empty set. Adding or removing one component
+ * steps from one set to another; the step is cached in an open-addressing table keyed by
+ * (signature, component, direction), so after warm-up add/remove pay one probe. Destroy reads
+ * the entity's set to remove exactly the components it has. Ids fit 16 bits (the slot's
+ * budget): beyond WEFT__SIG_MAX distinct sets, adds return WEFT_ECAPACITY. */
+#ifndef WEFT_SRC_SIGNATURE_H
+#define WEFT_SRC_SIGNATURE_H
+
+#include "world.h"
+
+/* Intern the empty set as id 0. Errors: WEFT_ENOMEM. */
+weft_result_t weft__sig_init(weft_world_t *world);
+
+/* Free every table. */
+void weft__sig_fini(weft_world_t *world);
+
+/* Slow path of weft__sig_step: compute, intern and cache the step. */
+weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
+                                  uint32_t *out);
+
+static inline uint32_t weft__sig_edge_key(uint32_t sig, uint32_t c, bool remove) {
+    return (sig << 9) | (c << 1) | (remove ? 1u : 0u);
+}
+
+static inline uint32_t weft__sig_edge_hash(uint32_t key, uint32_t cap) {
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1u);
+}
+
+/* The signature reached from `sig` by adding (remove = false) or removing component c; c must
+ * be absent (add) or present (remove). Errors: WEFT_ENOMEM, WEFT_ECAPACITY (nothing the
+ * caller can observe changes). */
+static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, uint32_t c,
+                                           bool remove, uint32_t *out) {
+    uint32_t key = weft__sig_edge_key(sig, c, remove);
+    if (world->edge_cap) {
+        uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
+        for (;;) {
+            uint64_t e = world->edges[i];
+            if (e == 0)
+                break;
+            if ((uint32_t)(e >> 32) == key) {
+                *out = (uint32_t)e;
+                return WEFT_OK;
+            }
+            i = (i + 1u) & (world->edge_cap - 1u);
+        }
+    }
+    return weft__sig_step_slow(world, sig, c, remove, out);
+}
+
+/* The component ids of signature `sig`, sorted ascending; *count receives their number. */
+static inline const uint8_t *weft__sig_ids(const weft_world_t *world, uint32_t sig,
+                                           uint32_t *count) {
+    *count = world->sigs[sig].count;
+    return world->sig_ids + world->sigs[sig].first;
+}
+
+#endif /* WEFT_SRC_SIGNATURE_H */

@@ -1,0 +1,190 @@
+/* archive_fixture.h: shared helpers of the archive suites — a fixed component set, random
+ * worlds from a seed, and world equality that accounts for entity remapping. */
+#ifndef WEFT_TEST_ARCHIVE_FIXTURE_H
+#define WEFT_TEST_ARCHIVE_FIXTURE_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weft.h"
+#include "weft/archive.h"
+#include "weft/component.h"
+#include "weft/entity.h"
+#include "weft/world.h"
+
+/* Component values used by every archive test. */
+typedef struct pos3 {
+    float x, y, z;
+} pos3_t; /* 12 bytes, no entity fields */
+
+typedef struct ref {
+    weft_entity_t target; /* entity field at offset 0 */
+    uint32_t tag;
+    uint32_t pad;
+} ref_t;
+
+typedef struct pair {
+    uint64_t a;
+    weft_entity_t first;  /* entity field at offset 8 */
+    weft_entity_t second; /* entity field at offset 16 */
+} pair_t;
+
+enum { FX_POS, FX_VEL, FX_REF, FX_TAG, FX_PAIR, FX_COUNT };
+
+typedef struct fx_world {
+    weft_world_t *w;
+    weft_component_t c[FX_COUNT];
+} fx_world_t;
+
+static inline void fx_register(fx_world_t *f) {
+    const weft_component_desc_t descs[FX_COUNT] = {
+        {.name = "Position", .size = sizeof(pos3_t)},
+        {.name = "Velocity", .size = sizeof(pos3_t)},
+        {.name = "Ref", .size = sizeof(ref_t), .entity_field_count = 1, .entity_fields = {0}},
+        {.name = "Tag"},
+        {.name = "Pair",
+         .size = sizeof(pair_t),
+         .entity_field_count = 2,
+         .entity_fields = {8, 16},
+         .version = 3},
+    };
+    for (int i = 0; i < FX_COUNT; ++i)
+        cr_assert_eq(weft_component_register(f->w, &descs[i], &f->c[i]), WEFT_OK, "%s",
+                     weft_last_error());
+}
+
+static inline void fx_init_desc(fx_world_t *f, const weft_world_desc_t *desc) {
+    cr_assert_eq(weft_world_create(desc, &f->w), WEFT_OK);
+    fx_register(f);
+}
+
+static inline void fx_init(fx_world_t *f) {
+    fx_init_desc(f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE});
+}
+
+static inline void fx_fini(fx_world_t *f) {
+    weft_world_destroy(f->w);
+    f->w = NULL;
+}
+
+/* xorshift64*: deterministic per seed. */
+static inline uint64_t fx_rand(uint64_t *s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+/* Build a random world: n entities, random components and references (some to destroyed
+ * entities), then a few destroys so the free list is non-trivial. */
+static inline void fx_populate(fx_world_t *f, uint64_t seed, uint32_t n) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1u;
+    weft_entity_t *es = malloc(sizeof *es * (n ? n : 1));
+    cr_assert_eq(weft_entity_create_n(f->w, n, es), WEFT_OK);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint64_t r = fx_rand(&s);
+        if (r & 1) {
+            pos3_t p = {(float)i, (float)(r % 97), -1.5f};
+            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_POS], &p), WEFT_OK);
+        }
+        if (r & 2) {
+            pos3_t v = {0.25f, (float)(r % 13), (float)i};
+            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_VEL], &v), WEFT_OK);
+        }
+        if (r & 4) {
+            ref_t rf = {.target = (r & 8) ? es[fx_rand(&s) % n] : 0, .tag = (uint32_t)i};
+            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_REF], &rf), WEFT_OK);
+        }
+        if (r & 16)
+            cr_assert_eq(weft_component_add(f->w, es[i], f->c[FX_TAG], NULL), WEFT_OK);
+        if (r & 32) {
+            pair_t p = {.a = r, .first = es[fx_rand(&s) % n], .second = es[i]};
+            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_PAIR], &p), WEFT_OK);
+        }
+    }
+    /* Destroy ~10%: references to them become dangling (stale) handles. */
+    for (uint32_t i = 0; i < n; ++i)
+        if (fx_rand(&s) % 10 == 0)
+            cr_assert_eq(weft_entity_destroy(f->w, es[i]), WEFT_OK);
+    free(es);
+}
+
+/* Alive entities of a world in ascending index order (the whole-world archive order). */
+static inline uint32_t fx_alive(const fx_world_t *f, weft_entity_t *out, uint32_t cap) {
+    weft_world_stats_t st;
+    weft_world_stats(f->w, &st);
+    uint32_t k = 0;
+    for (uint32_t i = 1; i < st.entity_slots; ++i) {
+        weft_entity_t e = weft_entity_from_index(f->w, i);
+        if (e != 0) {
+            cr_assert_lt(k, cap);
+            out[k++] = e;
+        }
+    }
+    return k;
+}
+
+/* Map a reference from world A to world B given the archive order `src` -> `dst` (n
+ * entries, src ascending by entity index as archives order them): in-archive references are
+ * remapped, others follow the rule (keep or null). */
+static inline weft_entity_t fx_map(weft_entity_t v, const weft_entity_t *src,
+                                   const weft_entity_t *dst, uint32_t n, bool keep_external) {
+    if (v == 0)
+        return 0;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (weft_entity_index(src[mid]) < weft_entity_index(v))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n && src[lo] == v)
+        return dst[lo];
+    return keep_external ? v : 0;
+}
+
+/* Check that dst[i] in world b holds exactly src[i]'s components from world a, with entity
+ * fields mapped. */
+static inline void fx_expect_equal(const fx_world_t *a, const fx_world_t *b,
+                                   const weft_entity_t *src, const weft_entity_t *dst, uint32_t n,
+                                   bool keep_external) {
+    for (uint32_t i = 0; i < n; ++i) {
+        cr_assert(weft_entity_is_alive(b->w, dst[i]), "entity %u not alive after load", i);
+        for (int c = 0; c < FX_COUNT; ++c) {
+            const void *pa = weft_component_get(a->w, src[i], a->c[c]);
+            const void *pb = weft_component_get(b->w, dst[i], b->c[c]);
+            cr_assert_eq(pa != NULL, pb != NULL, "entity %u component %d presence differs", i, c);
+            if (!pa)
+                continue;
+            if (c == FX_POS || c == FX_VEL) {
+                cr_assert(memcmp(pa, pb, sizeof(pos3_t)) == 0, "entity %u comp %d data", i, c);
+            } else if (c == FX_REF) {
+                const ref_t *ra = pa, *rb = pb;
+                cr_assert_eq(ra->tag, rb->tag);
+                cr_assert_eq(fx_map(ra->target, src, dst, n, keep_external), rb->target,
+                             "entity %u ref 0x%llx -> 0x%llx", i, (unsigned long long)ra->target,
+                             (unsigned long long)rb->target);
+            } else if (c == FX_PAIR) {
+                const pair_t *qa = pa, *qb = pb;
+                cr_assert_eq(qa->a, qb->a);
+                cr_assert_eq(fx_map(qa->first, src, dst, n, keep_external), qb->first);
+                cr_assert_eq(fx_map(qa->second, src, dst, n, keep_external), qb->second);
+            }
+        }
+    }
+}
+
+/* Save with `desc` into a fresh membuf (caller frees). */
+static inline weft_membuf_t fx_save(const fx_world_t *f, const weft_archive_save_desc_t *desc) {
+    weft_membuf_t buf = {0};
+    weft_writer_t wr = weft_membuf_writer(&buf);
+    weft_result_t r = weft_archive_save(f->w, desc, &wr);
+    cr_assert_eq(r, WEFT_OK, "save: %s", weft_last_error());
+    return buf;
+}
+
+#endif /* WEFT_TEST_ARCHIVE_FIXTURE_H */

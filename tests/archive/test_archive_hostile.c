@@ -1,0 +1,291 @@
+/* test_archive_hostile.c: the loader against damaged and hostile input — truncation, bit
+ * flips, random bytes, the fuzz corpus — and out-of-memory at every allocation of a load.
+ * Every failure must leave weft_world_hash() unchanged; allocations stay bounded. */
+#include <dirent.h>
+
+#include "archive_fixture.h"
+#include "weft/hierarchy.h"
+
+TestSuite(archive_hostile, .timeout = 120);
+
+/* ---- a counting allocator that can fail the k-th allocation ------------------------ */
+
+typedef struct counting {
+    long fail_at;   /* fail the allocation with this number (1-based); 0: never */
+    long count;     /* allocations so far */
+    size_t live;    /* bytes outstanding */
+    size_t largest; /* largest single request while `watch` */
+    bool watch;     /* record `largest` */
+} counting_t;
+
+static void *count_alloc(size_t size, size_t align, void *user) {
+    counting_t *c = user;
+    if (c->fail_at && ++c->count == c->fail_at)
+        return NULL;
+    if (c->watch && size > c->largest)
+        c->largest = size;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    void *p = aligned_alloc(align, (size + align - 1) / align * align);
+    if (p)
+        c->live += size;
+    return p;
+}
+
+static void count_free(void *p, size_t size, void *user) {
+    counting_t *c = user;
+    if (p)
+        c->live -= size;
+    free(p);
+}
+
+static void counted_world(fx_world_t *f, counting_t *c) {
+    fx_init_desc(f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
+                                         .allocator = {count_alloc, count_free, c}});
+}
+
+/* A small but complete archive: every component kind, references, a destroyed entity. */
+static weft_membuf_t sample_archive(uint32_t n) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 77, n);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    fx_fini(&a);
+    return buf;
+}
+
+/* Load bytes into a populated world and require failure with the world unchanged. */
+static weft_result_t load_must_fail(fx_world_t *f, const void *p, size_t n, bool skip_checks) {
+    uint64_t h = weft_world_hash(f->w);
+    uint32_t count = weft_entity_count(f->w);
+    weft_result_t r = weft_archive_load_memory(
+        f->w, p, n, &(weft_archive_load_desc_t){.skip_checksums = skip_checks}, NULL);
+    if (r != WEFT_OK) {
+        cr_assert_eq(weft_world_hash(f->w), h, "failed load (%s) changed the world",
+                     weft_result_name(r));
+        cr_assert_eq(weft_entity_count(f->w), count);
+        cr_assert_neq(weft_last_error()[0], '\0', "a failure has a message");
+    }
+    return r;
+}
+
+Test(archive_hostile, every_truncation_fails_cleanly) {
+    weft_membuf_t buf = sample_archive(40);
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 5, 30);
+    for (size_t len = 0; len < buf.size; ++len) {
+        weft_result_t r = load_must_fail(&f, buf.data, len, false);
+        cr_assert(r == WEFT_ECORRUPT || r == WEFT_EVERSION, "len %zu: %s", len,
+                  weft_result_name(r));
+    }
+    /* One extra byte is trailing garbage. */
+    unsigned char *longer = malloc(buf.size + 1);
+    memcpy(longer, buf.data, buf.size);
+    longer[buf.size] = 0;
+    cr_assert_eq(load_must_fail(&f, longer, buf.size + 1, false), WEFT_ECORRUPT);
+    free(longer);
+    weft_membuf_free(&buf);
+    fx_fini(&f);
+}
+
+Test(archive_hostile, every_single_bit_flip_is_detected) {
+    weft_membuf_t buf = sample_archive(25);
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 6, 30);
+    for (size_t bit = 0; bit < buf.size * 8; ++bit) {
+        buf.data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        weft_result_t r = load_must_fail(&f, buf.data, buf.size, false);
+        cr_assert(r == WEFT_ECORRUPT || r == WEFT_EVERSION, "bit %zu: %s", bit,
+                  weft_result_name(r));
+        buf.data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    }
+    weft_membuf_free(&buf);
+    fx_fini(&f);
+}
+
+/* Without checksums only the structure protects the loader: mutate and make sure that
+ * nothing crashes, failures change nothing, and successes leave a consistent world. */
+Test(archive_hostile, structural_checks_hold_without_checksums) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "archive_hostile structural seed %llu\n", (unsigned long long)seed);
+    uint64_t s = seed | 1u;
+    weft_membuf_t buf = sample_archive(30);
+    unsigned char *m = malloc(buf.size);
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 8, 20);
+    for (int iter = 0; iter < 3000; ++iter) {
+        if (iter % 200 == 199) { /* successful loads accumulate: start over now and then */
+            fx_fini(&f);
+            fx_init(&f);
+            fx_populate(&f, 8, 20);
+        }
+        memcpy(m, buf.data, buf.size);
+        int flips = 1 + (int)(fx_rand(&s) % 4);
+        for (int k = 0; k < flips; ++k) {
+            size_t at = fx_rand(&s) % buf.size;
+            m[at] = (iter & 1) ? (unsigned char)fx_rand(&s) : (unsigned char)(m[at] ^ 0xFF);
+        }
+        weft_result_t r = load_must_fail(&f, m, buf.size, true);
+        if (r == WEFT_OK) {
+            /* Loaded mutated data: still a usable world. */
+            weft_entity_t e;
+            cr_assert_eq(weft_entity_create(f.w, &e), WEFT_OK);
+        }
+    }
+    free(m);
+    weft_membuf_free(&buf);
+    fx_fini(&f);
+}
+
+Test(archive_hostile, random_bytes_fail_with_bounded_allocations) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "archive_hostile random seed %llu\n", (unsigned long long)seed);
+    uint64_t s = seed | 1u;
+    counting_t c = {0};
+    fx_world_t f;
+    counted_world(&f, &c);
+    fx_populate(&f, 9, 20);
+    weft_membuf_t good = sample_archive(10);
+    unsigned char *m = malloc(4096);
+    for (int iter = 0; iter < 2000; ++iter) {
+        size_t n = fx_rand(&s) % 4096;
+        for (size_t i = 0; i < n; ++i)
+            m[i] = (unsigned char)fx_rand(&s);
+        if (iter & 1) /* keep a valid file header so the section parser is reached */
+            memcpy(m, good.data, n < 32 ? n : 32);
+        c.watch = true;
+        c.largest = 0;
+        load_must_fail(&f, m, n, iter % 4 == 1);
+        c.watch = false;
+        cr_assert_leq(c.largest, 4 * n + 4096, "allocation of %zu for %zu input bytes", c.largest,
+                      n);
+    }
+    free(m);
+    weft_membuf_free(&good);
+    fx_fini(&f);
+    cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
+}
+
+Test(archive_hostile, wrong_magic_and_empty_input_are_version_errors) {
+    weft_membuf_t buf = sample_archive(5);
+    fx_world_t f;
+    fx_init(&f);
+    buf.data[0] ^= 0x20;
+    cr_assert_eq(load_must_fail(&f, buf.data, buf.size, false), WEFT_EVERSION);
+    cr_assert(strstr(weft_last_error(), "magic") != NULL, "%s", weft_last_error());
+    cr_assert_eq(load_must_fail(&f, buf.data, 0, false), WEFT_EVERSION);
+    cr_assert_eq(weft_archive_inspect(buf.data, buf.size, NULL), WEFT_EVERSION);
+    weft_membuf_free(&buf);
+    fx_fini(&f);
+}
+
+/* Every seed file of the fuzz corpus loads or fails cleanly (the corpus holds both). */
+Test(archive_hostile, fuzz_corpus_replays_cleanly) {
+    DIR *d = opendir(WEFT_ARCHIVE_CORPUS_DIR);
+    cr_assert(d != NULL, "corpus dir %s", WEFT_ARCHIVE_CORPUS_DIR);
+    fx_world_t f;
+    fx_init(&f);
+    cr_assert_eq(weft_hier_components(f.w, NULL), WEFT_OK); /* the fuzz world has them too */
+    int files = 0, ok = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", WEFT_ARCHIVE_CORPUS_DIR, de->d_name);
+        FILE *fp = fopen(path, "rb");
+        cr_assert(fp != NULL, "%s", path);
+        weft_reader_t rd = weft_file_reader(fp);
+        uint64_t h = weft_world_hash(f.w);
+        weft_result_t r = weft_archive_load(f.w, &rd, NULL, NULL);
+        fclose(fp);
+        files++;
+        if (r == WEFT_OK) {
+            ok++;
+            cr_assert(strncmp(de->d_name, "bad_", 4) != 0, "%s loaded", de->d_name);
+        } else {
+            cr_assert_eq(weft_world_hash(f.w), h, "%s", de->d_name);
+            cr_assert(strncmp(de->d_name, "bad_", 4) == 0, "%s: %s", de->d_name, weft_last_error());
+        }
+    }
+    closedir(d);
+    cr_assert_geq(files, 8);
+    cr_assert_geq(ok, 3);
+    fx_fini(&f);
+}
+
+/* ---- out of memory ------------------------------------------------------------------ */
+
+Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothing) {
+    weft_membuf_t buf = sample_archive(300);
+    counting_t c = {0};
+    fx_world_t f;
+    counted_world(&f, &c);
+    fx_populate(&f, 10, 200);
+    weft_group_t g;
+    cr_assert_eq(
+        weft_group_create(
+            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
+        WEFT_OK);
+    long k = 1;
+    for (;; ++k) {
+        uint64_t h = weft_world_hash(f.w);
+        c.count = 0;
+        c.fail_at = k;
+        weft_result_t r = weft_archive_load_memory(f.w, buf.data, buf.size, NULL, NULL);
+        c.fail_at = 0;
+        if (r == WEFT_OK)
+            break;
+        cr_assert_eq(r, WEFT_ENOMEM, "k=%ld: %s", k, weft_last_error());
+        cr_assert_eq(weft_world_hash(f.w), h, "k=%ld changed the world", k);
+        cr_assert_lt(k, 10000);
+    }
+    cr_assert_gt(k, 3, "the load allocates (k=%ld)", k);
+    fprintf(stderr, "load succeeded once %ld allocations could succeed\n", k - 1);
+    /* The keep_ids path has its own allocations (the new free list). */
+    fx_world_t e;
+    counted_world(&e, &c);
+    weft_entity_t doomed[3];
+    cr_assert_eq(weft_entity_create_n(e.w, 3, doomed), WEFT_OK);
+    cr_assert_eq(weft_entity_destroy_n(e.w, doomed, 3), WEFT_OK);
+    weft_archive_load_desc_t keep = {.keep_ids = true};
+    for (k = 1;; ++k) {
+        uint64_t h = weft_world_hash(e.w);
+        c.count = 0;
+        c.fail_at = k;
+        weft_result_t r = weft_archive_load_memory(e.w, buf.data, buf.size, &keep, NULL);
+        c.fail_at = 0;
+        if (r == WEFT_OK)
+            break;
+        cr_assert_eq(r, WEFT_ENOMEM, "keep_ids k=%ld: %s", k, weft_last_error());
+        cr_assert_eq(weft_world_hash(e.w), h, "keep_ids k=%ld changed the world", k);
+        cr_assert_lt(k, 10000);
+    }
+    /* Loading the same ids again: they are in use now. */
+    cr_assert_eq(weft_archive_load_memory(e.w, buf.data, buf.size, &keep, NULL), WEFT_EEXIST);
+    fx_fini(&e);
+    weft_membuf_free(&buf);
+    fx_fini(&f);
+    cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
+}
+
+Test(archive_hostile, out_of_memory_during_save_reports_enomem_without_leaks) {
+    counting_t c = {0};
+    fx_world_t f;
+    counted_world(&f, &c);
+    fx_populate(&f, 12, 100);
+    for (long k = 1; k < 3; ++k) {
+        weft_membuf_t buf = {.allocator = {count_alloc, count_free, &c}};
+        weft_writer_t wr = weft_membuf_writer(&buf);
+        c.count = 0;
+        c.fail_at = k;
+        cr_assert_eq(weft_archive_save(f.w, NULL, &wr), WEFT_ENOMEM, "k=%ld", k);
+        c.fail_at = 0;
+        weft_membuf_free(&buf);
+    }
+    fx_fini(&f);
+    cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
+}

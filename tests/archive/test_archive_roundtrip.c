@@ -1,0 +1,335 @@
+/* test_archive_roundtrip.c: save/load round trips — random worlds, remapping, double
+ * loads, kept ids, partial saves, external references, upgrades, stdio I/O. */
+#include "archive_fixture.h"
+
+TestSuite(archive, .timeout = 240);
+
+#define N_MAX 600u
+
+/* Save all of a random world, load it into a fresh world and compare under remapping. */
+static void roundtrip_seed(uint64_t seed, uint32_t n) {
+    fx_world_t a, b;
+    fx_init(&a);
+    fx_init(&b);
+    fx_populate(&a, seed, n);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    static weft_entity_t src[N_MAX], dst[N_MAX];
+    uint32_t alive = fx_alive(&a, src, N_MAX);
+    weft_archive_info_t info;
+    weft_result_t r = weft_archive_load_memory(
+        b.w, buf.data, buf.size,
+        &(weft_archive_load_desc_t){.out_entities = dst, .out_capacity = N_MAX}, &info);
+    cr_assert_eq(r, WEFT_OK, "seed %llu: %s", (unsigned long long)seed, weft_last_error());
+    cr_assert_eq(info.entity_count, alive, "seed %llu", (unsigned long long)seed);
+    cr_assert_eq(info.byte_size, buf.size);
+    cr_assert_eq(weft_entity_count(b.w), alive);
+    fx_expect_equal(&a, &b, src, dst, alive, false);
+    for (int c = 0; c < FX_COUNT; ++c)
+        cr_assert_eq(weft_component_count(a.w, a.c[c]), weft_component_count(b.w, b.c[c]));
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+    fx_fini(&b);
+}
+
+Test(archive, random_worlds_round_trip_with_remapped_references) {
+    uint64_t base = (uint64_t)time(NULL);
+    for (uint64_t k = 0; k < 24; ++k) {
+        uint64_t seed = base + k;
+        fprintf(stderr, "archive round trip seed %llu\n", (unsigned long long)seed);
+        roundtrip_seed(seed, (uint32_t)(seed % N_MAX));
+    }
+}
+
+Test(archive, empty_world_round_trips) { roundtrip_seed(1, 0); }
+
+Test(archive, loading_twice_gives_two_disjoint_copies) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 7, 200);
+    static weft_entity_t src[N_MAX], d1[N_MAX], d2[N_MAX];
+    uint32_t n = fx_alive(&a, src, N_MAX);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_archive_load_desc_t ld = {.out_entities = d1, .out_capacity = N_MAX};
+    cr_assert_eq(weft_archive_load_memory(a.w, buf.data, buf.size, &ld, NULL), WEFT_OK);
+    ld.out_entities = d2;
+    cr_assert_eq(weft_archive_load_memory(a.w, buf.data, buf.size, &ld, NULL), WEFT_OK);
+    cr_assert_eq(weft_entity_count(a.w), 3 * n);
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = 0; j < n; ++j) {
+            cr_assert_neq(d1[i], d2[j]);
+            cr_assert_neq(src[i], d1[j]);
+            cr_assert_neq(src[i], d2[j]);
+        }
+    /* Each copy's references point into that copy (or to null for dangling ones). */
+    fx_expect_equal(&a, &a, src, d1, n, false);
+    fx_expect_equal(&a, &a, src, d2, n, false);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+Test(archive, keep_ids_reproduces_handles_in_an_empty_world) {
+    fx_world_t a, b;
+    fx_init(&a);
+    fx_init(&b);
+    fx_populate(&a, 11, 300);
+    static weft_entity_t src[N_MAX], dst[N_MAX];
+    uint32_t n = fx_alive(&a, src, N_MAX);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_archive_load_desc_t ld = {.keep_ids = true, .out_entities = dst, .out_capacity = N_MAX};
+    cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, &ld, NULL), WEFT_OK, "%s",
+                 weft_last_error());
+    for (uint32_t i = 0; i < n; ++i)
+        cr_assert_eq(src[i], dst[i]);
+    /* Kept ids: every reference, dangling ones included, is kept verbatim. */
+    fx_expect_equal(&a, &b, src, dst, n, true);
+    /* New entities of b still get unused ids. */
+    weft_entity_t e;
+    cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
+    for (uint32_t i = 0; i < n; ++i)
+        cr_assert_neq(weft_entity_index(e), weft_entity_index(src[i]));
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+    fx_fini(&b);
+}
+
+Test(archive, keep_ids_into_a_world_using_them_fails_and_changes_nothing) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 12, 100);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    uint64_t h = weft_world_hash(a.w);
+    weft_result_t r = weft_archive_load_memory(a.w, buf.data, buf.size,
+                                               &(weft_archive_load_desc_t){.keep_ids = true}, NULL);
+    cr_assert_eq(r, WEFT_EEXIST);
+    cr_assert(strstr(weft_last_error(), "in use") != NULL, "%s", weft_last_error());
+    cr_assert_eq(weft_world_hash(a.w), h);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+Test(archive, partial_save_nulls_references_outside_the_archive) {
+    fx_world_t a, b;
+    fx_init(&a);
+    fx_init(&b);
+    weft_entity_t e[3];
+    cr_assert_eq(weft_entity_create_n(a.w, 3, e), WEFT_OK);
+    ref_t r0 = {.target = e[1], .tag = 1}, r1 = {.target = e[2], .tag = 2};
+    cr_assert_eq(weft_component_set(a.w, e[0], a.c[FX_REF], &r0), WEFT_OK);
+    cr_assert_eq(weft_component_set(a.w, e[1], a.c[FX_REF], &r1), WEFT_OK);
+    weft_membuf_t buf = fx_save(&a, &(weft_archive_save_desc_t){.entities = e, .entity_count = 2});
+    weft_entity_t d[2];
+    weft_archive_load_desc_t ld = {.out_entities = d, .out_capacity = 2};
+    weft_archive_info_t info;
+    cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, &ld, &info), WEFT_OK);
+    cr_assert_eq(info.entity_count, 2);
+    const ref_t *q0 = weft_component_get(b.w, d[0], b.c[FX_REF]);
+    const ref_t *q1 = weft_component_get(b.w, d[1], b.c[FX_REF]);
+    cr_assert_eq(q0->target, d[1]); /* inside: remapped */
+    cr_assert_eq(q1->target, 0);    /* outside: null */
+    /* keep_external keeps the outside handle verbatim. */
+    ld.keep_external = true;
+    cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, &ld, NULL), WEFT_OK);
+    q1 = weft_component_get(b.w, d[1], b.c[FX_REF]);
+    cr_assert_eq(q1->target, e[2]);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+    fx_fini(&b);
+}
+
+Test(archive, save_of_a_stale_entity_is_an_error) {
+    fx_world_t a;
+    fx_init(&a);
+    weft_entity_t e;
+    cr_assert_eq(weft_entity_create(a.w, &e), WEFT_OK);
+    cr_assert_eq(weft_entity_destroy(a.w, e), WEFT_OK);
+    weft_membuf_t buf = {0};
+    weft_writer_t wr = weft_membuf_writer(&buf);
+    cr_assert_eq(
+        weft_archive_save(a.w, &(weft_archive_save_desc_t){.entities = &e, .entity_count = 1}, &wr),
+        WEFT_ESTALE);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+Test(archive, file_round_trip_through_stdio) {
+    fx_world_t a, b;
+    fx_init(&a);
+    fx_init(&b);
+    fx_populate(&a, 21, 250);
+    FILE *f = tmpfile();
+    cr_assert(f != NULL);
+    weft_writer_t wr = weft_file_writer(f);
+    cr_assert_eq(weft_archive_save(a.w, NULL, &wr), WEFT_OK);
+    rewind(f);
+    static weft_entity_t src[N_MAX], dst[N_MAX];
+    uint32_t n = fx_alive(&a, src, N_MAX);
+    weft_reader_t rd = weft_file_reader(f);
+    cr_assert_eq(weft_archive_load(
+                     b.w, &rd,
+                     &(weft_archive_load_desc_t){.out_entities = dst, .out_capacity = N_MAX}, NULL),
+                 WEFT_OK, "%s", weft_last_error());
+    fx_expect_equal(&a, &b, src, dst, n, false);
+    fclose(f);
+    fx_fini(&a);
+    fx_fini(&b);
+}
+
+Test(archive, reader_input_beyond_max_bytes_is_refused) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 5, 100);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    uint64_t h = weft_world_hash(a.w);
+    weft_memreader_t m;
+    weft_reader_t rd = weft_memreader(&m, buf.data, buf.size);
+    cr_assert_eq(
+        weft_archive_load(a.w, &rd, &(weft_archive_load_desc_t){.max_bytes = buf.size - 1}, NULL),
+        WEFT_ECAPACITY);
+    cr_assert_eq(weft_world_hash(a.w), h);
+    rd = weft_memreader(&m, buf.data, buf.size);
+    cr_assert_eq(
+        weft_archive_load(a.w, &rd, &(weft_archive_load_desc_t){.max_bytes = buf.size}, NULL),
+        WEFT_OK);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+/* ---- layout mismatches and upgrades -------------------------------------------------- */
+
+typedef struct pos4 {
+    float x, y, z, w;
+} pos4_t;
+
+static weft_result_t upgrade_pos(const void *old, size_t old_size, void *new_data, void *user) {
+    (void)user;
+    cr_assert_eq(old_size, sizeof(pos3_t));
+    pos3_t p;
+    memcpy(&p, old, sizeof p);
+    pos4_t q = {p.x, p.y, p.z, 1.0f};
+    memcpy(new_data, &q, sizeof q);
+    return WEFT_OK;
+}
+
+Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 3, 50);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_world_t *w;
+    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_OK);
+    /* Unknown components. */
+    uint64_t h = weft_world_hash(w);
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size, NULL, NULL), WEFT_EMISMATCH);
+    cr_assert(strstr(weft_last_error(), "not registered") != NULL, "%s", weft_last_error());
+    cr_assert_eq(weft_world_hash(w), h);
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size,
+                                          &(weft_archive_load_desc_t){.skip_unknown = true}, NULL),
+                 WEFT_OK);
+    weft_world_destroy(w);
+
+    /* Position registered with 16 bytes, schema 2: version mismatch, then upgraded. */
+    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_OK);
+    weft_component_t pos;
+    cr_assert_eq(
+        weft_component_register(
+            w, &(weft_component_desc_t){.name = "Position", .size = 16, .version = 2}, &pos),
+        WEFT_OK);
+    weft_archive_load_desc_t ld = {.skip_unknown = true};
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size, &ld, NULL), WEFT_EVERSION);
+    weft_archive_upgrade_t up = {.component = "Position", .from_schema = 1, .fn = upgrade_pos};
+    ld.upgrades = &up;
+    ld.upgrade_count = 1;
+    static weft_entity_t src[N_MAX], dst[N_MAX];
+    uint32_t n = fx_alive(&a, src, N_MAX);
+    ld.out_entities = dst;
+    ld.out_capacity = N_MAX;
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size, &ld, NULL), WEFT_OK, "%s",
+                 weft_last_error());
+    for (uint32_t i = 0; i < n; ++i) {
+        const pos3_t *p = weft_component_get(a.w, src[i], a.c[FX_POS]);
+        const pos4_t *q = weft_component_get(w, dst[i], pos);
+        cr_assert_eq(p != NULL, q != NULL);
+        if (p)
+            cr_assert(p->x == q->x && p->y == q->y && p->z == q->z && q->w == 1.0f);
+    }
+    weft_world_destroy(w);
+
+    /* Same schema, other size: a layout mismatch. */
+    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_OK);
+    cr_assert_eq(
+        weft_component_register(w, &(weft_component_desc_t){.name = "Position", .size = 16}, &pos),
+        WEFT_OK);
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size,
+                                          &(weft_archive_load_desc_t){.skip_unknown = true}, NULL),
+                 WEFT_EMISMATCH);
+    weft_world_destroy(w);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+static int hook_calls;
+static void count_add(weft_world_t *w, weft_entity_t e, weft_component_t c, void *p, void *u) {
+    (void)w, (void)e, (void)c, (void)u;
+    const pos3_t *v = p;
+    cr_assert(v->z == -1.5f, "on_add sees the loaded value");
+    hook_calls++;
+}
+
+Test(archive, on_add_hooks_fire_once_per_loaded_value_after_data_is_in_place) {
+    fx_world_t a;
+    fx_init(&a);
+    fx_populate(&a, 9, 120);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_world_t *w;
+    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_OK);
+    weft_component_t pos;
+    cr_assert_eq(weft_component_register(w,
+                                         &(weft_component_desc_t){.name = "Position",
+                                                                  .size = sizeof(pos3_t),
+                                                                  .on_add = count_add},
+                                         &pos),
+                 WEFT_OK);
+    hook_calls = 0;
+    cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size,
+                                          &(weft_archive_load_desc_t){.skip_unknown = true}, NULL),
+                 WEFT_OK);
+    cr_assert_eq(hook_calls, (int)weft_component_count(a.w, a.c[FX_POS]));
+    weft_world_destroy(w);
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+Test(archive, loaded_entities_join_groups_aligned) {
+    fx_world_t a, b;
+    fx_init(&a);
+    fx_init(&b);
+    fx_populate(&a, 31, 400);
+    weft_group_t g;
+    cr_assert_eq(
+        weft_group_create(
+            b.w, &(weft_group_desc_t){.components = {b.c[FX_POS], b.c[FX_VEL]}, .count = 2}, &g),
+        WEFT_OK);
+    fx_populate(&b, 32, 50); /* b already has grouped rows */
+    uint32_t before = weft_group_count(b.w, g);
+    weft_membuf_t buf = fx_save(&a, NULL);
+    cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, NULL, NULL), WEFT_OK);
+    /* Every entity with both members is in the aligned prefix of both pools. */
+    uint32_t both = 0;
+    uint32_t np = weft_component_count(b.w, b.c[FX_POS]);
+    for (uint32_t r = 0; r < np; ++r) {
+        weft_entity_t e = weft_component_entity_at(b.w, b.c[FX_POS], r);
+        both += weft_component_has(b.w, e, b.c[FX_VEL]);
+    }
+    cr_assert_eq(weft_group_count(b.w, g), both);
+    cr_assert_gt(weft_group_count(b.w, g), before);
+    for (uint32_t r = 0; r < both; ++r)
+        cr_assert_eq(weft_component_entity_at(b.w, b.c[FX_POS], r),
+                     weft_component_entity_at(b.w, b.c[FX_VEL], r));
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+    fx_fini(&b);
+}

@@ -1,0 +1,265 @@
+/* test_snapshot.c: whole-world snapshots — restore gives back the hash at capture, across
+ * random mutations, groups, new components, out-of-memory, and a running schedule. */
+#include "archive_fixture.h"
+#include "weft/snapshot.h"
+#include "weft/system.h"
+
+TestSuite(snapshot, .timeout = 120);
+
+/* Random structural and value changes. */
+static void mutate(fx_world_t *f, uint64_t *s, int steps) {
+    for (int k = 0; k < steps; ++k) {
+        uint64_t r = fx_rand(s);
+        weft_world_stats_t st;
+        weft_world_stats(f->w, &st);
+        weft_entity_t e = weft_entity_from_index(f->w, (uint32_t)(r % (st.entity_slots + 1u)));
+        switch (r >> 60) {
+        case 0:
+        case 1:
+            cr_assert_eq(weft_entity_create(f->w, &e), WEFT_OK);
+            break;
+        case 2:
+            if (e)
+                cr_assert_eq(weft_entity_destroy(f->w, e), WEFT_OK);
+            break;
+        case 3:
+        case 4:
+            if (e) {
+                pos3_t p = {(float)k, 2.0f, (float)(r & 255)};
+                cr_assert_eq(weft_component_set(f->w, e, f->c[FX_POS], &p), WEFT_OK);
+            }
+            break;
+        case 5:
+            if (e && weft_component_has(f->w, e, f->c[FX_POS]))
+                cr_assert_eq(weft_component_remove(f->w, e, f->c[FX_POS]), WEFT_OK);
+            break;
+        case 6:
+            if (e)
+                (void)weft_component_add(f->w, e, f->c[FX_TAG], NULL);
+            break;
+        default:
+            if (e) {
+                pos3_t v = {1.0f, (float)k, 3.0f};
+                cr_assert_eq(weft_component_set(f->w, e, f->c[FX_VEL], &v), WEFT_OK);
+            }
+            break;
+        }
+    }
+}
+
+Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "snapshot seed %llu\n", (unsigned long long)seed);
+    fx_world_t f;
+    fx_init(&f);
+    weft_group_t g;
+    cr_assert_eq(
+        weft_group_create(
+            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_VEL]}, .count = 2}, &g),
+        WEFT_OK);
+    fx_populate(&f, seed, 400);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    uint64_t s = seed | 1u;
+    for (int round = 0; round < 20; ++round) {
+        uint64_t h = weft_world_hash(f.w);
+        uint32_t grouped = weft_group_count(f.w, g);
+        cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+        cr_assert_gt(weft_snapshot_size(snap), 0);
+        cr_assert_eq(weft_world_hash(f.w), h, "capture changed the world");
+        mutate(&f, &s, 1 + (int)(fx_rand(&s) % 300));
+        cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK, "%s", weft_last_error());
+        cr_assert_eq(weft_world_hash(f.w), h, "round %d (seed %llu)", round,
+                     (unsigned long long)seed);
+        cr_assert_eq(weft_group_count(f.w, g), grouped);
+        /* The world keeps working after a restore, and restoring twice is the same. */
+        mutate(&f, &s, 50);
+        cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
+        cr_assert_eq(weft_world_hash(f.w), h);
+        mutate(&f, &s, 100); /* move on from the captured state */
+    }
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}
+
+Test(snapshot, value_only_changes_are_rolled_back) {
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 3, 200);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    uint64_t h = weft_world_hash(f.w);
+    uint32_t n = weft_component_count(f.w, f.c[FX_POS]);
+    for (uint32_t r = 0; r < n; ++r) {
+        pos3_t *p = weft_component_row_mut(f.w, f.c[FX_POS], r);
+        p->x += 1.0f;
+    }
+    cr_assert_neq(weft_world_hash(f.w), h);
+    cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
+    cr_assert_eq(weft_world_hash(f.w), h);
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}
+
+Test(snapshot, restore_before_any_capture_or_after_a_new_group_fails_unchanged) {
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 4, 100);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    uint64_t h = weft_world_hash(f.w);
+    cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_ESTATE);
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    weft_group_t g;
+    cr_assert_eq(
+        weft_group_create(
+            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
+        WEFT_OK);
+    uint64_t h2 = weft_world_hash(f.w);
+    cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_ESTATE);
+    cr_assert(strstr(weft_last_error(), "groups") != NULL, "%s", weft_last_error());
+    cr_assert_eq(weft_world_hash(f.w), h2);
+    (void)h;
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}
+
+Test(snapshot, components_registered_after_capture_are_emptied) {
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 5, 50);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    weft_component_t extra;
+    cr_assert_eq(
+        weft_component_register(f.w, &(weft_component_desc_t){.name = "Extra", .size = 4}, &extra),
+        WEFT_OK);
+    weft_entity_t e;
+    cr_assert_eq(weft_entity_create(f.w, &e), WEFT_OK);
+    uint32_t v = 7;
+    cr_assert_eq(weft_component_set(f.w, e, extra, &v), WEFT_OK);
+    cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
+    cr_assert_eq(weft_component_count(f.w, extra), 0);
+    cr_assert(!weft_entity_is_alive(f.w, e));
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}
+
+/* ---- out of memory ------------------------------------------------------------------ */
+
+typedef struct failing {
+    long fail_at; /* 1-based allocation number to fail; 0: never */
+    long count;   /* allocations since reset */
+} failing_t;
+
+static void *fail_alloc(size_t size, size_t align, void *user) {
+    failing_t *c = user;
+    if (c->fail_at && ++c->count == c->fail_at)
+        return NULL;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void fail_free(void *p, size_t size, void *user) {
+    (void)size, (void)user;
+    free(p);
+}
+
+Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
+    failing_t c = {0};
+    fx_world_t f;
+    fx_init_desc(&f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
+                                          .allocator = {fail_alloc, fail_free, &c}});
+    fx_populate(&f, 6, 100);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    c.count = 0;
+    c.fail_at = 1;
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_ENOMEM);
+    c.fail_at = 0;
+    cr_assert_eq(weft_snapshot_size(snap), 0);
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    uint64_t h = weft_world_hash(f.w);
+    /* Empty every pool so the restore must grow them again. */
+    weft_entity_t es[1024];
+    uint32_t n = fx_alive(&f, es, 1024);
+    cr_assert_eq(weft_entity_destroy_n(f.w, es, n), WEFT_OK);
+    fx_populate(&f, 7, 10);
+    for (long k = 1;; ++k) {
+        uint64_t before = weft_world_hash(f.w);
+        c.count = 0;
+        c.fail_at = k;
+        weft_result_t r = weft_snapshot_restore(f.w, snap);
+        c.fail_at = 0;
+        if (r == WEFT_OK)
+            break;
+        cr_assert_eq(r, WEFT_ENOMEM);
+        cr_assert_eq(weft_world_hash(f.w), before, "k=%ld", k);
+        cr_assert_lt(k, 1000);
+    }
+    cr_assert_eq(weft_world_hash(f.w), h);
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}
+
+/* ---- with a running schedule ----------------------------------------------------------- */
+
+static void integrate(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; ++i) {
+            pos3_t *p = weft_iter_get(it, 0, i);
+            const pos3_t *v = weft_iter_get(it, 1, i);
+            p->x += v->x * ctx->dt;
+            p->y += v->y * ctx->dt;
+            p->z += v->z * ctx->dt;
+        }
+    }
+}
+
+static void spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    weft_entity_t e = weft_cmd_create(ctx->cmd);
+    weft_cmd_add(ctx->cmd, e, *(const weft_component_t *)ctx->user);
+}
+
+Test(snapshot, rollback_between_frames_of_a_running_schedule_is_exact) {
+    fx_world_t f;
+    fx_init_desc(&f, &(weft_world_desc_t){.worker_count = 4});
+    fx_populate(&f, 8, 3000);
+    cr_assert_eq(
+        weft_system_register(f.w,
+                             &(weft_system_desc_t){.name = "integrate",
+                                                   .fn = integrate,
+                                                   .terms = {{f.c[FX_POS], WEFT_ACCESS_WRITE},
+                                                             {f.c[FX_VEL], WEFT_ACCESS_READ}},
+                                                   .parallel = true,
+                                                   .chunk_size = 256},
+                             NULL),
+        WEFT_OK);
+    cr_assert_eq(weft_system_register(
+                     f.w,
+                     &(weft_system_desc_t){.name = "spawner", .fn = spawner, .user = &f.c[FX_TAG]},
+                     NULL),
+                 WEFT_OK);
+    for (int i = 0; i < 3; ++i)
+        cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
+    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    uint64_t at_capture = weft_world_hash(f.w);
+    for (int i = 0; i < 5; ++i)
+        cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    uint64_t after_five = weft_world_hash(f.w);
+    cr_assert_neq(after_five, at_capture);
+    cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
+    cr_assert_eq(weft_world_hash(f.w), at_capture);
+    /* Replaying the same frames from the restored state gives the same world. */
+    for (int i = 0; i < 5; ++i)
+        cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    cr_assert_eq(weft_world_hash(f.w), after_five);
+    weft_snapshot_destroy(snap);
+    fx_fini(&f);
+}

@@ -1,0 +1,166 @@
+/* test_entity.c: entity handles — create, destroy, liveness, recycling, bulk calls. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "ecs_fixture.h"
+
+static test_alloc_t alloc;
+static weft_world_t *world;
+
+static void setup(void) {
+    memset(&alloc, 0, sizeof alloc);
+    world = test_world(&alloc);
+    cr_assert(world != NULL);
+}
+
+static void teardown(void) {
+    weft_world_destroy(world);
+    cr_expect(eq(sz, alloc.live_bytes, 0), "the world leaked %zu bytes", alloc.live_bytes);
+}
+
+TestSuite(entity, .init = setup, .fini = teardown, .timeout = 20);
+
+Test(entity, create_gives_live_non_null_handles) {
+    weft_entity_t a = test_entity(world), b = test_entity(world);
+    cr_assert(ne(u64, a, WEFT_ENTITY_NULL));
+    cr_assert(ne(u64, a, b));
+    cr_expect(weft_entity_is_alive(world, a));
+    cr_expect(weft_entity_is_alive(world, b));
+    cr_expect(eq(u32, weft_entity_count(world), 2));
+    cr_expect(eq(u32, weft_entity_index(a), 1), "slot 0 is never handed out");
+}
+
+Test(entity, null_entity_is_never_alive) {
+    cr_expect(not(weft_entity_is_alive(world, WEFT_ENTITY_NULL)));
+    cr_expect(not(weft_entity_is_alive(world, weft_entity_make(12345, 0))));
+}
+
+Test(entity, destroy_bumps_generation_and_stales_the_handle) {
+    weft_entity_t e = test_entity(world);
+    cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+    cr_expect(not(weft_entity_is_alive(world, e)));
+    cr_expect(eq(u32, weft_entity_count(world), 0));
+    weft_entity_t r = test_entity(world);
+    cr_expect(eq(u32, weft_entity_index(r), weft_entity_index(e)), "the slot is recycled");
+    cr_expect(eq(u32, weft_entity_generation(r), weft_entity_generation(e) + 1));
+    cr_expect(not(weft_entity_is_alive(world, e)), "the old handle stays stale");
+    cr_expect(weft_entity_is_alive(world, r));
+}
+
+Test(entity, destroy_of_stale_handle_returns_estale_and_changes_nothing) {
+    weft_entity_t e = test_entity(world);
+    weft_entity_t keep = test_entity(world);
+    cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+    uint64_t h = weft_world_hash(world);
+    cr_expect(eq(int, weft_entity_destroy(world, e), WEFT_ESTALE));
+    cr_expect(eq(int, weft_entity_destroy(world, WEFT_ENTITY_NULL), WEFT_ESTALE));
+    cr_expect(eq(u64, weft_world_hash(world), h));
+    cr_expect(weft_entity_is_alive(world, keep));
+    cr_expect(ne(str, (char *)weft_last_error(), ""));
+}
+
+Test(entity, recycling_is_lifo) {
+    weft_entity_t e[4];
+    for (int i = 0; i < 4; i++)
+        e[i] = test_entity(world);
+    weft_entity_destroy(world, e[1]);
+    weft_entity_destroy(world, e[3]);
+    cr_expect(eq(u32, weft_entity_index(test_entity(world)), weft_entity_index(e[3])));
+    cr_expect(eq(u32, weft_entity_index(test_entity(world)), weft_entity_index(e[1])));
+    cr_expect(eq(u32, weft_entity_index(test_entity(world)), 5), "then fresh slots");
+}
+
+Test(entity, generation_wraps_after_two_to_the_sixteen_reuses) {
+    weft_entity_t first = test_entity(world);
+    weft_entity_t e = first;
+    for (uint32_t i = 0; i < (1u << WEFT_ENTITY_GENERATION_BITS); i++) {
+        cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+        e = test_entity(world);
+        cr_assert(eq(u32, weft_entity_index(e), weft_entity_index(first)));
+    }
+    cr_expect(eq(u32, weft_entity_generation(e), 0), "the generation wrapped to 0");
+    cr_expect(weft_entity_is_alive(world, e));
+}
+
+Test(entity, create_n_and_destroy_n_handle_many_entities) {
+    enum { N = 10000 };
+    weft_entity_t *es = malloc(N * sizeof *es);
+    cr_assert(eq(int, weft_entity_create_n(world, N, es), WEFT_OK));
+    cr_expect(eq(u32, weft_entity_count(world), N));
+    for (int i = 0; i < N; i++)
+        cr_assert(weft_entity_is_alive(world, es[i]));
+    /* destroy the even ones twice over: repeats and stale handles are skipped */
+    weft_entity_t *even = malloc(N * sizeof *even);
+    for (int i = 0; i < N / 2; i++)
+        even[i] = even[N / 2 + i] = es[2 * i];
+    cr_assert(eq(int, weft_entity_destroy_n(world, even, N), WEFT_OK));
+    cr_expect(eq(u32, weft_entity_count(world), N / 2));
+    for (int i = 0; i < N; i++)
+        cr_assert(eq(int, weft_entity_is_alive(world, es[i]), i % 2 == 1));
+    free(even);
+    free(es);
+}
+
+Test(entity, from_index_returns_the_live_handle_or_null) {
+    weft_entity_t e = test_entity(world);
+    cr_expect(eq(u64, weft_entity_from_index(world, weft_entity_index(e)), e));
+    weft_entity_destroy(world, e);
+    cr_expect(eq(u64, weft_entity_from_index(world, weft_entity_index(e)), WEFT_ENTITY_NULL));
+    cr_expect(eq(u64, weft_entity_from_index(world, 0), WEFT_ENTITY_NULL));
+    cr_expect(eq(u64, weft_entity_from_index(world, 999999), WEFT_ENTITY_NULL));
+}
+
+Test(entity, entity_limit_is_enforced_with_ecapacity) {
+    weft_world_t *small = NULL;
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE,
+                           .entity_limit = 100,
+                           .allocator = test_allocator(&alloc)};
+    cr_assert(eq(int, weft_world_create(&d, &small), WEFT_OK));
+    weft_entity_t es[99];
+    cr_expect(eq(int, weft_entity_create_n(small, 99, es), WEFT_OK), "slot 0 is reserved");
+    weft_entity_t extra;
+    cr_expect(eq(int, weft_entity_create(small, &extra), WEFT_ECAPACITY));
+    cr_expect(eq(u64, extra, WEFT_ENTITY_NULL));
+    weft_entity_destroy(small, es[5]);
+    cr_expect(eq(int, weft_entity_create(small, &extra), WEFT_OK), "a freed slot is reusable");
+    weft_world_destroy(small);
+}
+
+/* ---- alive from another thread while the main thread creates ---- */
+
+typedef struct reader_arg {
+    weft_world_t *world;
+    const weft_entity_t *watched; /* created before the reader starts, never destroyed */
+    uint32_t n;
+    int failures;
+} reader_arg_t;
+
+static void *reader(void *p) {
+    reader_arg_t *r = p;
+    for (int round = 0; round < 200; round++)
+        for (uint32_t i = 0; i < r->n; i++)
+            if (!weft_entity_is_alive(r->world, r->watched[i]))
+                r->failures++;
+    return NULL;
+}
+
+Test(entity, is_alive_is_safe_from_another_thread_while_creating) {
+    enum { WATCHED = 512, CREATED = 200000 };
+    static weft_entity_t watched[WATCHED];
+    cr_assert(eq(int, weft_entity_create_n(world, WATCHED, watched), WEFT_OK));
+    reader_arg_t arg = {.world = world, .watched = watched, .n = WATCHED};
+    pthread_t t;
+    cr_assert(eq(int, pthread_create(&t, NULL, reader, &arg), 0));
+    for (int i = 0; i < CREATED; i++)
+        cr_assert(ne(u64, test_entity(world), WEFT_ENTITY_NULL));
+    pthread_join(t, NULL);
+    cr_expect(eq(int, arg.failures, 0));
+}
+
+#if WEFT_DEBUG >= 1
+Test(entity, create_with_null_out_aborts, .signal = SIGABRT) {
+    (void)weft_entity_create(world, NULL);
+}
+#endif /* WEFT_DEBUG */

@@ -1,0 +1,178 @@
+/* test_multi.c: multi-instance components — several instances per entity, stable handles. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "ecs_fixture.h"
+
+static test_alloc_t alloc;
+static weft_world_t *world;
+static weft_component_t emitter, pos;
+static int removed_sum; /* sum of the rate of every emitter whose on_remove fired */
+
+typedef struct emitter_data {
+    int rate;
+    int pad;
+} emitter_t;
+
+static void on_remove(weft_world_t *w, weft_entity_t e, weft_component_t c, void *p, void *u) {
+    (void)w, (void)e, (void)c, (void)u;
+    removed_sum += ((emitter_t *)p)->rate;
+}
+
+static void setup(void) {
+    memset(&alloc, 0, sizeof alloc);
+    removed_sum = 0;
+    world = test_world(&alloc);
+    cr_assert(world != NULL);
+    weft_component_desc_t d = {.name = "Emitter",
+                               .size = sizeof(emitter_t),
+                               .flags = WEFT_COMPONENT_MULTI,
+                               .on_remove = on_remove};
+    cr_assert(eq(int, weft_component_register(world, &d, &emitter), WEFT_OK));
+    pos = test_register(world, "Position", sizeof(vec3_t));
+}
+
+static void teardown(void) {
+    weft_world_destroy(world);
+    cr_expect(eq(sz, alloc.live_bytes, 0));
+}
+
+TestSuite(multi, .init = setup, .fini = teardown, .timeout = 20);
+
+/* Give e n emitters with rates base, base+1, ...; handles into out. */
+static void give(weft_entity_t e, int n, int base, weft_instance_t *out) {
+    for (int i = 0; i < n; i++) {
+        emitter_t *p = NULL;
+        cr_assert(
+            eq(int, weft_component_add_instance(world, e, emitter, &out[i], (void **)&p), WEFT_OK));
+        cr_assert(p != NULL && out[i].id != 0);
+        p->rate = base + i;
+    }
+}
+
+Test(multi, an_entity_holds_several_instances_with_stable_handles) {
+    weft_entity_t a = test_entity(world), b = test_entity(world);
+    weft_instance_t ia[3], ib[2];
+    give(a, 3, 10, ia);
+    give(b, 2, 20, ib);
+    cr_expect(eq(u32, weft_component_count(world, emitter), 5), "iteration sees every instance");
+    cr_expect(eq(u32, weft_component_instances(world, a, emitter, NULL, 0), 3));
+    weft_instance_t list[4];
+    cr_assert(eq(u32, weft_component_instances(world, a, emitter, list, 4), 3));
+    cr_expect(eq(u64, list[0].id, ia[2].id), "most recent first");
+    cr_expect(eq(u64, list[2].id, ia[0].id));
+    /* removing one moves rows; the other handles still reach their own data */
+    cr_assert(eq(int, weft_instance_remove(world, ia[0]), WEFT_OK));
+    cr_expect(eq(int, removed_sum, 10));
+    cr_expect(weft_instance_get(world, ia[0]) == NULL, "the removed handle is stale");
+    cr_expect(eq(int, weft_instance_remove(world, ia[0]), WEFT_ESTALE));
+    cr_expect(eq(int, ((const emitter_t *)weft_instance_get(world, ia[1]))->rate, 11));
+    cr_expect(eq(int, ((const emitter_t *)weft_instance_get(world, ia[2]))->rate, 12));
+    cr_expect(eq(int, ((const emitter_t *)weft_instance_get(world, ib[0]))->rate, 20));
+    cr_expect(eq(int, ((const emitter_t *)weft_instance_get(world, ib[1]))->rate, 21));
+    cr_expect(eq(u64, weft_instance_entity(world, ib[1]), b));
+    cr_expect(weft_component_has(world, a, emitter));
+    cr_expect(eq(int, ((const emitter_t *)weft_component_get(world, a, emitter))->rate, 12),
+              "get addresses the most recent instance");
+}
+
+Test(multi, removing_the_last_instance_clears_has) {
+    weft_entity_t e = test_entity(world);
+    weft_instance_t i[2];
+    give(e, 2, 1, i);
+    weft_instance_remove(world, i[1]);
+    cr_expect(weft_component_has(world, e, emitter));
+    weft_instance_remove(world, i[0]);
+    cr_expect(not(weft_component_has(world, e, emitter)));
+    cr_expect(weft_component_get(world, e, emitter) == NULL);
+    give(e, 1, 7, i);
+    cr_expect(eq(int, ((const emitter_t *)weft_instance_get(world, i[0]))->rate, 7));
+}
+
+Test(multi, destroy_and_remove_take_every_instance_and_fire_each_hook) {
+    weft_entity_t a = test_entity(world), b = test_entity(world);
+    weft_instance_t ia[4], ib[3];
+    give(a, 4, 1, ia); /* 1+2+3+4 */
+    give(b, 3, 100, ib);
+    cr_assert(eq(int, weft_entity_destroy(world, a), WEFT_OK));
+    cr_expect(eq(int, removed_sum, 10));
+    cr_expect(eq(u32, weft_component_count(world, emitter), 3));
+    for (int k = 0; k < 4; k++)
+        cr_expect(weft_instance_get(world, ia[k]) == NULL);
+    cr_assert(eq(int, weft_component_remove(world, b, emitter), WEFT_OK));
+    cr_expect(eq(int, removed_sum, 10 + 100 + 101 + 102));
+    cr_expect(eq(u32, weft_component_count(world, emitter), 0));
+    cr_expect(not(weft_component_has(world, b, emitter)));
+}
+
+Test(multi, plain_add_and_set_work_on_multi_components) {
+    weft_entity_t e = test_entity(world);
+    cr_expect(eq(int, weft_component_set(world, e, emitter, &(emitter_t){5, 0}), WEFT_OK));
+    cr_expect(eq(u32, weft_component_instances(world, e, emitter, NULL, 0), 1));
+    cr_expect(eq(int, weft_component_add(world, e, emitter, NULL), WEFT_OK), "no EEXIST");
+    cr_expect(eq(u32, weft_component_instances(world, e, emitter, NULL, 0), 2));
+    cr_expect(eq(int, weft_component_set(world, e, emitter, &(emitter_t){9, 0}), WEFT_OK));
+    cr_expect(eq(int, ((const emitter_t *)weft_component_get(world, e, emitter))->rate, 9));
+    cr_expect(eq(u32, weft_component_instances(world, e, emitter, NULL, 0), 2));
+}
+
+Test(multi, refused_operations_change_nothing) {
+    weft_entity_t e = test_entity(world);
+    weft_instance_t i[2];
+    give(e, 2, 1, i);
+    weft_instance_t none;
+    cr_expect(eq(int, weft_component_add_instance(world, e, pos, &none, NULL), WEFT_EINVAL));
+    cr_expect(eq(u64, none.id, 0));
+    cr_expect(eq(int, weft_component_remove_ordered(world, e, emitter), WEFT_ESTATE));
+    cr_expect(eq(int, weft_component_move_row(world, emitter, 0, 1), WEFT_ESTATE));
+    weft_group_t g;
+    weft_group_desc_t gd = {.components = {emitter, pos}, .count = 2};
+    cr_expect(eq(int, weft_group_create(world, &gd, &g), WEFT_EINVAL));
+    weft_entity_t dead = test_entity(world);
+    weft_entity_destroy(world, dead);
+    cr_expect(eq(int, weft_component_add_instance(world, dead, emitter, NULL, NULL), WEFT_ESTALE));
+    cr_expect(eq(u32, weft_component_count(world, emitter), 2));
+    cr_expect(weft_instance_get(world, (weft_instance_t){0}) == NULL);
+}
+
+Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
+    weft_component_t frozen = test_register(world, "Frozen", 0);
+    int want_sum = 0, want_n = 0;
+    for (int k = 0; k < 50; k++) {
+        weft_entity_t e = test_entity(world);
+        weft_component_add(world, e, pos, NULL);
+        weft_instance_t i[3];
+        give(e, k % 4, k * 10, i);
+        if (k % 5 == 0)
+            weft_component_add(world, e, frozen, NULL);
+        else
+            for (int j = 0; j < k % 4; j++, want_n++)
+                want_sum += k * 10 + j;
+    }
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {emitter, WEFT_ACCESS_READ}},
+                           .term_count = 2,
+                           .exclude = {frozen},
+                           .exclude_count = 1};
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    int sum = 0, n = 0;
+    for (uint32_t k = 0; k < weft_query_chunk_count(q, 8); k++) {
+        weft_iter_t it;
+        weft_query_iter(q, 8, k, &it);
+        while (weft_iter_next(&it))
+            for (uint32_t i = 0; i < it.count; i++, n++) {
+                sum += ((const emitter_t *)weft_iter_get(&it, 1, i))->rate;
+                weft_entity_t e = weft_iter_entity(&it, i);
+                cr_assert(weft_iter_get(&it, 0, i) == weft_component_get(world, e, pos));
+            }
+    }
+    cr_expect(eq(int, n, want_n));
+    cr_expect(eq(int, sum, want_sum));
+    weft_query_t *q2 = NULL;
+    weft_component_desc_t d2 = {.name = "Other", .size = 4, .flags = WEFT_COMPONENT_MULTI};
+    weft_component_t other;
+    cr_assert(eq(int, weft_component_register(world, &d2, &other), WEFT_OK));
+    weft_query_desc_t two = {.terms = {{emitter, WEFT_ACCESS_READ}, {other, WEFT_ACCESS_READ}},
+                             .term_count = 2};
+    cr_expect(eq(int, weft_query_create(world, &two, &q2), WEFT_EINVAL));
+}

@@ -1,0 +1,488 @@
+/* internal_store.c: the ordered hierarchy store (src/hierarchy_store.h) against an
+ * independent model — random forests under random attach / detach / re-parent / remove, the
+ * order invariant after every step, world matrices equal to a reference recursion bit for
+ * bit, cycles rejected without change, and both passes bit-identical. */
+#include <criterion/criterion.h>
+
+#include "hier_ref.h"
+#include "hierarchy_store.h"
+
+TestSuite(hier_store, .timeout = 120);
+
+/* Expected failures are part of these tests: keep them off stderr. */
+static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg,
+                     const char *file, int line, void *user)
+{
+    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
+}
+static const weft_logger_t quiet_log = {quiet_fn, NULL};
+#define QUIET (&quiet_log)
+
+/* ---- model -------------------------------------------------------------- */
+
+/* Node ids 1..cap are entities id | 1 << 32 (generation 1). */
+typedef struct model {
+    uint32_t cap;      /* ids 1..cap may exist */
+    uint32_t next;     /* next id to add */
+    uint32_t *parent;  /* id -> parent id, 0 for roots */
+    bool *alive;       /* id is a node */
+    weft_mat4_t *ref;  /* reference world per id */
+    uint8_t *done;     /* ref computed in this round */
+    uint32_t *stack;   /* scratch */
+} model_t;
+
+static weft__hentity_t ent(uint32_t id)
+{
+    return id == 0 ? 0 : ((weft__hentity_t)1 << 32) | id;
+}
+
+static void model_init(model_t *m, uint32_t cap)
+{
+    m->cap = cap;
+    m->next = 1;
+    m->parent = calloc(cap + 1, sizeof(uint32_t));
+    m->alive = calloc(cap + 1, sizeof(bool));
+    m->ref = calloc(cap + 1, sizeof(weft_mat4_t));
+    m->done = calloc(cap + 1, 1);
+    m->stack = calloc(cap + 1, sizeof(uint32_t));
+}
+
+static void model_fini(model_t *m)
+{
+    free(m->parent);
+    free(m->alive);
+    free(m->ref);
+    free(m->done);
+    free(m->stack);
+}
+
+static bool model_is_ancestor(const model_t *m, uint32_t a, uint32_t x)
+{
+    for (; x != 0; x = m->parent[x])
+        if (x == a)
+            return true;
+    return false;
+}
+
+static uint32_t random_live(const model_t *m, hr_rng_t *r)
+{
+    for (int tries = 0; tries < 64; tries++) {
+        const uint32_t id = 1 + hr_below(r, m->next - 1);
+        if (m->alive[id])
+            return id;
+    }
+    for (uint32_t id = 1; id < m->next; id++)
+        if (m->alive[id])
+            return id;
+    return 0;
+}
+
+static const weft_transform_t *local_of(const weft__hstore_t *s, uint32_t id)
+{
+    return &s->rows.local[weft__hstore_row(s, ent(id))];
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+/* Structure: the store's own invariants (ORDER first of all) and agreement with the model. */
+static void check_structure(const weft__hstore_t *s, const model_t *m)
+{
+    const char *why = weft__hstore_check(s);
+    cr_assert(why == NULL, "store invariant broken: %s", why);
+    uint32_t live = 0;
+    for (uint32_t id = 1; id < m->next; id++) {
+        const uint32_t row = weft__hstore_row(s, ent(id));
+        if (!m->alive[id]) {
+            cr_assert(row == WEFT__HROW_NONE, "removed node %u still in the store", id);
+            continue;
+        }
+        live++;
+        cr_assert(row != WEFT__HROW_NONE, "node %u missing", id);
+        const uint32_t p = s->rows.parent[row];
+        const weft__hentity_t pe = p == WEFT__HROW_NONE ? 0 : s->rows.ent[p];
+        cr_assert(pe == ent(m->parent[id]), "node %u: parent %llx, model says %u", id,
+                  (unsigned long long)pe, m->parent[id]);
+    }
+    cr_assert(live == s->live);
+}
+
+/* Worlds: every node's world equals the reference recursion over the model's parents, bit
+ * for bit. Iterative (explicit stack) so deep chains cannot overflow the C stack. */
+static void check_worlds(const weft__hstore_t *s, model_t *m)
+{
+    memset(m->done, 0, m->cap + 1);
+    for (uint32_t id = 1; id < m->next; id++) {
+        if (!m->alive[id] || m->done[id])
+            continue;
+        uint32_t top = 0;
+        for (uint32_t x = id; x != 0 && !m->done[x]; x = m->parent[x])
+            m->stack[top++] = x;
+        while (top > 0) {
+            const uint32_t x = m->stack[--top];
+            const uint32_t row = weft__hstore_row(s, ent(x));
+            const uint32_t p = m->parent[x];
+            m->ref[x] = hr_node_world(&s->rows.local[row], &s->rows.link[row].inverse_bind,
+                                      p == 0 ? NULL : &m->ref[p]);
+            m->done[x] = 1;
+        }
+    }
+    for (uint32_t id = 1; id < m->next; id++) {
+        if (!m->alive[id])
+            continue;
+        const uint32_t row = weft__hstore_row(s, ent(id));
+        cr_assert(hr_mat_eq(&s->rows.world[row], &m->ref[id]),
+                  "node %u (row %u, depth %u): world differs from the reference", id, row,
+                  weft__hstore_depth(s, row));
+    }
+}
+
+/* FNV-1a over everything observable in the store (to prove "nothing changed"). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* word at a time: these arrays are large */
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001B3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static uint64_t store_hash(const weft__hstore_t *s)
+{
+    const weft__hrows_t *w = &s->rows;
+    const size_t n = s->count;
+    uint64_t h = 0xCBF29CE484222325ull;
+    h = fnv(h, &s->count, sizeof(s->count));
+    h = fnv(h, &s->live, sizeof(s->live));
+    h = fnv(h, &s->holes, sizeof(s->holes));
+    h = fnv(h, &s->levels_valid, sizeof(s->levels_valid));
+    h = fnv(h, w->ent, n * sizeof(*w->ent));
+    h = fnv(h, w->parent, n * sizeof(uint32_t));
+    h = fnv(h, w->first_child, n * sizeof(uint32_t));
+    h = fnv(h, w->next_sib, n * sizeof(uint32_t));
+    h = fnv(h, w->prev_sib, n * sizeof(uint32_t));
+    h = fnv(h, w->local, n * sizeof(*w->local));
+    h = fnv(h, w->link, n * sizeof(*w->link));
+    h = fnv(h, w->world, n * sizeof(*w->world));
+    return h;
+}
+
+/* ---- random operations -------------------------------------------------- */
+
+static void op_add(weft__hstore_t *s, model_t *m, hr_rng_t *r)
+{
+    if (m->next > m->cap)
+        return;
+    const uint32_t id = m->next++;
+    const weft_transform_t t = hr_transform(r);
+    cr_assert(weft__hstore_add(s, ent(id), &t) == WEFT_OK);
+    m->alive[id] = true;
+    m->parent[id] = 0;
+}
+
+static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
+{
+    uint32_t c = random_live(m, r);
+    uint32_t p = random_live(m, r);
+    /* Now and then aim at a cycle on purpose: c an ancestor of p, or p itself. */
+    if (p != 0 && hr_below(r, 8) == 0) {
+        c = p;
+        for (uint32_t x = m->parent[p]; x != 0; x = m->parent[x])
+            if (hr_below(r, 2) == 0)
+                c = x;
+    }
+    if (c == 0 || p == 0)
+        return;
+    if (model_is_ancestor(m, c, p)) {
+        /* Hashing the whole store is O(n): on large stores only now and then. */
+        const bool hash = s->count <= 5000 || hr_below(r, 1024) == 0;
+        const uint64_t before = hash ? store_hash(s) : 0;
+        cr_assert(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_ECYCLE);
+        cr_assert(!hash || store_hash(s) == before, "a rejected cycle changed the store");
+        return;
+    }
+    weft_mat4_t inv;
+    const uint32_t prow = weft__hstore_row(s, ent(p));
+    const uint32_t crow = weft__hstore_row(s, ent(c));
+    cr_assert(weft_mat4_inverse(&s->rows.world[prow], &inv));
+    const weft_mat4_t cworld = s->rows.world[crow];
+    const bool had_parent = m->parent[c] != 0;
+    const weft_transform_t local_before = s->rows.local[crow];
+    cr_assert(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_OK);
+    m->parent[c] = p;
+    const uint32_t row = weft__hstore_row(s, ent(c));
+    cr_assert(memcmp(&s->rows.link[row].inverse_bind, &inv, sizeof(inv)) == 0,
+              "the bind is the inverse of the parent's world at attach time");
+    const weft_transform_t want = had_parent ? weft_transform_from_matrix(&cworld) : local_before;
+    cr_assert(memcmp(&s->rows.local[row], &want, sizeof(want)) == 0,
+              "re-parenting bakes the world into local; a root keeps its local");
+}
+
+static void op_detach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
+{
+    const uint32_t c = random_live(m, r);
+    if (c == 0)
+        return;
+    const uint32_t row = weft__hstore_row(s, ent(c));
+    const weft_mat4_t world = s->rows.world[row];
+    const weft_transform_t local = s->rows.local[row];
+    const bool had_parent = m->parent[c] != 0;
+    cr_assert(weft__hstore_detach(s, ent(c), QUIET) == WEFT_OK);
+    m->parent[c] = 0;
+    const weft_transform_t want = had_parent ? weft_transform_from_matrix(&world) : local;
+    cr_assert(memcmp(local_of(s, c), &want, sizeof(want)) == 0, "detach bakes world into local");
+}
+
+static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
+{
+    const uint32_t e = random_live(m, r);
+    if (e == 0)
+        return;
+    const weft__hentity_t *removed = NULL;
+    uint32_t n = 0;
+    /* The exact expected count only on small models (O(n * depth)); on large ones the
+     * model/store agreement check after the step catches a missed or extra node. */
+    uint32_t expect = 0;
+    const bool count_expected = m->next <= 5000;
+    for (uint32_t id = 1; count_expected && id < m->next; id++)
+        if (m->alive[id] && (id == e || (subtree && model_is_ancestor(m, e, id))))
+            expect++;
+    cr_assert(weft__hstore_remove(s, ent(e), subtree, &removed, &n, QUIET) == WEFT_OK);
+    if (subtree) {
+        cr_assert(!count_expected || n == expect, "subtree removal reported %u entities, model has %u", n, expect);
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
+            cr_assert(m->alive[id] && model_is_ancestor(m, e, id));
+            /* parents first: the parent was reported before (or is e) */
+            if (id != e) {
+                bool seen = false;
+                for (uint32_t j = 0; j < i; j++)
+                    seen = seen || removed[j] == ent(m->parent[id]);
+                cr_assert(seen, "subtree removal lists a child before its parent");
+            }
+        }
+        for (uint32_t i = 0; i < n; i++)
+            m->alive[(uint32_t)(removed[i] & 0xffffffffu)] = false;
+    } else {
+        for (uint32_t id = 1; id < m->next; id++)
+            if (m->alive[id] && m->parent[id] == e)
+                m->parent[id] = 0;
+        m->alive[e] = false;
+    }
+    m->parent[e] = 0;
+}
+
+static void op_update(weft__hstore_t *s, hr_rng_t *r)
+{
+    switch (hr_below(r, 3)) {
+    case 0:
+        cr_assert(weft__hstore_update(s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
+        break;
+    case 1:
+        cr_assert(weft__hstore_update(s, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
+        break;
+    default:
+        cr_assert(weft__hstore_update(s, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
+        break;
+    }
+}
+
+/* One random session: `steps` operations on up to `cap` nodes; full checks every `every`. */
+static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t every,
+                       uint32_t prefill)
+{
+    hr_rng_t r = {hr_seed(name)};
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    model_t m;
+    model_init(&m, cap);
+    for (uint32_t i = 0; i < prefill; i++)
+        op_add(&s, &m, &r);
+    for (uint32_t i = 0; i < prefill; i++)
+        if (hr_below(&r, 4) != 0)
+            op_attach(&s, &m, &r);
+    for (uint32_t step = 0; step < steps; step++) {
+        const uint32_t k = hr_below(&r, 100);
+        if (k < 20)
+            op_add(&s, &m, &r);
+        else if (k < 55)
+            op_attach(&s, &m, &r);
+        else if (k < 70)
+            op_detach(&s, &m, &r);
+        else if (k < 76)
+            op_remove(&s, &m, &r, false);
+        else if (k < 79)
+            op_remove(&s, &m, &r, true);
+        else if (k < 90) {
+            const uint32_t id = random_live(&m, &r);
+            if (id != 0)
+                s.rows.local[weft__hstore_row(&s, ent(id))] = hr_transform(&r);
+        }
+        /* after every step: the order invariant (and, every `every` steps, the worlds) */
+        if (step % every == 0 || step + 1 == steps) {
+            check_structure(&s, &m);
+            op_update(&s, &r);
+            check_worlds(&s, &m);
+        }
+    }
+    model_fini(&m);
+    weft__hstore_fini(&s);
+}
+
+Test(hier_store, random_small_forests_match_the_reference_after_every_step)
+{
+    for (int round = 0; round < 20; round++)
+        run_random("small forest", 64, 600, 1, 16);
+}
+
+Test(hier_store, random_medium_forest_matches_the_reference)
+{
+    run_random("medium forest", 4000, HR_STEPS(20000), 50, 2000);
+}
+
+Test(hier_store, random_large_forest_matches_the_reference_periodically)
+{
+    run_random("large forest", 100000, HR_STEPS(40000), 5000, HR_TSAN ? 20000 : 100000);
+}
+
+/* ---- targeted cases ------------------------------------------------------ */
+
+static uint32_t row_of(const weft__hstore_t *s, uint32_t id)
+{
+    return weft__hstore_row(s, ent(id));
+}
+
+Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4)
+{
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    const weft_transform_t id = weft_transform_identity();
+    for (uint32_t e = 1; e <= 4; e++)
+        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(4), ent(3), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_check(&s) == NULL);
+    cr_assert(row_of(&s, 1) < row_of(&s, 2));
+    cr_assert(row_of(&s, 2) < row_of(&s, 3));
+    cr_assert(row_of(&s, 3) < row_of(&s, 4));
+    weft__hstore_fini(&s);
+}
+
+Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothing)
+{
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    const weft_transform_t id = weft_transform_identity();
+    for (uint32_t e = 1; e <= 5; e++)
+        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(4), ent(3), QUIET) == WEFT_OK);
+    const uint64_t before = store_hash(&s);
+    cr_assert(weft__hstore_attach(&s, ent(1), ent(1), QUIET) == WEFT_ECYCLE);
+    cr_assert(weft__hstore_attach(&s, ent(1), ent(4), QUIET) == WEFT_ECYCLE);
+    cr_assert(weft__hstore_attach(&s, ent(2), ent(3), QUIET) == WEFT_ECYCLE);
+    cr_assert(store_hash(&s) == before);
+    cr_assert(weft__hstore_attach(&s, ent(9), ent(1), QUIET) == WEFT_ENOENT);
+    cr_assert(store_hash(&s) == before);
+    weft__hstore_fini(&s);
+}
+
+Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing)
+{
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    weft_transform_t flat = weft_transform_identity();
+    flat.scale.y = 0.0f;
+    const weft_transform_t id = weft_transform_identity();
+    cr_assert(weft__hstore_add(&s, ent(1), &flat) == WEFT_OK);
+    cr_assert(weft__hstore_add(&s, ent(2), &id) == WEFT_OK);
+    const uint64_t before = store_hash(&s);
+    cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_EINVAL);
+    cr_assert(store_hash(&s) == before);
+    weft__hstore_fini(&s);
+}
+
+Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
+{
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    const weft_transform_t id = weft_transform_identity();
+    for (uint32_t e = 1; e <= 1000; e++)
+        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    /* 1 <- 2 <- 3 (three nodes), then attach 1 under 1000 (a later row). */
+    cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
+    cr_assert(s.moved_rows == 0, "parents created first never move anything");
+    cr_assert(weft__hstore_attach(&s, ent(1), ent(1000), QUIET) == WEFT_OK);
+    cr_assert(s.moved_rows == 3, "exactly the 3-node subtree moved, not %llu rows",
+              (unsigned long long)s.moved_rows);
+    cr_assert(weft__hstore_check(&s) == NULL);
+    weft__hstore_fini(&s);
+}
+
+Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
+{
+    hr_rng_t r = {hr_seed("levels vs sequential")};
+    weft__hstore_t a, b, c;
+    weft__hstore_init(&a, NULL);
+    weft__hstore_init(&b, NULL);
+    weft__hstore_init(&c, NULL);
+    const uint32_t n = 50000;
+    for (uint32_t i = 1; i <= n; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        cr_assert(weft__hstore_add(&a, ent(i), &t) == WEFT_OK);
+        cr_assert(weft__hstore_add(&b, ent(i), &t) == WEFT_OK);
+        cr_assert(weft__hstore_add(&c, ent(i), &t) == WEFT_OK);
+    }
+    for (uint32_t i = 2; i <= n; i++) {
+        /* wide and shallow-ish: parent among the first i/8 nodes, sometimes a later one */
+        uint32_t p = 1 + hr_below(&r, i / 8 + 1);
+        if (hr_below(&r, 50) == 0)
+            p = 1 + hr_below(&r, n);
+        weft_result_t ra = weft__hstore_attach(&a, ent(i), ent(p), QUIET);
+        cr_assert(weft__hstore_attach(&b, ent(i), ent(p), QUIET) == ra);
+        cr_assert(weft__hstore_attach(&c, ent(i), ent(p), QUIET) == ra);
+        if (i % 10000 == 0) {
+            cr_assert(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
+            cr_assert(weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
+            cr_assert(weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
+        }
+    }
+    cr_assert(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
+    cr_assert(weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
+    cr_assert(weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
+    cr_assert(b.levels_valid && weft__hstore_check(&b) == NULL);
+    for (uint32_t i = 1; i <= n; i++) {
+        const weft_mat4_t *wa = &a.rows.world[weft__hstore_row(&a, ent(i))];
+        cr_assert(hr_mat_eq(wa, &b.rows.world[weft__hstore_row(&b, ent(i))]));
+        cr_assert(hr_mat_eq(wa, &c.rows.world[weft__hstore_row(&c, ent(i))]));
+    }
+    weft__hstore_fini(&a);
+    weft__hstore_fini(&b);
+    weft__hstore_fini(&c);
+}
+
+Test(hier_store, level_sort_groups_rows_by_depth)
+{
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL);
+    const weft_transform_t id = weft_transform_identity();
+    /* Build children before parents so that the sort has work to do. */
+    for (uint32_t e = 1; e <= 200; e++)
+        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    for (uint32_t e = 200; e >= 2; e--)
+        cr_assert(weft__hstore_attach(&s, ent(e), ent(e / 2), QUIET) == WEFT_OK);
+    cr_assert(weft__hstore_level_sort(&s) == WEFT_OK);
+    cr_assert(weft__hstore_check(&s) == NULL);
+    cr_assert(s.holes == 0 && s.count == 200);
+    for (uint32_t r = 1; r < s.count; r++)
+        cr_assert(weft__hstore_depth(&s, r - 1) <= weft__hstore_depth(&s, r));
+    cr_assert(s.level_count == 8, "levels: %u", s.level_count); /* 2^7 = 128 <= 200 < 256 */
+    weft__hstore_fini(&s);
+}

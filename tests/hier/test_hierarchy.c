@@ -1,0 +1,397 @@
+/* test_hierarchy.c: the public hierarchy API (weft/hierarchy.h) on a real world — ordering,
+ * cycles, detach baking, destroy modes, stale handles, the reference computation through the
+ * public API, level-parallel vs sequential at 1, 2, 4 and 8 workers, and the update as a
+ * system that overlaps an unrelated system in the trace. */
+#include <criterion/criterion.h>
+
+#include "hier_ref.h"
+#include "weft.h"
+
+TestSuite(hierarchy, .timeout = 300);
+
+static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg,
+                     const char *file, int line, void *user)
+{
+    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
+}
+
+static weft_world_t *new_world(uint32_t workers, weft_execution_t exec)
+{
+    weft_world_t *w = NULL;
+    cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
+                                                     .execution = exec,
+                                                     .logger = {quiet_fn, NULL}},
+                                &w) == WEFT_OK);
+    return w;
+}
+
+static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t)
+{
+    weft_entity_t e;
+    cr_assert(weft_entity_create(w, &e) == WEFT_OK);
+    cr_assert(weft_hier_add(w, e, t) == WEFT_OK);
+    return e;
+}
+
+/* Position of e in weft_hier_order (UINT32_MAX when absent). */
+static uint32_t order_pos(weft_world_t *w, weft_entity_t e)
+{
+    const uint32_t n = weft_hier_count(w);
+    weft_entity_t *o = malloc((n + 1) * sizeof(*o));
+    cr_assert(weft_hier_order(w, o, n) == n);
+    uint32_t pos = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (o[i] == e)
+            pos = i;
+    free(o);
+    return pos;
+}
+
+/* Every node's parent precedes it in weft_hier_order. */
+static void check_order(weft_world_t *w)
+{
+    const uint32_t n = weft_hier_count(w);
+    weft_entity_t *o = malloc((n + 1) * sizeof(*o));
+    cr_assert(weft_hier_order(w, o, n) == n);
+    for (uint32_t i = 0; i < n; i++) {
+        const weft_entity_t p = weft_hier_parent(w, o[i]);
+        if (p == 0)
+            continue;
+        bool before = false;
+        for (uint32_t j = 0; j < i && !before; j++)
+            before = o[j] == p;
+        cr_assert(before, "order: the parent of node %u does not precede it", i);
+    }
+    free(o);
+}
+
+/* World of e by the documented formula, recursively through the public readers. */
+static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e)
+{
+    const weft_entity_t p = weft_hier_parent(w, e);
+    if (p == 0)
+        return hr_node_world(weft_hier_local(w, e), NULL, NULL);
+    const weft_mat4_t pw = ref_world(w, p);
+    return hr_node_world(weft_hier_local(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
+}
+
+Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    weft_entity_t e[5];
+    for (int i = 1; i <= 4; i++)
+        e[i] = new_node(w, NULL);
+    cr_assert(weft_hier_attach(w, e[4], e[3]) == WEFT_OK);
+    cr_assert(weft_hier_attach(w, e[2], e[1]) == WEFT_OK);
+    cr_assert(weft_hier_attach(w, e[3], e[2]) == WEFT_OK);
+    cr_assert(order_pos(w, e[2]) < order_pos(w, e[3]));
+    cr_assert(order_pos(w, e[3]) < order_pos(w, e[4]));
+    cr_assert(weft_hier_parent(w, e[3]) == e[2] && weft_hier_depth(w, e[4]) == 3);
+    check_order(w);
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, cycles_are_rejected_and_change_nothing)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    hr_rng_t r = {hr_seed("public cycles")};
+    weft_entity_t e[6];
+    for (int i = 0; i < 6; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+    }
+    for (int i = 1; i < 6; i++)
+        cr_assert(weft_hier_attach(w, e[i], e[i - 1]) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_transform_t locals[6];
+    weft_parent_link_t links[6];
+    for (int i = 0; i < 6; i++) {
+        locals[i] = *weft_hier_local(w, e[i]);
+        links[i] = *weft_hier_link(w, e[i]);
+    }
+    cr_assert(weft_hier_attach(w, e[2], e[2]) == WEFT_ECYCLE);
+    cr_assert(weft_hier_attach(w, e[0], e[5]) == WEFT_ECYCLE);
+    cr_assert(weft_hier_attach(w, e[1], e[3]) == WEFT_ECYCLE);
+    cr_assert(strlen(weft_last_error()) > 0);
+    for (int i = 0; i < 6; i++) {
+        cr_assert(memcmp(&locals[i], weft_hier_local(w, e[i]), sizeof(locals[i])) == 0);
+        cr_assert(memcmp(&links[i], weft_hier_link(w, e[i]), sizeof(links[i])) == 0);
+        cr_assert(order_pos(w, e[i]) == (uint32_t)i);
+    }
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, stale_and_non_node_handles_are_errors)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    weft_entity_t a = new_node(w, NULL), plain, gone;
+    cr_assert(weft_entity_create(w, &plain) == WEFT_OK);
+    cr_assert(weft_entity_create(w, &gone) == WEFT_OK);
+    cr_assert(weft_entity_destroy(w, gone) == WEFT_OK);
+    cr_assert(weft_hier_attach(w, a, gone) == WEFT_ESTALE);
+    cr_assert(weft_hier_attach(w, plain, a) == WEFT_ENOENT);
+    cr_assert(weft_hier_add(w, a, NULL) == WEFT_EEXIST);
+    cr_assert(weft_hier_add(w, gone, NULL) == WEFT_ESTALE);
+    cr_assert(weft_hier_detach(w, plain) == WEFT_ENOENT);
+    cr_assert(weft_hier_destroy(w, a, (weft_hier_destroy_t)7) == WEFT_EINVAL);
+    cr_assert(weft_hier_update(w, (weft_hier_pass_t)9) == WEFT_EINVAL);
+    cr_assert(weft_hier_world(w, plain) == NULL && weft_hier_local(w, gone) == NULL);
+    cr_assert(weft_hier_parent(w, gone) == 0 && !weft_hier_has(w, plain));
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, detach_bakes_the_world_transform_into_local)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    hr_rng_t r = {hr_seed("detach bake")};
+    weft_entity_t prev = 0, last = 0;
+    for (int i = 0; i < 5; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        last = new_node(w, &t);
+        if (prev != 0)
+            cr_assert(weft_hier_attach(w, last, prev) == WEFT_OK);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        prev = last;
+    }
+    const weft_mat4_t before = *weft_hier_world(w, last);
+    cr_assert(weft_hier_detach(w, last) == WEFT_OK);
+    cr_assert(weft_hier_parent(w, last) == 0);
+    cr_assert(weft_hier_link(w, last)->parent == 0);
+    const weft_transform_t want = weft_transform_from_matrix(&before);
+    cr_assert(memcmp(weft_hier_local(w, last), &want, sizeof(want)) == 0);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(hr_mat_near(weft_hier_world(w, last), &before, 1e-4f),
+              "a detached node stays where it was in the world");
+    cr_assert(weft_hier_detach(w, last) == WEFT_OK, "detaching a root does nothing");
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, reparenting_keeps_the_world_transform)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    hr_rng_t r = {hr_seed("reparent")};
+    weft_transform_t t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = hr_transform(&r);
+    weft_entity_t a = new_node(w, &t[0]), b = new_node(w, &t[1]), c = new_node(w, &t[2]);
+    cr_assert(weft_hier_attach(w, c, a) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    const weft_mat4_t before = *weft_hier_world(w, c);
+    cr_assert(weft_hier_attach(w, c, b) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(weft_hier_parent(w, c) == b);
+    cr_assert(hr_mat_near(weft_hier_world(w, c), &before, 1e-4f));
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    hr_rng_t r = {hr_seed("destroy modes")};
+    weft_entity_t n[7];
+    for (int i = 0; i < 7; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        n[i] = new_node(w, &t);
+    }
+    /* 0 -> {1, 2}; 1 -> {3, 4}; 2 -> {5}; 5 -> {6} */
+    const int parent[7] = {-1, 0, 0, 1, 1, 2, 5};
+    for (int i = 1; i < 7; i++)
+        cr_assert(weft_hier_attach(w, n[i], n[parent[i]]) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    const weft_mat4_t w3 = *weft_hier_world(w, n[3]);
+
+    cr_assert(weft_hier_destroy(w, n[1], WEFT_HIER_DESTROY_DETACH) == WEFT_OK);
+    cr_assert(!weft_entity_is_alive(w, n[1]));
+    cr_assert(weft_hier_parent(w, n[3]) == 0 && weft_hier_parent(w, n[4]) == 0);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(hr_mat_near(weft_hier_world(w, n[3]), &w3, 1e-4f), "orphans are baked in place");
+
+    cr_assert(weft_hier_destroy(w, n[2], WEFT_HIER_DESTROY_SUBTREE) == WEFT_OK);
+    cr_assert(!weft_entity_is_alive(w, n[2]) && !weft_entity_is_alive(w, n[5]) &&
+              !weft_entity_is_alive(w, n[6]));
+    cr_assert(weft_entity_is_alive(w, n[0]) && weft_hier_count(w) == 3);
+    check_order(w);
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, plain_entity_destroy_removes_the_node_and_detaches_children)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    weft_entity_t a = new_node(w, NULL), b = new_node(w, NULL);
+    cr_assert(weft_hier_attach(w, b, a) == WEFT_OK);
+    cr_assert(weft_entity_destroy(w, a) == WEFT_OK);
+    cr_assert(!weft_hier_has(w, a) && weft_hier_count(w) == 1);
+    cr_assert(weft_hier_parent(w, b) == 0);
+    check_order(w);
+    weft_world_destroy(w);
+}
+
+Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
+{
+    weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
+    hr_rng_t r = {hr_seed("public random")};
+    enum { CAP = 300 };
+    weft_entity_t e[CAP];
+    uint32_t n = 0;
+    for (int step = 0; step < 3000; step++) {
+        const uint32_t k = hr_below(&r, 10);
+        if (n < CAP && (k < 3 || n < 2)) {
+            const weft_transform_t t = hr_transform(&r);
+            e[n++] = new_node(w, &t);
+            continue;
+        }
+        const weft_entity_t a = e[hr_below(&r, n)], b = e[hr_below(&r, n)];
+        if (!weft_entity_is_alive(w, a) || !weft_entity_is_alive(w, b))
+            continue;
+        if (k < 7) {
+            bool cycle = false;
+            for (weft_entity_t x = b; x != 0; x = weft_hier_parent(w, x))
+                cycle = cycle || x == a;
+            cr_assert(weft_hier_attach(w, a, b) == (cycle ? WEFT_ECYCLE : WEFT_OK));
+        } else if (k < 9) {
+            cr_assert(weft_hier_detach(w, a) == WEFT_OK);
+        } else {
+            cr_assert(weft_hier_destroy(w, a, hr_below(&r, 2) ? WEFT_HIER_DESTROY_SUBTREE
+                                                             : WEFT_HIER_DESTROY_DETACH) ==
+                      WEFT_OK);
+        }
+        check_order(w);
+        cr_assert(weft_hier_update(w, (weft_hier_pass_t)hr_below(&r, 3)) == WEFT_OK);
+        for (uint32_t i = 0; i < n; i++) {
+            if (!weft_hier_has(w, e[i]))
+                continue;
+            const weft_mat4_t ref = ref_world(w, e[i]);
+            cr_assert(hr_mat_eq(weft_hier_world(w, e[i]), &ref), "step %d node %u", step, i);
+        }
+    }
+    weft_world_destroy(w);
+}
+
+/* A wide forest (levels of > 8192 nodes, so AUTO picks the level pass) built identically in
+ * worlds with 1, 2, 4 and 8 workers; every world matrix must match the sequential pass. */
+Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_workers)
+{
+    const uint64_t seed = hr_seed("levels across workers");
+    const uint32_t n = 80000;
+    weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
+    const uint32_t workers[] = {1, 2, 4, 8};
+    weft_world_t *ws[4];
+    for (int k = 0; k < 4; k++)
+        ws[k] = new_world(workers[k], WEFT_EXECUTION_THREADED);
+    weft_world_t *all[5] = {ref, ws[0], ws[1], ws[2], ws[3]};
+    weft_entity_t *e = malloc(n * sizeof(*e));
+    for (int k = 0; k < 5; k++) {
+        hr_rng_t r = {seed};
+        cr_assert(weft_entity_create_n(all[k], n, e) == WEFT_OK);
+        for (uint32_t i = 0; i < n; i++) {
+            const weft_transform_t t = hr_transform(&r);
+            cr_assert(weft_hier_add(all[k], e[i], &t) == WEFT_OK);
+        }
+        /* 16 roots with wide levels below; every 100th node attached out of order */
+        for (uint32_t i = 16; i < n; i++) {
+            uint32_t p = hr_below(&r, i / 6 + 1);
+            if (i % 100 == 0)
+                p = hr_below(&r, n);
+            weft_result_t res = weft_hier_attach(all[k], e[i], e[p]);
+            cr_assert(res == WEFT_OK || res == WEFT_ECYCLE);
+        }
+    }
+    cr_assert(weft_hier_update(ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    for (int k = 0; k < 4; k++) {
+        cr_assert(weft_hier_update(ws[k], WEFT_HIER_PASS_AUTO) == WEFT_OK);
+        weft_hier_stats_t st;
+        weft_hier_stats(ws[k], &st);
+        cr_assert(st.last == WEFT_HIER_PASS_LEVELS, "AUTO chose the level pass");
+        check_order(ws[k]);
+        for (uint32_t i = 0; i < n; i++)
+            cr_assert(hr_mat_eq(weft_hier_world(ref, e[i]), weft_hier_world(ws[k], e[i])),
+                      "%u workers: node %u differs", workers[k], i);
+    }
+    free(e);
+    for (int k = 0; k < 5; k++)
+        weft_world_destroy(all[k]);
+}
+
+/* ---- the update as a system ------------------------------------------------- */
+
+typedef struct spin {
+    float v[4096];
+} spin_t;
+
+/* Unrelated work of the same length as the hierarchy pass: no sleeps, real arithmetic. */
+static void unrelated(weft_iter_t *it, const weft_system_ctx_t *ctx)
+{
+    (void)it;
+    spin_t *s = ctx->user;
+    for (int k = 0; k < 60; k++)
+        for (int i = 0; i < 4096; i++)
+            s->v[i] = s->v[i] * 0.999f + 0.5f;
+}
+
+static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b)
+{
+    return a->begin_ns < b->end_ns && b->begin_ns < a->end_ns;
+}
+
+Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_system)
+{
+    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
+    hr_rng_t r = {hr_seed("system")};
+    const uint32_t n = 20000;
+    weft_entity_t *e = malloc(n * sizeof(*e));
+    cr_assert(weft_entity_create_n(w, n, e) == WEFT_OK);
+    for (uint32_t i = 0; i < n; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        cr_assert(weft_hier_add(w, e[i], &t) == WEFT_OK);
+        if (i > 0)
+            cr_assert(weft_hier_attach(w, e[i], e[hr_below(&r, i)]) == WEFT_OK);
+    }
+    weft_system_t hs, us;
+    cr_assert(weft_hier_register_system(w, NULL, &hs) == WEFT_OK);
+    static spin_t spin;
+    cr_assert(weft_system_register(w,
+                                   &(weft_system_desc_t){.name = "unrelated",
+                                                         .fn = unrelated,
+                                                         .user = &spin},
+                                   &us) == WEFT_OK);
+    /* A system writing local transforms must be ordered against the hierarchy update. */
+    weft_hier_components_t ids;
+    cr_assert(weft_hier_components(w, &ids) == WEFT_OK);
+    cr_assert(weft_trace_enable(w, &(weft_trace_desc_t){.capacity = 64}) == WEFT_OK);
+    uint32_t overlap_frames = 0;
+    const uint32_t frames = 400;
+    weft_trace_event_t ev[64];
+    for (uint32_t f = 0; f < frames; f++) {
+        *weft_hier_local(w, e[hr_below(&r, n)]) = hr_transform(&r);
+        cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK);
+        const uint32_t k = weft_trace_events(w, ev, 64);
+        bool both = false;
+        for (uint32_t i = 0; i < k; i++)
+            for (uint32_t j = 0; j < k; j++)
+                both = both || (ev[i].system == hs.id && ev[j].system == us.id &&
+                                overlaps(&ev[i], &ev[j]));
+        overlap_frames += both;
+    }
+    cr_log_info("hierarchy and unrelated system overlapped in %u of %u frames", overlap_frames,
+                frames);
+    cr_expect(overlap_frames > 0, "the hierarchy system never ran beside the unrelated one");
+    for (uint32_t i = 0; i < n; i += 7) {
+        const weft_mat4_t want = ref_world(w, e[i]);
+        cr_assert(hr_mat_eq(weft_hier_world(w, e[i]), &want));
+    }
+    weft_system_t writer;
+    cr_assert(weft_system_register(w,
+                                   &(weft_system_desc_t){.name = "writer",
+                                                         .fn = unrelated,
+                                                         .user = &spin,
+                                                         .writes = {ids.local}},
+                                   &writer) == WEFT_OK);
+    weft_system_conflict_t conf[16];
+    const uint32_t nc = weft_schedule_conflicts(w, conf, 16);
+    bool found = false;
+    for (uint32_t i = 0; i < nc && i < 16; i++)
+        found = found || (conf[i].first.id == hs.id && conf[i].second.id == writer.id);
+    cr_assert(found, "a local-transform writer conflicts with the hierarchy system");
+    free(e);
+    weft_world_destroy(w);
+}

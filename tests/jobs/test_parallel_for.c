@@ -1,0 +1,239 @@
+/* test_parallel_for.c: weft_parallel_for — coverage, boundaries, nesting, callers. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "weft/jobs.h"
+
+static weft_jobs_t *jobs;
+
+static void setup(void) {
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3}, &jobs), WEFT_OK);
+}
+static void teardown(void) { weft_jobs_destroy(jobs); }
+
+TestSuite(parallel_for, .init = setup, .fini = teardown, .timeout = 60);
+
+typedef struct cover {
+    atomic_uchar *hits;   /* per index */
+    uint64_t count;       /* items */
+    uint64_t grain;       /* expected grain (0: any) */
+    atomic_uint bad;      /* ranges with wrong bounds or worker */
+    atomic_uint workers;  /* bit per worker that took part */
+    uint32_t nworkers;    /* worker count */
+} cover_t;
+
+static void cover_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    cover_t *c = ctx;
+    if (begin >= end || end > c->count || worker >= c->nworkers ||
+        (c->grain && (begin % c->grain != 0 || (end - begin != c->grain && end != c->count)))) {
+        atomic_fetch_add(&c->bad, 1u);
+        return;
+    }
+    atomic_fetch_or(&c->workers, 1u << (worker & 31u));
+    for (uint64_t i = begin; i < end; ++i) {
+        atomic_fetch_add(&c->hits[i], 1u);
+    }
+}
+
+static void check_cover(weft_jobs_t *j, uint64_t count, uint64_t grain) {
+    cover_t c = {.count = count, .grain = grain, .nworkers = weft_jobs_worker_count(j)};
+    c.hits = calloc(count ? count : 1, sizeof *c.hits);
+    cr_assert_eq(weft_parallel_for(j, count, grain, cover_range, &c), WEFT_OK);
+    cr_expect_eq(atomic_load(&c.bad), 0u, "count %llu grain %llu", (unsigned long long)count,
+                 (unsigned long long)grain);
+    uint64_t first_bad = count;
+    for (uint64_t i = 0; i < count && first_bad == count; ++i) {
+        first_bad = atomic_load(&c.hits[i]) == 1u ? count : i;
+    }
+    cr_assert_eq(first_bad, count, "index %llu of %llu (grain %llu) not covered exactly once",
+                 (unsigned long long)first_bad, (unsigned long long)count,
+                 (unsigned long long)grain);
+    free(c.hits);
+}
+
+Test(parallel_for, every_index_is_covered_exactly_once) {
+    uint64_t counts[] = {1, 2, 7, 100, 4096, 100003};
+    uint64_t grains[] = {0, 1, 3, 64, 1000};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        for (size_t g = 0; g < sizeof grains / sizeof grains[0]; ++g) {
+            check_cover(jobs, counts[i], grains[g]);
+        }
+    }
+}
+
+Test(parallel_for, zero_count_calls_nothing) {
+    cr_expect_eq(weft_parallel_for(jobs, 0, 0, cover_range, NULL), WEFT_OK);
+}
+
+typedef struct spin_ctx {
+    atomic_uint workers; /* bit per worker that ran a range */
+} spin_ctx_t;
+
+static void spin_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)begin;
+    (void)end;
+    spin_ctx_t *s = ctx;
+    atomic_fetch_or(&s->workers, 1u << worker);
+    /* Other workers hold their range until the caller has run one: if the caller never
+     * took part, this test hangs and times out instead of passing by luck of timing. */
+    while (worker != 0 && !(atomic_load(&s->workers) & 1u)) {
+        sched_yield();
+    }
+}
+
+Test(parallel_for, the_calling_thread_takes_part) {
+    spin_ctx_t s = {0};
+    cr_assert_eq(weft_parallel_for(jobs, 512, 1, spin_range, &s), WEFT_OK);
+    cr_expect(atomic_load(&s.workers) & 1u, "worker 0 (the caller) ran no range");
+}
+
+typedef struct nest {
+    weft_jobs_t *jobs;
+    atomic_ullong sum; /* sum over all inner indices */
+    atomic_uint bad;   /* inner calls that failed */
+} nest_t;
+
+static void inner_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    nest_t *n = ctx;
+    unsigned long long s = 0;
+    for (uint64_t i = begin; i < end; ++i) {
+        s += i;
+    }
+    atomic_fetch_add(&n->sum, s);
+}
+
+static void outer_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    nest_t *n = ctx;
+    for (uint64_t i = begin; i < end; ++i) {
+        if (weft_parallel_for(n->jobs, 1000, 10, inner_range, n) != WEFT_OK) {
+            atomic_fetch_add(&n->bad, 1u);
+        }
+    }
+}
+
+Test(parallel_for, nested_parallel_for_completes) {
+    nest_t n = {.jobs = jobs};
+    cr_assert_eq(weft_parallel_for(jobs, 64, 1, outer_range, &n), WEFT_OK);
+    cr_expect_eq(atomic_load(&n.bad), 0u);
+    cr_expect_eq(atomic_load(&n.sum), 64ull * (999ull * 1000ull / 2ull));
+}
+
+static void pfor_in_job(void *arg, const weft_job_ctx_t *ctx) {
+    nest_t *n = arg;
+    if (weft_parallel_for(ctx->jobs, 8, 1, outer_range, n) != WEFT_OK) {
+        atomic_fetch_add(&n->bad, 1u);
+    }
+}
+
+Test(parallel_for, parallel_for_inside_jobs_completes) {
+    nest_t n = {.jobs = jobs};
+    weft_job_desc_t d[8];
+    for (int i = 0; i < 8; ++i) {
+        d[i] = (weft_job_desc_t){.fn = pfor_in_job, .arg = &n};
+    }
+    weft_counter_t c = {0};
+    cr_assert_eq(weft_job_submit(jobs, d, 8, &c), WEFT_OK);
+    cr_assert_eq(weft_counter_wait(jobs, &c), WEFT_OK);
+    cr_expect_eq(atomic_load(&n.bad), 0u);
+    cr_expect_eq(atomic_load(&n.sum), 64ull * (999ull * 1000ull / 2ull));
+}
+
+typedef struct bounds_log {
+    uint64_t begins[64]; /* begin of each range, indexed by begin / grain */
+    uint64_t ends[64];
+    atomic_uint calls;
+} bounds_log_t;
+
+static void log_bounds(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    bounds_log_t *l = ctx;
+    l->begins[begin / 10] = begin;
+    l->ends[begin / 10] = end;
+    atomic_fetch_add(&l->calls, 1u);
+}
+
+Test(parallel_for, boundaries_depend_only_on_count_and_grain) {
+    weft_jobs_t *other = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 1}, &other), WEFT_OK);
+    bounds_log_t a = {0}, b = {0};
+    cr_assert_eq(weft_parallel_for(jobs, 455, 10, log_bounds, &a), WEFT_OK);
+    cr_assert_eq(weft_parallel_for(other, 455, 10, log_bounds, &b), WEFT_OK);
+    weft_jobs_destroy(other);
+    cr_assert_eq(atomic_load(&a.calls), 46u);
+    cr_assert_eq(atomic_load(&b.calls), 46u);
+    for (int k = 0; k < 46; ++k) {
+        cr_expect_eq(a.begins[k], (uint64_t)k * 10u);
+        cr_expect_eq(a.ends[k], k == 45 ? 455u : (uint64_t)k * 10u + 10u);
+        cr_expect_eq(a.begins[k], b.begins[k]);
+        cr_expect_eq(a.ends[k], b.ends[k]);
+    }
+}
+
+static void *pfor_from_registered(void *arg) {
+    weft_jobs_t *j = arg;
+    if (weft_jobs_register_thread(j) != WEFT_OK) {
+        return (void *)1;
+    }
+    cover_t c = {.count = 5000, .grain = 7, .nworkers = weft_jobs_worker_count(j)};
+    c.hits = calloc(5000, sizeof *c.hits);
+    weft_result_t r = weft_parallel_for(j, 5000, 7, cover_range, &c);
+    int bad = r != WEFT_OK || atomic_load(&c.bad) != 0;
+    for (int i = 0; i < 5000; ++i) {
+        bad |= atomic_load(&c.hits[i]) != 1u;
+    }
+    free(c.hits);
+    return (void *)(intptr_t)(bad ? 2 : 0);
+}
+
+Test(parallel_for, registered_threads_can_run_a_parallel_for) {
+    pthread_t t[2];
+    for (int i = 0; i < 2; ++i) {
+        pthread_create(&t[i], NULL, pfor_from_registered, jobs);
+    }
+    for (int i = 0; i < 2; ++i) {
+        void *r = (void *)9;
+        pthread_join(t[i], &r);
+        cr_expect_eq((intptr_t)r, 0);
+    }
+}
+
+typedef struct order {
+    uint64_t next;    /* expected next begin */
+    int out_of_order; /* ranges that did not start where the previous ended */
+    uint32_t worker_sum;
+} order_t;
+
+static void in_order(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    order_t *o = ctx;
+    o->out_of_order += begin != o->next;
+    o->next = end;
+    o->worker_sum += worker;
+}
+
+Test(parallel_for, inline_mode_runs_ranges_in_order_on_the_caller) {
+    weft_jobs_t *in = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.execution = WEFT_EXECUTION_INLINE}, &in),
+                 WEFT_OK);
+    order_t o = {0};
+    cr_assert_eq(weft_parallel_for(in, 1000, 33, in_order, &o), WEFT_OK);
+    weft_jobs_destroy(in);
+    cr_expect_eq(o.next, 1000u);
+    cr_expect_eq(o.out_of_order, 0);
+    cr_expect_eq(o.worker_sum, 0u);
+}
+
+#if WEFT_DEBUG >= 1
+Test(parallel_for, null_fn_aborts, .signal = SIGABRT) {
+    weft_parallel_for(jobs, 10, 1, NULL, NULL);
+}
+#else
+Test(parallel_for, null_fn_is_einval) {
+    cr_expect_eq(weft_parallel_for(jobs, 10, 1, NULL, NULL), WEFT_EINVAL);
+}
+#endif

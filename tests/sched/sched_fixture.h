@@ -1,0 +1,86 @@
+/* sched_fixture.h: shared helpers of the scheduler test suites — a world with a few
+ * registered components and a no-op system body. */
+#ifndef WEFT_TESTS_SCHED_FIXTURE_H
+#define WEFT_TESTS_SCHED_FIXTURE_H
+
+#include <signal.h>
+#include <stdatomic.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "weft.h"
+
+typedef struct vec3 {
+    float x, y, z;
+} vec3_t;
+
+typedef struct fixture {
+    weft_world_t *world;
+    weft_component_t pos, vel, hp, tag, mass; /* vec3, vec3, int32, tag, float */
+} fixture_t;
+
+static inline void fixture_init(fixture_t *f, uint32_t workers, weft_execution_t exec) {
+    weft_world_desc_t d = {.worker_count = workers, .execution = exec};
+    cr_assert(eq(int, weft_world_create(&d, &f->world), WEFT_OK), "%s", weft_last_error());
+    cr_assert(eq(int,
+                 weft_component_register(
+                     f->world, &(weft_component_desc_t){.name = "Position", .size = sizeof(vec3_t)},
+                     &f->pos),
+                 WEFT_OK));
+    cr_assert(eq(int,
+                 weft_component_register(
+                     f->world, &(weft_component_desc_t){.name = "Velocity", .size = sizeof(vec3_t)},
+                     &f->vel),
+                 WEFT_OK));
+    cr_assert(eq(
+        int,
+        weft_component_register(
+            f->world, &(weft_component_desc_t){.name = "Health", .size = sizeof(int32_t)}, &f->hp),
+        WEFT_OK));
+    cr_assert(
+        eq(int, weft_component_register(f->world, &(weft_component_desc_t){.name = "Tag"}, &f->tag),
+           WEFT_OK));
+    cr_assert(
+        eq(int,
+           weft_component_register(
+               f->world, &(weft_component_desc_t){.name = "Mass", .size = sizeof(float)}, &f->mass),
+           WEFT_OK));
+}
+
+static inline void fixture_fini(fixture_t *f) {
+    weft_world_destroy(f->world);
+    f->world = NULL;
+}
+
+static inline void noop_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+    }
+}
+
+/* Checks inside system bodies: they may run on worker threads, where Criterion's asserts
+ * must not be used; failures are counted and checked on the main thread (CHECKED()). */
+static _Atomic uint32_t fx_bad __attribute__((unused));
+#define CHECK(cond)                       \
+    do {                                  \
+        if (!(cond))                      \
+            atomic_fetch_add(&fx_bad, 1); \
+    } while (0)
+#define CHECKED() \
+    cr_assert(eq(u32, atomic_exchange(&fx_bad, 0), 0), "a check inside a system failed")
+
+#define W(c) \
+    { .component = (c), .access = WEFT_ACCESS_WRITE }
+#define R(c) \
+    { .component = (c), .access = WEFT_ACCESS_READ }
+
+/* Register a system or fail the test with the library's message. */
+static inline weft_system_t must_register(weft_world_t *w, const weft_system_desc_t *d) {
+    weft_system_t s = {0};
+    weft_result_t r = weft_system_register(w, d, &s);
+    cr_assert(eq(int, r, WEFT_OK), "registering '%s': %s", d->name, weft_last_error());
+    return s;
+}
+
+#endif /* WEFT_TESTS_SCHED_FIXTURE_H */

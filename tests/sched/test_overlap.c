@@ -1,0 +1,85 @@
+/* test_overlap.c: from the trace of 10,000 frames on 2 workers, independent systems overlap in
+ * time (at least once: a statistical claim that needs both to have real work) and conflicting
+ * systems never do, in any frame. No sleeps: the systems do real arithmetic. */
+#include <stdlib.h>
+
+#include "sched_fixture.h"
+
+TestSuite(overlap, .timeout = 300);
+
+#define FRAMES 10000
+#define ROWS 2048
+
+/* A few dozen ns of dependent arithmetic per row: enough for the two independent systems to
+ * be running at the same time on two workers. */
+static void churn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
+            vec3_t *p = weft_iter_get(it, 0, i);
+            for (int k = 0; k < 4; k++) {
+                p->x = p->x * 0.999f + p->y * 0.001f + 0.5f;
+                p->y = p->y * 0.998f - p->x * 0.0005f;
+            }
+        }
+    }
+}
+
+static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b) {
+    return a->begin_ns < b->end_ns && b->begin_ns < a->end_ns;
+}
+
+Test(overlap, independent_systems_overlap_and_conflicting_ones_never_do) {
+    fixture_t f;
+    fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
+    for (uint32_t i = 0; i < ROWS; i++) {
+        weft_entity_t e;
+        cr_assert(eq(int, weft_entity_create(f.world, &e), WEFT_OK));
+        vec3_t v = {(float)i, 1, 0};
+        weft_component_set(f.world, e, f.pos, &v);
+        weft_component_set(f.world, e, f.vel, &v);
+    }
+    /* a and b are independent; c conflicts with a (Position), d with b (Velocity) and a
+     * parallel e conflicts with both, split in chunks. */
+    weft_system_t a = must_register(
+        f.world, &(weft_system_desc_t){.name = "a", .fn = churn, .terms = {W(f.pos)}});
+    weft_system_t b = must_register(
+        f.world, &(weft_system_desc_t){.name = "b", .fn = churn, .terms = {W(f.vel)}});
+    weft_system_t c = must_register(
+        f.world, &(weft_system_desc_t){.name = "c", .fn = churn, .terms = {W(f.pos)}});
+    weft_system_t d = must_register(
+        f.world, &(weft_system_desc_t){.name = "d", .fn = churn, .terms = {W(f.vel)}});
+    weft_system_t e = must_register(f.world, &(weft_system_desc_t){.name = "e",
+                                                                   .fn = churn,
+                                                                   .terms = {W(f.pos), R(f.vel)},
+                                                                   .parallel = true,
+                                                                   .chunk_size = 512});
+    cr_assert(eq(int, weft_trace_enable(f.world, &(weft_trace_desc_t){.capacity = 64}), WEFT_OK));
+    const weft_system_t conflicting[][2] = {{a, c}, {b, d}, {a, e}, {b, e}, {c, e}, {d, e}};
+    uint32_t overlap_frames = 0;
+    weft_trace_event_t ev[64];
+    for (uint32_t fr = 0; fr < FRAMES; fr++) {
+        cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+        uint32_t n = weft_trace_events(f.world, ev, 64);
+        cr_assert(eq(u32, n, 1 + 4 + 4), "4 single jobs, 4 chunks of e, 1 apply");
+        cr_assert(eq(u64, weft_trace_dropped(f.world), 0));
+        bool ab = false;
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                if (ev[i].system == a.id && ev[j].system == b.id && overlaps(&ev[i], &ev[j]))
+                    ab = true;
+                for (size_t k = 0; k < sizeof conflicting / sizeof conflicting[0]; k++)
+                    cr_assert(not(ev[i].system == conflicting[k][0].id &&
+                                  ev[j].system == conflicting[k][1].id && overlaps(&ev[i], &ev[j])),
+                              "frame %u: conflicting systems %u and %u overlap", fr,
+                              conflicting[k][0].id, conflicting[k][1].id);
+            }
+        }
+        overlap_frames += ab;
+    }
+    cr_log_info("independent systems overlapped in %u of %u frames", overlap_frames, FRAMES);
+    cr_expect(gt(u32, overlap_frames, 0), "independent systems never ran at the same time");
+    fixture_fini(&f);
+}

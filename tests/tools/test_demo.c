@@ -1,0 +1,122 @@
+/* tests/tools/test_demo.c: the scaling demo end to end on a small world — it succeeds with more
+ * workers than cores, every output file exists, every SVG it writes is well-formed XML with
+ * content, the report says the hashes matched and marks the projection as a projection. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "json_trace.h"
+#include "tools_test.h"
+#include "xml_check.h"
+
+TestSuite(demo, .timeout = 300);
+
+static void check_svg(const char *dir, const char *name, size_t min_shapes, size_t min_texts) {
+    char path[700];
+    char err[200] = "";
+    xml_stats_t st;
+    tt_path(path, sizeof path, dir, name);
+    cr_assert(eq(int, xml_check_file(path, &st, err, sizeof err), 0), "%s: %s", name, err);
+    cr_expect(eq(str, st.root, "svg"), "%s: root is %s", name, st.root);
+    static const char *const shapes[] = {"rect",     "polygon", "path",   "line",
+                                         "polyline", "circle",  "ellipse"};
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        n += xml_count(&st, shapes[k]);
+    }
+    cr_expect(ge(sz, n, min_shapes), "%s has too few shapes (%zu)", name, n);
+    cr_expect(ge(sz, xml_count(&st, "text"), min_texts), "%s has too little text", name);
+}
+
+Test(demo, small_world_runs_oversubscribed_and_writes_well_formed_outputs) {
+    const char *dir = tt_tempdir();
+    char cmd[1200];
+    char *log = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s' --entities 20000 --frames 3 --warmup 1 --max-workers 3 --out '%s/out'",
+             WT_DEMO_EXE, dir);
+    int rc = tt_run(cmd, &log);
+    cr_log_info("%s", log ? log : "");
+    cr_assert(eq(int, rc, 0), "weft_demo failed (%d):\n%s", rc, log ? log : "");
+    cr_expect(not(eq(ptr, strstr(log, "world hash identical for every worker count: yes"), NULL)));
+    cr_expect(not(eq(ptr, strstr(log, "PROJECTION"), NULL)));
+    free(log);
+
+    char out[700];
+    tt_path(out, sizeof out, dir, "out");
+    check_svg(out, "speedup.svg", 8, 10); /* grid, ideal, series, points */
+    check_svg(out, "timeline.svg", 20, 10);
+    char path[800];
+    size_t len = 0;
+    char *dot = tt_read(tt_path(path, sizeof path, out, "schedule.dot"), &len);
+    cr_assert(not(eq(ptr, dot, NULL)), "schedule.dot missing");
+    cr_expect(not(eq(ptr, strstr(dot, "digraph"), NULL)));
+    cr_expect(not(eq(ptr, strstr(dot, "movement"), NULL)));
+    free(dot);
+    if (system("command -v dot >/dev/null 2>&1") == 0) {
+        check_svg(out, "schedule.svg", 17, 17); /* a node and a label per system at least */
+    }
+
+    char err[200] = "";
+    char *text = tt_read(tt_path(path, sizeof path, out, "trace.json"), &len);
+    cr_assert(not(eq(ptr, text, NULL)), "trace.json missing");
+    wt_trace_t trace;
+    cr_assert(eq(int, wt_trace_load(text, len, &trace, err, sizeof err), 0), "%s", err);
+    cr_expect(gt(sz, trace.count, 17)); /* at least one job per system */
+    cr_expect(eq(sz, trace.lane_count, 3));
+    wt_trace_free(&trace);
+    free(text);
+
+    text = tt_read(tt_path(path, sizeof path, out, "report.json"), &len);
+    cr_assert(not(eq(ptr, text, NULL)), "report.json missing");
+    wt_json_doc_t *doc = wt_json_parse(text, len, 0, err, sizeof err);
+    cr_assert(not(eq(ptr, doc, NULL)), "report.json: %s", err);
+    const wt_json_t *root = wt_json_root(doc);
+    const wt_json_t *same = wt_json_get(root, "hash_identical");
+    cr_expect(same != NULL && same->type == WT_JSON_BOOL && same->boolean);
+    cr_expect(eq(sz, wt_json_get(root, "runs")->length, 3));
+    const char *kind = wt_json_string(wt_json_get(wt_json_get(root, "projection"), "kind"), "");
+    cr_expect(eq(int, strncmp(kind, "PROJECTION", 10), 0), "projection kind '%s'", kind);
+    cr_expect(eq(sz, wt_json_get(wt_json_get(root, "projection"), "points")->length, 5));
+    const wt_json_t *measured = wt_json_get(root, "measured");
+    cr_expect(wt_json_number(wt_json_get(measured, "serial_fraction"), -1) >= 0);
+    cr_expect(not(eq(ptr, (void *)wt_json_get(measured, "synchronisation_fraction"), NULL)));
+    wt_json_free(doc);
+    free(text);
+    tt_rmtree(dir);
+}
+
+Test(demo, a_run_that_diverges_fails_loudly_with_status_3) {
+    const char *dir = tt_tempdir();
+    char cmd[1200];
+    char *log = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s' --entities 5000 --frames 2 --warmup 0 --max-workers 2 --perturb-at 2 "
+             "--out '%s/out'",
+             WT_DEMO_EXE, dir);
+    cr_expect(eq(int, tt_run(cmd, &log), 3), "%s", log ? log : "");
+    cr_expect(not(eq(ptr, strstr(log, "world hash identical for every worker count: NO"), NULL)));
+    cr_expect(not(eq(ptr, strstr(log, "FAILED"), NULL)));
+    free(log);
+    char path[800];
+    size_t len = 0;
+    char *text = tt_read(tt_path(path, sizeof path, dir, "out/report.json"), &len);
+    cr_assert(not(eq(ptr, text, NULL)));
+    cr_expect(not(eq(ptr, strstr(text, "\"hash_identical\": false"), NULL)));
+    free(text);
+    tt_rmtree(dir);
+}
+
+Test(demo, bad_options_are_a_usage_error) {
+    char cmd[700];
+    char *log = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' --frames 0", WT_DEMO_EXE);
+    cr_expect(eq(int, tt_run(cmd, &log), 2), "%s", log ? log : "");
+    free(log);
+    snprintf(cmd, sizeof cmd, "'%s' --bogus", WT_DEMO_EXE);
+    cr_expect(eq(int, tt_run(cmd, &log), 2), "%s", log ? log : "");
+    free(log);
+}

@@ -1,0 +1,419 @@
+/* tools/demo/demo_main.c: weft_demo — the scaling demo. Builds the same million-entity world
+ * for each worker count 1..N, runs the same fixed number of frames, and prints frame time,
+ * speedup, parallel efficiency and the world hash (which must be identical for every worker
+ * count: the demo fails with exit status 3 if not). Writes report.json, speedup.svg,
+ * timeline.svg, trace.json, schedule.dot (+ schedule.svg with Graphviz) into an output folder.
+ *
+ *   weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N] [--out DIR]
+ *             [--seed S] [--quick] [--perturb-at N]
+ *
+ * Exit status: 0 success; 1 a weft call or an output file failed; 2 bad usage; 3 the world
+ * hash differed between worker counts (determinism broken). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "demo_model.h"
+#include "demo_report.h"
+#include "demo_world.h"
+#include "weft/system.h"
+#include "weft/trace.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define WT_DEMO_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define WT_DEMO_PRINTF(a, b)
+#endif
+
+typedef struct options {
+    demo_config_t world;  /* entity counts and seed */
+    uint32_t frames;      /* timed frames per worker count */
+    uint32_t warmup;      /* untimed frames before them */
+    uint32_t max_workers; /* 0: hardware threads */
+    const char *out;      /* NULL: weft-demo-<date>-<time> */
+    uint32_t perturb_at;  /* 0: off; else the run at this worker count does one extra frame,
+                             so its hash must differ: tests the determinism check itself */
+} options_t;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The progress line: rewritten in place on a terminal; in a log, only milestones, one a line. */
+static void progress(bool milestone, const char *fmt, ...) WT_DEMO_PRINTF(2, 3);
+
+static void progress(bool milestone, const char *fmt, ...) {
+    static int tty = -1;
+    if (tty < 0) {
+        tty = isatty(fileno(stderr));
+    }
+    if (!tty && !milestone) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(tty ? "\r" : "", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(tty ? "\033[K" : "\n", stderr);
+    fflush(stderr);
+    va_end(ap);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int usage(FILE *f) {
+    fprintf(
+        f, "usage: weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N]\n"
+           "                 [--out DIR] [--seed S] [--quick]\n"
+           "  --entities N     moving entities (default 1000000; particles and mounts add 40%%)\n"
+           "  --frames F       timed frames per worker count (default 30)\n"
+           "  --warmup W       untimed frames first (default 3)\n"
+           "  --max-workers N  run 1..N workers (default: hardware threads; more oversubscribes)\n"
+           "  --out DIR        output folder (default: weft-demo-<date>-<time>)\n"
+           "  --seed S         world seed (default 1)\n"
+           "  --quick          200000 entities, 10 frames: a smoke run\n"
+           "  --perturb-at N   (testing) one extra frame at N workers: the hash check must fail\n");
+    return 2;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > 0xFFFFFFFFull) {
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options_t *o) {
+    *o = (options_t){.frames = 30, .warmup = 3};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint32_t seed32 = 0;
+        int bad = 0;
+        if (strcmp(a, "--quick") == 0) {
+            o->world.mobiles = 200000;
+            o->frames = 10;
+            o->warmup = 2;
+            continue;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 1; /* not an error: main exits 0 */
+        } else if (v == NULL) {
+            bad = 1;
+        } else if (strcmp(a, "--entities") == 0) {
+            bad = parse_u32(v, 1000, &o->world.mobiles);
+        } else if (strcmp(a, "--frames") == 0) {
+            bad = parse_u32(v, 1, &o->frames);
+        } else if (strcmp(a, "--warmup") == 0) {
+            bad = parse_u32(v, 0, &o->warmup);
+        } else if (strcmp(a, "--max-workers") == 0) {
+            bad = parse_u32(v, 1, &o->max_workers);
+        } else if (strcmp(a, "--seed") == 0) {
+            bad = parse_u32(v, 1, &seed32);
+            o->world.seed = seed32;
+        } else if (strcmp(a, "--out") == 0) {
+            o->out = v;
+        } else if (strcmp(a, "--perturb-at") == 0) {
+            bad = parse_u32(v, 1, &o->perturb_at);
+        } else {
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "weft_demo: bad or incomplete option '%s'\n", a);
+            return usage(stderr);
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path) {
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    return (mkdir(buf, 0777) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+/* Per-run state shared with the trace/output steps. */
+typedef struct session {
+    options_t opt;           /* parsed options */
+    char dir[1024];          /* output folder */
+    uint32_t hw;             /* hardware threads */
+    uint32_t max;            /* largest worker count */
+    demo_run_t runs[256];    /* one per worker count */
+    uint32_t run_count;      /* entries used */
+    demo_model_t model;      /* built from the 1-worker traced frame */
+    bool have_model;         /* model is valid */
+    demo_report_t report;    /* what report.json says */
+    demo_config_t config;    /* the resolved world config (from the first run) */
+    char path_names[32][64]; /* copies of weft's critical-path system names */
+} session_t;
+
+static void fail_weft(const char *what, weft_result_t r) {
+    fprintf(stderr, "\nweft_demo: %s failed: %s (%s)\n", what, weft_result_name(r),
+            weft_last_error());
+}
+
+/* The traced frame: profile it, keep what the model and the outputs need. */
+static int traced_frame(session_t *s, demo_world_t *d, demo_run_t *run) {
+    weft_world_t *w = demo_world_weft(d);
+    weft_result_t r = weft_trace_enable(w, NULL);
+    double t0 = now_ms();
+    r = r ? r : demo_world_frame(d);
+    double traced_ms = now_ms() - t0;
+    if (r != WEFT_OK) {
+        fail_weft("traced frame", r);
+        return -1;
+    }
+    uint32_t n = weft_trace_events(w, NULL, 0);
+    weft_trace_event_t *ev = malloc(((size_t)n + 1) * sizeof *ev);
+    if (ev == NULL) {
+        return -1;
+    }
+    n = weft_trace_events(w, ev, n);
+    demo_frame_profile_t prof = demo_profile_frame(ev, n, run->workers);
+    run->idle_fraction = prof.idle_fraction;
+    int rc = 0;
+    if (run->workers == 1) {
+        uint32_t ns = 0;
+        const demo_system_info_t *sys = demo_world_systems(d, &ns);
+        rc = demo_model_build(&s->model, w, sys, ns, ev, n, run->median_ms, traced_ms);
+        s->have_model = rc == 0;
+    }
+    if (run->workers == s->max && rc == 0) {
+        char path[1100];
+        s->model.many = prof;
+        snprintf(path, sizeof path, "%s/trace.json", s->dir);
+        r = weft_trace_write_chrome(w, path);
+        if (r != WEFT_OK) {
+            fail_weft("weft_trace_write_chrome", r);
+            rc = -1;
+        }
+        weft_system_t path_ids[32];
+        uint64_t total_ns = 0;
+        uint32_t len = weft_schedule_critical_path(w, path_ids, 32, &total_ns);
+        s->report.weft_path_len = len < 32 ? len : 32;
+        s->report.weft_path_ms = (double)total_ns / 1e6;
+        for (uint32_t i = 0; i < s->report.weft_path_len; i++) {
+            const char *name = weft_system_name(w, path_ids[i]);
+            snprintf(s->path_names[i], sizeof s->path_names[i], "%s", name ? name : "?");
+            s->report.weft_path[i] = s->path_names[i];
+        }
+        if (rc == 0 && demo_write_schedule(w, s->dir, &s->report.schedule_svg) != 0) {
+            rc = -1;
+        }
+    }
+    free(ev);
+    weft_trace_disable(w);
+    return rc;
+}
+
+/* Build the world for `workers`, run warmup + timed + one traced frame, hash it. */
+static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
+    const options_t *o = &s->opt;
+    demo_config_t cfg = o->world;
+    cfg.workers = workers;
+    *run = (demo_run_t){.workers = workers};
+    progress(true, "[%u/%u workers] building the world", workers, s->max);
+    double t0 = now_ms();
+    demo_world_t *d = NULL;
+    weft_result_t r = demo_world_create(&cfg, &d);
+    if (r != WEFT_OK) {
+        fail_weft("building the world", r);
+        return -1;
+    }
+    run->build_s = (now_ms() - t0) / 1e3;
+    s->config = *demo_world_config(d);
+    double *ms = malloc(o->frames * sizeof *ms);
+    int rc = ms ? 0 : -1;
+    if (o->perturb_at == workers) {
+        r = demo_world_frame(d); /* deliberately one frame ahead of the other runs */
+        rc = r == WEFT_OK ? 0 : -1;
+    }
+    for (uint32_t f = 0; rc == 0 && f < o->warmup + o->frames; f++) {
+        bool warm = f < o->warmup;
+        progress(f + 1 == o->warmup + o->frames, "[%u/%u workers] frame %u/%u%s", workers, s->max,
+                 warm ? f + 1 : f + 1 - o->warmup, warm ? o->warmup : o->frames,
+                 warm ? " (warmup)" : "");
+        double a = now_ms();
+        r = demo_world_frame(d);
+        if (r != WEFT_OK) {
+            fail_weft("weft_world_progress", r);
+            rc = -1;
+        } else if (!warm) {
+            ms[f - o->warmup] = now_ms() - a;
+        }
+    }
+    if (rc == 0) {
+        qsort(ms, o->frames, sizeof *ms, cmp_double);
+        run->min_ms = ms[0];
+        run->max_ms = ms[o->frames - 1];
+        run->median_ms =
+            o->frames % 2 ? ms[o->frames / 2] : 0.5 * (ms[o->frames / 2 - 1] + ms[o->frames / 2]);
+        rc = traced_frame(s, d, run);
+    }
+    if (rc == 0) {
+        progress(false, "[%u/%u workers] traced one more frame; hashing the world", workers,
+                 s->max);
+        run->hash = demo_world_hash(d);
+        demo_world_summary(d, &run->summary);
+    }
+    free(ms);
+    demo_world_destroy(d);
+    return rc;
+}
+
+static void print_table(const session_t *s) {
+    printf("\n%7s  %17s  %9s  %8s  %10s  %s\n", "workers", "frame ms (median)", "min ms", "speedup",
+           "efficiency", "world hash");
+    for (uint32_t i = 0; i < s->run_count; i++) {
+        const demo_run_t *x = &s->runs[i];
+        printf("%7u  %17.2f  %9.2f  %7.2fx  %9.1f%%  0x%016llx%s\n", x->workers, x->median_ms,
+               x->min_ms, x->speedup, 100.0 * x->efficiency, (unsigned long long)x->hash,
+               x->workers > s->hw ? "  (oversubscribed)" : "");
+    }
+    const demo_run_t *last = &s->runs[s->run_count - 1];
+    printf("entities: %u live (%u particles, %u hierarchy nodes); %llu of %llu movers visible\n",
+           last->summary.entities, last->summary.particles, last->summary.hierarchy,
+           (unsigned long long)last->summary.visible, (unsigned long long)last->summary.moving);
+}
+
+static void print_model(const session_t *s) {
+    const demo_model_t *m = &s->model;
+    printf("\nmeasured (traced frame at 1 worker): job work %.2f ms, command apply %.2f ms, "
+           "frame bookkeeping %.2f ms\n",
+           m->one.job_work_ms, m->one.apply_ms, m->overhead_ms);
+    printf("  serial fraction %.2f%%; synchronisation/idle at %u workers %.2f%%",
+           100.0 * m->serial_fraction, m->many.workers, 100.0 * m->many.idle_fraction);
+    if (m->karp_flatt_workers >= 2) {
+        printf("; Karp-Flatt serial fraction at %u workers (fastest frames) %.2f%%",
+               m->karp_flatt_workers, 100.0 * m->karp_flatt);
+    }
+    printf("\n  critical path %.2f ms:", m->critical_path_ms);
+    for (uint32_t i = 0; i < m->path_len; i++) {
+        printf("%s%s", i ? " -> " : " ", m->path[i]);
+    }
+    printf("\nPROJECTION (a model, not measured): T(p) = T1 * max(s + (1-s)/p, c), s = %.4f, "
+           "c = critical path / frame = %.4f\n",
+           m->amdahl_s, m->critical_fraction);
+    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
+        printf("  %2.0f cores: frame %7.2f ms, speedup %5.2fx, efficiency %5.1f%%  [projected]\n",
+               m->proj_workers[i], m->proj_frame_ms[i], m->proj_speedup[i],
+               100.0 * m->proj_speedup[i] / m->proj_workers[i]);
+    }
+}
+
+static int write_outputs(session_t *s) {
+    char path[1100];
+    char trace[1100];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/report.json", s->dir);
+    rc |= demo_write_report_json(path, &s->report);
+    snprintf(path, sizeof path, "%s/speedup.svg", s->dir);
+    rc |= demo_write_speedup_svg(path, &s->report);
+    snprintf(trace, sizeof trace, "%s/trace.json", s->dir);
+    snprintf(path, sizeof path, "%s/timeline.svg", s->dir);
+    char title[128];
+    snprintf(title, sizeof title, "weft demo: one frame at %u workers", s->max);
+    rc |= demo_write_timeline_svg(trace, path, title);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    static session_t s;
+    int parsed = parse_args(argc, argv, &s.opt);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
+    }
+    s.hw = weft_world_desc_resolved(NULL).worker_count;
+    s.max = s.opt.max_workers ? s.opt.max_workers : s.hw;
+    s.max = s.max > 256 ? 256 : s.max;
+    if (s.opt.out != NULL) {
+        snprintf(s.dir, sizeof s.dir, "%s", s.opt.out);
+    } else {
+        time_t t = time(NULL);
+        strftime(s.dir, sizeof s.dir, "weft-demo-%Y%m%d-%H%M%S", localtime(&t));
+    }
+    if (make_dirs(s.dir) != 0) {
+        fprintf(stderr, "weft_demo: cannot create the output folder %s\n", s.dir);
+        return 1;
+    }
+    demo_config_t probe = s.opt.world;
+    printf("weft demo %s: %u moving entities, workers 1..%u (%u hardware threads), %u timed "
+           "frames after %u warmup\n",
+           weft_version(), probe.mobiles ? probe.mobiles : 1000000, s.max, s.hw, s.opt.frames,
+           s.opt.warmup);
+    for (uint32_t w = 1; w <= s.max; w++) {
+        if (run_workers(&s, w, &s.runs[s.run_count]) != 0) {
+            return 1;
+        }
+        s.run_count++;
+    }
+    if (isatty(fileno(stderr))) {
+        fputs("\r\033[K", stderr);
+    }
+    bool same = true;
+    for (uint32_t i = 0; i < s.run_count; i++) {
+        s.runs[i].speedup = s.runs[i].median_ms > 0 ? s.runs[0].median_ms / s.runs[i].median_ms : 0;
+        s.runs[i].efficiency = s.runs[i].speedup / s.runs[i].workers;
+        same = same && s.runs[i].hash == s.runs[0].hash;
+    }
+    /* The model's speedup comes from the fastest frames: interference from other processes
+     * only ever adds time, so the minimum is the least disturbed estimate of each count. */
+    const demo_run_t *last = &s.runs[s.run_count - 1];
+    demo_model_project(&s.model, s.max, last->min_ms > 0 ? s.runs[0].min_ms / last->min_ms : 0);
+    s.report.config = &s.config;
+    s.report.frames = s.opt.frames;
+    s.report.warmup = s.opt.warmup;
+    s.report.hardware_threads = s.hw;
+    s.report.runs = s.runs;
+    s.report.run_count = s.run_count;
+    s.report.hash_identical = same;
+    s.report.model = s.have_model ? &s.model : NULL;
+    print_table(&s);
+    if (s.have_model) {
+        print_model(&s);
+    }
+    int rc = write_outputs(&s);
+    printf("\nworld hash identical for every worker count: %s\n", same ? "yes" : "NO");
+    printf("outputs written to %s/: report.json speedup.svg timeline.svg trace.json "
+           "schedule.dot%s\n",
+           s.dir,
+           s.report.schedule_svg ? " schedule.svg"
+                                 : " (no schedule.svg: Graphviz 'dot' "
+                                   "not found)");
+    if (!same) {
+        fprintf(stderr, "weft_demo: FAILED: the world hash differs between worker counts; the "
+                        "frame is not deterministic\n");
+        return 3;
+    }
+    return rc == 0 ? 0 : 1;
+}

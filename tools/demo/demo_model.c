@@ -1,0 +1,196 @@
+/* tools/demo/demo_model.c: frame structure and the scaling projection (see demo_model.h).
+ *
+ * DESIGN: two ingredients, both measured here, feed one clearly labelled model.
+ *   1. Amdahl: T(p) = T1 * (s + (1 - s) / p). s is the Karp-Flatt serial fraction at the
+ *      largest measured worker count, e = (1/S - 1/p) / (1 - 1/p) with S taken from the
+ *      fastest frames (the least disturbed by other processes), which folds the serial
+ *      parts and the synchronisation cost actually observed into one number; when it cannot be
+ *      measured (one worker only, or noise pushing it outside [0, 1)), the trace's serial
+ *      fraction (command-buffer applies + main-thread frame bookkeeping) stands in.
+ *   2. The critical path: no core count can beat the longest chain of dependent jobs. It is
+ *      computed from the 1-worker traced frame (uncontended job times): each system weighs one
+ *      (median) job (a parallel system's chunks can all run at once; a single job cannot be
+ *      split — the hierarchy job counts whole even though it fans out inside), summed along
+ *      the schedule's edges per phase, plus the applies and the bookkeeping, and taken as a
+ *      fraction c of the traced frame's wall time.
+ * The projection is T(p) = T1 * max(s + (1 - s) / p, c). It ignores memory bandwidth, which a
+ * real 64-core machine would hit first; the report says so next to the numbers. */
+#include "demo_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+demo_frame_profile_t demo_profile_frame(const weft_trace_event_t *ev, uint32_t n,
+                                        uint32_t workers) {
+    demo_frame_profile_t p = {.workers = workers, .events = n};
+    if (n == 0) {
+        return p;
+    }
+    uint64_t lo = ev[0].begin_ns;
+    uint64_t hi = ev[0].end_ns;
+    double busy = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double d = (double)(ev[i].end_ns - ev[i].begin_ns) / 1e6;
+        lo = ev[i].begin_ns < lo ? ev[i].begin_ns : lo;
+        hi = ev[i].end_ns > hi ? ev[i].end_ns : hi;
+        busy += d;
+        if (ev[i].system == 0) {
+            p.apply_ms += d;
+        } else {
+            p.job_work_ms += d;
+        }
+    }
+    p.span_ms = (double)(hi - lo) / 1e6;
+    p.idle_fraction = p.span_ms > 0 ? 1.0 - busy / ((double)workers * p.span_ms) : 0.0;
+    return p;
+}
+
+static int index_of(const demo_system_info_t *systems, uint32_t count, uint32_t id) {
+    for (uint32_t i = 0; i < count; i++) {
+        if (systems[i].id.id == id) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per-system work, job count, longest job and median job. The median, not the longest, weighs
+ * a parallel system on the critical path: chunks cover equal row ranges, so on a quiet machine
+ * they take about the same time, while the longest one mostly measures who got preempted. */
+static int system_costs(demo_model_t *m, const demo_system_info_t *systems, uint32_t count,
+                        const weft_trace_event_t *ev, uint32_t n) {
+    double *d = malloc(((size_t)n + 1) * sizeof *d);
+    if (d == NULL) {
+        return -1;
+    }
+    m->system_count = count < 32 ? count : 32;
+    for (uint32_t s = 0; s < m->system_count; s++) {
+        demo_system_cost_t *c = &m->systems[s];
+        *c = (demo_system_cost_t){
+            systems[s].name, systems[s].phase, systems[s].parallel, 0, 0, 0, 0};
+        for (uint32_t i = 0; i < n; i++) {
+            if (ev[i].system == systems[s].id.id) {
+                d[c->jobs] = (double)(ev[i].end_ns - ev[i].begin_ns) / 1e6;
+                c->work_ms += d[c->jobs];
+                c->max_job_ms = d[c->jobs] > c->max_job_ms ? d[c->jobs] : c->max_job_ms;
+                c->jobs++;
+            }
+        }
+        if (c->jobs > 0) {
+            qsort(d, c->jobs, sizeof *d, cmp_double);
+            c->median_job_ms = d[c->jobs / 2];
+        }
+    }
+    free(d);
+    return 0;
+}
+
+/* Longest weighted chain through the schedule, phase by phase. */
+static int critical_path(demo_model_t *m, weft_world_t *world, const demo_system_info_t *systems) {
+    uint32_t count = m->system_count;
+    uint32_t ne = weft_schedule_edges(world, NULL, 0);
+    weft_schedule_edge_t *edges = malloc(((size_t)ne + 1) * sizeof *edges);
+    weft_system_t *order = malloc(((size_t)count + 1) * sizeof *order);
+    double *dist = calloc((size_t)count + 1, sizeof *dist);
+    int *pred = malloc(((size_t)count + 1) * sizeof *pred);
+    if (edges == NULL || order == NULL || dist == NULL || pred == NULL) {
+        free(edges);
+        free(order);
+        free(dist);
+        free(pred);
+        return -1;
+    }
+    ne = weft_schedule_edges(world, edges, ne);
+    uint32_t no = weft_schedule_order(world, order, count);
+    no = no < count ? no : count;
+    for (uint32_t k = 0; k < no; k++) { /* run order is a topological order of the edges */
+        int s = index_of(systems, count, order[k].id);
+        if (s < 0) {
+            continue;
+        }
+        const demo_system_cost_t *c = &m->systems[s];
+        double best = 0;
+        pred[s] = -1;
+        for (uint32_t e = 0; e < ne; e++) {
+            int from = index_of(systems, count, edges[e].from.id);
+            if (edges[e].to.id == order[k].id && from >= 0 && dist[from] > best) {
+                best = dist[from];
+                pred[s] = from;
+            }
+        }
+        dist[s] = best + (c->parallel ? c->median_job_ms : c->work_ms);
+    }
+    /* Phases run one after another: the frame's chain is the sum of each phase's longest. */
+    m->critical_path_ms = m->one.apply_ms + m->overhead_ms;
+    m->path_len = 0;
+    for (uint32_t phase = 0; phase < 8; phase++) {
+        int end = -1;
+        for (uint32_t s = 0; s < count; s++) {
+            if (m->systems[s].phase == phase && (end < 0 || dist[s] > dist[end])) {
+                end = (int)s;
+            }
+        }
+        if (end < 0) {
+            continue;
+        }
+        m->critical_path_ms += dist[end];
+        const char *rev[DEMO_MODEL_MAX_PATH];
+        uint32_t nr = 0;
+        for (int s = end; s >= 0 && nr < DEMO_MODEL_MAX_PATH; s = pred[s]) {
+            rev[nr++] = m->systems[s].name;
+        }
+        while (nr > 0 && m->path_len < DEMO_MODEL_MAX_PATH) {
+            m->path[m->path_len++] = rev[--nr];
+        }
+    }
+    free(edges);
+    free(order);
+    free(dist);
+    free(pred);
+    return 0;
+}
+
+int demo_model_build(demo_model_t *m, weft_world_t *world, const demo_system_info_t *systems,
+                     uint32_t system_count, const weft_trace_event_t *ev, uint32_t n, double t1_ms,
+                     double traced_ms) {
+    m->t1_ms = t1_ms;
+    m->one = demo_profile_frame(ev, n, 1);
+    m->traced_ms = traced_ms > m->one.span_ms ? traced_ms : m->one.span_ms;
+    double bookkeeping = m->traced_ms - m->one.job_work_ms - m->one.apply_ms;
+    m->overhead_ms = bookkeeping > 0 ? bookkeeping : 0;
+    m->serial_fraction = m->traced_ms > 0 ? (m->one.apply_ms + m->overhead_ms) / m->traced_ms : 0;
+    if (system_costs(m, systems, system_count, ev, n) != 0 ||
+        critical_path(m, world, systems) != 0) {
+        return -1;
+    }
+    m->critical_fraction = m->traced_ms > 0 ? m->critical_path_ms / m->traced_ms : 1.0;
+    demo_model_project(m, 1, 1.0);
+    return 0;
+}
+
+void demo_model_project(demo_model_t *m, uint32_t max_workers, double speedup_at_max) {
+    const double t1_ms = m->t1_ms;
+    m->karp_flatt = -1;
+    m->karp_flatt_workers = 0;
+    if (max_workers >= 2 && speedup_at_max > 0) {
+        double p = (double)max_workers;
+        m->karp_flatt = (1.0 / speedup_at_max - 1.0 / p) / (1.0 - 1.0 / p);
+        m->karp_flatt_workers = max_workers;
+    }
+    bool kf_ok = m->karp_flatt >= 0 && m->karp_flatt < 1;
+    m->amdahl_s = kf_ok ? m->karp_flatt : m->serial_fraction;
+    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
+        double p = (double)(4 << i);
+        double amdahl = m->amdahl_s + (1.0 - m->amdahl_s) / p;
+        double t = t1_ms * (amdahl > m->critical_fraction ? amdahl : m->critical_fraction);
+        m->proj_workers[i] = p;
+        m->proj_frame_ms[i] = t;
+        m->proj_speedup[i] = t > 0 ? t1_ms / t : 0;
+    }
+}

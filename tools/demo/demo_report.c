@@ -1,0 +1,260 @@
+/* tools/demo/demo_report.c: writes the demo's output files (see demo_report.h).
+ *
+ * DESIGN: report.json is written by hand with one escaping helper (no JSON library in the
+ * tools); numbers use %.6g so the file stays readable. Anything projected lives under the
+ * "projection" key, whose first field says it is a model, so no reader can take it for a
+ * measurement. The SVGs go through tools/svg*.c, the same code the tests check for
+ * well-formedness. */
+#include "demo_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "json_trace.h"
+#include "svg_chart.h"
+#include "svg_timeline.h"
+#include "weft/system.h"
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            fprintf(f, "\\%c", *c);
+        } else if (*c < 0x20) {
+            fprintf(f, "\\u%04x", *c);
+        } else {
+            fputc(*c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void write_runs(FILE *f, const demo_report_t *r) {
+    fprintf(f, "  \"runs\": [\n");
+    for (uint32_t i = 0; i < r->run_count; i++) {
+        const demo_run_t *x = &r->runs[i];
+        fprintf(f,
+                "    {\"workers\": %u, \"frame_ms_median\": %.6g, \"frame_ms_min\": %.6g, "
+                "\"frame_ms_max\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
+                "\"hash\": \"0x%016llx\", \"build_s\": %.4g, \"idle_fraction\": %.4g, "
+                "\"entities\": %u, \"particles\": %u, \"hierarchy_nodes\": %u, "
+                "\"visible\": %llu, \"mean_speed\": %.6g}%s\n",
+                x->workers, x->median_ms, x->min_ms, x->max_ms, x->speedup, x->efficiency,
+                (unsigned long long)x->hash, x->build_s, x->idle_fraction, x->summary.entities,
+                x->summary.particles, x->summary.hierarchy, (unsigned long long)x->summary.visible,
+                x->summary.mean_speed, i + 1 < r->run_count ? "," : "");
+    }
+    fprintf(f, "  ],\n");
+}
+
+static void write_measured(FILE *f, const demo_model_t *m, const demo_report_t *r) {
+    fprintf(f, "  \"measured\": {\n");
+    fprintf(f, "    \"note\": \"from the traced frame at 1 worker unless stated\",\n");
+    fprintf(f, "    \"frame_ms_1_worker\": %.6g,\n", m->t1_ms);
+    fprintf(f, "    \"traced_frame_ms\": %.6g,\n", m->traced_ms);
+    fprintf(f, "    \"job_work_ms\": %.6g,\n", m->one.job_work_ms);
+    fprintf(f, "    \"apply_ms\": %.6g,\n", m->one.apply_ms);
+    fprintf(f, "    \"frame_overhead_ms\": %.6g,\n", m->overhead_ms);
+    fprintf(f, "    \"serial_fraction\": %.6g,\n", m->serial_fraction);
+    fprintf(f,
+            "    \"synchronisation_fraction\": {\"workers\": %u, \"value\": %.6g, "
+            "\"meaning\": \"share of worker time inside the traced frame not spent in jobs "
+            "(waiting at dependencies and barriers, imbalance)\"},\n",
+            m->many.workers, m->many.idle_fraction);
+    fprintf(f, "    \"karp_flatt_serial_fraction\": ");
+    if (m->karp_flatt_workers >= 2) {
+        fprintf(f, "{\"workers\": %u, \"value\": %.6g, \"from\": \"fastest frames\"},\n",
+                m->karp_flatt_workers, m->karp_flatt);
+    } else {
+        fprintf(f, "null,\n");
+    }
+    fprintf(f, "    \"critical_path_ms\": %.6g,\n    \"critical_path\": [", m->critical_path_ms);
+    for (uint32_t i = 0; i < m->path_len; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_str(f, m->path[i]);
+    }
+    fprintf(f,
+            "],\n    \"weft_critical_path\": {\"workers\": %u, \"total_ms\": %.6g, "
+            "\"systems\": [",
+            r->run_count ? r->runs[r->run_count - 1].workers : 0, r->weft_path_ms);
+    for (uint32_t i = 0; i < r->weft_path_len; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_str(f, r->weft_path[i]);
+    }
+    fprintf(f, "]},\n    \"systems\": [\n");
+    for (uint32_t i = 0; i < m->system_count; i++) {
+        const demo_system_cost_t *s = &m->systems[i];
+        fprintf(f, "      {\"name\": ");
+        json_str(f, s->name);
+        fprintf(f,
+                ", \"phase\": %u, \"parallel\": %s, \"jobs\": %u, \"work_ms\": %.6g, "
+                "\"median_job_ms\": %.6g, \"max_job_ms\": %.6g}%s\n",
+                s->phase, s->parallel ? "true" : "false", s->jobs, s->work_ms, s->median_job_ms,
+                s->max_job_ms, i + 1 < m->system_count ? "," : "");
+    }
+    fprintf(f, "    ]\n  },\n");
+}
+
+static void write_projection(FILE *f, const demo_model_t *m) {
+    fprintf(f, "  \"projection\": {\n");
+    fprintf(f, "    \"kind\": \"PROJECTION - a model, not a measurement\",\n");
+    fprintf(f, "    \"model\": \"T(p) = T1 * max(s + (1 - s) / p, c); speedup = T1 / T(p); "
+               "s: serial fraction, c: critical path / frame time\",\n");
+    fprintf(f, "    \"c\": %.6g,\n", m->critical_fraction);
+    fprintf(f, "    \"s\": %.6g,\n    \"s_source\": \"%s\",\n", m->amdahl_s,
+            m->karp_flatt >= 0 && m->karp_flatt < 1 ? "karp_flatt_serial_fraction"
+                                                    : "serial_fraction");
+    fprintf(f, "    \"assumptions\": \"job times as measured uncontended at 1 worker; "
+               "synchronisation cost grows no faster than measured; memory bandwidth "
+               "unlimited (a real many-core machine saturates it first, so true speedups "
+               "will be lower)\",\n");
+    fprintf(f, "    \"points\": [\n");
+    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
+        fprintf(f,
+                "      {\"cores\": %.0f, \"frame_ms\": %.6g, \"speedup\": %.6g, "
+                "\"efficiency\": %.6g}%s\n",
+                m->proj_workers[i], m->proj_frame_ms[i], m->proj_speedup[i],
+                m->proj_speedup[i] / m->proj_workers[i], i + 1 < DEMO_PROJECTION_POINTS ? "," : "");
+    }
+    fprintf(f, "    ]\n  },\n");
+}
+
+int demo_write_report_json(const char *path, const demo_report_t *r) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "weft_demo: cannot write %s\n", path);
+        return -1;
+    }
+    const demo_config_t *c = r->config;
+    fprintf(f, "{\n  \"weft_demo\": 1,\n  \"weft_version\": ");
+    json_str(f, weft_version());
+    fprintf(f, ",\n  \"hardware_threads\": %u,\n", r->hardware_threads);
+    fprintf(f,
+            "  \"config\": {\"mobiles\": %u, \"particles\": %u, \"carriers\": %u, "
+            "\"emitters\": %u, \"seed\": %llu, \"frames\": %u, \"warmup\": %u, "
+            "\"dt\": %.6g},\n",
+            c->mobiles, c->particles, c->carriers, c->emitters, (unsigned long long)c->seed,
+            r->frames, r->warmup, 1.0 / 60.0);
+    fprintf(f, "  \"hash_identical\": %s,\n", r->hash_identical ? "true" : "false");
+    write_runs(f, r);
+    if (r->model != NULL) {
+        write_measured(f, r->model, r);
+        write_projection(f, r->model);
+    }
+    fprintf(f,
+            "  \"files\": [\"report.json\", \"speedup.svg\", \"timeline.svg\", "
+            "\"trace.json\", \"schedule.dot\"%s]\n}\n",
+            r->schedule_svg ? ", \"schedule.svg\"" : "");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "weft_demo: writing %s failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+int demo_write_speedup_svg(const char *path, const demo_report_t *r) {
+    double w[64];
+    double s[64];
+    uint32_t n = r->run_count < 64 ? r->run_count : 64;
+    for (uint32_t i = 0; i < n; i++) {
+        w[i] = r->runs[i].workers;
+        s[i] = r->runs[i].speedup;
+    }
+    char subtitle[256];
+    snprintf(subtitle, sizeof subtitle,
+             "%u mobiles + %u particles + %u hierarchy nodes, %u systems; median of %u frames; "
+             "%u hardware threads",
+             r->config->mobiles, r->config->particles, r->config->carriers * 5,
+             r->model ? r->model->system_count : 0, r->frames, r->hardware_threads);
+    wt_speedup_chart_t chart = {
+        .title = "weft demo: frame speedup against workers",
+        .subtitle = subtitle,
+        .workers = w,
+        .speedup = s,
+        .count = n,
+        .proj_workers = r->model ? r->model->proj_workers : NULL,
+        .proj_speedup = r->model ? r->model->proj_speedup : NULL,
+        .proj_count = r->model ? DEMO_PROJECTION_POINTS : 0,
+        .proj_label = "PROJECTION 4-64 cores (Amdahl + critical path)",
+        .hardware_threads = r->hardware_threads,
+    };
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "weft_demo: cannot write %s\n", path);
+        return -1;
+    }
+    int rc = wt_svg_speedup_chart(f, &chart);
+    if (fclose(f) != 0 || rc != 0) {
+        fprintf(stderr, "weft_demo: writing %s failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+int demo_write_timeline_svg(const char *trace_path, const char *svg_path, const char *title) {
+    char err[256];
+    size_t len = 0;
+    char *text = wt_json_read_file(trace_path, &len, err, sizeof err);
+    if (text == NULL) {
+        fprintf(stderr, "weft_demo: %s\n", err);
+        return -1;
+    }
+    wt_trace_t trace;
+    int rc = wt_trace_load(text, len, &trace, err, sizeof err);
+    free(text);
+    if (rc != 0) {
+        fprintf(stderr, "weft_demo: %s: %s\n", trace_path, err);
+        return -1;
+    }
+    FILE *f = fopen(svg_path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "weft_demo: cannot write %s\n", svg_path);
+        wt_trace_free(&trace);
+        return -1;
+    }
+    rc = wt_svg_timeline(f, &trace, &(wt_timeline_desc_t){.title = title});
+    if (fclose(f) != 0) {
+        rc = -1;
+    }
+    wt_trace_free(&trace);
+    if (rc != 0) {
+        fprintf(stderr, "weft_demo: writing %s failed\n", svg_path);
+    }
+    return rc;
+}
+
+int demo_write_schedule(weft_world_t *world, const char *dir, bool *svg_written) {
+    *svg_written = false;
+    size_t n = weft_schedule_dot(world, NULL, 0);
+    char *dot = n ? malloc(n + 1) : NULL;
+    if (dot == NULL || weft_schedule_dot(world, dot, n + 1) != n) {
+        fprintf(stderr, "weft_demo: schedule DOT unavailable: %s\n", weft_last_error());
+        free(dot);
+        return -1;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/schedule.dot", dir);
+    FILE *f = fopen(path, "w");
+    int rc = (f != NULL && fwrite(dot, 1, n, f) == n) ? 0 : -1;
+    if (f != NULL && fclose(f) != 0) {
+        rc = -1;
+    }
+    free(dot);
+    if (rc != 0) {
+        fprintf(stderr, "weft_demo: cannot write %s\n", path);
+        return -1;
+    }
+    /* Graphviz is optional: render only when `dot` is on the PATH. The directory is quoted for
+     * the shell, so a name containing a quote is not rendered rather than misquoted. */
+    if (strchr(dir, '\'') == NULL && system("command -v dot >/dev/null 2>&1") == 0) {
+        char cmd[2300];
+        snprintf(cmd, sizeof cmd, "dot -Tsvg '%s/schedule.dot' -o '%s/schedule.svg'", dir, dir);
+        *svg_written = system(cmd) == 0;
+        if (!*svg_written) {
+            fprintf(stderr, "weft_demo: dot failed; schedule.svg not written\n");
+        }
+    }
+    return 0;
+}
