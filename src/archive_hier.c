@@ -13,8 +13,8 @@
  * O(1), no subtree moves, no allocation. If an insert fails (out of memory), the nodes added
  * so far are removed again, children first. The commit then only overwrites the link and
  * world values of the new rows. Save uses only the public hierarchy API; the load reaches the
- * store through the first member of the hierarchy's world slot (struct weft_hier, see
- * hierarchy.c), the one coupling to that module's private layout. */
+ * store through weft__hier_store() (hierarchy_store.h), so it does not depend on the layout
+ * of the module's world slot. */
 #include <string.h>
 
 #include "archive_load.h"
@@ -26,10 +26,8 @@ _Static_assert(sizeof(weft_transform_t) == 40, "HIER record: transform is 40 byt
 _Static_assert(sizeof(weft_mat4_t) == 64, "HIER record: mat4 is 64 bytes");
 _Static_assert(8 + 40 + 64 + 64 == WEFT__ARC_HIER_RECORD, "HIER record size");
 
-/* The store behind world->hier: struct weft_hier's first member (C11 6.7.2.1p15). */
-static weft__hstore_t *store_of(weft_world_t *world) {
-    return (weft__hstore_t *)(void *)world->hier;
-}
+/* The store behind world->hier (set), through the hierarchy module's private accessor. */
+static weft__hstore_t *store_of(weft_world_t *world) { return weft__hier_store(world->hier); }
 
 /* Nodes in update order (parents first), from the world's allocator; NULL with *n = 0 when
  * there are none. Errors: WEFT_ENOMEM. */

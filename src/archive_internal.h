@@ -49,10 +49,28 @@ typedef struct weft__arc {
     weft_allocator_t alloc;    /* what comps came from */
 } weft__arc_t;
 
-/* Parse and validate `size` bytes (stage 1). On error nothing is allocated and `out` is
- * zeroed. Errors: WEFT_ECORRUPT, WEFT_EVERSION, WEFT_ENOMEM. */
+/* Allocate / free through an allocator hook (zero functions: malloc/free). The archive
+ * buffers and tables use these; world memory goes through weft__alloc instead. */
+static inline void *weft__arc_alloc(const weft_allocator_t *a, size_t size, size_t align) {
+    return a->alloc ? a->alloc(size, align, a->user) : malloc(size);
+}
+
+static inline void weft__arc_dealloc(const weft_allocator_t *a, void *p, size_t size) {
+    if (!p)
+        return;
+    if (a->free)
+        a->free(p, size, a->user);
+    else
+        free(p);
+}
+
+/* Parse and validate `size` bytes (stage 1). Failures are reported through `log` (the
+ * target world's logger; NULL when no world is involved, as in weft_archive_inspect). On
+ * error nothing is allocated and `out` is zeroed.
+ * Errors: WEFT_EINVAL, WEFT_ECORRUPT, WEFT_EVERSION, WEFT_ENOMEM. */
 weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksums,
-                              const weft_allocator_t *alloc, weft__arc_t *out);
+                              const weft_allocator_t *alloc, const weft_logger_t *log,
+                              weft__arc_t *out);
 void weft__arc_free(weft__arc_t *arc);
 
 /* Local id of the archived entity `handle`, or UINT64_MAX when it is not in the archive
@@ -60,9 +78,21 @@ void weft__arc_free(weft__arc_t *arc);
 uint64_t weft__arc_find(const weft__arc_t *arc, uint64_t handle);
 
 /* Drain `reader` into `out` (allocated from `alloc`), growing only as bytes arrive and
- * refusing more than max_bytes (WEFT_ECAPACITY). On error `out` is empty. */
+ * refusing more than max_bytes (WEFT_ECAPACITY). Every failure, the reader's included, is
+ * reported through `log` (the target world's logger). On error `out` is empty.
+ * Errors: WEFT_ECAPACITY, WEFT_ENOMEM, WEFT_EIO, or the reader's error. */
 weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_allocator_t *alloc,
-                                  size_t max_bytes, weft_membuf_t *out);
+                                  size_t max_bytes, const weft_logger_t *log, weft_membuf_t *out);
+
+/* The built-in reader and writer callbacks (archive_io.c) have no world to report to: on
+ * failure they leave a detail for this thread and return the code, and the save or load
+ * that called them reports it through its world's logger with weft__io_report. */
+void weft__io_clear(void);
+/* Report the failure `code` of a reader or writer (`what`: e.g. "weft_archive_save: the
+ * writer") after `at` bytes through `log`, with the built-in callback's detail if one was
+ * left since weft__io_clear. Returns `code`. */
+weft_result_t weft__io_report(const weft_logger_t *log, weft_result_t code, const char *what,
+                              uint64_t at);
 
 /* ---- hierarchy glue (archive_hier.c) ----------------------------------- >>arc_hier */
 

@@ -7,73 +7,89 @@
  * into a buffer. The buffer grows by doubling only as bytes arrive, never by a size the input
  * claims, so hostile input cannot make the loader allocate more than about twice its own
  * length; desc.max_bytes caps it outright. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "archive_internal.h"
 #include "report.h"
 
+/* ---- callback failures ------------------------------------------------ >>io_detail */
+
+/* What the last built-in callback failure on this thread was about (see weft__io_report).
+ * The callbacks cannot report it themselves: they are not given the world whose logger the
+ * message belongs to. */
+static _Thread_local char io_detail[160];
+
+void weft__io_clear(void) { io_detail[0] = '\0'; }
+
+/* Leave `fmt` as this thread's callback detail and return `code`. */
+static weft_result_t io_fail(weft_result_t code, const char *fmt, ...) WEFT_PRINTF(2, 3);
+static weft_result_t io_fail(weft_result_t code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(io_detail, sizeof io_detail, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+weft_result_t weft__io_report(const weft_logger_t *log, weft_result_t code, const char *what,
+                              uint64_t at) {
+    weft_result_t r =
+        WEFT__FAIL(log, code, "%s failed after %llu bytes: %s", what, (unsigned long long)at,
+                   io_detail[0] ? io_detail : weft_result_str(code));
+    weft__io_clear();
+    return r;
+}
+
 /* ---- growable memory writer ------------------------------------------- >>membuf */
 
-static void *buf_alloc(const weft_allocator_t *a, size_t size) {
-    if (a->alloc)
-        return a->alloc(size, 16, a->user);
-    return malloc(size);
-}
-
-static void buf_free(const weft_allocator_t *a, void *p, size_t size) {
+/* Move `b` into a new block of exactly `cap` >= b->size bytes. By hand because the
+ * allocator hook has no realloc. Errors: WEFT_ENOMEM (b unchanged, nothing reported). */
+static weft_result_t membuf_regrow(weft_membuf_t *b, size_t cap) {
+    unsigned char *p = weft__arc_alloc(&b->allocator, cap, 16);
     if (!p)
-        return;
-    if (a->free)
-        a->free(p, size, a->user);
-    else
-        free(p);
+        return WEFT_ENOMEM;
+    if (b->size)
+        memcpy(p, b->data, b->size);
+    weft__arc_dealloc(&b->allocator, b->data, b->capacity);
+    b->data = p;
+    b->capacity = cap;
+    return WEFT_OK;
 }
 
-/* Grow `b` to hold at least `need` bytes (doubling). Moves the bytes over by hand because the
- * allocator hook has no realloc. */
+/* Grow `b` to hold at least `need` bytes (doubling). On failure the detail is left for the
+ * caller to report. Errors: WEFT_ENOMEM (b unchanged). */
 static weft_result_t membuf_reserve(weft_membuf_t *b, size_t need) {
     if (need <= b->capacity)
         return WEFT_OK;
     size_t cap = b->capacity ? b->capacity : 4096u;
     while (cap < need) {
         if (cap > SIZE_MAX / 2u)
-            return WEFT__FAIL(NULL, WEFT_ENOMEM, "weft_membuf: %zu bytes is too large", need);
+            return io_fail(WEFT_ENOMEM, "weft_membuf: %zu bytes is too large", need);
         cap *= 2u;
     }
-    unsigned char *p = buf_alloc(&b->allocator, cap);
-    if (!p)
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "weft_membuf: cannot allocate %zu bytes", cap);
-    if (b->size)
-        memcpy(p, b->data, b->size);
-    buf_free(&b->allocator, b->data, b->capacity);
-    b->data = p;
-    b->capacity = cap;
-    return WEFT_OK;
-}
-
-/* Grow `b` to exactly `cap` bytes (the slurper controls its own growth). */
-static weft_result_t membuf_grow_exact(weft_membuf_t *b, size_t cap) {
-    unsigned char *p = buf_alloc(&b->allocator, cap);
-    if (!p)
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "weft_archive_load: cannot allocate %zu bytes", cap);
-    if (b->size)
-        memcpy(p, b->data, b->size);
-    buf_free(&b->allocator, b->data, b->capacity);
-    b->data = p;
-    b->capacity = cap;
+    if (membuf_regrow(b, cap) != WEFT_OK)
+        return io_fail(WEFT_ENOMEM, "weft_membuf: cannot allocate %zu bytes", cap);
     return WEFT_OK;
 }
 
 weft_result_t weft_membuf_reserve(weft_membuf_t *buf, size_t capacity) {
+    /* A direct call: no world is involved, so the default (NULL) logger is the right one. */
     WEFT__CONTRACT(buf != NULL, NULL, WEFT_EINVAL, "weft_membuf_reserve: buf is NULL");
-    return membuf_reserve(buf, capacity);
+    weft__io_clear();
+    weft_result_t r = membuf_reserve(buf, capacity);
+    if (r != WEFT_OK) {
+        r = WEFT__FAIL(NULL, r, "%s", io_detail);
+        weft__io_clear();
+    }
+    return r;
 }
 
 static weft_result_t membuf_write(const void *data, size_t size, void *user) {
     weft_membuf_t *b = user;
     if (size > SIZE_MAX - b->size)
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "weft_membuf: size overflow");
+        return io_fail(WEFT_ENOMEM, "weft_membuf: size overflow");
     weft_result_t r = membuf_reserve(b, b->size + size);
     if (r != WEFT_OK)
         return r;
@@ -89,7 +105,7 @@ weft_writer_t weft_membuf_writer(weft_membuf_t *buf) {
 void weft_membuf_free(weft_membuf_t *buf) {
     if (!buf)
         return;
-    buf_free(&buf->allocator, buf->data, buf->capacity);
+    weft__arc_dealloc(&buf->allocator, buf->data, buf->capacity);
     buf->data = NULL;
     buf->size = 0;
     buf->capacity = 0;
@@ -119,7 +135,7 @@ weft_reader_t weft_memreader(weft_memreader_t *m, const void *data, size_t size)
 
 static weft_result_t file_write(const void *data, size_t size, void *user) {
     if (size && fwrite(data, 1, size, (FILE *)user) != size)
-        return WEFT__FAIL(NULL, WEFT_EIO, "weft_file_writer: fwrite of %zu bytes failed", size);
+        return io_fail(WEFT_EIO, "weft_file_writer: fwrite of %zu bytes failed", size);
     return WEFT_OK;
 }
 
@@ -127,7 +143,7 @@ static weft_result_t file_read(void *dst, size_t size, size_t *got, void *user) 
     FILE *f = user;
     *got = fread(dst, 1, size, f);
     if (*got < size && ferror(f))
-        return WEFT__FAIL(NULL, WEFT_EIO, "weft_file_reader: fread failed");
+        return io_fail(WEFT_EIO, "weft_file_reader: fread of %zu bytes failed", size);
     return WEFT_OK;
 }
 
@@ -142,44 +158,48 @@ weft_reader_t weft_file_reader(FILE *file) {
 /* ---- slurp -------------------------------------------------------------- >>slurp */
 
 weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_allocator_t *alloc,
-                                  size_t max_bytes, weft_membuf_t *out) {
+                                  size_t max_bytes, const weft_logger_t *log, weft_membuf_t *out) {
     *out = (weft_membuf_t){.allocator = *alloc};
+    weft__io_clear();
     /* Room for one byte past the limit tells "exactly max_bytes" from "too much". */
     size_t limit = max_bytes < SIZE_MAX ? max_bytes + 1u : max_bytes;
     weft_result_t r = WEFT_OK;
     for (;;) {
         if (out->size == out->capacity) {
-            if (out->size >= limit) {
-                r = WEFT__FAIL(NULL, WEFT_ECAPACITY,
-                               "weft_archive_load: input exceeds max_bytes (%zu)", max_bytes);
-                goto fail_free_buffer;
-            }
+            if (out->size >= limit)
+                goto fail_too_large;
             size_t want = out->capacity ? out->capacity * 2u : 64u * 1024u;
             if (want > limit || want < out->capacity)
                 want = limit;
-            r = membuf_grow_exact(out, want);
-            if (r != WEFT_OK)
+            if (membuf_regrow(out, want) != WEFT_OK) {
+                r = WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive_load: cannot allocate %zu bytes",
+                               want);
                 goto fail_free_buffer;
+            }
         }
         size_t got = 0;
         r = reader->read(out->data + out->size, out->capacity - out->size, &got, reader->user);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
+            r = weft__io_report(log, r, "weft_archive_load: the reader", out->size);
             goto fail_free_buffer;
+        }
         if (got == 0)
             break;
         if (got > out->capacity - out->size) {
-            r = WEFT__FAIL(NULL, WEFT_EIO, "weft_archive_load: the reader returned more bytes than asked");
+            r = WEFT__FAIL(log, WEFT_EIO,
+                           "weft_archive_load: the reader returned %zu bytes, %zu were asked for",
+                           got, out->capacity - out->size);
             goto fail_free_buffer;
         }
         out->size += got;
     }
-    if (out->size > max_bytes) {
-        r = WEFT__FAIL(NULL, WEFT_ECAPACITY, "weft_archive_load: input exceeds max_bytes (%zu)",
-                       max_bytes);
-        goto fail_free_buffer;
-    }
+    if (out->size > max_bytes)
+        goto fail_too_large;
     return WEFT_OK;
 
+fail_too_large:
+    r = WEFT__FAIL(log, WEFT_ECAPACITY, "weft_archive_load: input exceeds max_bytes (%zu)",
+                   max_bytes);
 fail_free_buffer:
     weft_membuf_free(out);
     return r;

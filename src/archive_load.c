@@ -246,7 +246,12 @@ static void commit_section(weft__stage_t *st, uint32_t i) {
 
 /* ---- entry points ------------------------------------------------------------ >>load */
 
-static weft_result_t check_desc(weft_world_t *world, const weft_archive_load_desc_t *d) {
+/* What both entry points check first; resolves `desc` (NULL: defaults) into *d. */
+static weft_result_t load_begin(weft_world_t *world, const weft_archive_load_desc_t *desc,
+                                weft_archive_load_desc_t *d) {
+    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__NOT_IN_HOOK(world, "weft_archive_load");
+    *d = desc ? *desc : (weft_archive_load_desc_t){0};
     WEFT__CONTRACT(d->_canary == 0, world->log, WEFT_EINVAL,
                    "weft_archive_load: desc._canary is %u (desc not zero-initialised)",
                    d->_canary);
@@ -320,7 +325,8 @@ static weft_result_t load_bytes(weft_world_t *world, const void *data, size_t si
     memset(&st, 0, sizeof st);
     st.world = world;
     st.desc = *d;
-    weft_result_t r = weft__arc_parse(data, size, !d->skip_checksums, &world->alloc, &st.arc);
+    weft_result_t r =
+        weft__arc_parse(data, size, !d->skip_checksums, &world->alloc, world->log, &st.arc);
     if (r != WEFT_OK)
         return r;
     r = stage_all(&st);
@@ -342,10 +348,8 @@ weft_result_t weft_archive_load_memory(weft_world_t *world, const void *data, si
                                        const weft_archive_load_desc_t *desc,
                                        weft_archive_info_t *info) {
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_archive_load: world is NULL");
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_archive_load");
-    weft_archive_load_desc_t d = desc ? *desc : (weft_archive_load_desc_t){0};
-    weft_result_t r = check_desc(world, &d);
+    weft_archive_load_desc_t d;
+    weft_result_t r = load_begin(world, desc, &d);
     if (r != WEFT_OK)
         return r;
     return load_bytes(world, data, size, &d, info);
@@ -356,15 +360,13 @@ weft_result_t weft_archive_load(weft_world_t *world, const weft_reader_t *reader
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_archive_load: world is NULL");
     WEFT__CONTRACT(reader != NULL && reader->read != NULL, world->log, WEFT_EINVAL,
                    "weft_archive_load: reader or reader->read is NULL");
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_archive_load");
-    weft_archive_load_desc_t d = desc ? *desc : (weft_archive_load_desc_t){0};
-    weft_result_t r = check_desc(world, &d);
+    weft_archive_load_desc_t d;
+    weft_result_t r = load_begin(world, desc, &d);
     if (r != WEFT_OK)
         return r;
     weft_membuf_t buf;
     r = weft__archive_slurp(reader, &world->alloc, d.max_bytes ? d.max_bytes : DEFAULT_MAX_BYTES,
-                            &buf);
+                            world->log, &buf);
     if (r != WEFT_OK)
         return r;
     r = load_bytes(world, buf.data, buf.size, &d, info);

@@ -177,7 +177,7 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
     /* Empty pools are left out: an archive then never names a component it has no data for,
      * so it loads into worlds that lack that registration. */
     weft__secw_t w;
-    weft_result_t r = weft__secw_init(&w, writer, &world->alloc);
+    weft_result_t r = weft__secw_init(&w, writer, &world->alloc, world->log);
     if (r != WEFT_OK)
         return r;
     uint64_t nodes = weft__hier_saved_nodes(world, s->local, s->slots);

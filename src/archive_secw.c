@@ -8,22 +8,25 @@
  * 64 KiB staging block, hashed and written when it fills. Large pieces (the dense component
  * arrays) bypass the block: they are hashed and handed to the writer in 64 KiB slices
  * straight from the pool, so each slice is still in cache when the writer copies it.
- * Errors are sticky: after the first writer error every call is a no-op and
- * weft__secw_finish() returns that error, which keeps the callers free of checks. */
+ * Errors are sticky: the first writer error is reported through the saved world's logger
+ * when it happens, after it every call is a no-op and weft__secw_finish() returns that
+ * error, which keeps the callers free of checks. */
 #include <string.h>
 
+#include "archive_internal.h"
 #include "archive_secw.h"
 #include "report.h"
 
 weft_result_t weft__secw_init(weft__secw_t *w, const weft_writer_t *writer,
-                              const weft_allocator_t *alloc) {
+                              const weft_allocator_t *alloc, const weft_logger_t *log) {
     memset(w, 0, sizeof *w);
     w->writer = writer;
+    w->log = log;
     w->alloc = *alloc;
-    w->block = alloc->alloc ? alloc->alloc(WEFT__SECW_BLOCK, 64, alloc->user)
-                            : malloc(WEFT__SECW_BLOCK);
+    weft__io_clear();
+    w->block = weft__arc_alloc(alloc, WEFT__SECW_BLOCK, 64);
     if (!w->block)
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "weft_archive_save: cannot allocate %u bytes",
+        return WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive_save: cannot allocate %u bytes",
                           WEFT__SECW_BLOCK);
     return WEFT_OK;
 }
@@ -34,7 +37,9 @@ static void emit(weft__secw_t *w, const void *p, size_t n) {
         return;
     weft_result_t r = w->writer->write(p, n, w->writer->user);
     if (r != WEFT_OK)
-        w->error = r;
+        w->error = weft__io_report(w->log, r, "weft_archive_save: the writer", w->written);
+    else
+        w->written += n;
 }
 
 static void flush_block(weft__secw_t *w) {
@@ -124,12 +129,7 @@ void weft__secw_end(weft__secw_t *w) {
 
 weft_result_t weft__secw_finish(weft__secw_t *w) {
     flush_block(w);
-    if (w->block) {
-        if (w->alloc.free)
-            w->alloc.free(w->block, WEFT__SECW_BLOCK, w->alloc.user);
-        else
-            free(w->block);
-        w->block = NULL;
-    }
+    weft__arc_dealloc(&w->alloc, w->block, WEFT__SECW_BLOCK);
+    w->block = NULL;
     return w->error;
 }

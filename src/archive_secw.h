@@ -14,17 +14,20 @@
 
 typedef struct weft__secw {
     const weft_writer_t *writer; /* destination */
+    const weft_logger_t *log;    /* the saved world's logger: every failure is reported here */
     weft_allocator_t alloc;      /* where block came from */
     unsigned char *block;        /* staging block of WEFT__SECW_BLOCK bytes, owned */
     size_t used;                 /* bytes pending in block */
     weft__hash_t hash;           /* checksum of the open section's payload */
     uint64_t left;               /* payload bytes the open section still expects */
-    weft_result_t error;         /* first writer error; sticky */
+    uint64_t written;            /* bytes the writer has accepted */
+    weft_result_t error;         /* first writer error (reported when it happened); sticky */
 } weft__secw_t;
 
-/* Errors: WEFT_ENOMEM (nothing to finish). */
+/* Failures (the writer's included) are reported through `log` once, when they happen.
+ * Errors: WEFT_ENOMEM (nothing to finish). */
 weft_result_t weft__secw_init(weft__secw_t *w, const weft_writer_t *writer,
-                              const weft_allocator_t *alloc);
+                              const weft_allocator_t *alloc, const weft_logger_t *log);
 void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, bool has_hier);
 /* Open a section of exactly `size` payload bytes (a multiple of 8). */
 void weft__secw_begin(weft__secw_t *w, uint32_t tag, uint64_t size, uint64_t count);

@@ -54,26 +54,55 @@ static void hier_fini(weft_world_t *world)
     weft__free(world, h, sizeof(*h));
 }
 
-/* The world's hierarchy state, created on first use; NULL (reported) on failure. */
-static struct weft_hier *hier_state(weft_world_t *world)
+/* The world's hierarchy state into *out, created on first use (*created tells). Errors
+ * (reported, nothing changed): WEFT_ENOMEM, or those of weft__world_add_module_fini. */
+static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, bool *created)
 {
+    *created = false;
+    *out = world->hier;
     if (world->hier != NULL)
-        return world->hier;
+        return WEFT_OK;
     struct weft_hier *h = weft__alloc(world, sizeof(*h), _Alignof(struct weft_hier));
-    if (h == NULL) {
-        (void)WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
-        return NULL;
-    }
+    if (h == NULL)
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
     memset(h, 0, sizeof(*h));
-    if (weft__world_add_module_fini(world, hier_fini) != WEFT_OK) {
+    weft_result_t r = weft__world_add_module_fini(world, hier_fini);
+    if (r != WEFT_OK) {
         weft__free(world, h, sizeof(*h));
-        return NULL;
+        return r;
     }
     const weft_allocator_t alloc = {store_alloc, store_free, world};
-    weft__hstore_init(&h->store, &alloc);
-    h->store.log = world->log;
+    weft__hstore_init(&h->store, &alloc, world->log);
     world->hier = h;
-    return h;
+    *out = h;
+    *created = true;
+    return WEFT_OK;
+}
+
+/* Undo hier_state's creation (the state is still empty): the finaliser it registered is
+ * the last one, since nothing else ran in between. */
+static void hier_state_drop(weft_world_t *world)
+{
+    if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini)
+        world->module_fini[--world->module_count] = NULL;
+    hier_fini(world);
+}
+
+/* Undo the component registrations made since `before` components existed. Only the
+ * caller registered in between (main thread, outside hooks), and a record registered
+ * moments ago has no instance (a failed weft_component_add leaves at most reserved pool
+ * space, freed here), belongs to no group and (no MULTI flag here) has no side storage, so
+ * freeing it puts the world back as it was. A signature interned by that failed add may
+ * stay cached: it is a set of ids, and no entity has it. */
+static void unregister_since(weft_world_t *world, uint32_t before)
+{
+    while (world->component_count > before) {
+        const uint32_t id = world->component_count;
+        weft__pool_fini(world, &world->components[id]->pool);
+        weft__free(world, world->components[id], sizeof(*world->components[id]));
+        world->components[id] = NULL;
+        world->component_count = id - 1u;
+    }
 }
 
 /* The store for read-only calls: NULL when nothing was ever added. */
@@ -94,14 +123,39 @@ static void node_removed(weft_world_t *world, weft_entity_t e, weft_component_t 
         (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, world->log);
 }
 
-weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out)
+/* What a call that set the hierarchy up (state and components) takes back when it fails
+ * later, so that the failed call leaves the world as it found it. */
+typedef struct setup_undo {
+    uint32_t before; /* components registered before the call */
+    bool created;    /* the call created the hierarchy state */
+    bool registered; /* the call registered the hierarchy's components */
+} setup_undo_t;
+
+/* Take back what the call recorded in *u did (nothing when it found everything set up). */
+static void setup_rollback(weft_world_t *world, const setup_undo_t *u)
 {
-    struct weft_hier *h = hier_state(world);
-    if (h == NULL)
-        return WEFT_ENOMEM;
+    if (u->registered) {
+        world->hier->registered = false;
+        unregister_since(world, u->before);
+    }
+    if (u->created)
+        hier_state_drop(world);
+}
+
+/* weft_hier_components, recording in *u what it did for a caller that may fail later.
+ * All or nothing by itself: on its own failure, it takes back what it did. */
+static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, setup_undo_t *u)
+{
+    *u = (setup_undo_t){.before = world->component_count};
+    struct weft_hier *h;
+    weft_result_t r = hier_state(world, &h, &u->created);
+    if (r != WEFT_OK)
+        return r;
     if (!h->registered) {
+        /* On a failure, the components registered here and the state created here are
+         * taken back (each failure was reported by its callee). */
         weft_hier_components_t ids;
-        weft_result_t r = weft_component_register(
+        r = weft_component_register(
             world, &(weft_component_desc_t){.name = "weft.hier_node", .on_remove = node_removed},
             &ids.node);
         if (r == WEFT_OK)
@@ -125,14 +179,25 @@ weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *
                                          .entity_field_count = 1,
                                          .entity_fields = {offsetof(weft_parent_link_t, parent)}},
                 &ids.link);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
+            unregister_since(world, u->before);
+            if (u->created)
+                hier_state_drop(world);
             return r;
+        }
         h->ids = ids;
         h->registered = true;
+        u->registered = true;
     }
     if (out != NULL)
         *out = h->ids;
     return WEFT_OK;
+}
+
+weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out)
+{
+    setup_undo_t u;
+    return setup(world, out, &u);
 }
 
 /* ---- structure ----------------------------------------------------------- >>hier_structure */
@@ -152,19 +217,23 @@ weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_tra
     if (r != WEFT_OK)
         return r;
     weft_hier_components_t ids;
-    if ((r = weft_hier_components(world, &ids)) != WEFT_OK)
+    setup_undo_t undo;
+    if ((r = setup(world, &ids, &undo)) != WEFT_OK)
         return r;
     struct weft_hier *h = world->hier;
     if (weft__hstore_row(&h->store, e) != WEFT__HROW_NONE)
         return WEFT__FAIL(world->log, WEFT_EEXIST, "weft_hier_add: entity 0x%llx is already a node",
                           (unsigned long long)e);
     const weft_transform_t identity = weft_transform_identity();
-    if ((r = weft__hstore_add(&h->store, e, local != NULL ? local : &identity)) != WEFT_OK)
-        return r;
-    /* The tag second: if it fails, the node is taken back out and nothing changed. */
-    r = weft_component_add(world, e, ids.node, NULL);
-    if (r != WEFT_OK)
-        (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, NULL);
+    r = weft__hstore_add(&h->store, e, local != NULL ? local : &identity);
+    if (r == WEFT_OK) {
+        /* The tag second: if it fails (leaving e as it was), the node is taken back out. */
+        r = weft_component_add(world, e, ids.node, NULL);
+        if (r != WEFT_OK)
+            (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, NULL);
+    }
+    if (r != WEFT_OK) /* a first add that fails also takes back the set-up it did */
+        setup_rollback(world, &undo);
     return r;
 }
 
@@ -353,7 +422,8 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_register_system: bad pass %d",
                           (int)d.pass);
     weft_hier_components_t ids;
-    weft_result_t r = weft_hier_components(world, &ids);
+    setup_undo_t undo;
+    weft_result_t r = setup(world, &ids, &undo);
     if (r != WEFT_OK)
         return r;
     r = weft_system_register(world,
@@ -367,5 +437,13 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
                              out);
     if (r == WEFT_OK)
         world->hier->pass = d.pass;
+    else
+        setup_rollback(world, &undo); /* the system names no component when it failed */
     return r;
+}
+
+/* The store inside the world's hierarchy slot, for archive_hier.c and snapshot.c. */
+weft__hstore_t *weft__hier_store(struct weft_hier *h)
+{
+    return &h->store;
 }

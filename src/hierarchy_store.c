@@ -41,9 +41,10 @@ void weft__hstore_free(const weft__hstore_t *s, void *ptr, size_t size)
         s->alloc.free(ptr, size, s->alloc.user);
 }
 
-void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc)
+void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const weft_logger_t *log)
 {
     memset(s, 0, sizeof(*s));
+    s->log = log;
     if (alloc != NULL && alloc->alloc != NULL && alloc->free != NULL) {
         s->alloc = *alloc;
     } else {
@@ -88,13 +89,19 @@ weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *ro
     return WEFT_OK;
 }
 
-/* Make room for `need` rows, doubling; the arrays keep their rows. */
-static weft_result_t reserve(weft__hstore_t *s, uint64_t need)
+/* The logger a call reports to: its `log` argument, else the store's. */
+static const weft_logger_t *log_of(const weft__hstore_t *s, const weft_logger_t *log)
+{
+    return log != NULL ? log : s->log;
+}
+
+/* Make room for `need` rows, doubling; the arrays keep their rows. Failures go to `log`. */
+static weft_result_t reserve(weft__hstore_t *s, uint64_t need, const weft_logger_t *log)
 {
     if (need <= s->capacity)
         return WEFT_OK;
     if (need > WEFT__HROW_NONE - 1)
-        return WEFT__FAIL(s->log, WEFT_ECAPACITY, "hierarchy: more than %u nodes",
+        return WEFT__FAIL(log, WEFT_ECAPACITY, "hierarchy: more than %u nodes",
                           WEFT__HROW_NONE - 1);
     uint64_t cap = s->capacity ? (uint64_t)s->capacity * 2 : 256;
     while (cap < need)
@@ -103,18 +110,18 @@ static weft_result_t reserve(weft__hstore_t *s, uint64_t need)
         cap = WEFT__HROW_NONE - 1;
     weft__hrows_t rows;
     if (weft__hstore_alloc_rows(s, &rows, (uint32_t)cap) != WEFT_OK)
-        return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: cannot grow to %llu nodes",
+        return WEFT__FAIL(log, WEFT_ENOMEM, "hierarchy: cannot grow to %llu nodes",
                           (unsigned long long)cap);
     const size_t n = s->count;
     if (n > 0) { /* the first growth copies nothing (and the old arrays are NULL) */
-    memcpy(rows.ent, s->rows.ent, n * sizeof(*rows.ent));
-    memcpy(rows.parent, s->rows.parent, n * sizeof(uint32_t));
-    memcpy(rows.first_child, s->rows.first_child, n * sizeof(uint32_t));
-    memcpy(rows.next_sib, s->rows.next_sib, n * sizeof(uint32_t));
-    memcpy(rows.prev_sib, s->rows.prev_sib, n * sizeof(uint32_t));
-    memcpy(rows.local, s->rows.local, n * sizeof(*rows.local));
-    memcpy(rows.link, s->rows.link, n * sizeof(*rows.link));
-    memcpy(rows.world, s->rows.world, n * sizeof(*rows.world));
+        memcpy(rows.ent, s->rows.ent, n * sizeof(*rows.ent));
+        memcpy(rows.parent, s->rows.parent, n * sizeof(uint32_t));
+        memcpy(rows.first_child, s->rows.first_child, n * sizeof(uint32_t));
+        memcpy(rows.next_sib, s->rows.next_sib, n * sizeof(uint32_t));
+        memcpy(rows.prev_sib, s->rows.prev_sib, n * sizeof(uint32_t));
+        memcpy(rows.local, s->rows.local, n * sizeof(*rows.local));
+        memcpy(rows.link, s->rows.link, n * sizeof(*rows.link));
+        memcpy(rows.world, s->rows.world, n * sizeof(*rows.world));
     }
     weft__hstore_free_rows(s, &s->rows, s->capacity);
     s->rows = rows;
@@ -132,10 +139,8 @@ void weft__hstore_fini(weft__hstore_t *s)
     weft__hstore_free(s, s->level_start, (size_t)s->level_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_rows, (size_t)s->index_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
-    weft_allocator_t alloc = s->alloc;
-    const weft_logger_t *log = s->log;
-    weft__hstore_init(s, &alloc);
-    s->log = log;
+    const weft_allocator_t alloc = s->alloc;
+    weft__hstore_init(s, &alloc, s->log);
 }
 
 /* ---- entity map --------------------------------------------------------- >>hstore_map */
@@ -358,7 +363,7 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_
     if (weft__hstore_row(s, e) != WEFT__HROW_NONE)
         return WEFT__FAIL(s->log, WEFT_EEXIST, "hierarchy: entity 0x%llx is already a node",
                           (unsigned long long)e);
-    weft_result_t r = reserve(s, (uint64_t)s->count + 1);
+    weft_result_t r = reserve(s, (uint64_t)s->count + 1, s->log);
     if (r != WEFT_OK)
         return r;
     if (map_reserve(s, e) != WEFT_OK)
@@ -382,8 +387,7 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_
 weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
                                   weft__hentity_t parent, const weft_logger_t *log)
 {
-    if (log == NULL)
-        log = s->log;
+    log = log_of(s, log);
     uint32_t rc = weft__hstore_row(s, child);
     const uint32_t rp = weft__hstore_row(s, parent);
     if (rc == WEFT__HROW_NONE || rp == WEFT__HROW_NONE)
@@ -403,7 +407,7 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
                           (unsigned long long)parent);
     const bool move = rp > rc;
     if (move) {
-        weft_result_t r = reserve(s, (uint64_t)s->count + subtree_size(s, rc));
+        weft_result_t r = reserve(s, (uint64_t)s->count + subtree_size(s, rc), log);
         if (r != WEFT_OK)
             return r;
         w = &s->rows; /* reserve may have replaced the arrays */
@@ -431,17 +435,15 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
 
 weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const weft_logger_t *log)
 {
-    if (log == NULL)
-        log = s->log;
     const uint32_t r = weft__hstore_row(s, e);
     if (r == WEFT__HROW_NONE)
-        return WEFT__FAIL(log, WEFT_ENOENT, "weft_hier_detach: 0x%llx is not a hierarchy node",
-                          (unsigned long long)e);
+        return WEFT__FAIL(log_of(s, log), WEFT_ENOENT,
+                          "weft_hier_detach: 0x%llx is not a hierarchy node", (unsigned long long)e);
     /* A root in place keeps ORDER and the level cut (it simply reads no parent). */
     if (s->rows.parent[r] != WEFT__HROW_NONE) {
         bake_and_unlink(&s->rows, r);
         s->index_valid = false;
-    s->auto_known = false;
+        s->auto_known = false;
     }
     return WEFT_OK;
 }
@@ -481,18 +483,32 @@ static uint32_t collect_subtree(weft__hstore_t *s, uint32_t r)
     return tail;
 }
 
+/* The checks shared by subtree listing and removal, done before anything changes: e's row
+ * into *row, and (when `list`) room in `removed` for its whole subtree. `what` names the
+ * operation in the failure message, reported to log_of(s, log). */
+static weft_result_t prepare_subtree_call(weft__hstore_t *s, weft__hentity_t e, bool list,
+                                          const char *what, const weft_logger_t *log,
+                                          uint32_t *row)
+{
+    *row = weft__hstore_row(s, e);
+    if (*row == WEFT__HROW_NONE)
+        return WEFT__FAIL(log_of(s, log), WEFT_ENOENT,
+                          "hierarchy: %s 0x%llx: not a hierarchy node", what,
+                          (unsigned long long)e);
+    if (list && reserve_removed(s, subtree_size(s, *row)) != WEFT_OK)
+        return WEFT__FAIL(log_of(s, log), WEFT_ENOMEM, "hierarchy: %s 0x%llx: out of memory",
+                          what, (unsigned long long)e);
+    return WEFT_OK;
+}
+
 weft_result_t weft__hstore_subtree(weft__hstore_t *s, weft__hentity_t e,
                                    const weft__hentity_t **out, uint32_t *count,
                                    const weft_logger_t *log)
 {
-    if (log == NULL)
-        log = s->log;
-    const uint32_t r = weft__hstore_row(s, e);
-    if (r == WEFT__HROW_NONE)
-        return WEFT__FAIL(log, WEFT_ENOENT, "hierarchy: 0x%llx is not a hierarchy node",
-                          (unsigned long long)e);
-    if (reserve_removed(s, subtree_size(s, r)) != WEFT_OK)
-        return WEFT__FAIL(log, WEFT_ENOMEM, "hierarchy: out of memory listing a subtree");
+    uint32_t r;
+    weft_result_t res = prepare_subtree_call(s, e, true, "listing the subtree of", log, &r);
+    if (res != WEFT_OK)
+        return res;
     *count = collect_subtree(s, r);
     *out = s->removed;
     return WEFT_OK;
@@ -502,15 +518,12 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
                                   const weft__hentity_t **removed, uint32_t *removed_count,
                                   const weft_logger_t *log)
 {
-    if (log == NULL)
-        log = s->log;
-    const uint32_t r = weft__hstore_row(s, e);
-    if (r == WEFT__HROW_NONE)
-        return WEFT__FAIL(log, WEFT_ENOENT, "hierarchy: 0x%llx is not a hierarchy node",
-                          (unsigned long long)e);
+    uint32_t r;
+    weft_result_t res = prepare_subtree_call(
+        s, e, subtree, subtree ? "removing the subtree of" : "removing", log, &r);
+    if (res != WEFT_OK)
+        return res;
     weft__hrows_t *w = &s->rows;
-    if (subtree && reserve_removed(s, subtree_size(s, r)) != WEFT_OK)
-        return WEFT__FAIL(log, WEFT_ENOMEM, "hierarchy: out of memory removing a subtree");
 
     s->index_valid = false;
     s->auto_known = false;

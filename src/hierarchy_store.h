@@ -110,8 +110,9 @@ typedef struct weft__hstore {
 
 /* ---- lifetime ----------------------------------------------------------- >>hstore_life */
 
-/* Init an empty store using `alloc` (zero functions: malloc/free). Never fails. */
-void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc);
+/* Init an empty store using `alloc` (zero functions: malloc/free) that reports failures to
+ * `log` (the owning world's logger; NULL: stderr in debug builds). Never fails. */
+void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const weft_logger_t *log);
 /* Free every array. The store may be init-ed again. */
 void weft__hstore_fini(weft__hstore_t *s);
 
@@ -203,5 +204,11 @@ uint32_t weft__hstore_depths(weft__hstore_t *s);
  * Independent of the worker count so the layout never depends on it. May compute depths
  * (O(n) walk using the scratch array) when levels are not valid. */
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
+
+/* The store of the world's hierarchy slot (world->hier, non-NULL), for code outside the
+ * hierarchy module that moves nodes wholesale (archive_hier.c, snapshot.c). Defined in
+ * hierarchy.c. Thread: as for the store calls. */
+struct weft_hier;
+weft__hstore_t *weft__hier_store(struct weft_hier *h);
 
 #endif /* WEFT_SRC_HIERARCHY_STORE_H */

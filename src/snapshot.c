@@ -23,8 +23,8 @@
  * complete replacement store before touching anything (nodes added with identity
  * transforms, so attaching never meets a singular parent, parents first, so no subtree
  * moves), swaps it in at commit time and then writes the recorded values through the
- * public accessors; the old store is freed last. The store is reached through the first
- * member of the hierarchy's world slot (struct weft_hier in hierarchy.c). */
+ * public accessors; the old store is freed last. The store is reached through
+ * weft__hier_store() (hierarchy_store.h), the hierarchy module's private accessor. */
 #include "weft/snapshot.h"
 
 #include <string.h>
@@ -75,14 +75,12 @@ static uint32_t hier_nodes(const weft_world_t *world) {
     return world->hier != NULL ? weft_hier_count(world) : 0;
 }
 
-/* The hierarchy store: the first member of the world's hierarchy slot (C11 6.7.2.1p15). */
-static weft__hstore_t *store_of(weft_world_t *world) {
-    return (weft__hstore_t *)(void *)world->hier;
-}
+/* The hierarchy store, through the hierarchy module's accessor (world->hier is set). */
+static weft__hstore_t *store_of(weft_world_t *world) { return weft__hier_store(world->hier); }
 
 weft_result_t weft_snapshot_create(weft_world_t *world, weft_snapshot_t **out) {
-    WEFT__CONTRACT(world != NULL && out != NULL, NULL, WEFT_EINVAL,
-                   "weft_snapshot_create: world or out is NULL");
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_snapshot_create: world is NULL");
+    WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_snapshot_create: out is NULL");
     *out = NULL;
     weft_snapshot_t *s = weft__alloc(world, sizeof *s, _Alignof(weft_snapshot_t));
     if (!s)
@@ -144,8 +142,8 @@ static void capture_nodes(weft_world_t *world, snap_node_t *nodes) {
 }
 
 weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) {
-    WEFT__CONTRACT(world != NULL && snap != NULL, NULL, WEFT_EINVAL,
-                   "weft_snapshot_capture: world or snap is NULL");
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_snapshot_capture: world is NULL");
+    WEFT__CONTRACT(snap != NULL, world->log, WEFT_EINVAL, "weft_snapshot_capture: snap is NULL");
     WEFT__CONTRACT(snap->world == world, world->log, WEFT_EINVAL,
                    "weft_snapshot_capture: the snapshot belongs to another world");
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
@@ -248,7 +246,7 @@ static void clear_pool(weft__pool_t *p) {
 static weft_result_t build_store(weft_world_t *world, const weft_snapshot_t *s,
                                  weft__hstore_t *fresh) {
     const snap_node_t *nodes = (const snap_node_t *)(const void *)(s->block + s->nodes_off);
-    weft__hstore_init(fresh, &store_of(world)->alloc);
+    weft__hstore_init(fresh, &store_of(world)->alloc, world->log); /* failures reach the world */
     const weft_transform_t identity = weft_transform_identity();
     weft_result_t r = WEFT_OK;
     for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i)
@@ -282,8 +280,8 @@ static void install_store(weft_world_t *world, const weft_snapshot_t *s, weft__h
 }
 
 weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *snap) {
-    WEFT__CONTRACT(world != NULL && snap != NULL, NULL, WEFT_EINVAL,
-                   "weft_snapshot_restore: world or snap is NULL");
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_snapshot_restore: world is NULL");
+    WEFT__CONTRACT(snap != NULL, world->log, WEFT_EINVAL, "weft_snapshot_restore: snap is NULL");
     WEFT__CONTRACT(snap->world == world, world->log, WEFT_EINVAL,
                    "weft_snapshot_restore: the snapshot belongs to another world");
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);

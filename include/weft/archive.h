@@ -29,14 +29,16 @@ extern "C" {
 /* ---- I/O callbacks ------------------------------------------------------ >>io */
 
 /* Sink for archive bytes. `write` must take all `size` bytes or return an error
- * (WEFT_EIO, WEFT_ENOMEM); the saver stops at the first error. */
+ * (WEFT_EIO, WEFT_ENOMEM); the saver stops at the first error and reports it, with the
+ * byte offset, through the world's logger, so a writer only has to return the code. */
 typedef struct weft_writer {
     weft_result_t (*write)(const void *data, size_t size, void *user); /* required */
     void *user;                                                        /* passed back unchanged */
 } weft_writer_t;
 
 /* Source of archive bytes. `read` stores up to `size` bytes into dst and their number in
- * *got; *got == 0 means end of input. Returning an error aborts the load with that code. */
+ * *got; *got == 0 means end of input. Returning an error aborts the load with that code,
+ * which the loader reports through the world's logger. */
 typedef struct weft_reader {
     weft_result_t (*read)(void *dst, size_t size, size_t *got, void *user); /* required */
     void *user; /* passed back unchanged */
@@ -52,9 +54,12 @@ typedef struct weft_membuf {
     weft_allocator_t allocator; /* 0: malloc/free */
 } weft_membuf_t;
 
-/* A writer appending to `buf` (which must outlive the writer). */
+/* A writer appending to `buf` (which must outlive the writer). Like the other callbacks
+ * below, its failures (WEFT_ENOMEM here) return the code and leave the message to the save
+ * or load using it, which reports through its world's logger. */
 WEFT_API weft_writer_t weft_membuf_writer(weft_membuf_t *buf);
-/* Ensure capacity for `capacity` bytes. Errors: WEFT_ENOMEM (buf unchanged). */
+/* Ensure capacity for `capacity` bytes. Errors (reported to the default logger: no world
+ * is involved): WEFT_ENOMEM (buf unchanged). */
 WEFT_API weft_result_t weft_membuf_reserve(weft_membuf_t *buf, size_t capacity);
 /* Free the bytes and reset to empty (the allocator is kept). NULL is ignored. */
 WEFT_API void weft_membuf_free(weft_membuf_t *buf);

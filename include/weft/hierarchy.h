@@ -66,7 +66,11 @@ typedef struct weft_hier_components {
 } weft_hier_components_t;
 
 /* Register (or find) the hierarchy's components and fill *out. Called implicitly by every
- * function below that needs them. Errors: those of weft_component_register. Thread: main. */
+ * function below that needs them. All or nothing: on failure (reported through the world's
+ * logger) no component is registered and the world is unchanged.
+ * Errors: WEFT_ENOMEM, WEFT_ECAPACITY (too many components or world modules), those of
+ * weft_component_register (WEFT_ECONFLICT: a component of one of these names exists with
+ * another layout). Thread: main, outside frames. */
 WEFT_API weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out);
 
 /* ---- nodes -------------------------------------------------------------- >>hier_nodes */

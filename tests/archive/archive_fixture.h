@@ -13,6 +13,7 @@
 #include "weft/archive.h"
 #include "weft/component.h"
 #include "weft/entity.h"
+#include "weft/snapshot.h"
 #include "weft/world.h"
 
 /* Component values used by every archive test. */
@@ -54,6 +55,14 @@ static inline void fx_register(fx_world_t *f) {
     for (int i = 0; i < FX_COUNT; ++i)
         cr_assert_eq(weft_component_register(f->w, &descs[i], &f->c[i]), WEFT_OK, "%s",
                      weft_last_error());
+}
+
+/* An inline world with nothing registered (destroy with weft_world_destroy). */
+static inline weft_world_t *fx_bare_world(void) {
+    weft_world_t *w;
+    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_OK);
+    return w;
 }
 
 static inline void fx_init_desc(fx_world_t *f, const weft_world_desc_t *desc) {
@@ -185,6 +194,78 @@ static inline weft_membuf_t fx_save(const fx_world_t *f, const weft_archive_save
     weft_result_t r = weft_archive_save(f->w, desc, &wr);
     cr_assert_eq(r, WEFT_OK, "save: %s", weft_last_error());
     return buf;
+}
+
+/* A world `f` holding fx_populate(seed, n). */
+static inline void fx_populated(fx_world_t *f, uint64_t seed, uint32_t n) {
+    fx_init(f);
+    fx_populate(f, seed, n);
+}
+
+/* A world `f` holding fx_populate(seed, n), and its whole-world archive (caller frees). */
+static inline weft_membuf_t fx_saved_world(fx_world_t *f, uint64_t seed, uint32_t n) {
+    fx_populated(f, seed, n);
+    return fx_save(f, NULL);
+}
+
+/* A snapshot of `w` holding its state now (free with weft_snapshot_destroy). */
+static inline weft_snapshot_t *fx_captured(weft_world_t *w) {
+    weft_snapshot_t *snap;
+    cr_assert_eq(weft_snapshot_create(w, &snap), WEFT_OK);
+    cr_assert_eq(weft_snapshot_capture(w, snap), WEFT_OK, "%s", weft_last_error());
+    return snap;
+}
+
+/* Load `n` bytes into `f` with `desc`; if the load fails, require the world unchanged
+ * (hash and entity count) and a message. Returns the load's result. */
+static inline weft_result_t fx_load_checked(fx_world_t *f, const void *p, size_t n,
+                                            const weft_archive_load_desc_t *desc) {
+    uint64_t h = weft_world_hash(f->w);
+    uint32_t count = weft_entity_count(f->w);
+    weft_result_t r = weft_archive_load_memory(f->w, p, n, desc, NULL);
+    if (r != WEFT_OK) {
+        cr_assert_eq(weft_world_hash(f->w), h, "failed load (%s) changed the world",
+                     weft_result_name(r));
+        cr_assert_eq(weft_entity_count(f->w), count);
+        cr_assert_neq(weft_last_error()[0], '\0', "a failure has a message");
+    }
+    return r;
+}
+
+/* ---- an allocator hook that counts, and can fail the k-th allocation --------------- */
+
+typedef struct fx_counting {
+    long fail_at;   /* fail the allocation with this number (1-based); 0: never */
+    long count;     /* allocations so far (reset it to restart the numbering) */
+    size_t live;    /* bytes outstanding */
+    size_t largest; /* largest single request while `watch` */
+    bool watch;     /* record `largest` */
+} fx_counting_t;
+
+static inline void *fx_count_alloc(size_t size, size_t align, void *user) {
+    fx_counting_t *c = user;
+    if (c->fail_at && ++c->count == c->fail_at)
+        return NULL;
+    if (c->watch && size > c->largest)
+        c->largest = size;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    void *p = aligned_alloc(align, (size + align - 1) / align * align);
+    if (p)
+        c->live += size;
+    return p;
+}
+
+static inline void fx_count_free(void *p, size_t size, void *user) {
+    fx_counting_t *c = user;
+    if (p)
+        c->live -= size;
+    free(p);
+}
+
+/* The allocator hook over `c`, for weft_world_desc_t.allocator or weft_membuf_t.allocator. */
+static inline weft_allocator_t fx_counting_allocator(fx_counting_t *c) {
+    return (weft_allocator_t){fx_count_alloc, fx_count_free, c};
 }
 
 #endif /* WEFT_TEST_ARCHIVE_FIXTURE_H */

@@ -182,33 +182,15 @@ Test(archive_hier, saving_a_subtree_with_descendants_makes_its_top_a_root) {
 
 /* ---- failures ---------------------------------------------------------------------- */
 
-typedef struct failing {
-    long fail_at, count;
-} failing_t;
-
-static void *fail_alloc(size_t size, size_t align, void *user) {
-    failing_t *c = user;
-    if (c->fail_at && ++c->count == c->fail_at)
-        return NULL;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
-static void fail_free(void *p, size_t size, void *user) {
-    (void)size, (void)user;
-    free(p);
-}
-
 Test(archive_hier, out_of_memory_while_loading_a_hierarchy_leaves_it_unchanged) {
     hier_world_t a;
     build(&a, 13, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE});
     weft_membuf_t buf = fx_save(&a.f, NULL);
-    failing_t c = {0};
+    fx_counting_t c = {0};
     hier_world_t b;
     build(&b, 14,
           &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
-                               .allocator = {fail_alloc, fail_free, &c}});
+                               .allocator = fx_counting_allocator(&c)});
     weft_entity_t before[NODES];
     for (long k = 1;; ++k) {
         uint64_t h = weft_world_hash(b.f.w);
@@ -300,9 +282,7 @@ static void hier_scramble(hier_world_t *h) {
 Test(archive_hier, snapshots_restore_the_hierarchy_exactly) {
     hier_world_t a;
     build(&a, 16, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE});
-    weft_snapshot_t *snap;
-    cr_assert_eq(weft_snapshot_create(a.f.w, &snap), WEFT_OK);
-    cr_assert_eq(weft_snapshot_capture(a.f.w, snap), WEFT_OK);
+    weft_snapshot_t *snap = fx_captured(a.f.w);
     static hier_state_t before, after;
     hier_state(a.f.w, &before);
     uint64_t h = weft_world_hash(a.f.w);
@@ -325,14 +305,12 @@ Test(archive_hier, snapshots_restore_the_hierarchy_exactly) {
 }
 
 Test(archive_hier, out_of_memory_while_restoring_a_hierarchy_changes_nothing) {
-    failing_t c = {0};
+    fx_counting_t c = {0};
     hier_world_t a;
     build(&a, 17,
           &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
-                               .allocator = {fail_alloc, fail_free, &c}});
-    weft_snapshot_t *snap;
-    cr_assert_eq(weft_snapshot_create(a.f.w, &snap), WEFT_OK);
-    cr_assert_eq(weft_snapshot_capture(a.f.w, snap), WEFT_OK);
+                               .allocator = fx_counting_allocator(&c)});
+    weft_snapshot_t *snap = fx_captured(a.f.w);
     uint64_t h0 = weft_world_hash(a.f.w);
     hier_scramble(&a);
     static hier_state_t mid, now;

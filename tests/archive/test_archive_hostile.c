@@ -8,72 +8,28 @@
 
 TestSuite(archive_hostile, .timeout = 120);
 
-/* ---- a counting allocator that can fail the k-th allocation ------------------------ */
-
-typedef struct counting {
-    long fail_at;   /* fail the allocation with this number (1-based); 0: never */
-    long count;     /* allocations so far */
-    size_t live;    /* bytes outstanding */
-    size_t largest; /* largest single request while `watch` */
-    bool watch;     /* record `largest` */
-} counting_t;
-
-static void *count_alloc(size_t size, size_t align, void *user) {
-    counting_t *c = user;
-    if (c->fail_at && ++c->count == c->fail_at)
-        return NULL;
-    if (c->watch && size > c->largest)
-        c->largest = size;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    void *p = aligned_alloc(align, (size + align - 1) / align * align);
-    if (p)
-        c->live += size;
-    return p;
-}
-
-static void count_free(void *p, size_t size, void *user) {
-    counting_t *c = user;
-    if (p)
-        c->live -= size;
-    free(p);
-}
-
-static void counted_world(fx_world_t *f, counting_t *c) {
+static void counted_world(fx_world_t *f, fx_counting_t *c) {
     fx_init_desc(f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
-                                         .allocator = {count_alloc, count_free, c}});
+                                         .allocator = fx_counting_allocator(c)});
 }
 
 /* A small but complete archive: every component kind, references, a destroyed entity. */
 static weft_membuf_t sample_archive(uint32_t n) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 77, n);
-    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_membuf_t buf = fx_saved_world(&a, 77, n);
     fx_fini(&a);
     return buf;
 }
 
-/* Load bytes into a populated world and require failure with the world unchanged. */
+/* Load bytes into a populated world; a failure must leave the world unchanged. */
 static weft_result_t load_must_fail(fx_world_t *f, const void *p, size_t n, bool skip_checks) {
-    uint64_t h = weft_world_hash(f->w);
-    uint32_t count = weft_entity_count(f->w);
-    weft_result_t r = weft_archive_load_memory(
-        f->w, p, n, &(weft_archive_load_desc_t){.skip_checksums = skip_checks}, NULL);
-    if (r != WEFT_OK) {
-        cr_assert_eq(weft_world_hash(f->w), h, "failed load (%s) changed the world",
-                     weft_result_name(r));
-        cr_assert_eq(weft_entity_count(f->w), count);
-        cr_assert_neq(weft_last_error()[0], '\0', "a failure has a message");
-    }
-    return r;
+    return fx_load_checked(f, p, n, &(weft_archive_load_desc_t){.skip_checksums = skip_checks});
 }
 
 Test(archive_hostile, every_truncation_fails_cleanly) {
     weft_membuf_t buf = sample_archive(40);
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 5, 30);
+    fx_populated(&f, 5, 30);
     for (size_t len = 0; len < buf.size; ++len) {
         weft_result_t r = load_must_fail(&f, buf.data, len, false);
         cr_assert(r == WEFT_ECORRUPT || r == WEFT_EVERSION, "len %zu: %s", len,
@@ -92,8 +48,7 @@ Test(archive_hostile, every_truncation_fails_cleanly) {
 Test(archive_hostile, every_single_bit_flip_is_detected) {
     weft_membuf_t buf = sample_archive(25);
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 6, 30);
+    fx_populated(&f, 6, 30);
     for (size_t bit = 0; bit < buf.size * 8; ++bit) {
         buf.data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         weft_result_t r = load_must_fail(&f, buf.data, buf.size, false);
@@ -114,13 +69,11 @@ Test(archive_hostile, structural_checks_hold_without_checksums) {
     weft_membuf_t buf = sample_archive(30);
     unsigned char *m = malloc(buf.size);
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 8, 20);
+    fx_populated(&f, 8, 20);
     for (int iter = 0; iter < 3000; ++iter) {
         if (iter % 200 == 199) { /* successful loads accumulate: start over now and then */
             fx_fini(&f);
-            fx_init(&f);
-            fx_populate(&f, 8, 20);
+            fx_populated(&f, 8, 20);
         }
         memcpy(m, buf.data, buf.size);
         int flips = 1 + (int)(fx_rand(&s) % 4);
@@ -144,7 +97,7 @@ Test(archive_hostile, random_bytes_fail_with_bounded_allocations) {
     uint64_t seed = (uint64_t)time(NULL);
     fprintf(stderr, "archive_hostile random seed %llu\n", (unsigned long long)seed);
     uint64_t s = seed | 1u;
-    counting_t c = {0};
+    fx_counting_t c = {0};
     fx_world_t f;
     counted_world(&f, &c);
     fx_populate(&f, 9, 20);
@@ -221,7 +174,7 @@ Test(archive_hostile, fuzz_corpus_replays_cleanly) {
 
 Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothing) {
     weft_membuf_t buf = sample_archive(300);
-    counting_t c = {0};
+    fx_counting_t c = {0};
     fx_world_t f;
     counted_world(&f, &c);
     fx_populate(&f, 10, 200);
@@ -273,12 +226,12 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
 }
 
 Test(archive_hostile, out_of_memory_during_save_reports_enomem_without_leaks) {
-    counting_t c = {0};
+    fx_counting_t c = {0};
     fx_world_t f;
     counted_world(&f, &c);
     fx_populate(&f, 12, 100);
     for (long k = 1; k < 3; ++k) {
-        weft_membuf_t buf = {.allocator = {count_alloc, count_free, &c}};
+        weft_membuf_t buf = {.allocator = fx_counting_allocator(&c)};
         weft_writer_t wr = weft_membuf_writer(&buf);
         c.count = 0;
         c.fail_at = k;
@@ -288,4 +241,104 @@ Test(archive_hostile, out_of_memory_during_save_reports_enomem_without_leaks) {
     }
     fx_fini(&f);
     cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
+}
+
+/* ---- failures reach the world's logger ----------------------------------------------- */
+
+typedef struct log_record {
+    int calls;              /* logger calls so far */
+    weft_result_t code;     /* code of the last call */
+    weft_log_level_t level; /* level of the last call */
+    char msg[512];          /* message of the last call */
+} log_record_t;
+
+static void record_log(weft_log_level_t level, weft_result_t code, const char *msg,
+                       const char *file, int line, void *user) {
+    (void)file, (void)line;
+    log_record_t *l = user;
+    l->calls++;
+    l->code = code;
+    l->level = level;
+    snprintf(l->msg, sizeof l->msg, "%s", msg);
+}
+
+/* The failure `r` was reported exactly once, through the logger, with the same code and
+ * message as weft_last_error(), and the message contains `what`. Resets the record. */
+static void expect_logged(log_record_t *l, weft_result_t r, weft_result_t want, const char *what,
+                          const char *step) {
+    cr_assert_eq(r, want, "%s: %s, want %s (%s)", step, weft_result_name(r), weft_result_name(want),
+                 weft_last_error());
+    cr_assert_eq(l->calls, 1, "%s: %d logger calls for one failure", step, l->calls);
+    cr_assert_eq(l->code, r, "%s: logged %s", step, weft_result_name(l->code));
+    cr_assert_eq(l->level, WEFT_LOG_ERROR, "%s", step);
+    cr_assert_str_eq(l->msg, weft_last_error(), "%s", step);
+    cr_assert(strstr(l->msg, what) != NULL, "%s: '%s' lacks '%s'", step, l->msg, what);
+    *l = (log_record_t){0};
+}
+
+static weft_result_t failing_read(void *dst, size_t size, size_t *got, void *user) {
+    (void)dst, (void)size, (void)user;
+    *got = 0;
+    return WEFT_EIO;
+}
+
+static weft_result_t failing_write(const void *data, size_t size, void *user) {
+    (void)data, (void)size, (void)user;
+    return WEFT_EIO;
+}
+
+Test(archive_hostile, load_and_save_failures_are_reported_through_the_world_logger) {
+    weft_membuf_t buf = sample_archive(20);
+    log_record_t log = {0};
+    fx_world_t f;
+    fx_init_desc(
+        &f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE, .logger = {record_log, &log}});
+    fx_populate(&f, 4, 10);
+    uint64_t h = weft_world_hash(f.w);
+
+    /* Parser failures (stage 1): a corrupt payload, a truncated file, a bad magic. */
+    buf.data[buf.size / 2] ^= 0x10;
+    expect_logged(&log, weft_archive_load_memory(f.w, buf.data, buf.size, NULL, NULL),
+                  WEFT_ECORRUPT, "archive corrupt", "bit flip");
+    buf.data[buf.size / 2] ^= 0x10;
+    weft_memreader_t m;
+    weft_reader_t rd = weft_memreader(&m, buf.data, buf.size - 8);
+    expect_logged(&log, weft_archive_load(f.w, &rd, NULL, NULL), WEFT_ECORRUPT, "truncated",
+                  "truncated, through a reader");
+    buf.data[0] ^= 1;
+    expect_logged(&log, weft_archive_load_memory(f.w, buf.data, buf.size, NULL, NULL),
+                  WEFT_EVERSION, "magic", "bad magic");
+    buf.data[0] ^= 1;
+    /* Reader failures: the input limit, a reader's own error, a FILE that cannot be read. */
+    rd = weft_memreader(&m, buf.data, buf.size);
+    expect_logged(&log,
+                  weft_archive_load(f.w, &rd, &(weft_archive_load_desc_t){.max_bytes = 64}, NULL),
+                  WEFT_ECAPACITY, "max_bytes", "max_bytes");
+    rd = (weft_reader_t){.read = failing_read};
+    expect_logged(&log, weft_archive_load(f.w, &rd, NULL, NULL), WEFT_EIO, "reader",
+                  "reader error");
+    FILE *wo = fopen("/dev/null", "wb"); /* write-only: fread fails */
+    cr_assert(wo != NULL);
+    rd = weft_file_reader(wo);
+    expect_logged(&log, weft_archive_load(f.w, &rd, NULL, NULL), WEFT_EIO, "fread",
+                  "FILE reader error");
+    fclose(wo);
+    cr_assert_eq(weft_world_hash(f.w), h, "failed loads changed the world");
+
+    /* Writer failures during a save: a writer's own error, a membuf that cannot grow. */
+    weft_writer_t wr = {.write = failing_write};
+    expect_logged(&log, weft_archive_save(f.w, NULL, &wr), WEFT_EIO, "writer", "writer error");
+    fx_counting_t c = {.fail_at = 1};
+    weft_membuf_t out = {.allocator = fx_counting_allocator(&c)};
+    wr = weft_membuf_writer(&out);
+    expect_logged(&log, weft_archive_save(f.w, NULL, &wr), WEFT_ENOMEM, "cannot allocate",
+                  "membuf out of memory");
+    weft_membuf_free(&out);
+
+    /* The same corrupt archive still loads cleanly once repaired: nothing is left over. */
+    cr_assert_eq(weft_archive_load_memory(f.w, buf.data, buf.size, NULL, NULL), WEFT_OK, "%s",
+                 weft_last_error());
+    cr_assert_eq(log.calls, 0);
+    weft_membuf_free(&buf);
+    fx_fini(&f);
 }

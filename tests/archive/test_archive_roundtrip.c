@@ -44,11 +44,9 @@ Test(archive, empty_world_round_trips) { roundtrip_seed(1, 0); }
 
 Test(archive, loading_twice_gives_two_disjoint_copies) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 7, 200);
+    weft_membuf_t buf = fx_saved_world(&a, 7, 200);
     static weft_entity_t src[N_MAX], d1[N_MAX], d2[N_MAX];
     uint32_t n = fx_alive(&a, src, N_MAX);
-    weft_membuf_t buf = fx_save(&a, NULL);
     weft_archive_load_desc_t ld = {.out_entities = d1, .out_capacity = N_MAX};
     cr_assert_eq(weft_archive_load_memory(a.w, buf.data, buf.size, &ld, NULL), WEFT_OK);
     ld.out_entities = d2;
@@ -94,15 +92,11 @@ Test(archive, keep_ids_reproduces_handles_in_an_empty_world) {
 
 Test(archive, keep_ids_into_a_world_using_them_fails_and_changes_nothing) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 12, 100);
-    weft_membuf_t buf = fx_save(&a, NULL);
-    uint64_t h = weft_world_hash(a.w);
-    weft_result_t r = weft_archive_load_memory(a.w, buf.data, buf.size,
-                                               &(weft_archive_load_desc_t){.keep_ids = true}, NULL);
-    cr_assert_eq(r, WEFT_EEXIST);
+    weft_membuf_t buf = fx_saved_world(&a, 12, 100);
+    cr_assert_eq(
+        fx_load_checked(&a, buf.data, buf.size, &(weft_archive_load_desc_t){.keep_ids = true}),
+        WEFT_EEXIST);
     cr_assert(strstr(weft_last_error(), "in use") != NULL, "%s", weft_last_error());
-    cr_assert_eq(weft_world_hash(a.w), h);
     weft_membuf_free(&buf);
     fx_fini(&a);
 }
@@ -176,9 +170,7 @@ Test(archive, file_round_trip_through_stdio) {
 
 Test(archive, reader_input_beyond_max_bytes_is_refused) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 5, 100);
-    weft_membuf_t buf = fx_save(&a, NULL);
+    weft_membuf_t buf = fx_saved_world(&a, 5, 100);
     uint64_t h = weft_world_hash(a.w);
     weft_memreader_t m;
     weft_reader_t rd = weft_memreader(&m, buf.data, buf.size);
@@ -212,12 +204,8 @@ static weft_result_t upgrade_pos(const void *old, size_t old_size, void *new_dat
 
 Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 3, 50);
-    weft_membuf_t buf = fx_save(&a, NULL);
-    weft_world_t *w;
-    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
-                 WEFT_OK);
+    weft_membuf_t buf = fx_saved_world(&a, 3, 50);
+    weft_world_t *w = fx_bare_world();
     /* Unknown components. */
     uint64_t h = weft_world_hash(w);
     cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size, NULL, NULL), WEFT_EMISMATCH);
@@ -229,8 +217,7 @@ Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) 
     weft_world_destroy(w);
 
     /* Position registered with 16 bytes, schema 2: version mismatch, then upgraded. */
-    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
-                 WEFT_OK);
+    w = fx_bare_world();
     weft_component_t pos;
     cr_assert_eq(
         weft_component_register(
@@ -257,8 +244,7 @@ Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) 
     weft_world_destroy(w);
 
     /* Same schema, other size: a layout mismatch. */
-    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
-                 WEFT_OK);
+    w = fx_bare_world();
     cr_assert_eq(
         weft_component_register(w, &(weft_component_desc_t){.name = "Position", .size = 16}, &pos),
         WEFT_OK);
@@ -280,12 +266,8 @@ static void count_add(weft_world_t *w, weft_entity_t e, weft_component_t c, void
 
 Test(archive, on_add_hooks_fire_once_per_loaded_value_after_data_is_in_place) {
     fx_world_t a;
-    fx_init(&a);
-    fx_populate(&a, 9, 120);
-    weft_membuf_t buf = fx_save(&a, NULL);
-    weft_world_t *w;
-    cr_assert_eq(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &w),
-                 WEFT_OK);
+    weft_membuf_t buf = fx_saved_world(&a, 9, 120);
+    weft_world_t *w = fx_bare_world();
     weft_component_t pos;
     cr_assert_eq(weft_component_register(w,
                                          &(weft_component_desc_t){.name = "Position",

@@ -84,11 +84,8 @@ Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
 
 Test(snapshot, value_only_changes_are_rolled_back) {
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 3, 200);
-    weft_snapshot_t *snap;
-    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
-    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    fx_populated(&f, 3, 200);
+    weft_snapshot_t *snap = fx_captured(f.w);
     uint64_t h = weft_world_hash(f.w);
     uint32_t n = weft_component_count(f.w, f.c[FX_POS]);
     for (uint32_t r = 0; r < n; ++r) {
@@ -104,8 +101,7 @@ Test(snapshot, value_only_changes_are_rolled_back) {
 
 Test(snapshot, restore_before_any_capture_or_after_a_new_group_fails_unchanged) {
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 4, 100);
+    fx_populated(&f, 4, 100);
     weft_snapshot_t *snap;
     cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
     uint64_t h = weft_world_hash(f.w);
@@ -127,11 +123,8 @@ Test(snapshot, restore_before_any_capture_or_after_a_new_group_fails_unchanged) 
 
 Test(snapshot, components_registered_after_capture_are_emptied) {
     fx_world_t f;
-    fx_init(&f);
-    fx_populate(&f, 5, 50);
-    weft_snapshot_t *snap;
-    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
-    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    fx_populated(&f, 5, 50);
+    weft_snapshot_t *snap = fx_captured(f.w);
     weft_component_t extra;
     cr_assert_eq(
         weft_component_register(f.w, &(weft_component_desc_t){.name = "Extra", .size = 4}, &extra),
@@ -149,30 +142,11 @@ Test(snapshot, components_registered_after_capture_are_emptied) {
 
 /* ---- out of memory ------------------------------------------------------------------ */
 
-typedef struct failing {
-    long fail_at; /* 1-based allocation number to fail; 0: never */
-    long count;   /* allocations since reset */
-} failing_t;
-
-static void *fail_alloc(size_t size, size_t align, void *user) {
-    failing_t *c = user;
-    if (c->fail_at && ++c->count == c->fail_at)
-        return NULL;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
-static void fail_free(void *p, size_t size, void *user) {
-    (void)size, (void)user;
-    free(p);
-}
-
 Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
-    failing_t c = {0};
+    fx_counting_t c = {0};
     fx_world_t f;
     fx_init_desc(&f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
-                                          .allocator = {fail_alloc, fail_free, &c}});
+                                          .allocator = fx_counting_allocator(&c)});
     fx_populate(&f, 6, 100);
     weft_snapshot_t *snap;
     cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
@@ -246,9 +220,7 @@ Test(snapshot, rollback_between_frames_of_a_running_schedule_is_exact) {
                  WEFT_OK);
     for (int i = 0; i < 3; ++i)
         cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
-    weft_snapshot_t *snap;
-    cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
-    cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
+    weft_snapshot_t *snap = fx_captured(f.w);
     uint64_t at_capture = weft_world_hash(f.w);
     for (int i = 0; i < 5; ++i)
         cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);

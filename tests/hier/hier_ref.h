@@ -4,6 +4,8 @@
 #ifndef WEFT_TESTS_HIER_REF_H
 #define WEFT_TESTS_HIER_REF_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,20 +13,6 @@
 #include <time.h>
 
 #include "weft/math.h"
-
-/* ThreadSanitizer slows single-threaded loops ~10x and finds nothing in them: the purely
- * sequential random sessions run fewer steps under it (the threaded tests keep their size). */
-#if defined(__SANITIZE_THREAD__)
-#define HR_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HR_TSAN 1
-#endif
-#endif
-#ifndef HR_TSAN
-#define HR_TSAN 0
-#endif
-#define HR_STEPS(n) (HR_TSAN ? (n) / 8 : (n))
 
 typedef struct hr_rng {
     uint64_t s;
@@ -57,6 +45,53 @@ static inline uint64_t hr_seed(const char *test)
     fprintf(stderr, "[hier] %s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", test,
             (unsigned long long)seed, (unsigned long long)seed);
     return seed;
+}
+
+/* First failure of a checked loop. The suites run with --full-stats, which prints every
+ * passing assertion, so loops over thousands of nodes check with plain C (hr_check), keep the
+ * first mismatch, stop, and the test asserts once (hr_fail_message) per batch or session. */
+typedef struct hr_fail {
+    bool failed;        /* a check failed */
+    uint64_t seed;      /* seed of the session (0: none), printed with the failure */
+    int64_t step;       /* current step, set by the caller (-1: outside the step loop) */
+    int64_t fail_step;  /* step at which the first failure happened */
+    char msg[480];      /* the first failure */
+    char text[640];     /* hr_fail_message's result */
+} hr_fail_t;
+
+static inline void hr_fail_init(hr_fail_t *f, uint64_t seed)
+{
+    memset(f, 0, sizeof(*f));
+    f->seed = seed;
+    f->step = -1;
+    f->fail_step = -1;
+}
+
+/* Returns ok; records the first failure (later ones are ignored). */
+static inline bool hr_check(hr_fail_t *f, bool ok, const char *fmt, ...)
+{
+    if (ok || f->failed)
+        return ok;
+    f->failed = true;
+    f->fail_step = f->step;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* The first failure with its step and seed, for the one assertion after the loop. */
+static inline const char *hr_fail_message(hr_fail_t *f)
+{
+    if (!f->failed)
+        return "no failure";
+    char step[32] = "";
+    if (f->fail_step >= 0)
+        snprintf(step, sizeof(step), "step %lld, ", (long long)f->fail_step);
+    snprintf(f->text, sizeof(f->text), "%s (%sseed %llu: replay with WEFT_TEST_SEED=%llu)", f->msg,
+             step, (unsigned long long)f->seed, (unsigned long long)f->seed);
+    return f->text;
 }
 
 /* Near-identity scale keeps deep chains finite and every world matrix invertible. */

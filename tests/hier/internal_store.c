@@ -1,7 +1,11 @@
 /* internal_store.c: the ordered hierarchy store (src/hierarchy_store.h) against an
  * independent model — random forests under random attach / detach / re-parent / remove, the
  * order invariant after every step, world matrices equal to a reference recursion bit for
- * bit, cycles rejected without change, and both passes bit-identical. */
+ * bit, cycles rejected without change, and both passes bit-identical.
+ *
+ * Loops over thousands of nodes check with plain C (CHECK: hr_check on the file's `fail`),
+ * stop at the first mismatch and assert once per session or batch, naming node, step and
+ * seed: the suites run with --full-stats, which prints every passing assertion. */
 #include <criterion/criterion.h>
 
 #include "hier_ref.h"
@@ -18,6 +22,10 @@ static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg
 static const weft_logger_t quiet_log = {quiet_fn, NULL};
 #define QUIET (&quiet_log)
 
+/* The first failure of the running test (each test runs in its own process). */
+static hr_fail_t fail;
+#define CHECK(cond, ...) hr_check(&fail, (cond), __VA_ARGS__)
+
 /* ---- model -------------------------------------------------------------- */
 
 /* Node ids 1..cap are entities id | 1 << 32 (generation 1). */
@@ -25,9 +33,11 @@ typedef struct model {
     uint32_t cap;      /* ids 1..cap may exist */
     uint32_t next;     /* next id to add */
     uint32_t *parent;  /* id -> parent id, 0 for roots */
+    uint32_t *nchild;  /* id -> number of children (lets removals skip scanning for them) */
     bool *alive;       /* id is a node */
     weft_mat4_t *ref;  /* reference world per id */
     uint8_t *done;     /* ref computed in this round */
+    uint8_t *mark;     /* scratch flags, all zero between uses */
     uint32_t *stack;   /* scratch */
 } model_t;
 
@@ -41,19 +51,33 @@ static void model_init(model_t *m, uint32_t cap)
     m->cap = cap;
     m->next = 1;
     m->parent = calloc(cap + 1, sizeof(uint32_t));
+    m->nchild = calloc(cap + 1, sizeof(uint32_t));
     m->alive = calloc(cap + 1, sizeof(bool));
     m->ref = calloc(cap + 1, sizeof(weft_mat4_t));
     m->done = calloc(cap + 1, 1);
+    m->mark = calloc(cap + 1, 1);
     m->stack = calloc(cap + 1, sizeof(uint32_t));
 }
 
 static void model_fini(model_t *m)
 {
     free(m->parent);
+    free(m->nchild);
     free(m->alive);
     free(m->ref);
     free(m->done);
+    free(m->mark);
     free(m->stack);
+}
+
+/* Make `p` (0: none) the model parent of c. */
+static void model_set_parent(model_t *m, uint32_t c, uint32_t p)
+{
+    if (m->parent[c] != 0)
+        m->nchild[m->parent[c]]--;
+    m->parent[c] = p;
+    if (p != 0)
+        m->nchild[p]++;
 }
 
 static bool model_is_ancestor(const model_t *m, uint32_t a, uint32_t x)
@@ -84,31 +108,36 @@ static const weft_transform_t *local_of(const weft__hstore_t *s, uint32_t id)
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* Structure: the store's own invariants (ORDER first of all) and agreement with the model. */
-static void check_structure(const weft__hstore_t *s, const model_t *m)
+/* Structure: the store's own invariants (ORDER first of all) and agreement with the model.
+ * Returns false (failure recorded) at the first disagreement. */
+static bool check_structure(const weft__hstore_t *s, const model_t *m)
 {
     const char *why = weft__hstore_check(s);
-    cr_assert(why == NULL, "store invariant broken: %s", why);
+    if (!CHECK(why == NULL, "store invariant broken: %s", why))
+        return false;
     uint32_t live = 0;
     for (uint32_t id = 1; id < m->next; id++) {
         const uint32_t row = weft__hstore_row(s, ent(id));
         if (!m->alive[id]) {
-            cr_assert(row == WEFT__HROW_NONE, "removed node %u still in the store", id);
+            if (!CHECK(row == WEFT__HROW_NONE, "removed node %u still in the store", id))
+                return false;
             continue;
         }
         live++;
-        cr_assert(row != WEFT__HROW_NONE, "node %u missing", id);
+        if (!CHECK(row != WEFT__HROW_NONE, "node %u missing", id))
+            return false;
         const uint32_t p = s->rows.parent[row];
         const weft__hentity_t pe = p == WEFT__HROW_NONE ? 0 : s->rows.ent[p];
-        cr_assert(pe == ent(m->parent[id]), "node %u: parent %llx, model says %u", id,
-                  (unsigned long long)pe, m->parent[id]);
+        if (!CHECK(pe == ent(m->parent[id]), "node %u: parent %llx, model says %u", id,
+                   (unsigned long long)pe, m->parent[id]))
+            return false;
     }
-    cr_assert(live == s->live);
+    return CHECK(live == s->live, "%u live nodes in the store, model has %u", s->live, live);
 }
 
 /* Worlds: every node's world equals the reference recursion over the model's parents, bit
- * for bit. Iterative (explicit stack) so deep chains cannot overflow the C stack. */
-static void check_worlds(const weft__hstore_t *s, model_t *m)
+ * for bit; false (failure recorded) at the first node that differs. Iterative (explicit stack) so deep chains cannot overflow the C stack. */
+static bool check_worlds(const weft__hstore_t *s, model_t *m)
 {
     memset(m->done, 0, m->cap + 1);
     for (uint32_t id = 1; id < m->next; id++) {
@@ -130,10 +159,12 @@ static void check_worlds(const weft__hstore_t *s, model_t *m)
         if (!m->alive[id])
             continue;
         const uint32_t row = weft__hstore_row(s, ent(id));
-        cr_assert(hr_mat_eq(&s->rows.world[row], &m->ref[id]),
-                  "node %u (row %u, depth %u): world differs from the reference", id, row,
-                  weft__hstore_depth(s, row));
+        if (!CHECK(hr_mat_eq(&s->rows.world[row], &m->ref[id]),
+                   "node %u (row %u, depth %u): world differs from the reference", id, row,
+                   weft__hstore_depth(s, row)))
+            return false;
     }
+    return true;
 }
 
 /* FNV-1a over everything observable in the store (to prove "nothing changed"). */
@@ -179,7 +210,7 @@ static void op_add(weft__hstore_t *s, model_t *m, hr_rng_t *r)
         return;
     const uint32_t id = m->next++;
     const weft_transform_t t = hr_transform(r);
-    cr_assert(weft__hstore_add(s, ent(id), &t) == WEFT_OK);
+    CHECK(weft__hstore_add(s, ent(id), &t) == WEFT_OK, "adding node %u failed", id);
     m->alive[id] = true;
     m->parent[id] = 0;
 }
@@ -201,25 +232,31 @@ static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
         /* Hashing the whole store is O(n): on large stores only now and then. */
         const bool hash = s->count <= 5000 || hr_below(r, 1024) == 0;
         const uint64_t before = hash ? store_hash(s) : 0;
-        cr_assert(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_ECYCLE);
-        cr_assert(!hash || store_hash(s) == before, "a rejected cycle changed the store");
+        CHECK(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_ECYCLE,
+              "attaching node %u under its descendant %u was not rejected as a cycle", c, p);
+        CHECK(!hash || store_hash(s) == before,
+              "the rejected cycle (node %u under %u) changed the store", c, p);
         return;
     }
     weft_mat4_t inv;
     const uint32_t prow = weft__hstore_row(s, ent(p));
     const uint32_t crow = weft__hstore_row(s, ent(c));
-    cr_assert(weft_mat4_inverse(&s->rows.world[prow], &inv));
+    if (!CHECK(weft_mat4_inverse(&s->rows.world[prow], &inv),
+               "node %u (the new parent of %u) has a singular world matrix", p, c))
+        return;
     const weft_mat4_t cworld = s->rows.world[crow];
     const bool had_parent = m->parent[c] != 0;
     const weft_transform_t local_before = s->rows.local[crow];
-    cr_assert(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_OK);
-    m->parent[c] = p;
+    if (!CHECK(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_OK,
+               "attaching node %u under %u failed", c, p))
+        return;
+    model_set_parent(m, c, p);
     const uint32_t row = weft__hstore_row(s, ent(c));
-    cr_assert(memcmp(&s->rows.link[row].inverse_bind, &inv, sizeof(inv)) == 0,
-              "the bind is the inverse of the parent's world at attach time");
+    CHECK(memcmp(&s->rows.link[row].inverse_bind, &inv, sizeof(inv)) == 0,
+          "node %u: the bind is not the inverse of parent %u's world at attach time", c, p);
     const weft_transform_t want = had_parent ? weft_transform_from_matrix(&cworld) : local_before;
-    cr_assert(memcmp(&s->rows.local[row], &want, sizeof(want)) == 0,
-              "re-parenting bakes the world into local; a root keeps its local");
+    CHECK(memcmp(&s->rows.local[row], &want, sizeof(want)) == 0,
+          "node %u: re-parenting must bake the world into local, a root keeps its local", c);
 }
 
 static void op_detach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
@@ -231,10 +268,12 @@ static void op_detach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
     const weft_mat4_t world = s->rows.world[row];
     const weft_transform_t local = s->rows.local[row];
     const bool had_parent = m->parent[c] != 0;
-    cr_assert(weft__hstore_detach(s, ent(c), QUIET) == WEFT_OK);
-    m->parent[c] = 0;
+    if (!CHECK(weft__hstore_detach(s, ent(c), QUIET) == WEFT_OK, "detaching node %u failed", c))
+        return;
+    model_set_parent(m, c, 0);
     const weft_transform_t want = had_parent ? weft_transform_from_matrix(&world) : local;
-    cr_assert(memcmp(local_of(s, c), &want, sizeof(want)) == 0, "detach bakes world into local");
+    CHECK(memcmp(local_of(s, c), &want, sizeof(want)) == 0,
+          "node %u: detach must bake the world into local", c);
 }
 
 static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
@@ -251,61 +290,82 @@ static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
     for (uint32_t id = 1; count_expected && id < m->next; id++)
         if (m->alive[id] && (id == e || (subtree && model_is_ancestor(m, e, id))))
             expect++;
-    cr_assert(weft__hstore_remove(s, ent(e), subtree, &removed, &n, QUIET) == WEFT_OK);
+    if (!CHECK(weft__hstore_remove(s, ent(e), subtree, &removed, &n, QUIET) == WEFT_OK,
+               "removing node %u (%s) failed", e, subtree ? "subtree" : "detach children"))
+        return;
     if (subtree) {
-        cr_assert(!count_expected || n == expect, "subtree removal reported %u entities, model has %u", n, expect);
+        CHECK(!count_expected || n == expect,
+              "removing the subtree of node %u reported %u entities, model has %u", e, n, expect);
+        /* Every listed node is e or a live descendant, listed after its parent: `mark`
+         * flags the nodes listed so far (cleared again below). */
         for (uint32_t i = 0; i < n; i++) {
             const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
-            cr_assert(m->alive[id] && model_is_ancestor(m, e, id));
-            /* parents first: the parent was reported before (or is e) */
-            if (id != e) {
-                bool seen = false;
-                for (uint32_t j = 0; j < i; j++)
-                    seen = seen || removed[j] == ent(m->parent[id]);
-                cr_assert(seen, "subtree removal lists a child before its parent");
+            const bool valid = id >= 1 && id < m->next;
+            if (!CHECK(valid && m->alive[id] && model_is_ancestor(m, e, id),
+                       "removing the subtree of node %u listed %llx, not in it", e,
+                       (unsigned long long)removed[i]))
+                break;
+            CHECK(id == e || m->mark[m->parent[id]],
+                  "removing the subtree of node %u listed node %u before its parent %u", e, id,
+                  m->parent[id]);
+            m->mark[id] = 1;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
+            if (id >= 1 && id < m->next)
+                m->mark[id] = 0;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
+            if (id >= 1 && id < m->next && id != e) {
+                m->alive[id] = false;
+                model_set_parent(m, id, 0);
             }
         }
-        for (uint32_t i = 0; i < n; i++)
-            m->alive[(uint32_t)(removed[i] & 0xffffffffu)] = false;
     } else {
-        for (uint32_t id = 1; id < m->next; id++)
+        /* e's children become roots; the scan ends once all of them are found */
+        for (uint32_t id = 1; id < m->next && m->nchild[e] > 0; id++)
             if (m->alive[id] && m->parent[id] == e)
-                m->parent[id] = 0;
-        m->alive[e] = false;
+                model_set_parent(m, id, 0);
     }
-    m->parent[e] = 0;
+    m->alive[e] = false;
+    model_set_parent(m, e, 0);
 }
 
-static void op_update(weft__hstore_t *s, hr_rng_t *r)
+static bool op_update(weft__hstore_t *s, hr_rng_t *r)
 {
     switch (hr_below(r, 3)) {
     case 0:
-        cr_assert(weft__hstore_update(s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
-        break;
+        return CHECK(weft__hstore_update(s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK,
+                     "the sequential pass failed");
     case 1:
-        cr_assert(weft__hstore_update(s, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
-        break;
+        return CHECK(weft__hstore_update(s, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK,
+                     "the level pass (regrouping) failed");
     default:
-        cr_assert(weft__hstore_update(s, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
-        break;
+        return CHECK(weft__hstore_update(s, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK,
+                     "the level pass (index) failed");
     }
 }
 
-/* One random session: `steps` operations on up to `cap` nodes; full checks every `every`. */
+/* One random session: `steps` operations on up to `cap` nodes; full checks every `every`.
+ * Stops at the first failure and asserts once, naming the node, step and seed. */
 static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t every,
                        uint32_t prefill)
 {
-    hr_rng_t r = {hr_seed(name)};
+    const uint64_t seed = hr_seed(name);
+    hr_fail_init(&fail, seed);
+    hr_rng_t r = {seed};
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
+    weft__hstore_init(&s, NULL, QUIET);
     model_t m;
     model_init(&m, cap);
-    for (uint32_t i = 0; i < prefill; i++)
+    for (uint32_t i = 0; i < prefill && !fail.failed; i++)
         op_add(&s, &m, &r);
-    for (uint32_t i = 0; i < prefill; i++)
+    for (uint32_t i = 0; i < prefill && !fail.failed; i++)
         if (hr_below(&r, 4) != 0)
             op_attach(&s, &m, &r);
-    for (uint32_t step = 0; step < steps; step++) {
+    for (uint32_t step = 0; step < steps && !fail.failed; step++) {
+        fail.step = step;
         const uint32_t k = hr_below(&r, 100);
         if (k < 20)
             op_add(&s, &m, &r);
@@ -323,14 +383,13 @@ static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t 
                 s.rows.local[weft__hstore_row(&s, ent(id))] = hr_transform(&r);
         }
         /* after every step: the order invariant (and, every `every` steps, the worlds) */
-        if (step % every == 0 || step + 1 == steps) {
-            check_structure(&s, &m);
-            op_update(&s, &r);
-            check_worlds(&s, &m);
+        if (!fail.failed && (step % every == 0 || step + 1 == steps)) {
+            (void)(check_structure(&s, &m) && op_update(&s, &r) && check_worlds(&s, &m));
         }
     }
     model_fini(&m);
     weft__hstore_fini(&s);
+    cr_assert(!fail.failed, "%s: %s", name, hr_fail_message(&fail));
 }
 
 Test(hier_store, random_small_forests_match_the_reference_after_every_step)
@@ -341,12 +400,12 @@ Test(hier_store, random_small_forests_match_the_reference_after_every_step)
 
 Test(hier_store, random_medium_forest_matches_the_reference)
 {
-    run_random("medium forest", 4000, HR_STEPS(20000), 50, 2000);
+    run_random("medium forest", 4000, 20000, 50, 2000);
 }
 
 Test(hier_store, random_large_forest_matches_the_reference_periodically)
 {
-    run_random("large forest", 100000, HR_STEPS(40000), 5000, HR_TSAN ? 20000 : 100000);
+    run_random("large forest", 100000, 40000, 5000, 100000);
 }
 
 /* ---- targeted cases ------------------------------------------------------ */
@@ -356,13 +415,21 @@ static uint32_t row_of(const weft__hstore_t *s, uint32_t id)
     return weft__hstore_row(s, ent(id));
 }
 
+/* Add nodes first..last with identity transforms; asserts once. */
+static void add_identity_nodes(weft__hstore_t *s, uint32_t first, uint32_t last)
+{
+    hr_fail_init(&fail, 0);
+    const weft_transform_t id = weft_transform_identity();
+    for (uint32_t e = first; e <= last && !fail.failed; e++)
+        CHECK(weft__hstore_add(s, ent(e), &id) == WEFT_OK, "adding node %u failed", e);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
 Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4)
 {
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
-    const weft_transform_t id = weft_transform_identity();
-    for (uint32_t e = 1; e <= 4; e++)
-        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    weft__hstore_init(&s, NULL, QUIET);
+    add_identity_nodes(&s, 1, 4);
     cr_assert(weft__hstore_attach(&s, ent(4), ent(3), QUIET) == WEFT_OK);
     cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
     cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
@@ -376,10 +443,8 @@ Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4)
 Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothing)
 {
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
-    const weft_transform_t id = weft_transform_identity();
-    for (uint32_t e = 1; e <= 5; e++)
-        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    weft__hstore_init(&s, NULL, QUIET);
+    add_identity_nodes(&s, 1, 5);
     cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
     cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
     cr_assert(weft__hstore_attach(&s, ent(4), ent(3), QUIET) == WEFT_OK);
@@ -396,10 +461,10 @@ Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothin
 Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing)
 {
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
+    weft__hstore_init(&s, NULL, QUIET);
     weft_transform_t flat = weft_transform_identity();
     flat.scale.y = 0.0f;
-    const weft_transform_t id = weft_transform_identity();
+    const weft_transform_t id = weft_transform_identity(); /* two nodes: no loop */
     cr_assert(weft__hstore_add(&s, ent(1), &flat) == WEFT_OK);
     cr_assert(weft__hstore_add(&s, ent(2), &id) == WEFT_OK);
     const uint64_t before = store_hash(&s);
@@ -411,10 +476,8 @@ Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing)
 Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
 {
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
-    const weft_transform_t id = weft_transform_identity();
-    for (uint32_t e = 1; e <= 1000; e++)
-        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
+    weft__hstore_init(&s, NULL, QUIET);
+    add_identity_nodes(&s, 1, 1000);
     /* 1 <- 2 <- 3 (three nodes), then attach 1 under 1000 (a later row). */
     cr_assert(weft__hstore_attach(&s, ent(2), ent(1), QUIET) == WEFT_OK);
     cr_assert(weft__hstore_attach(&s, ent(3), ent(2), QUIET) == WEFT_OK);
@@ -428,41 +491,52 @@ Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
 
 Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
 {
-    hr_rng_t r = {hr_seed("levels vs sequential")};
+    const uint64_t seed = hr_seed("levels vs sequential");
+    hr_fail_init(&fail, seed);
+    hr_rng_t r = {seed};
     weft__hstore_t a, b, c;
-    weft__hstore_init(&a, NULL);
-    weft__hstore_init(&b, NULL);
-    weft__hstore_init(&c, NULL);
+    weft__hstore_init(&a, NULL, QUIET);
+    weft__hstore_init(&b, NULL, QUIET);
+    weft__hstore_init(&c, NULL, QUIET);
     const uint32_t n = 50000;
-    for (uint32_t i = 1; i <= n; i++) {
+    for (uint32_t i = 1; i <= n && !fail.failed; i++) {
         const weft_transform_t t = hr_transform(&r);
-        cr_assert(weft__hstore_add(&a, ent(i), &t) == WEFT_OK);
-        cr_assert(weft__hstore_add(&b, ent(i), &t) == WEFT_OK);
-        cr_assert(weft__hstore_add(&c, ent(i), &t) == WEFT_OK);
+        CHECK(weft__hstore_add(&a, ent(i), &t) == WEFT_OK &&
+                  weft__hstore_add(&b, ent(i), &t) == WEFT_OK &&
+                  weft__hstore_add(&c, ent(i), &t) == WEFT_OK,
+              "adding node %u failed", i);
     }
-    for (uint32_t i = 2; i <= n; i++) {
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+    for (uint32_t i = 2; i <= n && !fail.failed; i++) {
+        fail.step = i;
         /* wide and shallow-ish: parent among the first i/8 nodes, sometimes a later one */
         uint32_t p = 1 + hr_below(&r, i / 8 + 1);
         if (hr_below(&r, 50) == 0)
             p = 1 + hr_below(&r, n);
         weft_result_t ra = weft__hstore_attach(&a, ent(i), ent(p), QUIET);
-        cr_assert(weft__hstore_attach(&b, ent(i), ent(p), QUIET) == ra);
-        cr_assert(weft__hstore_attach(&c, ent(i), ent(p), QUIET) == ra);
-        if (i % 10000 == 0) {
-            cr_assert(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
-            cr_assert(weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
-            cr_assert(weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
-        }
+        CHECK(weft__hstore_attach(&b, ent(i), ent(p), QUIET) == ra &&
+                  weft__hstore_attach(&c, ent(i), ent(p), QUIET) == ra,
+              "attaching node %u under %u gave different results in the three stores", i, p);
+        if (i % 10000 == 0)
+            CHECK(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK &&
+                      weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK &&
+                      weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK,
+                  "an intermediate pass failed");
     }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
     cr_assert(weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK);
     cr_assert(weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK);
     cr_assert(b.levels_valid && weft__hstore_check(&b) == NULL);
-    for (uint32_t i = 1; i <= n; i++) {
+    fail.step = -1;
+    for (uint32_t i = 1; i <= n && !fail.failed; i++) {
         const weft_mat4_t *wa = &a.rows.world[weft__hstore_row(&a, ent(i))];
-        cr_assert(hr_mat_eq(wa, &b.rows.world[weft__hstore_row(&b, ent(i))]));
-        cr_assert(hr_mat_eq(wa, &c.rows.world[weft__hstore_row(&c, ent(i))]));
+        CHECK(hr_mat_eq(wa, &b.rows.world[weft__hstore_row(&b, ent(i))]),
+              "node %u: the level pass (regrouped) differs from the sequential pass", i);
+        CHECK(hr_mat_eq(wa, &c.rows.world[weft__hstore_row(&c, ent(i))]),
+              "node %u: the level pass (index) differs from the sequential pass", i);
     }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     weft__hstore_fini(&a);
     weft__hstore_fini(&b);
     weft__hstore_fini(&c);
@@ -471,18 +545,20 @@ Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
 Test(hier_store, level_sort_groups_rows_by_depth)
 {
     weft__hstore_t s;
-    weft__hstore_init(&s, NULL);
-    const weft_transform_t id = weft_transform_identity();
+    weft__hstore_init(&s, NULL, QUIET);
     /* Build children before parents so that the sort has work to do. */
-    for (uint32_t e = 1; e <= 200; e++)
-        cr_assert(weft__hstore_add(&s, ent(e), &id) == WEFT_OK);
-    for (uint32_t e = 200; e >= 2; e--)
-        cr_assert(weft__hstore_attach(&s, ent(e), ent(e / 2), QUIET) == WEFT_OK);
+    add_identity_nodes(&s, 1, 200);
+    for (uint32_t e = 200; e >= 2 && !fail.failed; e--)
+        CHECK(weft__hstore_attach(&s, ent(e), ent(e / 2), QUIET) == WEFT_OK,
+              "attaching node %u under %u failed", e, e / 2);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft__hstore_level_sort(&s) == WEFT_OK);
     cr_assert(weft__hstore_check(&s) == NULL);
     cr_assert(s.holes == 0 && s.count == 200);
-    for (uint32_t r = 1; r < s.count; r++)
-        cr_assert(weft__hstore_depth(&s, r - 1) <= weft__hstore_depth(&s, r));
+    for (uint32_t r = 1; r < s.count && !fail.failed; r++)
+        CHECK(weft__hstore_depth(&s, r - 1) <= weft__hstore_depth(&s, r),
+              "row %u is deeper than row %u after the level sort", r - 1, r);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(s.level_count == 8, "levels: %u", s.level_count); /* 2^7 = 128 <= 200 < 256 */
     weft__hstore_fini(&s);
 }

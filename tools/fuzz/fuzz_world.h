@@ -10,13 +10,14 @@ enum { FZ_POS, FZ_VEL, FZ_REF, FZ_TAG, FZ_PAIR, FZ_COUNT };
 
 /* Create an inline world with Position, Velocity (12 bytes), Ref (entity field at 0), Tag
  * (no data), Pair (entity fields at 8 and 16, schema 3), the hierarchy's components and a
- * Position+Velocity group.
+ * Position+Velocity group, reporting through `logger` (NULL: the default).
  * Returns NULL on failure. */
-static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT]) {
+static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_logger_t *logger) {
     weft_world_t *w;
-    if (weft_world_create(
-            &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE, .entity_limit = 1u << 20},
-            &w) != WEFT_OK)
+    weft_world_desc_t desc = {.execution = WEFT_EXECUTION_INLINE, .entity_limit = 1u << 20};
+    if (logger)
+        desc.logger = *logger;
+    if (weft_world_create(&desc, &w) != WEFT_OK)
         return NULL;
     const weft_component_desc_t descs[FZ_COUNT] = {
         {.name = "Position", .size = 12},

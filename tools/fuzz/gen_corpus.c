@@ -53,7 +53,7 @@ static void reseal(unsigned char *p, size_t n) {
 /* A world of n entities with every component kind and references between them. */
 static blob_t make_archive(uint32_t n, uint32_t seed, bool partial) {
     weft_component_t c[FZ_COUNT];
-    weft_world_t *w = fz_world(c);
+    weft_world_t *w = fz_world(c, NULL);
     if (!w)
         die("world");
     weft_entity_t *es = calloc(n + 1u, sizeof *es);
