@@ -5,8 +5,11 @@
 
 #include <string.h>
 
+#include "entity.h"
+#include "multi.h"
 #include "report.h"
 #include "schedule.h"
+#include "signature.h"
 #include "world.h"
 
 #define CMD_MIN_ARENA 1024u /* first arena size: a few dozen commands */
@@ -195,4 +198,181 @@ weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64
             first = r;
     }
     return first;
+}
+
+/* ---- staged apply ---------------------------------------------------------------- >>stage */
+
+#define STAGE_DEAD 0xFFFFu /* simulated signature of a destroyed or stale entity */
+
+/* Grow a uint32_t scratch array to at least `need` entries (contents kept). */
+static bool grow_u32(const weft_allocator_t *alloc, uint32_t **arr, uint32_t *cap, uint32_t used,
+                     uint32_t need) {
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = *cap ? *cap : 256u;
+    while (ncap < need)
+        ncap = ncap > UINT32_MAX / 2u ? need : ncap * 2u;
+    uint32_t *a = weft__sched_alloc(alloc, (size_t)ncap * sizeof *a);
+    if (!a)
+        return false;
+    if (used)
+        memcpy(a, *arr, (size_t)used * sizeof *a);
+    weft__sched_free(alloc, *arr, (size_t)*cap * sizeof **arr);
+    *arr = a;
+    *cap = ncap;
+    return true;
+}
+
+weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
+                                    const weft_allocator_t *alloc) {
+    st->creates = 0;
+    st->destroys = 0;
+    st->ndead = 0;
+    memset(st->rows, 0, sizeof st->rows);
+    memset(st->placeholder, 0, sizeof st->placeholder);
+    /* sim is indexed by entity index; entries from older dry runs carry an older epoch, so
+     * it is cleared only when the epoch wraps (or when it grows: new entries are zero). */
+    uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
+    uint32_t old_cap = st->sim_cap;
+    if (!grow_u32(alloc, &st->sim, &st->sim_cap, old_cap, slots))
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+    if (st->sim_cap > old_cap)
+        memset(st->sim + old_cap, 0, (size_t)(st->sim_cap - old_cap) * sizeof *st->sim);
+    if (++st->epoch > 0xFFFFu) {
+        memset(st->sim, 0, (size_t)st->sim_cap * sizeof *st->sim);
+        st->epoch = 1;
+    }
+    return WEFT_OK;
+}
+
+static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
+    uint32_t n;
+    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n && ids[i] <= c; i++)
+        if (ids[i] == c)
+            return true;
+    return false;
+}
+
+weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
+                                   const weft_allocator_t *alloc, const weft_cmd_t *cmd,
+                                   uint64_t *map) {
+    const uint32_t tag = st->epoch << 16;
+    for (size_t at = 0; at < cmd->len;) {
+        weft__cmd_rec_t rec;
+        memcpy(&rec, cmd->data + at, sizeof rec);
+        at += rec.next;
+        if (rec.op == WEFT__CMD_CREATE) {
+            st->creates++;
+            map[weft_entity_generation(rec.entity) - 1] = 0; /* the empty set */
+            continue;
+        }
+        /* The target's simulated signature: a placeholder's lives in map, a real entity's in
+         * sim (this dry run's epoch) or in its slot. */
+        uint32_t sig, idx = 0, slot;
+        bool ph = weft__cmd_is_placeholder(rec.entity);
+        if (ph) {
+            sig = (uint32_t)map[weft_entity_generation(rec.entity) - 1];
+        } else if (!weft__entity_slot(world, rec.entity, &slot)) {
+            continue; /* stale: the apply skips it too */
+        } else {
+            idx = weft_entity_index(rec.entity);
+            sig =
+                (st->sim[idx] & 0xFFFF0000u) == tag ? st->sim[idx] & 0xFFFFu : weft__slot_sig(slot);
+        }
+        if (sig == STAGE_DEAD)
+            continue;
+        uint32_t next = sig;
+        weft_result_t r = WEFT_OK;
+        weft__component_t *comp = rec.component ? weft__component(world, rec.component) : NULL;
+        switch ((weft__cmd_op_t)rec.op) {
+        case WEFT__CMD_DESTROY:
+            next = STAGE_DEAD;
+            st->destroys++;
+            if (!ph) {
+                if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u))
+                    return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+                st->dead[st->ndead++] = idx;
+            }
+            break;
+        case WEFT__CMD_ADD:
+        case WEFT__CMD_SET: {
+            bool has = sig_has(world, sig, rec.component);
+            bool multi = comp->pool.multi != NULL;
+            if (has && (rec.op == WEFT__CMD_SET || !multi))
+                break; /* a write in place, or EEXIST */
+            if (!has)
+                r = weft__sig_step(world, sig, rec.component, false, &next);
+            st->rows[rec.component]++;
+            if (ph)
+                st->placeholder[rec.component] = 1;
+            else if (r == WEFT_OK)
+                r = weft__pool_prepare(world, &comp->pool, idx); /* its sparse page */
+            break;
+        }
+        case WEFT__CMD_REMOVE:
+            if (sig_has(world, sig, rec.component))
+                r = weft__sig_step(world, sig, rec.component, true, &next);
+            break;
+        case WEFT__CMD_CREATE:
+            break;
+        }
+        if (r != WEFT_OK)
+            return r; /* reported by the core */
+        if (ph)
+            map[weft_entity_generation(rec.entity) - 1] = next;
+        else if (next != sig)
+            st->sim[idx] = tag | next; /* unchanged needs no entry: the slot still says it */
+    }
+    return WEFT_OK;
+}
+
+/* Sparse pages of every index a created entity can receive: the top of the free list (LIFO),
+ * the indices this apply frees, and fresh slots past the high-water mark. */
+static weft_result_t placeholder_pages(const weft__cmd_stage_t *st, weft_world_t *world,
+                                       weft__pool_t *pool) {
+    weft_result_t r = WEFT_OK;
+    uint32_t from = world->free_count > st->creates ? world->free_count - st->creates : 0;
+    for (uint32_t i = from; i < world->free_count && r == WEFT_OK; i++)
+        r = weft__pool_prepare(world, pool, world->free_list[i]);
+    for (uint32_t i = 0; i < st->ndead && r == WEFT_OK; i++)
+        r = weft__pool_prepare(world, pool, st->dead[i]);
+    uint64_t first = weft_atomic_load_relaxed(&world->slot_count);
+    uint64_t end = first + st->creates;
+    for (uint64_t i = first; i < end && r == WEFT_OK; i = (i | WEFT__SPARSE_MASK) + 1u)
+        r = weft__pool_prepare(world, pool, (uint32_t)i); /* one call per page */
+    return r;
+}
+
+weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, weft_world_t *world) {
+    weft_result_t r = WEFT_OK;
+    if (st->creates)
+        r = weft_entity_reserve(world, st->creates);
+    if (r == WEFT_OK && st->destroys)
+        r = weft__entity_reserve_free(world, st->destroys);
+    for (uint32_t c = 1; c < WEFT_MAX_COMPONENTS && r == WEFT_OK; c++) {
+        if (!st->rows[c])
+            continue;
+        weft__pool_t *pool = &weft__component(world, c)->pool;
+        uint64_t need = (uint64_t)pool->count + st->rows[c];
+        if (need > pool->cap) { /* geometric, like pushes, so small applies stay amortised */
+            uint64_t cap = pool->cap < 16u ? 16u : (uint64_t)pool->cap * 2u;
+            cap = cap < need ? need : cap;
+            r = weft__pool_reserve(world, pool,
+                                   cap > UINT32_MAX - 1u ? UINT32_MAX - 1u : (uint32_t)cap);
+        }
+        if (r == WEFT_OK && pool->multi != NULL) /* rows[c] bounds its instance adds */
+            r = weft__multi_reserve(world, pool, st->rows[c]);
+        if (r == WEFT_OK && st->placeholder[c])
+            r = placeholder_pages(st, world, pool);
+    }
+    return r;
+}
+
+void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
+    weft__sched_free(alloc, st->sim, (size_t)st->sim_cap * sizeof *st->sim);
+    weft__sched_free(alloc, st->dead, (size_t)st->dead_cap * sizeof *st->dead);
+    st->sim = NULL;
+    st->dead = NULL;
+    st->sim_cap = st->dead_cap = 0;
 }

@@ -13,6 +13,7 @@
 #define WEFT_SRC_COMMAND_H
 
 #include "weft/command.h"
+#include "weft/component.h"
 
 #include "atomic.h"
 
@@ -60,6 +61,48 @@ static inline void weft__cmd_reset(weft_cmd_t *cmd) {
 
 /* Free the arena (the struct itself belongs to the caller). */
 void weft__cmd_fini(weft_cmd_t *cmd);
+
+/* ---- staged apply ---- */
+
+/* What applying a phase's buffers will need, found by a dry run (weft__cmd_stage_scan) over
+ * the buffers in apply order before any is applied. The dry run follows each entity's
+ * component set (signature) through the commands, so it knows which adds really add a row
+ * and which signature transitions will be taken; it interns those transitions on the way
+ * (the signature tables are a cache: nothing observable changes). Owned by the scheduler and
+ * reused, so a steady-state apply allocates nothing here. */
+typedef struct weft__cmd_stage {
+    uint32_t creates;                         /* creates (entity slots to reserve) */
+    uint32_t destroys;                        /* destroys of live entities (free list) */
+    uint32_t rows[WEFT_MAX_COMPONENTS];       /* upper bound on the rows each pool gains */
+    uint8_t placeholder[WEFT_MAX_COMPONENTS]; /* 1: a created entity gains the component */
+    uint32_t *sim;                            /* [sim_cap] by entity index: epoch << 16 | sig */
+    uint32_t sim_cap;                         /* entries in sim */
+    uint32_t epoch;                           /* current dry run (1 .. 0xFFFF) */
+    uint32_t *dead;                           /* [dead_cap] entity indices destroyed */
+    uint32_t ndead;                           /* entries in dead */
+    uint32_t dead_cap;                        /* capacity of dead */
+} weft__cmd_stage_t;
+
+/* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
+weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, struct weft_world *world,
+                                    const weft_allocator_t *alloc);
+
+/* Dry-run `cmd` (the next buffer in apply order). `map` has room for cmd->created entries and
+ * is used as scratch. Errors: WEFT_ENOMEM, WEFT_ECAPACITY (reported; nothing observable
+ * changed). Thread: main. */
+weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *world,
+                                   const weft_allocator_t *alloc, const weft_cmd_t *cmd,
+                                   uint64_t *map);
+
+/* Reserve what the scanned buffers need: entity slots, free-list room, pool rows and the
+ * sparse pages of every index a command can reach, and the instance slot tables of
+ * multi-instance components (weft__multi_reserve). After WEFT_OK, applying the scanned
+ * buffers in the scanned order cannot fail for lack of memory. Errors: WEFT_ENOMEM,
+ * WEFT_ECAPACITY (reported; only spare capacity changed). Thread: main. */
+weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *world);
+
+/* Free the stage's scratch arrays. */
+void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
 
 /* Replay `cmd` onto the world in write order. `map` has room for cmd->created entities and
  * receives the real entity of each placeholder. Stale targets are skipped (two systems may

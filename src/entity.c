@@ -87,6 +87,10 @@ static weft_result_t reserve_free(weft_world_t *world, uint32_t extra) {
     return WEFT_OK;
 }
 
+weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t n) {
+    return reserve_free(world, n);
+}
+
 /* ---- create -------------------------------------------------------------------- >>create */
 
 weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n) {

@@ -54,6 +54,11 @@ weft_result_t weft__entity_init(weft_world_t *world);
 /* Release the table and the free list. */
 void weft__entity_fini(weft_world_t *world);
 
+/* Make room for `n` more free-list entries, so the next n destroys cannot fail for lack of
+ * memory (the scheduler's staged command apply). Errors: WEFT_ENOMEM (nothing changes apart
+ * from spare capacity). Thread: main. */
+weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t n);
+
 /* Destroy a live entity given its index (hooks, components, generation, free list).
  * The free list must have room for one more entry. */
 void weft__entity_destroy_index(weft_world_t *world, uint32_t idx);

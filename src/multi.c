@@ -3,7 +3,9 @@
  *
  * DESIGN
  * Growth follows the pool's rule: every allocation happens in weft__multi_prepare() before any
- * change, so a failed call leaves the world as it was. The entity's signature holds the
+ * change, so a failed call leaves the world as it was; weft__multi_reserve() does the same
+ * for k adds at once (the staged command apply), after which those prepares allocate
+ * nothing. The entity's signature holds the
  * component while it has at least one instance: the first instance steps the signature
  * forward, removing the last steps it back (that step is computed before anything changes). */
 #include <string.h>
@@ -37,10 +39,10 @@ void weft__multi_fini(weft_world_t *world, weft__pool_t *pool) {
     pool->multi = NULL;
 }
 
-/* Grow the n arrays in arrs[] from `old` to `cap` uint32_t entries, all or nothing. */
-static bool grow_u32(weft_world_t *world, uint32_t **arrs[], int n, uint32_t used, uint32_t old,
-                     uint32_t cap) {
-    uint32_t *fresh[3] = {NULL, NULL, NULL};
+#define MULTI_SLOT_MAX (1u << 31) /* slot capacity limit (handles keep 32 bits of slot) */
+
+/* n fresh arrays of `cap` uint32_t entries into fresh[], all or none. */
+static bool alloc_u32(weft_world_t *world, uint32_t *fresh[], int n, uint32_t cap) {
     for (int i = 0; i < n; i++) {
         fresh[i] = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
         if (fresh[i] == NULL) {
@@ -49,12 +51,27 @@ static bool grow_u32(weft_world_t *world, uint32_t **arrs[], int n, uint32_t use
             return false;
         }
     }
+    return true;
+}
+
+/* Move the first `used` entries of each *arrs[i] (capacity `old`) into fresh[i]; free the old. */
+static void adopt_u32(weft_world_t *world, uint32_t **arrs[], uint32_t *fresh[], int n,
+                      uint32_t used, uint32_t old) {
     for (int i = 0; i < n; i++) {
         if (used && *arrs[i] != NULL)
             memcpy(fresh[i], *arrs[i], (size_t)used * sizeof(uint32_t));
         weft__free(world, *arrs[i], (size_t)old * sizeof(uint32_t));
         *arrs[i] = fresh[i];
     }
+}
+
+/* Grow the n arrays in arrs[] from `old` to `cap` uint32_t entries, all or nothing. */
+static bool grow_u32(weft_world_t *world, uint32_t **arrs[], int n, uint32_t used, uint32_t old,
+                     uint32_t cap) {
+    uint32_t *fresh[3] = {NULL, NULL, NULL};
+    if (!alloc_u32(world, fresh, n, cap))
+        return false;
+    adopt_u32(world, arrs, fresh, n, used, old);
     return true;
 }
 
@@ -71,7 +88,7 @@ weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint3
         m->row_cap = cap;
     }
     if (m->free_head == 0 && m->slot_count >= m->slot_cap) {
-        if (m->slot_cap >= (1u << 31))
+        if (m->slot_cap >= MULTI_SLOT_MAX)
             return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                               "multi-instance pool: too many instances");
         uint32_t cap = m->slot_cap ? m->slot_cap * 2u : 16u;
@@ -83,11 +100,62 @@ weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint3
     return WEFT_OK;
 }
 
+/* Every fresh array is allocated before any is adopted, so a failure changes nothing. The
+ * slot arrays grow geometrically from the current capacity (as weft__multi_prepare does),
+ * so a steady stream of small applies stays amortised. */
+weft_result_t weft__multi_reserve(weft_world_t *world, weft__pool_t *pool, uint32_t k) {
+    weft__multi_t *m = pool->multi;
+    uint64_t rows = (uint64_t)pool->count + k;
+    uint64_t fresh_slots = k > m->free_count ? k - m->free_count : 0u;
+    uint64_t slots = (uint64_t)m->slot_count + fresh_slots;
+    if (rows > UINT32_MAX - 1u || slots > MULTI_SLOT_MAX)
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                          "multi-instance pool %u: too many instances (%u more requested)",
+                          pool->id, k);
+    uint32_t row_cap = m->row_cap;
+    if (rows > row_cap) /* as weft__multi_prepare: follow the pool's capacity when it suffices */
+        row_cap = pool->cap >= rows ? pool->cap : (uint32_t)rows;
+    uint32_t slot_cap = m->slot_cap;
+    if (slots > slot_cap) {
+        uint64_t cap = slot_cap ? slot_cap : 16u;
+        while (cap < slots)
+            cap *= 2u;
+        slot_cap = (uint32_t)(cap > MULTI_SLOT_MAX ? MULTI_SLOT_MAX : cap);
+    }
+    uint32_t *row_fresh[1] = {NULL};
+    uint32_t *slot_fresh[3] = {NULL, NULL, NULL};
+    bool grow_rows = row_cap != m->row_cap, grow_slots = slot_cap != m->slot_cap;
+    if (grow_rows && !alloc_u32(world, row_fresh, 1, row_cap))
+        goto fail;
+    if (grow_slots && !alloc_u32(world, slot_fresh, 3, slot_cap)) {
+        if (grow_rows)
+            weft__free(world, row_fresh[0], (size_t)row_cap * sizeof(uint32_t));
+        goto fail;
+    }
+    if (grow_rows) {
+        uint32_t **arrs[] = {&m->row_slot};
+        adopt_u32(world, arrs, row_fresh, 1, pool->count, m->row_cap);
+        m->row_cap = row_cap;
+    }
+    if (grow_slots) {
+        uint32_t **arrs[] = {&m->slot_row, &m->slot_next, &m->slot_gen};
+        adopt_u32(world, arrs, slot_fresh, 3, m->slot_count, m->slot_cap);
+        m->slot_cap = slot_cap;
+    }
+    return WEFT_OK;
+
+fail:
+    return WEFT__FAIL(world->log, WEFT_ENOMEM,
+                      "multi-instance pool %u: out of memory reserving %u more instances", pool->id,
+                      k);
+}
+
 uint32_t weft__multi_push(weft__pool_t *pool, uint32_t idx) {
     weft__multi_t *m = pool->multi;
     uint32_t slot = m->free_head;
     if (slot != 0) {
         m->free_head = m->slot_next[slot];
+        m->free_count--;
     } else {
         slot = m->slot_count++;
         m->slot_gen[slot] = 0;
@@ -133,6 +201,7 @@ void weft__multi_remove_slot(weft__pool_t *pool, uint32_t slot) {
     m->slot_gen[slot] = (m->slot_gen[slot] + 1u) & WEFT__INSTANCE_GEN_MASK;
     m->slot_next[slot] = m->free_head;
     m->free_head = slot;
+    m->free_count++;
 }
 
 void weft__multi_remove_all(weft__pool_t *pool, uint32_t idx) {

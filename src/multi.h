@@ -26,6 +26,7 @@ typedef struct weft__multi {
     uint32_t slot_cap;   /* capacity of the slot arrays */
     uint32_t slot_count; /* slots ever used, slot 0 included (never handed out) */
     uint32_t free_head;  /* first free slot, 0: none */
+    uint32_t free_count; /* slots on the free list (lets weft__multi_reserve count reuse) */
 } weft__multi_t;
 
 /* Data of entity index idx's most recent instance (or its only row for ordinary pools), or
@@ -47,6 +48,17 @@ void weft__multi_fini(weft_world_t *world, weft__pool_t *pool);
 
 /* Make the next weft__multi_push for idx infallible. Errors: WEFT_ENOMEM, WEFT_ECAPACITY. */
 weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx);
+
+/* Make the next k weft__multi_push calls on this pool need no slot-table growth: row_slot
+ * gets room for pool->count + k rows and the slot arrays for k new slots beyond the free
+ * list. Removes in between only free rows and slots, so they keep it true. The pool's own
+ * rows and sparse pages are the caller's (weft__pool_reserve, weft__pool_prepare). Used by
+ * the staged command apply (command.c), which cannot tell in advance which adds hit which
+ * entity. All or nothing: on error nothing changed, capacity included; on success only
+ * capacity did (no slot, handle or row moves). Errors: WEFT_ENOMEM, WEFT_ECAPACITY (more
+ * instances than the handle's slot range or a pool's row count allows), reported through
+ * the world's logger. Thread: main. */
+weft_result_t weft__multi_reserve(weft_world_t *world, weft__pool_t *pool, uint32_t k);
 
 /* Append a zeroed instance for entity index idx at the head of its list; returns its slot. */
 uint32_t weft__multi_push(weft__pool_t *pool, uint32_t idx);

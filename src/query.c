@@ -1,11 +1,14 @@
 /* query.c: queries — planning (group or smallest pool), chunking and batch iteration.
  *
  * DESIGN
- * A query is only its desc plus a link in the world's list; nothing is cached, so iterating
- * never writes to the query and any number of jobs can iterate it at once. Each
- * weft_query_iter() call plans afresh from the data: the largest group whose members are all
- * include terms drives (its aligned prefix [0, n)), else the smallest include pool drives (all
- * of its rows). Planning is O(terms^2) per chunk, negligible beside a chunk of rows.
+ * A query is its desc, each term's pool (resolved once: pools never move) and a link in the
+ * world's list; nothing that depends on the data is cached, so iterating never writes to the
+ * query and any number of jobs can iterate it at once. Each weft_query_iter() call plans
+ * afresh from the data: the largest group whose members are all include terms drives (its
+ * aligned prefix [0, n)), else the smallest include pool drives (all of its rows). Planning
+ * is O(terms^2), negligible beside a chunk of rows; the scheduler still plans once per
+ * system and phase and hands the plan to every chunk (query.h), because for a system of a
+ * few rows the plan is most of the cost.
  * Terms covered by the driving range are contiguous columns; every other include and every
  * exclude becomes a membership check on the pool's sparse index. weft_iter_next() finds the
  * next matching row, then tries the cheap case first: if every other include pool's dense
@@ -16,15 +19,23 @@
  * is one batch of plain arrays. */
 #include <string.h>
 
+#include "query.h"
+
 #include "access.h"
 #include "entity.h"
 #include "world.h"
 
+/* The first cache line holds what planning and iterator setup read: the term pools are
+ * resolved once (components never move or go away), so a frame does not walk
+ * world->components for every system. */
 struct weft_query {
-    weft_world_t *world;     /* the world queried */
-    weft_query_desc_t desc;  /* copy of the creation desc */
-    struct weft_query *prev; /* world list; guarded by the main thread */
-    struct weft_query *next; /* world list */
+    _Alignas(64) weft_world_t *world;               /* the world queried */
+    uint32_t term_count;                            /* desc.term_count */
+    uint32_t exclude_count;                         /* desc.exclude_count */
+    const weft__pool_t *pool[WEFT_QUERY_MAX_TERMS]; /* term t's pool */
+    weft_query_desc_t desc;                         /* copy of the creation desc */
+    struct weft_query *prev;                        /* world list; guarded by the main thread */
+    struct weft_query *next;                        /* world list */
 };
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
@@ -70,6 +81,10 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_query_create: out of memory");
     q->world = world;
     q->desc = *desc;
+    q->term_count = desc->term_count;
+    q->exclude_count = desc->exclude_count;
+    for (uint32_t t = 0; t < desc->term_count; t++)
+        q->pool[t] = &world->components[desc->terms[t].component.id]->pool;
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL)
@@ -101,15 +116,9 @@ const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->des
 
 /* ---- planning ------------------------------------------------------------------ >>plan */
 
-typedef struct plan {
-    const weft__pool_t *drive; /* pool whose dense array drives */
-    uint32_t rows;             /* driving rows */
-    uint32_t group;            /* driving group id, 0: a pool drives */
-} plan_t;
+typedef weft__query_plan_t plan_t;
 
-static const weft__pool_t *term_pool(const weft_query_t *q, uint32_t t) {
-    return &q->world->components[q->desc.terms[t].component.id]->pool;
-}
+static const weft__pool_t *term_pool(const weft_query_t *q, uint32_t t) { return q->pool[t]; }
 
 static bool is_term(const weft_query_t *q, uint32_t c) {
     for (uint32_t t = 0; t < q->desc.term_count; t++)
@@ -121,7 +130,17 @@ static bool is_term(const weft_query_t *q, uint32_t c) {
 static void make_plan(const weft_query_t *q, plan_t *p) {
     const weft_world_t *world = q->world;
     p->group = 0;
-    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+    if (q->term_count == 1) {
+        /* One term: its pool drives unless it is multi-instance (handled below) or the only
+         * member of a group (which the general case below covers). */
+        const weft__pool_t *pool = q->pool[0];
+        if (pool->multi == NULL && (pool->group == 0 || world->groups[pool->group].count != 1)) {
+            p->drive = pool;
+            p->rows = pool->count;
+            return;
+        }
+    }
+    for (uint32_t t = 0; t < q->term_count; t++) {
         if (term_pool(q, t)->multi != NULL) { /* every instance is an entry: it must drive */
             p->drive = term_pool(q, t);
             p->rows = p->drive->count;
@@ -129,7 +148,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         }
     }
     uint32_t best = 0;
-    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+    for (uint32_t t = 0; t < q->term_count; t++) {
         uint32_t g = term_pool(q, t)->group;
         if (g == 0 || world->groups[g].count <= best)
             continue;
@@ -147,10 +166,15 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         return;
     }
     p->drive = term_pool(q, 0);
-    for (uint32_t t = 1; t < q->desc.term_count; t++)
+    for (uint32_t t = 1; t < q->term_count; t++)
         if (term_pool(q, t)->count < p->drive->count)
             p->drive = term_pool(q, t);
     p->rows = p->drive->count;
+}
+
+uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan) {
+    make_plan(q, plan);
+    return plan->rows;
 }
 
 uint32_t weft_query_rows(const weft_query_t *q) {
@@ -179,22 +203,26 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
     c->term = term;
 }
 
-weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
-                              weft_iter_t *it) {
-    if (q == NULL || it == NULL)
-        return WEFT__FAIL(NULL, WEFT_EINVAL, "weft_query_iter: query or iterator is NULL");
-    memset(it, 0, sizeof *it);
+/* Only the public fields and the private ones weft_iter_next() reads are written: terms[t]
+ * for t < term_count and checks[k] for k < check_count. Clearing the whole iterator (~900
+ * bytes) was the largest single cost of a frame of small systems. */
+void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p,
+                              uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it) {
+    it->count = 0;
+    it->entities = NULL;
+    for (uint32_t t = 0; t < q->term_count; t++)
+        it->columns[t] = NULL;
     it->world = q->world;
-    it->term_count = q->desc.term_count;
-    plan_t p;
-    make_plan(q, &p);
-    uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p.rows : 0u);
-    uint64_t end = chunk_rows ? begin + chunk_rows : p.rows;
-    it->row = begin < p.rows ? (uint32_t)begin : p.rows;
-    it->end = end < p.rows ? (uint32_t)end : p.rows;
-    it->drive_dense = p.drive->dense;
+    it->term_count = q->term_count;
+    it->check_count = 0;
+    it->contiguous = 0;
+    uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p->rows : 0u);
+    uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
+    it->row = begin < p->rows ? (uint32_t)begin : p->rows;
+    it->end = end < p->rows ? (uint32_t)end : p->rows;
+    it->drive_dense = p->drive->dense;
     /* Include checks first, then excludes: weft_iter_next relies on that order. */
-    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+    for (uint32_t t = 0; t < q->term_count; t++) {
         const weft__pool_t *pool = term_pool(q, t);
         WEFT__ACCESS(q->world, pool->id,
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
@@ -202,14 +230,24 @@ weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32
         it->terms[t].data = pool->data;
         it->terms[t].sparse = (const uint32_t *const *)pool->sparse;
         it->terms[t].size = pool->size;
-        bool covered = p.group ? pool->group == p.group : pool == p.drive;
+        bool covered = p->group ? pool->group == p->group : pool == p->drive;
         if (covered)
             it->contiguous |= 1u << t;
         else
             add_check(it, pool, t);
     }
-    for (uint32_t x = 0; x < q->desc.exclude_count; x++)
+    for (uint32_t x = 0; x < q->exclude_count; x++)
         add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+}
+
+weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
+                              weft_iter_t *it) {
+    if (q == NULL || it == NULL)
+        return WEFT__FAIL(q ? q->world->log : NULL, WEFT_EINVAL,
+                          "weft_query_iter: query or iterator is NULL");
+    plan_t p;
+    make_plan(q, &p);
+    weft__query_iter_planned(q, &p, chunk_rows, chunk, it);
     return WEFT_OK;
 }
 
@@ -269,6 +307,19 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
 #define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
 
 bool weft_iter_next(weft_iter_t *it) {
+    if (it->check_count == 0) {
+        /* Every term is a column of the driving range: the rest of the chunk is one batch
+         * (the common case, and all of a small system's iteration). */
+        uint32_t start = it->row;
+        it->count = it->end - start;
+        it->row = it->end;
+        if (it->count == 0)
+            return false;
+        it->entities = it->drive_dense + start;
+        for (uint32_t t = 0; t < it->term_count; t++)
+            it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+        return true;
+    }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->row;
     while (r < it->end && !row_matches(it, r, rows))

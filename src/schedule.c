@@ -203,8 +203,9 @@ static void compute_order(const weft__sched_sys_t *sys, uint32_t n, uint32_t *or
  * cross-phase edges out keeps each phase's submit self-contained. Reachability bitsets cost
  * n^2 bits (128 KiB for 1024 systems) and are freed before returning. */
 weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
-                                const weft_allocator_t *alloc, weft__graph_t *out) {
-    weft_result_t r = weft__sched_check_cycles(sys, n, alloc, NULL);
+                                const weft_allocator_t *alloc, const weft_logger_t *log,
+                                weft__graph_t *out) {
+    weft_result_t r = weft__sched_check_cycles(sys, n, alloc, log);
     if (r != WEFT_OK)
         return r;
     size_t words = ((size_t)n + 63) / 64;
@@ -212,7 +213,7 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
         2 * (size_t)n * words * sizeof(word_t) + (size_t)n * 3 * sizeof(uint32_t) + (size_t)n;
     word_t *adj = weft__sched_alloc(alloc, scratch_bytes);
     if (!adj)
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "schedule: out of memory building the graph");
+        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
     memset(adj, 0, scratch_bytes);
     word_t *reach = adj + (size_t)n * words;
     uint32_t *order = (uint32_t *)(reach + (size_t)n * words);
@@ -261,7 +262,7 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
     uint32_t *block = weft__sched_alloc(alloc, block_size);
     if (!block) {
         weft__sched_free(alloc, adj, scratch_bytes);
-        return WEFT__FAIL(NULL, WEFT_ENOMEM, "schedule: out of memory building the graph");
+        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
     }
     weft__graph_t g = {
         .n = n, .nphases = nphases, .nedges = nedges, .block = block, .block_size = block_size};

@@ -51,10 +51,12 @@ typedef struct weft__graph {
 } weft__graph_t;
 
 /* Build the graph for systems[0..n). Errors: WEFT_ECYCLE (the message names the systems
- * of one cycle; registration prevents this), WEFT_ENOMEM. On failure `out` is untouched.
+ * of one cycle; registration prevents this), WEFT_ENOMEM; both reported through `log` (the
+ * world's logger; NULL only where no world exists). On failure `out` is untouched.
  * Thread: any (pure). */
 weft_result_t weft__graph_build(const weft__sched_sys_t *systems, uint32_t n,
-                                const weft_allocator_t *alloc, weft__graph_t *out);
+                                const weft_allocator_t *alloc, const weft_logger_t *log,
+                                weft__graph_t *out);
 
 /* Free a graph built by weft__graph_build (zeroes it). NULL block is ignored. */
 void weft__graph_free(weft__graph_t *g, const weft_allocator_t *alloc);

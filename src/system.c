@@ -12,6 +12,11 @@
 _Static_assert(sizeof(weft_view_t) == sizeof(weft__access_set_t),
                "weft_view_t mirrors weft__access_set_t");
 _Static_assert(WEFT_MAX_COMPONENTS / 64 == WEFT__ACCESS_WORDS, "access bitset width");
+_Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
+                   offsetof(weft__system_t, id) + sizeof(uint32_t) -
+                           offsetof(weft__system_t, query) <=
+                       64,
+               "a system's per-frame fields share one cache line");
 _Static_assert(offsetof(weft_view_t, read) == offsetof(weft__access_set_t, read) &&
                    offsetof(weft_view_t, write) == offsetof(weft__access_set_t, write),
                "weft_view_t mirrors weft__access_set_t");
@@ -63,6 +68,7 @@ static void sched_fini(weft_world_t *world) {
     weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
+    weft__cmd_stage_fini(&s->stage, s->alloc);
     weft__sched_free(s->alloc, s->finished, s->finished_cap * sizeof *s->finished);
     weft__sched_free(s->alloc, s, sizeof *s);
     world->sched = NULL;
@@ -88,6 +94,7 @@ struct weft_sched *weft__sched_get(weft_world_t *world) {
     s->log = world->log;
     s->workers = 1;
     s->dirty = true;
+    s->resume_phase = UINT32_MAX;
     if (weft__world_add_module_fini(world, sched_fini) != WEFT_OK) {
         weft__sched_free(&world->alloc, s, sizeof *s);
         return NULL;
@@ -184,7 +191,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
                                       .nafter = sys->nafter};
     }
     weft__graph_t g;
-    weft_result_t r = weft__graph_build(gsys, n, s->alloc, &g);
+    weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
     weft__sched_free(s->alloc, gsys, nsys_bytes ? nsys_bytes : 1);
     if (r != WEFT_OK)
         return r;
@@ -420,9 +427,10 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     sys->desc.name = sys->name;
     sys->fn = d->fn;
     sys->user = d->user;
-    sys->parallel = d->parallel;
     sys->id = s->count + 1;
-    sys->chunk_size = d->chunk_size ? d->chunk_size : WEFT_SYSTEM_CHUNK_DEFAULT;
+    sys->split_above = !d->parallel    ? UINT32_MAX
+                       : d->chunk_size ? d->chunk_size
+                                       : WEFT_SYSTEM_CHUNK_DEFAULT;
     sys->access.world = world;
     sys->access.system_name = sys->name;
     weft_result_t r = check_access(world, d, &sys->access);
@@ -520,6 +528,7 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
         return r;
     }
     free_derived(s);
+    weft__sched_drop_suspended(s); /* its phase indices belong to the old graph */
     if (out)
         *out = (weft_system_t){sys->id};
     return WEFT_OK;

@@ -19,6 +19,7 @@
 
 #include "access.h"
 #include "command.h"
+#include "query.h"
 #include "schedule.h"
 #include "trace.h"
 
@@ -35,15 +36,16 @@ typedef struct weft__system {
     weft_counter_t done; /* counts this frame's jobs of the system (64-aligned) */
 
     /* ---- hot: read every frame, kept in one cache line ---- */
-    weft_query_t *query; /* NULL for a system without terms; owned */
-    weft_system_fn_t fn; /* desc.fn */
-    void *user;          /* desc.user */
-    weft_cmd_t *cmds;    /* [cap] command buffers, one per chunk */
-    uint32_t nchunks;    /* jobs this frame (>= 1) */
-    uint32_t chunk_rows; /* rows per chunk this frame (0: everything in one) */
-    uint32_t chunk_size; /* resolved rows per chunk */
-    uint32_t id;         /* 1-based registration index */
-    bool parallel;       /* desc.parallel */
+    weft_query_t *query;     /* NULL for a system without terms; owned */
+    weft_system_fn_t fn;     /* desc.fn */
+    void *user;              /* desc.user */
+    weft_cmd_t *cmds;        /* [cap] command buffers, one per chunk */
+    weft__query_plan_t plan; /* this phase's plan of query (query.h), made by prepare */
+    uint32_t nchunks;        /* chunks this frame (0: nothing to do, see frame.c) */
+    uint32_t chunk_rows;     /* rows per chunk this frame (0: everything in one) */
+    uint32_t split_above;    /* rows per chunk, and more rows than this split the system
+                                (UINT32_MAX: never, for a system that is not parallel) */
+    uint32_t id;             /* 1-based registration index */
 
     /* ---- per frame, for the threaded path ---- */
     weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk */
@@ -100,7 +102,14 @@ struct weft_sched {
     weft__trace_t *trace;           /* NULL: tracing off */
     uint64_t *map;                  /* placeholder map scratch for apply */
     uint32_t map_cap;               /* entries in map */
+    weft__cmd_stage_t stage;        /* dry run of the phase-end apply (command.h) */
+    uint32_t resume_phase;          /* suspended frame: phase to resume at, else UINT32_MAX */
+    uint32_t resume_pos;            /* ... its run position (UINT32_MAX: the phase's first) */
+    bool resume_apply;              /* ... at its apply (its systems already ran) */
 };
+
+/* Forget a suspended frame (its pending commands are discarded). Thread: main. */
+void weft__sched_drop_suspended(struct weft_sched *s);
 
 /* The world's scheduler, created on first use (registers the module finaliser).
  * NULL on failure (reported). Thread: main. */

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "schedule.h"
 #include "system.h"
+#include "world.h"
 
 #define TRACE_DEFAULT_CAPACITY 65536u
 
@@ -160,7 +161,10 @@ static void write_json_string(FILE *f, const char *str) {
 weft_result_t weft_trace_write_chrome(const weft_world_t *world, const char *path) {
     const struct weft_sched *s = weft__sched_peek(world);
     if (!s || !s->trace)
-        return WEFT__FAIL(NULL, WEFT_ESTATE, "weft_trace_write_chrome: tracing is off");
+        return WEFT__FAIL(s       ? s->log
+                          : world ? world->log
+                                  : NULL,
+                          WEFT_ESTATE, "weft_trace_write_chrome: tracing is off");
     if (!path)
         return WEFT__FAIL(s->log, WEFT_EINVAL, "weft_trace_write_chrome: path is NULL");
     FILE *f = fopen(path, "w");

@@ -5,7 +5,9 @@
  * executed; at the end of the system's phase the scheduler applies all buffers on the main
  * thread in a fixed order — system registration order, then chunk index, then the order the
  * commands were written — so the resulting world never depends on the worker count or on
- * timing. Component hooks fire during that apply.
+ * timing. Component hooks fire during that apply. The apply is staged: the memory all of a
+ * phase's commands need is reserved before the first one is applied, so running out of
+ * memory applies none of them (weft_world_progress in weft/system.h says what happens next).
  *
  * Ownership: the scheduler owns every buffer; a buffer pointer is valid only inside the run
  * call that received it. Thread: a buffer belongs to the job it was handed to; never share it

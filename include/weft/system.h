@@ -122,8 +122,9 @@ typedef struct weft_system_desc {
  * message names the systems of the cycle). Names in before/after may refer to systems
  * registered later; they apply once that system exists. The schedule is rebuilt at the next
  * frame. Errors also: WEFT_EINVAL (bad desc), WEFT_ECAPACITY, WEFT_ENOMEM; on error nothing
- * is registered and weft_last_error() names the systems and components involved.
- * Thread: main, outside weft_world_progress(). */
+ * is registered and weft_last_error() names the systems and components involved. A
+ * successful registration discards the pending commands of a suspended frame (see
+ * weft_world_progress). Thread: main, outside weft_world_progress(). */
 WEFT_API weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t *desc,
                                             weft_system_t *out);
 
@@ -141,10 +142,31 @@ WEFT_API uint32_t weft_system_count(const weft_world_t *world);
 /* Run one frame: every phase's systems as a job graph on the world's job system (the calling
  * thread works too), then each phase's command buffers applied in order. Rebuilds the schedule
  * first if systems were registered since the last frame. Allocates nothing in a steady state
- * (buffers and job tables are reused across frames).
- * Errors: WEFT_ENOMEM (schedule rebuild or command apply; the frame may be partially applied,
- * as reported), WEFT_ESTATE (called from inside a frame), WEFT_ESHUTDOWN, and errors reported
- * by the command apply. Thread: main. */
+ * (buffers and job tables are reused across frames). A system whose query matches nothing
+ * this frame is not called.
+ *
+ * Running out of memory. A frame's memory needs are met in steps that change nothing the
+ * world shows until they succeed: the schedule rebuild and each phase's job tables before
+ * the phase's systems run, and each phase's command apply, which is staged: every buffered
+ * command of the phase is dry-run first and all it needs is reserved (entity slots, pool
+ * rows, sparse pages, multi-instance slot tables, component-set transitions), then the
+ * commands are applied, which can no longer fail for lack of memory. When a step fails (WEFT_ENOMEM, or WEFT_ECAPACITY when
+ * the commands would exceed entity_limit or the component-set limit) it returns that error
+ * with nothing of the step applied, and:
+ * - if no system of the frame has run yet, the world is unchanged and nothing is pending;
+ * - otherwise the frame is suspended at that step: what already ran stays done (systems'
+ *   in-place writes, earlier phases' applied commands) and the failed phase's buffered
+ *   commands are kept, none applied. The next weft_world_progress() call resumes the
+ *   suspended frame at the failed step — with the frame's original dt; its own dt is
+ *   ignored — instead of starting a new frame, so a retry after freeing memory loses no
+ *   command and runs no system twice. Registering a system or changing the apply order
+ *   while a frame is suspended discards its pending commands (they belong to the old
+ *   schedule). Other calls made in between (direct changes, a snapshot restore) act before
+ *   the pending commands, which then apply under the usual rules (stale targets skipped).
+ * A failing job submit (threaded worlds) does not fail the frame: the rest of the phase runs
+ * on the calling thread in run order.
+ * Errors: WEFT_ENOMEM, WEFT_ECAPACITY (as above), WEFT_ESTATE (called from inside a frame),
+ * WEFT_ESHUTDOWN, and errors reported by the command apply. Thread: main. */
 WEFT_API weft_result_t weft_world_progress(weft_world_t *world, float dt);
 
 /* ---- introspection ---------------------------------------------------------- >>introspect */
@@ -201,8 +223,9 @@ typedef enum weft_apply_order {
                                   exists only to measure what the fixed order costs */
 } weft_apply_order_t;
 
-/* Choose how command buffers are merged at phase end. Errors: WEFT_EINVAL (unknown order),
- * WEFT_ESTATE (inside a frame). Thread: main. */
+/* Choose how command buffers are merged at phase end. Changing the order discards the pending
+ * commands of a suspended frame (see weft_world_progress). Errors: WEFT_EINVAL (unknown
+ * order), WEFT_ESTATE (inside a frame). Thread: main. */
 WEFT_API weft_result_t weft_schedule_set_apply_order(weft_world_t *world, weft_apply_order_t order);
 
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
 #include <criterion/new/assert.h>
 
 #include "ecs_fixture.h"
+#include "multi.h" /* private: weft__multi_reserve (the staged command apply uses it) */
 
 static test_alloc_t alloc;
 static weft_world_t *world;
@@ -175,4 +176,92 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     weft_query_desc_t two = {.terms = {{emitter, WEFT_ACCESS_READ}, {other, WEFT_ACCESS_READ}},
                              .term_count = 2};
     cr_expect(eq(int, weft_query_create(world, &two, &q2), WEFT_EINVAL));
+}
+
+/* ---- weft__multi_reserve (private; see src/multi.h) ---------------------------------- */
+
+static weft__pool_t *emitter_pool(weft_world_t *w) { return &weft__component(w, emitter.id)->pool; }
+
+/* a gets 6 instances and loses 3 (free slots), b gets 1; the same in any world. */
+static void reserve_scene(weft_world_t *w, weft_entity_t *a, weft_entity_t *b) {
+    cr_assert(eq(int, weft_entity_create(w, a), WEFT_OK));
+    cr_assert(eq(int, weft_entity_create(w, b), WEFT_OK));
+    weft_instance_t ia[6];
+    for (int i = 0; i < 6; i++)
+        cr_assert(eq(int, weft_component_add_instance(w, *a, emitter, &ia[i], NULL), WEFT_OK));
+    cr_assert(eq(int, weft_component_add_instance(w, *b, emitter, NULL, NULL), WEFT_OK));
+    for (int i = 0; i < 6; i += 2)
+        cr_assert(eq(int, weft_instance_remove(w, ia[i]), WEFT_OK));
+}
+
+Test(multi, a_reserve_makes_the_next_k_adds_allocate_nothing_and_changes_no_handle) {
+    enum { K = 100 };
+    test_alloc_t alloc2 = {0};
+    weft_world_t *twin = test_world(&alloc2); /* the same adds without the reserve */
+    cr_assert(twin != NULL);
+    weft_component_t e2;
+    cr_assert(eq(int,
+                 weft_component_register(twin,
+                                         &(weft_component_desc_t){.name = "Emitter",
+                                                                  .size = sizeof(emitter_t),
+                                                                  .flags = WEFT_COMPONENT_MULTI},
+                                         &e2),
+                 WEFT_OK));
+    cr_assert(eq(u32, e2.id, emitter.id));
+    cr_assert(eq(u32, test_register(twin, "Position", sizeof(vec3_t)).id, pos.id));
+    weft_entity_t a, b, a2, b2;
+    reserve_scene(world, &a, &b);
+    reserve_scene(twin, &a2, &b2);
+    uint64_t hash = weft_world_hash(world);
+    weft__pool_t *pool = emitter_pool(world);
+    /* the pool's own rows are the caller's part (the command stage reserves them first) */
+    cr_assert(eq(int, weft_component_reserve(world, emitter, pool->count + K), WEFT_OK));
+    cr_assert(eq(int, weft__multi_reserve(world, pool, K), WEFT_OK));
+    cr_expect(eq(u64, weft_world_hash(world), hash), "the reserve changed the world");
+    cr_expect(ge(u32, pool->multi->row_cap, pool->count + K));
+    cr_expect(
+        ge(u32, pool->multi->slot_cap - pool->multi->slot_count + pool->multi->free_count, K));
+    size_t calls = alloc.calls;
+    for (int i = 0; i < K; i++) {
+        weft_instance_t got, want;
+        weft_entity_t on = i % 3 ? a : b, on2 = i % 3 ? a2 : b2;
+        if (weft_component_add_instance(world, on, emitter, &got, NULL) != WEFT_OK ||
+            weft_component_add_instance(twin, on2, emitter, &want, NULL) != WEFT_OK ||
+            got.id != want.id)
+            cr_fatal("add %d: handle 0x%llx, without the reserve 0x%llx (%s)", i,
+                     (unsigned long long)got.id, (unsigned long long)want.id, weft_last_error());
+    }
+    cr_expect(eq(sz, alloc.calls, calls), "the %d reserved adds allocated %zu times", K,
+              alloc.calls - calls);
+    cr_expect(eq(u64, weft_world_hash(world), weft_world_hash(twin)));
+    weft_world_destroy(twin);
+    cr_expect(eq(sz, alloc2.live_bytes, 0));
+}
+
+Test(multi, a_failed_reserve_changes_nothing_not_even_capacity) {
+    weft_entity_t a, b;
+    reserve_scene(world, &a, &b);
+    weft__pool_t *pool = emitter_pool(world);
+    const weft__multi_t *m = pool->multi;
+    uint64_t hash = weft_world_hash(world);
+    uint32_t row_cap = m->row_cap, slot_cap = m->slot_cap, failures = 0;
+    size_t bytes = alloc.live_bytes;
+    for (size_t f = 1; f <= 4; f++) { /* row_slot, then the three slot arrays */
+        alloc.fail_at = alloc.calls + f;
+        weft_result_t r = weft__multi_reserve(world, pool, 1000);
+        alloc.fail_at = 0;
+        failures += r != WEFT_OK;
+        if (r != WEFT_ENOMEM || m->row_cap != row_cap || m->slot_cap != slot_cap ||
+            alloc.live_bytes != bytes || weft_world_hash(world) != hash)
+            cr_fatal("allocation %zu of the reserve failed: %s, row_cap %u -> %u, "
+                     "slot_cap %u -> %u, live bytes %zu -> %zu",
+                     f, weft_result_name(r), row_cap, m->row_cap, slot_cap, m->slot_cap, bytes,
+                     alloc.live_bytes);
+    }
+    cr_expect(eq(u32, failures, 4));
+    cr_expect(eq(int, weft__multi_reserve(world, pool, UINT32_MAX), WEFT_ECAPACITY));
+    cr_expect(eq(u32, m->row_cap, row_cap));
+    cr_expect(eq(u32, m->slot_cap, slot_cap));
+    cr_expect(eq(int, weft__multi_reserve(world, pool, 1000), WEFT_OK), "%s", weft_last_error());
+    cr_expect(eq(u64, weft_world_hash(world), hash));
 }

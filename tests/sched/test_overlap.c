@@ -83,3 +83,59 @@ Test(overlap, independent_systems_overlap_and_conflicting_ones_never_do) {
     cr_expect(gt(u32, overlap_frames, 0), "independent systems never ran at the same time");
     fixture_fini(&f);
 }
+
+/* A system that matches nothing runs no body, but it still stands between its neighbours:
+ * a -> b -> c with a -> c removed as redundant, b empty. c must never start before a ends. */
+static _Atomic uint32_t empty_calls;
+
+static void count_call(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&empty_calls, 1);
+    while (weft_iter_next(it)) {
+    }
+}
+
+Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
+    fixture_t f;
+    fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
+    for (uint32_t i = 0; i < ROWS; i++) {
+        weft_entity_t e;
+        cr_assert(eq(int, weft_entity_create(f.world, &e), WEFT_OK));
+        vec3_t v = {(float)i, 1, 0};
+        weft_component_set(f.world, e, f.pos, &v);
+        weft_component_set(f.world, e, f.vel, &v);
+    }
+    /* Nobody has Health: b matches nothing. */
+    weft_system_t a = must_register(
+        f.world, &(weft_system_desc_t){.name = "a", .fn = churn, .terms = {W(f.pos)}});
+    weft_system_t b = must_register(f.world, &(weft_system_desc_t){.name = "b",
+                                                                   .fn = count_call,
+                                                                   .terms = {R(f.hp), R(f.pos)},
+                                                                   .writes = {f.vel}});
+    weft_system_t c = must_register(
+        f.world, &(weft_system_desc_t){.name = "c", .fn = churn, .terms = {W(f.pos), R(f.vel)}});
+    weft_schedule_edge_t edges[8];
+    cr_assert(eq(u32, weft_schedule_edges(f.world, edges, 8), 2), "a -> b -> c, a -> c reduced");
+    cr_assert(eq(int, weft_trace_enable(f.world, &(weft_trace_desc_t){.capacity = 16}), WEFT_OK));
+    atomic_store(&empty_calls, 0);
+    uint32_t bad_frame = UINT32_MAX, b_events = 0;
+    weft_trace_event_t ev[16];
+    for (uint32_t fr = 0; fr < 2000 && bad_frame == UINT32_MAX; fr++) {
+        if (weft_world_progress(f.world, 0.0f) != WEFT_OK) {
+            bad_frame = fr;
+            break;
+        }
+        uint32_t n = weft_trace_events(f.world, ev, 16);
+        for (uint32_t i = 0; i < n && i < 16; i++) {
+            b_events += ev[i].system == b.id;
+            for (uint32_t j = 0; j < n && j < 16; j++)
+                if (ev[i].system == a.id && ev[j].system == c.id && overlaps(&ev[i], &ev[j]))
+                    bad_frame = fr;
+        }
+    }
+    cr_expect(eq(u32, bad_frame, UINT32_MAX), "frame %u: a and c overlapped (or failed: %s)",
+              bad_frame, weft_last_error());
+    cr_expect(eq(u32, atomic_load(&empty_calls), 0), "the empty system's body was called");
+    cr_expect(eq(u32, b_events, 0), "the empty system recorded trace events");
+    fixture_fini(&f);
+}

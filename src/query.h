@@ -1,0 +1,30 @@
+/* query.h: query planning for the scheduler (private to the build).
+ *
+ * DESIGN
+ * weft_query_iter() plans from the data on every call. The scheduler plans each system's
+ * query once per phase, while no structural change can happen (those wait for the phase-end
+ * apply), and reuses the plan for the row count, the chunk count and every chunk's iterator;
+ * the result is the same iterator weft_query_iter() would give. */
+#ifndef WEFT_SRC_QUERY_H
+#define WEFT_SRC_QUERY_H
+
+#include "weft/query.h"
+
+struct weft__pool;
+
+typedef struct weft__query_plan {
+    const struct weft__pool *drive; /* pool whose dense array drives */
+    uint32_t rows;                  /* driving rows */
+    uint32_t group;                 /* driving group id, 0: a pool drives */
+} weft__query_plan_t;
+
+/* Plan `q` from the current data; returns plan->rows. The plan stays valid until the next
+ * structural change of the world (entity/component add/remove, group create, pool growth).
+ * Thread: any, while the main thread makes no structural change. */
+uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan);
+
+/* weft_query_iter() with a plan made by weft__query_plan() (q non-NULL, plan still valid). */
+void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
+                              uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);
+
+#endif /* WEFT_SRC_QUERY_H */
