@@ -172,7 +172,7 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
         printf("\n");
     }
     /* Figures from a debug or sanitized build say nothing about weft's speed. */
-    if (strcmp(WB_BUILD_TYPE, "Release") != 0 || WB_SANITIZER[0] || WB_DEBUG_LEVEL > 0)
+    if (strcmp(WB_BUILD_TYPE, "Release") != 0 || WB_SANITIZER[0] != '\0' || WB_DEBUG_LEVEL > 0)
         fprintf(stderr, "weft_bench: WARNING: not a plain Release build; use the bench preset "
                         "(cmake --workflow --preset bench) for figures worth comparing\n");
     fflush(stdout);

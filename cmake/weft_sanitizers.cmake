@@ -6,11 +6,15 @@ else()
     message(FATAL_ERROR "WEFT_SANITIZER must be empty, 'address,undefined' or 'thread' (got '${WEFT_SANITIZER}')")
 endif()
 
+# The link option is PUBLIC so that whatever links an instrumented weft in this build (tests,
+# tools, an add_subdirectory consumer) pulls in the sanitizer runtime. It is BUILD_INTERFACE
+# only: the installed package (weftTargets.cmake) and weft.pc never hand -fsanitize to a
+# consumer; tools/check_consumers.sh checks that. Install a build without WEFT_SANITIZER.
 function(weft_target_sanitizers t)
     if(NOT WEFT_SANITIZER STREQUAL "")
         target_compile_options(${t} PRIVATE -fsanitize=${WEFT_SANITIZER}
             -fno-omit-frame-pointer -fno-sanitize-recover=all)
-        target_link_options(${t} PUBLIC -fsanitize=${WEFT_SANITIZER})
+        target_link_options(${t} PUBLIC "$<BUILD_INTERFACE:-fsanitize=${WEFT_SANITIZER}>")
     endif()
 endfunction()
 

@@ -10,8 +10,9 @@
 /* Record `code` with a printf-style message and return `code`, so call sites read
  * `return weft__fail(log, WEFT_ENOMEM, __FILE__, __LINE__, "...", ...);`.
  * `log` may be NULL (stderr in debug builds, silent otherwise). Thread: any. */
-weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file, int line,
-                         const char *fmt, ...) WEFT_PRINTF(5, 6);
+/* WEFT_API: src/ calls it across the library boundary when both are shared libraries. */
+WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file,
+                                  int line, const char *fmt, ...) WEFT_PRINTF(5, 6);
 
 /* Report with file/line filled in. */
 #define WEFT__FAIL(log, code, ...) weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__)

@@ -10,19 +10,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "weft/base.h"
+
+/* WEFT_API on each: src/ calls them across the library boundary when both are shared
+ * libraries (libweft.so -> libweft_jobs.so); they are still not in any installed header. */
+
 /* The OS page size in bytes (a power of two). Thread: any. */
-size_t weft__vmem_page_size(void);
+WEFT_API size_t weft__vmem_page_size(void);
 
 /* Reserve `size` bytes of address space (rounded up to pages), inaccessible and not backed by
  * memory. Returns NULL on failure. Thread: any. */
-void *weft__vmem_reserve(size_t size);
+WEFT_API void *weft__vmem_reserve(size_t size);
 
 /* Make [ptr, ptr + size) readable and writable (zero-filled on first touch). ptr and size must
  * be page multiples inside a reservation. Returns false on failure (nothing changes).
  * Thread: any; concurrent readers of already-committed pages are unaffected. */
-bool weft__vmem_commit(void *ptr, size_t size);
+WEFT_API bool weft__vmem_commit(void *ptr, size_t size);
 
 /* Give back a whole reservation made by weft__vmem_reserve (same size). NULL is ignored. */
-void weft__vmem_release(void *ptr, size_t size);
+WEFT_API void weft__vmem_release(void *ptr, size_t size);
 
 #endif /* WEFT_JOBS_VMEM_H */

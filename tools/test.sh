@@ -1,68 +1,85 @@
 #!/usr/bin/env bash
 # test.sh: builds and runs the whole test suite the way CI does (the README's test command).
 #
-# Usage: tools/test.sh [--quick] [--fresh] [--all] [--budget MIN] [--no-consumers] [PRESET...]
-#   (no preset)     the matrix, gcc and clang x {ASan+UBSan, ThreadSanitizer, release -Werror}:
-#                   dev tsan dev-clang release always; then release-clang and tsan-clang
-#                   while they fit the time budget (estimated from their gcc twin's time;
-#                   one that does not fit is reported as SKIPPED, never silently dropped);
-#                   then the consumer checks (static always, shared within the budget),
-#                   the layering check and the format check (tools/check_format.sh:
-#                   .editorconfig rules fail, clang-format differences are listed)
-#   PRESET...       only these workflow presets (see CMakePresets.json), plus the checks
-#   --all           run every preset and check whatever the budget
-#   --budget MIN    the time budget in minutes (default 28: CI allows 30)
+# Usage: tools/test.sh [--quick] [--fresh] [--budget MIN] [--no-consumers] [--no-fuzz] [PRESET...]
+#   (no preset)     the whole matrix, every preset always: gcc and clang x {ASan+UBSan,
+#                   ThreadSanitizer, release -Werror} (dev tsan release dev-clang tsan-clang
+#                   release-clang), each running every ctest entry except the label `long`
+#                   (the 1,000,000-operation model run; `ctest -L long` runs it); then the
+#                   consumer checks (static and shared), the fuzz step (tools/fuzz/run_fuzz.sh:
+#                   replays the seed corpus, then fuzzes for 60 s), the layering check and the
+#                   format check (.editorconfig rules fail, clang-format differences are listed)
+#   PRESET...       only these test presets (see CMakePresets.json), plus the layering and
+#                   format checks; add the consumer and fuzz steps with --consumers / --fuzz
+#   --budget MIN    the time the run should take (default 28: CI allows 30). Nothing is
+#                   skipped to meet it; a run that takes longer says so in its summary
 #   --quick         dev only, plus the layering and format checks
-#   --fresh         reconfigure each preset from scratch (cmake --workflow --fresh)
-#   --no-consumers  skip tools/check_consumers.sh
+#   --fresh         reconfigure each preset from scratch (cmake --fresh) and rebuild the fuzzer
+#   --no-consumers  skip tools/check_consumers.sh       (--consumers: run it with PRESET...)
+#   --no-fuzz       skip tools/fuzz/run_fuzz.sh          (--fuzz: run it with PRESET...)
+# Environment: WEFT_BUILD_PREFIX (default: empty) goes between build/ and every directory
+#   this writes, as it does for the presets (CMakePresets.json): WEFT_BUILD_PREFIX=ci- builds
+#   the presets in build/ci-<preset>, fuzzes in build/ci-fuzz and logs to build/ci-logs;
+#   WEFT_BUILD_PREFIX=ci/ uses build/ci/<preset>. The default is build/<preset>, build/fuzz
+#   and build/logs.
 #
-# Missing packages are installed first when run as root (tools/deps.sh). Each preset runs
-# its workflow (configure, build -j2, ctest) into build/<preset>; the full log goes to
-# build/logs/<preset>.log and Criterion's summary lines are printed here. The run fails
-# (exit 1) on a failed build (warnings are errors in release*), a failing or crashing test,
-# a sanitizer report anywhere in the test output (Criterion does not fail a test whose
-# process leaks at exit, so the logs are searched too), or a preset where no Criterion
-# suite ran at all. It goes on after a failure so one run shows every problem.
+# Missing packages are installed first when run as root (tools/deps.sh). Each preset is
+# configured (cmake --preset P), built (cmake --build --preset P: -j2) and tested (ctest --preset
+# P); the full log goes to build/logs/<preset>.log, and every test's time and
+# Criterion's summary lines are printed here. The run fails (exit 1) on a failed build
+# (warnings are errors in release*), a failing or crashing test, a sanitizer report anywhere
+# in the test output (ctest fails such a test itself; the logs are searched too, since
+# Criterion passes a test whose process leaks at exit), or a preset where no Criterion suite
+# ran at all. It goes on after a failure so one run shows every problem.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 presets=()
-optional=()
 quick=0
 fresh=()
-consumers=1
-all=0
+consumers=default
+fuzz=default
 budget_min=28
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
         --fresh) fresh=(--fresh) ;;
-        --all) all=1 ;;
         --budget) budget_min=${2:?--budget needs minutes}; shift ;;
         --no-consumers) consumers=0 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        --consumers) consumers=1 ;;
+        --no-fuzz) fuzz=0 ;;
+        --fuzz) fuzz=1 ;;
+        -h|--help) sed -n '2,/^set -e/{/^#/p}' "$0"; exit 0 ;;
         -*) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
         *) presets+=("$1") ;;
     esac
     shift
 done
+matrix=0
 if [[ ${#presets[@]} -eq 0 ]]; then
     if [[ $quick == 1 ]]; then
         presets=(dev)
-        consumers=0
     else
-        presets=(dev tsan dev-clang release)
-        optional=(release-clang tsan-clang)
+        presets=(dev tsan release dev-clang tsan-clang release-clang)
+        matrix=1
     fi
 fi
+# The consumer and fuzz steps belong to the whole matrix; with named presets they are opt-in.
+[[ $consumers == default ]] && consumers=$matrix
+[[ $fuzz == default ]] && fuzz=$matrix
+
+build_prefix=${WEFT_BUILD_PREFIX:-}
+if [[ $build_prefix == *..* || $build_prefix == /* ]]; then
+    echo "test.sh: WEFT_BUILD_PREFIX must stay inside build/ (got '$build_prefix')" >&2
+    exit 2
+fi
 budget=$((budget_min * 60))
-declare -A took=() # seconds each step took, for the budget estimates
 
 tools/deps.sh test
 
-logs=build/logs
+logs=build/${build_prefix}logs
 mkdir -p "$logs"
 start_all=$SECONDS
 summary=()
@@ -75,16 +92,34 @@ record() { # record <name> <PASS|FAIL> <seconds> [note]
 }
 
 run_preset() {
-    local p=$1 log="$logs/$1.log" t0=$SECONDS note="" status=PASS
-    local testlog="build/$p/Testing/Temporary/LastTest.log"
-    printf '\n==== %s: configure, build, test (log: %s)\n' "$p" "$log"
+    local p=$1 log="$logs/$1.log" bdir="build/$build_prefix$1" t0=$SECONDS note="" status=PASS
+    local testlog="$bdir/Testing/Temporary/LastTest.log" t_conf t_build t_test
+    printf '\n==== %s: configure, build, test in %s (log: %s)\n' "$p" "$bdir" "$log"
     rm -f "$testlog"
-    if ! cmake --workflow --preset "$p" "${fresh[@]}" >"$log" 2>&1; then
+    : >"$log"
+    if ! cmake --preset "$p" "${fresh[@]}" >>"$log" 2>&1; then
         status=FAIL
-        note="workflow failed"
+        note="configure failed"
+    fi
+    t_conf=$((SECONDS - t0))
+    if [[ $status == PASS ]] && ! cmake --build --preset "$p" >>"$log" 2>&1; then
+        status=FAIL
+        note="build failed"
+    fi
+    t_build=$((SECONDS - t0 - t_conf))
+    if [[ $status == PASS ]] && ! ctest --preset "$p" >>"$log" 2>&1; then
+        status=FAIL
+        note="tests failed"
+    fi
+    t_test=$((SECONDS - t0 - t_conf - t_build))
+    if [[ $note == "configure failed" || $note == "build failed" ]]; then
         echo "---- last lines of $log:"
         tail -n 60 "$log"
     fi
+    # Every test's result and time, then the list ctest gives of the failed ones.
+    grep -aE '^ *[0-9]+/[0-9]+ Test +#' "$log" | sed 's/^ */  /' || true
+    sed -n '/The following tests FAILED/,$p' "$log" | grep -aE 'FAILED|^\s+[0-9]+ - ' \
+        | sed 's/^ */  /' || true
     if [[ -f $testlog ]]; then
         grep -aE 'Synthesis:' "$testlog" | sed 's/^/  /' || true
         grep -aE 'tests passed|tests failed|Total Test time' "$log" | sed 's/^/  /' || true
@@ -106,20 +141,9 @@ run_preset() {
         status=FAIL
         note="no test log"
     fi
+    note="configure ${t_conf} s, build ${t_build} s, test ${t_test} s; $note"
     echo "==== $p: $status ($((SECONDS - t0)) s) $note"
     record "$p" "$status" "$((SECONDS - t0))" "$note"
-    took[$p]=$((SECONDS - t0))
-}
-
-# fits <estimate seconds>: true when --all, or when the step is expected to end within the
-# budget with 3 minutes to spare for the checks that follow.
-fits() {
-    [[ $all == 1 ]] || (( SECONDS - start_all + $1 + 180 <= budget ))
-}
-
-skip() { # skip <name> <estimate>
-    echo "==== $1: SKIPPED: about $2 s would exceed the ${budget_min}-minute budget (--all runs it)"
-    summary+=("$(printf '%-16s %-4s %5ss  %s' "$1" SKIP - "estimated $2 s; over the ${budget_min}-minute budget")")
 }
 
 run_check() { # run_check <name> <command...>
@@ -127,10 +151,10 @@ run_check() { # run_check <name> <command...>
     shift
     printf '\n==== %s (log: %s)\n' "$name" "$log"
     if "$@" >"$log" 2>&1; then
-        grep -aE '^consumer ok|^check_layers: ok|^check_format:|all three consumers' "$log" | sed 's/^/  /' || true
+        grep -aE '^consumer ok|^check_layers: ok|^check_format:|^check_consumers: |all three consumers|^== |^(stat::|Done )' \
+            "$log" | sed 's/^/  /' || true
         echo "==== $name: PASS ($((SECONDS - t0)) s)"
         record "$name" PASS "$((SECONDS - t0))"
-        took[$name]=$((SECONDS - t0))
     else
         tail -n 40 "$log"
         echo "==== $name: FAIL ($((SECONDS - t0)) s)"
@@ -145,23 +169,26 @@ for p in "${presets[@]}"; do
 done
 if [[ $consumers == 1 ]]; then
     run_check consumers-static env CC=gcc tools/check_consumers.sh
+    run_check consumers-shared env CC=clang tools/check_consumers.sh --shared
 fi
-for p in "${optional[@]}"; do
-    twin=${p%-clang}
-    estimate=${took[$twin]:-300}
-    if fits "$estimate"; then run_preset "$p"; else skip "$p" "$estimate"; fi
-done
-if [[ $consumers == 1 ]]; then
-    estimate=${took[consumers-static]:-120}
-    if fits "$estimate"; then
-        run_check consumers-shared env CC=gcc tools/check_consumers.sh --shared
+if [[ $fuzz == 1 ]]; then
+    if [[ -x tools/fuzz/run_fuzz.sh ]]; then
+        # run_fuzz.sh keeps an existing configuration; --fresh starts from an empty directory.
+        [[ ${#fresh[@]} -eq 0 ]] || rm -rf "build/${build_prefix}fuzz"
+        run_check fuzz env CC=clang tools/fuzz/run_fuzz.sh 60 "$root/build/${build_prefix}fuzz"
     else
-        skip consumers-shared "$estimate"
+        echo "==== fuzz: NOT RUN: tools/fuzz/run_fuzz.sh is missing or not executable"
+        summary+=("$(printf '%-16s %-4s %5ss  %s' fuzz SKIP - "tools/fuzz/run_fuzz.sh missing or not executable")")
     fi
 fi
 
-printf '\n==== summary (%d s in all; budget %d min)\n' "$((SECONDS - start_all))" "$budget_min"
+total=$((SECONDS - start_all))
+printf '\n==== summary (%d s in all; budget %d min; %s; load %s)\n' "$total" "$budget_min" \
+    "$(nproc) cores" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 printf '  %s\n' "${summary[@]}"
+if (( total > budget )); then
+    echo "test.sh: note: the run took $((total / 60)) min, over the ${budget_min}-minute budget"
+fi
 if [[ $failed != 0 ]]; then
     echo "test.sh: FAILED"
     exit 1

@@ -1,6 +1,7 @@
 /* A consumer of weft: creates a job system, sums [0, n) with a parallel-for, checks the sum.
- * The same file is built three ways by tools/check_consumers.sh (add_subdirectory,
- * find_package after install, pkg-config); it only uses the installed public headers. */
+ * This one file is built three ways by tools/check_consumers.sh (../subdir: add_subdirectory,
+ * ../find_package: find_package after install, ../pkgconfig: pkg-config); it only uses the
+ * installed public headers. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
