@@ -54,9 +54,16 @@ void weft_counter_init(weft_counter_t *c) {
 
 bool weft_counter_is_done(const weft_counter_t *c) {
     WEFT_ASSERT(c != NULL, "weft_counter_is_done: c is NULL");
-    /* acquire pairs with the release RMWs in weft__counter_finish(): the finished jobs'
+    /* acquire pairs with the release RMWs in weft__counter_finish_n(): the finished jobs'
      * writes are visible to whoever sees zero */
     return weft_atomic_load_acquire(&impl(c)->word) == 0;
+}
+
+void weft__counter_set(weft_counter_t *c, uint64_t n) {
+    weft_assert_internal(weft_atomic_load_relaxed(&impl(c)->word) == 0);
+    weft_assert_internal(n <= C_COUNT);
+    /* relaxed, as in weft__counter_add; a store, not an RMW: nobody else touches c now */
+    weft_atomic_store_relaxed(&impl(c)->word, n);
 }
 
 void weft__counter_add(weft_counter_t *c, uint64_t n) {
@@ -104,16 +111,13 @@ void weft__gate_release(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate) 
     weft__schedule_ready(jobs, ctx, first);
 }
 
-void weft__counter_finish(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c) {
-    counter_impl_t *ci = impl(c);
-    /* acq_rel: release publishes this job's writes to whoever sees zero; acquire lets the
-     * last finisher pass all earlier jobs' writes on to the gates it releases */
-    uint64_t old = weft_atomic_fetch_sub_acq_rel(&ci->word, 1u);
-    weft_assert_internal((old & C_COUNT) != 0);
-    if ((old & C_COUNT) != 1u || (old & (C_WAITERS | C_SLEEPERS)) == 0) {
-        return; /* not the last, or the last with nobody to tell: c is never touched again */
-    }
-    /* Slow path: the word is non-zero (flags), so no waiter has let go of c yet. */
+/* The last job finished while WAITERS or SLEEPERS was set: the word is non-zero (flags), so
+ * no waiter has let go of c yet. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline)) /* keeps the fast path in weft__counter_finish_n free of spills */
+#endif
+static void
+finish_slow(weft_jobs_t *jobs, weft__ctx_t *ctx, counter_impl_t *ci, uint64_t old) {
     uint64_t w = weft_atomic_load_relaxed(&ci->word);
     for (;;) {
         if (w & C_LOCKED) {
@@ -129,7 +133,8 @@ void weft__counter_finish(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c
     weft__rec_t *list = weft_atomic_load_relaxed(&ci->waiters);
     weft_atomic_store_relaxed(&ci->waiters, NULL);
     /* release pairs with the acquire in weft_counter_is_done(); our last touch of c */
-    uint64_t before = weft_atomic_fetch_and_release(&ci->word, ~(C_LOCKED | C_WAITERS | C_SLEEPERS));
+    uint64_t before =
+        weft_atomic_fetch_and_release(&ci->word, ~(C_LOCKED | C_WAITERS | C_SLEEPERS));
     while (list) {
         weft__rec_t *next = list->next;
         weft__rec_t *gate = list->arg;
@@ -140,6 +145,19 @@ void weft__counter_finish(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c
     if ((old | before) & C_SLEEPERS) {
         weft__sleep_notify(jobs, UINT32_MAX); /* the waiter may be any sleeping thread */
     }
+}
+
+void weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c, uint64_t n) {
+    counter_impl_t *ci = impl(c);
+    /* acq_rel: release publishes this job's writes to whoever sees zero; acquire lets the
+     * last finisher pass all earlier jobs' writes on to the gates it releases */
+    weft_assert_internal(n > 0);
+    uint64_t old = weft_atomic_fetch_sub_acq_rel(&ci->word, n);
+    weft_assert_internal((old & C_COUNT) >= n);
+    if ((old & C_COUNT) != n || (old & (C_WAITERS | C_SLEEPERS)) == 0) {
+        return; /* not the last, or the last with nobody to tell: c is never touched again */
+    }
+    finish_slow(jobs, ctx, ci, old);
 }
 
 /* ---- waiting ------------------------------------------------------------------ >>wait */
@@ -178,6 +196,7 @@ void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t
                 continue;
             }
         }
+        ctx->spin_backoff = 1; /* a waiter wants to see its counter's zero at once */
         weft__sleep_idle(jobs, ctx, wait_ready, c);
     }
 }

@@ -20,6 +20,7 @@
  *          Slots are read relaxed: the acquire half of the seq_cst load of `bottom` pairs
  *          with the owner's store and makes the slot (and the job behind it) visible.
  * TSan models seq_cst operations precisely, so it sees every happens-before edge we use.
+ * push is on every submission's path and lives in deque.h as an inline function.
  *
  * Lock order: no locks. */
 #include "deque.h"
@@ -27,12 +28,6 @@
 #include <string.h>
 
 #include "report.h"
-
-struct weft__deque_buf {
-    int64_t mask;             /* capacity - 1; capacity is a power of two */
-    weft__deque_buf_t *older; /* next retired buffer (owner only) */
-    weft_atomic_ptr slots[];  /* capacity element pointers */
-};
 
 static weft__deque_buf_t *buf_new(const weft_allocator_t *a, int64_t cap) {
     size_t size = sizeof(weft__deque_buf_t) + (size_t)cap * sizeof(weft_atomic_ptr);
@@ -64,6 +59,7 @@ bool weft__deque_init(weft__deque_t *d, uint32_t capacity, const weft_allocator_
     weft_atomic_init(&d->bottom, 0);
     weft__deque_buf_t *b = buf_new(alloc, cap);
     weft_atomic_init(&d->buf, b);
+    d->cap = b ? cap : 0;
     return b != NULL;
 }
 
@@ -81,6 +77,9 @@ void weft__deque_fini(weft__deque_t *d) {
 }
 
 bool weft__deque_reserve(weft__deque_t *d, uint32_t n) {
+    if (weft__deque_has_room(d, n)) {
+        return true;
+    }
     /* Owner-only reads: bottom is ours; a stale top is smaller than the real one, so the
      * size we compute can only be too large, which errs on the side of growing. */
     int64_t b = weft_atomic_load_relaxed(&d->bottom);
@@ -105,32 +104,18 @@ bool weft__deque_reserve(weft__deque_t *d, uint32_t n) {
     }
     old->older = d->retired;
     d->retired = old;
+    d->cap = cap;
     /* pairs with the acquire load of buf in steal(): the copied slots are visible */
     weft_atomic_store_release(&d->buf, nb);
     return true;
 }
 
-void weft__deque_push(weft__deque_t *d, void *const *items, uint32_t n) {
-    int64_t b = weft_atomic_load_relaxed(&d->bottom);
-    weft__deque_buf_t *buf = weft_atomic_load_relaxed(&d->buf);
-    weft_assert_internal(b - weft_atomic_load_relaxed(&d->top) + (int64_t)n <= buf->mask + 1);
-    for (uint32_t i = 0; i < n; ++i) {
-        weft_atomic_store_relaxed(&buf->slots[(b + (int64_t)i) & buf->mask], items[i]);
-    }
-    /* seq_cst: release half pairs with the seq_cst loads of bottom in steal() (the slots and
-     * the jobs they point to are visible); the seq_cst half orders this store before the
-     * pusher's read of the sleeper count (sleep.c, no lost wake-up). */
-    weft_atomic_store_seq_cst(&d->bottom, b + (int64_t)n);
-}
-
 void *weft__deque_take(weft__deque_t *d) {
-    int64_t b = weft_atomic_load_relaxed(&d->bottom);
-    /* Cheap empty test first: bottom is ours and a stale top is never larger than the
-     * real one, so "empty" here is exact and saves two seq_cst operations. */
-    if (b <= weft_atomic_load_relaxed(&d->top)) {
+    /* Cheap empty test first: exact for the owner, and saves two seq_cst operations. */
+    if (weft__deque_owner_empty(d)) {
         return NULL;
     }
-    b -= 1;
+    int64_t b = weft_atomic_load_relaxed(&d->bottom) - 1;
     weft__deque_buf_t *buf = weft_atomic_load_relaxed(&d->buf);
     /* seq_cst store then seq_cst load: replaces Lê et al.'s relaxed store + seq_cst fence;
      * a thief that read the old bottom is ordered before us and we see its CAS on top. */

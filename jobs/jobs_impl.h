@@ -74,6 +74,33 @@ typedef struct weft__frame {
     struct weft__frame *prev;   /* the job below it on this thread, or NULL */
 } weft__frame_t;
 
+/* ---- parallel-for slots ------------------------------------------------------ >>pfor */
+
+/* Nesting levels of weft_parallel_for per thread that get a slot; deeper loops run on the
+ * calling worker alone (parallel_for.c). */
+#define WEFT__PFOR_SLOTS 4u
+
+/* One loop in flight, owned by the thread whose context holds it (parallel_for.c explains
+ * the protocol). The slot outlives every loop, so a helper job that starts after its loop
+ * has finished can still look at it, see a newer generation (or nothing left), and leave:
+ * the caller never waits for helpers that had nothing to do. */
+typedef struct weft__pfor {
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 cursor; /* gen << 32 | next unit to claim */
+    weft_atomic_u64 shape;   /* gen << 32 | units in the loop; stored before cursor */
+    weft_atomic_u32 helpers; /* helper jobs published for the current loop */
+    uint32_t gen;            /* owner only: generation of the latest loop */
+    /* Written by the owner before the cursor is published, read by a claimant only after a
+     * successful claim (which keeps the loop from finishing, so they cannot change). */
+    weft_range_fn_t fn;   /* the body */
+    void *ctx;            /* its context */
+    uint64_t count;       /* items */
+    uint64_t grain;       /* items per chunk */
+    uint64_t nchunks;     /* ceil(count / grain) */
+    uint64_t per_unit;    /* chunks per claim unit (1 unless nchunks > UINT32_MAX) */
+    uint32_t max_helpers; /* helper jobs allowed for the loop */
+    _Alignas(WEFT_CACHE_LINE) weft_counter_t left; /* claim units not yet run */
+} weft__pfor_t;
+
 struct weft__ctx {
     _Alignas(WEFT_CACHE_LINE) weft__deque_t dq[WEFT_PRIORITY_COUNT]; /* workers only */
     _Alignas(WEFT_CACHE_LINE) weft_jobs_t *jobs; /* the job system */
@@ -87,9 +114,15 @@ struct weft__ctx {
     weft__list_t inline_queue;   /* inline mode: ready jobs in order; this thread only */
     bool inline_draining;        /* inline mode: inside drain_inline() */
     weft_thread_t thread;        /* spawned workers only */
-    _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
-    weft_atomic_u64 submitted;   /* jobs this thread submitted; written by it only */
+    uint32_t pfor_depth;         /* parallel-for slots in use on this thread */
+    uint32_t spin_backoff;       /* pauses between polls when it next spins (sleep.c) */
+    bool idle_job;               /* the last top-level job found nothing to do (parallel_for.c) */
+    /* The tallies sit apart from free_remote, which other threads CAS on every remote free:
+     * sharing a line would make each submit pay for a cache miss. */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 submitted; /* jobs it submitted; written by it only */
     weft_atomic_u64 finished;    /* jobs this thread finished; written by it only */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
+    weft__pfor_t pfor[WEFT__PFOR_SLOTS]; /* parallel-for loops started by this thread */
 };
 
 /* ---- shared queues and sleep -------------------------------------------- >>queues */
@@ -126,6 +159,7 @@ struct weft_jobs {
     weft__queue_t inject;           /* jobs submitted by registered threads */
     weft__queue_t main;             /* jobs pinned to worker 0 */
     weft__sleep_t sleep;            /* idle workers and blocked waiters */
+    bool oversubscribed;            /* more workers than hardware threads: spinners yield */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
     weft_atomic_u32 external_inflight; /* registered threads inside an API call */
     weft_atomic_u32 registered;     /* registered slots handed out */
@@ -137,9 +171,11 @@ struct weft_jobs {
 weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs); /* NULL: unknown thread */
 weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx);
 void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job);
+/* Drop a job without running it (it has no counter; it was counted as submitted). */
+void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job);
 
 /* record.c */
-weft__rec_t *weft__rec_alloc(weft_jobs_t *jobs, weft__ctx_t *ctx); /* NULL: out of memory */
+weft__rec_t *weft__rec_alloc_slow(weft_jobs_t *jobs, weft__ctx_t *ctx); /* NULL: out of memory */
 void weft__rec_free(weft__ctx_t *ctx, weft__rec_t *r);
 void weft__rec_fini_ctx(weft_jobs_t *jobs, weft__ctx_t *ctx);
 
@@ -148,9 +184,10 @@ void weft__queue_init(weft__queue_t *q);
 void weft__queue_fini(weft__queue_t *q);
 weft__rec_t *weft__queue_pop(weft__queue_t *q, int priority);
 bool weft__queue_is_empty(weft__queue_t *q); /* seq_cst loads (see sleep.c) */
-/* Submission from inside the job system (parallel-for helpers): no validation. */
-weft_result_t weft__submit_one(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_job_desc_t *d,
-                               weft_counter_t *done);
+/* Submission from inside the job system (parallel-for helpers): one normal-priority job
+ * without a counter, no argument checks. Not for inline mode. */
+weft_result_t weft__submit_internal(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_job_fn_t fn,
+                                    void *arg, uint32_t tag, const char *name);
 /* WEFT_ESHUTDOWN check shared by submit and parallel-for (reports the failure). */
 weft_result_t weft__check_phase(weft_jobs_t *jobs, const weft__ctx_t *ctx, const char *what);
 /* Make a list of ready jobs runnable from `ctx` (deque, injection or main queue). */
@@ -160,10 +197,12 @@ void weft__inline_drain(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_counter_
 
 /* counter.c */
 void weft__counter_add(weft_counter_t *c, uint64_t n);
+/* Set a counter that is at zero and referenced by no job, waiter or gate to `n`. */
+void weft__counter_set(weft_counter_t *c, uint64_t n);
 /* Wait without the argument checks: runs jobs (workers) or sleeps (registered threads). */
 void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c);
-/* One job counted by `c` finished; releases parked gates if it was the last. */
-void weft__counter_finish(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c);
+/* `n` jobs counted by `c` finished; releases parked gates if they were the last. */
+void weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c, uint64_t n);
 /* Park `gate` on `c`; false if `c` is already at zero (nothing was parked). */
 bool weft__counter_park(weft_counter_t *c, weft__rec_t *node);
 /* Drop one of the gate's pending references; schedules its jobs when it was the last. */
@@ -172,8 +211,8 @@ void weft__gate_release(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate);
 /* sleep.c */
 void weft__sleep_init(weft__sleep_t *s);
 void weft__sleep_fini(weft__sleep_t *s);
-/* New work or a state change: wake up to `n` sleepers (UINT32_MAX: all). Cheap if none. */
-void weft__sleep_notify(weft_jobs_t *jobs, uint32_t n);
+/* The slow half of weft__sleep_notify (below): `sleeping` threads were seen asleep. */
+void weft__sleep_wake(weft_jobs_t *jobs, uint32_t n, uint32_t sleeping);
 /* Idle worker / waiter: spin with backoff for desc.spin_us, then sleep until notified.
  * `ready(jobs, ctx, arg, final)` is polled while spinning (final = false) and checked
  * once more after registering as a sleeper (final = true); true returns at once. */
@@ -195,6 +234,27 @@ bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx);
 static inline bool weft__queue_maybe_nonempty(weft__queue_t *q) {
     return (weft_atomic_load_relaxed(&q->count[0]) | weft_atomic_load_relaxed(&q->count[1]) |
             weft_atomic_load_relaxed(&q->count[2])) != 0;
+}
+
+/* New work or a state change: wake up to `n` sleepers (UINT32_MAX: all). Inlined: one load
+ * on every submission when nobody sleeps. */
+static inline void weft__sleep_notify(weft_jobs_t *jobs, uint32_t n) {
+    /* seq_cst: the second half of the publisher's side of the handshake (sleep.c). */
+    uint32_t sleeping = weft_atomic_load_seq_cst(&jobs->sleep.sleepers);
+    if (sleeping != 0 && n != 0) {
+        weft__sleep_wake(jobs, n, sleeping);
+    }
+}
+
+/* Record allocation, inlined: a pop from the thread's private freelist in the common case. */
+static inline weft__rec_t *weft__rec_alloc(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    weft__rec_t *r = ctx->free_local;
+    if (!r) {
+        return weft__rec_alloc_slow(jobs, ctx);
+    }
+    ctx->free_local = r->next;
+    r->next = NULL;
+    return r;
 }
 
 static inline void weft__list_push(weft__list_t *l, weft__rec_t *r) {

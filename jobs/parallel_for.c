@@ -1,79 +1,153 @@
 /* parallel_for.c: weft_parallel_for — split [0, count) into grain-sized chunks and run
  * them on the caller and on whichever workers join in.
  *
- * DESIGN: no job per chunk. The caller describes the loop in a `pfor_t` on its own stack
- * and publishes ONE helper job; the chunks are handed out by an atomic chunk cursor
- * (`next`), so a participant claims chunk after chunk with one fetch_add each. A helper,
- * when it starts, publishes one more helper if chunks remain and the helper budget
- * (workers - 1) allows: helpers fan out one wake-up at a time, only as far as there is
- * work, instead of the caller waking every sleeper up front. The caller claims chunks
- * too, then waits on the helpers' counter — running jobs meanwhile, and typically taking
- * back its own unstolen helper, which finds nothing left and returns. So an empty or tiny
- * loop costs one push, a few fetch_adds and one pop, and never waits for a sleeping
- * worker to wake up.
+ * DESIGN: no job per chunk. The caller describes the loop in a slot of its own context
+ * (`weft__pfor_t`, one per nesting level, jobs_impl.h) and publishes ONE helper job; the
+ * chunks are handed out through an atomic cursor. A participant claims a batch of chunks
+ * with one CAS — half of a 1/workers share of what is left, at least one ("factoring",
+ * Hummel, Schonberg and Flynn 1992): a dozen claims per loop instead of one per chunk,
+ * which dominated small loops, and single chunks at the tail, so the threads finish within
+ * about a chunk of each other. Half a share, not a whole one (OpenMP's guided schedule):
+ * the caller claims first, and a whole share would commit half the loop to it before a
+ * sleeping worker wakes up; with half, a late helper still gets its part.
+ *
+ * A helper that claimed something publishes one more helper if chunks remain and the
+ * helper budget (workers - 1) allows: helpers fan out one wake-up at a time, only as far
+ * as there is work.
+ *
+ * Completion counts chunks, not helpers: the slot's counter `left` holds the claim units
+ * not yet run, and the caller returns when it reaches zero. A helper that starts after the
+ * last claim (or after the loop returned) touches nothing but the slot's atomics, which
+ * live as long as the job system: the cursor carries the loop's generation in its high
+ * 32 bits, so a late helper's claim fails and it leaves. So the caller never waits for a
+ * worker that had nothing to do, and an empty loop costs one push, a few CASes and, when no
+ * worker stole the helper, taking it back from its own deque.
+ *
+ * Why the plain fields are safe: the caller writes them before its release store of the
+ * cursor; a claimant reads them only after a successful claim (acquire), and until it
+ * counts its units off `left` the loop cannot finish, so the caller cannot start the next
+ * loop in that slot and rewrite them.
  *
  * Chunk k is [k * grain, min((k + 1) * grain, count)), so boundaries depend only on count
- * and grain. grain 0 picks count / (16 * workers) (at least 1): enough chunks that the tail
- * imbalance stays small (a thirty-second of the loop at 2 workers), and
- * few enough that claiming costs nothing next to the body. Nested calls from inside jobs
- * work the same way: the waiting thread runs other jobs, so nothing can deadlock.
+ * and grain. grain 0 picks count / (16 * workers) (at least 1). A claim unit is one chunk,
+ * or several consecutive ones when a loop has more than 2^32 - 1 chunks (the cursor's low
+ * half counts units). Nested calls from inside jobs work the same way with the next slot (the
+ * waiting thread runs other jobs, so nothing can deadlock); beyond WEFT__PFOR_SLOTS levels
+ * the loop runs on the calling worker alone.
  *
  * Registered (non-worker) callers cannot take chunks — every range runs with a worker
- * index — so they publish the first helper and sleep until the helpers are done.
+ * index — so they publish the first helper (through the injection queue) and sleep until
+ * `left` is zero.
  *
  * Lock order: none taken here (submission and waiting take their own, see submit.c). */
 #include "jobs_impl.h"
 
-typedef struct pfor {
-    weft_jobs_t *jobs;      /* the job system */
-    weft_range_fn_t fn;     /* the body */
-    void *ctx;              /* its context */
-    uint64_t count;         /* items */
-    uint64_t grain;         /* items per chunk (resolved, >= 1) */
-    uint64_t nchunks;       /* ceil(count / grain) */
-    uint32_t max_helpers;   /* helper jobs allowed in total */
-    weft_atomic_u64 next;   /* next chunk to claim; may overshoot nchunks */
-    weft_atomic_u32 helpers; /* helper jobs published so far */
-    weft_counter_t done;    /* counts the helper jobs; the caller waits on it */
-} pfor_t;
-
-static void run_chunks(pfor_t *pf, uint32_t worker) {
+/* Claim the next batch of units of loop `gen`; returns how many (0: none left, or the slot
+ * has moved on to a newer loop) and the first in *first. */
+static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, uint32_t *first) {
+    /* acquire pairs with the caller's release store of the cursor (continued by every
+     * claim's RMW): the fields of loop `gen` are visible */
+    uint64_t cur = weft_atomic_load_acquire(&pf->cursor);
     for (;;) {
-        /* relaxed: the claim only has to be unique; the results reach the caller through
-         * the helpers' counter (release) or are the caller's own */
-        uint64_t k = weft_atomic_fetch_add_relaxed(&pf->next, 1u);
-        if (k >= pf->nchunks) {
-            return;
+        if ((uint32_t)(cur >> 32) != gen) {
+            return 0;
         }
-        uint64_t begin = k * pf->grain;
-        uint64_t end = begin + pf->grain < pf->count ? begin + pf->grain : pf->count;
-        pf->fn(pf->ctx, begin, end, worker);
+        /* relaxed: stored before the cursor we just acquired; a newer loop shows in its gen */
+        uint64_t shape = weft_atomic_load_relaxed(&pf->shape);
+        uint32_t units = (uint32_t)shape, next = (uint32_t)cur;
+        if ((uint32_t)(shape >> 32) != gen || next >= units) {
+            return 0;
+        }
+        uint32_t take = (units - next) / divisor;
+        take = take ? take : 1u;
+        /* acq_rel: acquire as above; release keeps the release sequence going */
+        if (weft_atomic_cas_weak_acq_rel(&pf->cursor, &cur, cur + take)) {
+            *first = next;
+            return take;
+        }
+    }
+}
+
+/* Run units [first, first + n): the claim keeps the loop alive, so the fields are stable. */
+static void run_units(const weft__pfor_t *pf, uint64_t first, uint64_t n, uint32_t worker) {
+    uint64_t c = first * pf->per_unit;
+    uint64_t last = (uint64_t)(uint32_t)weft_atomic_load_relaxed(&pf->shape);
+    /* (first + n) * per_unit cannot overflow below the last unit: it is < nchunks */
+    uint64_t end = first + n >= last ? pf->nchunks : (first + n) * pf->per_unit;
+    for (; c < end; ++c) {
+        uint64_t begin = c * pf->grain;
+        uint64_t stop = pf->count - begin > pf->grain ? begin + pf->grain : pf->count;
+        pf->fn(pf->ctx, begin, stop, worker);
     }
 }
 
 static void helper_job(void *arg, const weft_job_ctx_t *jctx);
 
-/* Publish one more helper if there is work it could take and the budget allows. */
-static void spawn_helper(pfor_t *pf, weft__ctx_t *ctx) {
-    uint64_t claimed = weft_atomic_load_relaxed(&pf->next);
-    if (claimed + 1u >= pf->nchunks) {
-        return; /* at most one chunk left: whoever is here will take it */
+/* Publish one more helper if work is left for it and the budget allows. Called while
+ * holding a claim, so the slot still holds our loop. */
+static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen) {
+    uint32_t next = (uint32_t)weft_atomic_load_relaxed(&pf->cursor);
+    uint32_t units = (uint32_t)weft_atomic_load_relaxed(&pf->shape);
+    if (units - next <= 1u) {
+        return; /* at most one unit left: whoever is here will take it */
     }
     if (weft_atomic_load_relaxed(&pf->helpers) >= pf->max_helpers ||
         weft_atomic_fetch_add_relaxed(&pf->helpers, 1u) >= pf->max_helpers) {
         return;
     }
-    weft_job_desc_t d = {.fn = helper_job, .arg = pf, .name = "parallel_for"};
-    /* A failure (out of memory, shutdown) only means fewer helpers: the chunks that are
+    /* A failure (out of memory, shutdown) only means fewer helpers: the units that are
      * left are claimed by the threads already taking part. */
-    (void)weft__submit_one(pf->jobs, ctx, &d, &pf->done);
+    (void)weft__submit_internal(jobs, ctx, helper_job, pf, gen, "parallel_for");
 }
 
+/* Claim and run batches until none are left; returns the units run, which the caller of
+ * this function still has to count off `left`. */
+static uint64_t participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen,
+                            bool helper) {
+    /* a claim takes half of a 1/workers share of what is left */
+    uint32_t divisor = 2u * jobs->worker_count;
+    uint64_t ran = 0;
+    uint32_t first = 0, n;
+    while ((n = claim(pf, gen, divisor, &first)) != 0) {
+        if (helper && ran == 0) {
+            spawn_helper(jobs, ctx, pf, gen);
+        }
+        run_units(pf, first, n, ctx->index);
+        ran += n;
+    }
+    return ran;
+}
+
+/* The helper job: arg is the slot, the tag the loop's generation. */
 static void helper_job(void *arg, const weft_job_ctx_t *jctx) {
-    pfor_t *pf = arg;
-    weft__ctx_t *ctx = &pf->jobs->ctx[jctx->worker];
-    spawn_helper(pf, ctx);
-    run_chunks(pf, jctx->worker);
+    weft__pfor_t *pf = arg;
+    weft_jobs_t *jobs = jctx->jobs;
+    weft__ctx_t *ctx = &jobs->ctx[jctx->worker];
+    uint64_t ran = participate(jobs, ctx, pf, jctx->tag, true);
+    if (ran) {
+        weft__counter_finish_n(jobs, ctx, &pf->left, ran); /* our last touch of the loop */
+    } else if (ctx->frames && !ctx->frames->prev) {
+        /* A top-level helper that came too late: its worker need not poll eagerly for the
+         * next one (worker_main, sleep.c). Nested in another job, the outer job counts. */
+        ctx->idle_job = true;
+    }
+}
+
+/* After the caller's own claims: take its helper back if no worker stole it (it would find
+ * nothing to do). The record is ours once take() returns it, so reading it is safe; a
+ * different job on top of the deque (one the body submitted) is run instead. */
+static void reclaim_helper(weft_jobs_t *jobs, weft__ctx_t *me, const weft__pfor_t *pf,
+                           uint32_t gen) {
+    weft__deque_t *dq = &me->dq[WEFT_PRIORITY_NORMAL];
+    weft__rec_t *job = weft__deque_owner_empty(dq) ? NULL : weft__deque_take(dq);
+    if (!job) {
+        return;
+    }
+    if (job->fn == helper_job && job->arg == (const void *)pf && job->u.tag == gen) {
+        weft__discard_job(me, job);
+    } else {
+        weft__run_job(jobs, me, job);
+    }
 }
 
 /* Everything on the calling thread, in order (inline mode, one worker, one chunk). */
@@ -108,30 +182,52 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     if (r != WEFT_OK || count == 0) {
         goto out;
     }
-    if (me->is_worker && (jobs->is_inline || workers == 1 || nchunks == 1)) {
+    if (me->is_worker &&
+        (jobs->is_inline || workers == 1 || nchunks == 1 || me->pfor_depth >= WEFT__PFOR_SLOTS)) {
         run_serial(fn, ctx, count, grain, me->index);
         goto out;
     }
-    pfor_t pf = {
-        .jobs = jobs, .fn = fn, .ctx = ctx, .count = count, .grain = grain, .nchunks = nchunks,
-        .max_helpers = me->is_worker ? workers - 1u : workers,
-    };
-    if (pf.max_helpers > nchunks) {
-        pf.max_helpers = (uint32_t)nchunks;
+    /* A registered thread never runs jobs, so its loops never nest. */
+    weft_assert_internal(me->pfor_depth < WEFT__PFOR_SLOTS);
+    weft__pfor_t *pf = &me->pfor[me->pfor_depth++];
+    uint32_t gen = ++pf->gen;
+    uint64_t per_unit = nchunks / UINT32_MAX + (nchunks % UINT32_MAX != 0);
+    uint64_t units = per_unit == 1 ? nchunks /* the usual case: no run-time division */
+                                   : nchunks / per_unit + (nchunks % per_unit != 0);
+    pf->fn = fn;
+    pf->ctx = ctx;
+    pf->count = count;
+    pf->grain = grain;
+    pf->nchunks = nchunks;
+    pf->per_unit = per_unit;
+    pf->max_helpers = me->is_worker ? workers - 1u : workers;
+    if (pf->max_helpers > units) {
+        pf->max_helpers = (uint32_t)units;
     }
-    weft_atomic_init(&pf.next, 0);
-    weft_atomic_init(&pf.helpers, 1u);
-    weft_counter_init(&pf.done);
-    weft_job_desc_t d = {.fn = helper_job, .arg = &pf, .name = "parallel_for"};
-    r = weft__submit_one(jobs, me, &d, &pf.done);
-    if (r != WEFT_OK && !me->is_worker) {
-        goto out; /* nobody could run the chunks for us */
-    }
+    weft_atomic_store_relaxed(&pf->helpers, 1u); /* the one published below */
+    /* `left` is zero and unreferenced here: the previous loop in this slot waited for it,
+     * and late helpers never touch it. Every claimant acquires the cursor stored below, so
+     * its subtraction comes after this. */
+    weft__counter_set(&pf->left, units);
+    weft_atomic_store_relaxed(&pf->shape, (uint64_t)gen << 32 | units);
+    /* release pairs with claim()'s acquire: the fields above are visible to claimants */
+    weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32);
+    r = weft__submit_internal(jobs, me, helper_job, pf, gen, "parallel_for");
     if (me->is_worker) {
         r = WEFT_OK; /* without a helper the caller simply runs every chunk itself */
-        run_chunks(&pf, me->index);
+        uint64_t ran = participate(jobs, me, pf, gen, false);
+        if (ran) {
+            weft__counter_finish_n(jobs, me, &pf->left, ran);
+        }
+        reclaim_helper(jobs, me, pf, gen);
+    } else if (r != WEFT_OK) {
+        /* Nobody can run the chunks for us (a registered thread runs none): close the
+         * cursor, so no claim can succeed, and withdraw the units. */
+        weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | units);
+        weft__counter_finish_n(jobs, me, &pf->left, units);
     }
-    weft__counter_wait_loop(jobs, me, &pf.done);
+    weft__counter_wait_loop(jobs, me, &pf->left);
+    me->pfor_depth -= 1;
 out:
     if (!me->is_worker) {
         weft__external_leave(jobs);

@@ -34,18 +34,16 @@ static bool slab_new(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     return true;
 }
 
-weft__rec_t *weft__rec_alloc(weft_jobs_t *jobs, weft__ctx_t *ctx) {
-    weft__rec_t *r = ctx->free_local;
+/* The private freelist is empty (weft__rec_alloc in jobs_impl.h pops it inline). */
+weft__rec_t *weft__rec_alloc_slow(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    /* pairs with the release CAS in weft__rec_free(): the records' last uses by other
+     * threads happen before we hand them out again */
+    weft__rec_t *r = weft_atomic_exchange_acquire(&ctx->free_remote, NULL);
     if (!r) {
-        /* pairs with the release CAS in weft__rec_free(): the records' last uses by other
-         * threads happen before we hand them out again */
-        r = weft_atomic_exchange_acquire(&ctx->free_remote, NULL);
-        if (!r) {
-            if (!slab_new(jobs, ctx)) {
-                return NULL;
-            }
-            r = ctx->free_local;
+        if (!slab_new(jobs, ctx)) {
+            return NULL;
         }
+        r = ctx->free_local;
     }
     ctx->free_local = r->next;
     r->next = NULL;

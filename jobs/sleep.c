@@ -2,9 +2,11 @@
  *
  * DESIGN: an eventcount (as in Folly/Dmitry Vyukov's design) over one mutex and condition
  * variable. An idle thread first spins for desc.spin_us, polling with exponential backoff
- * (1, 2, 4 ... 64 pause instructions, then sched_yield so oversubscribed workers let the
- * busy ones run). Then it registers as a sleeper (`sleepers` += 1), reads `epoch`, checks
- * once more for work, and sleeps on the condition variable while `epoch` is unchanged.
+ * (1, 2, 4 ... 64 pause instructions, then 64 between polls; with more workers than
+ * hardware threads, sched_yield instead, so oversubscribed workers let the busy ones run;
+ * see spin() for why the backoff carries over between idle periods). Then it
+ * registers as a sleeper (`sleepers` += 1), reads `epoch`, checks once more for work, and
+ * sleeps on the condition variable while `epoch` is unchanged.
  * A thread that publishes work reads `sleepers`; only if it is non-zero does it bump the
  * epoch and signal. So the common case — everyone busy — costs one load per submission.
  *
@@ -37,20 +39,16 @@ void weft__sleep_fini(weft__sleep_t *s) {
     weft__mutex_fini(&s->lock);
 }
 
-void weft__sleep_notify(weft_jobs_t *jobs, uint32_t n) {
+void weft__sleep_wake(weft_jobs_t *jobs, uint32_t n, uint32_t sleeping) {
     weft__sleep_t *s = &jobs->sleep;
-    /* seq_cst: the second half of the publisher's side of the handshake (file top). */
-    uint32_t sleeping = weft_atomic_load_seq_cst(&s->sleepers);
-    if (sleeping == 0 || n == 0) {
-        return;
-    }
-    /* seq_cst: a sleeper that registered after our load above reads the new epoch. */
+    /* seq_cst: a sleeper that registered after the caller's load of `sleepers`
+     * (weft__sleep_notify, jobs_impl.h) reads the new epoch. */
     weft_atomic_fetch_add_seq_cst(&s->epoch, 1u);
     weft__mutex_lock(&s->lock); /* acquire sleep.lock: a sleeper is either before its
                                    epoch check or inside cond_wait, never in between */
     /* A registered thread cannot run the new job, so a signal spent on it would be lost:
      * broadcast whenever one sleeps (its increment is visible: it precedes its seq_cst
-     * increment of `sleepers`, which our seq_cst load above read). */
+     * increment of `sleepers`, which the caller's seq_cst load read). */
     if (n >= sleeping || weft_atomic_load_relaxed(&s->external) != 0) {
         weft__cond_broadcast(&s->cond);
     } else {
@@ -92,23 +90,37 @@ bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
 }
 
 /* Spin phase: poll `ready` with exponential backoff until spin_us has passed. */
+/* Most pause instructions between two polls (about 1 µs where a pause costs 13 ns). */
+#define SPIN_MAX_PAUSES 64u
+
+/* The backoff is kept in the context across idle periods and starts over (1 pause) only
+ * after the worker did useful work (worker_main), slept, or waits for a counter. A worker that
+ * keeps stealing parallel-for helpers which find nothing left — back-to-back tiny loops
+ * the caller finishes alone — therefore stays at the slow end, instead of racing the
+ * caller for every helper it publishes: each such steal costs the caller several cache
+ * misses on its deque and loop slot, more than the whole loop. */
 static bool spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
     uint64_t start = weft__time_ns();
     uint64_t budget = (uint64_t)jobs->desc.spin_us * 1000u;
-    uint32_t backoff = 1;
+    uint32_t backoff = ctx->spin_backoff;
     for (;;) {
         if (ready(jobs, ctx, arg, false)) {
+            ctx->spin_backoff = backoff;
             return true;
         }
-        if (backoff <= 64) {
+        if (backoff <= SPIN_MAX_PAUSES) {
             for (uint32_t i = 0; i < backoff; ++i) {
                 weft_cpu_relax();
             }
-            backoff *= 2;
+            /* Oversubscribed, it grows past the cap, and from then on the spinner yields. */
+            if (backoff < SPIN_MAX_PAUSES || jobs->oversubscribed) {
+                backoff *= 2;
+            }
         } else {
             weft__thread_yield(); /* more workers than cores: let the busy ones run */
         }
         if (weft__time_ns() - start >= budget) {
+            ctx->spin_backoff = backoff;
             return false;
         }
     }
@@ -143,6 +155,7 @@ void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
         weft__cond_wait(&s->cond, &s->lock);
     }
     weft__mutex_unlock(&s->lock); /* release sleep.lock */
+    ctx->spin_backoff = 1;        /* woken for new work: poll eagerly again */
     weft_atomic_fetch_sub_relaxed(&s->sleepers, 1u);
     if (!ctx->is_worker) {
         weft_atomic_fetch_sub_relaxed(&s->external, 1u);

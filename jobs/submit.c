@@ -114,9 +114,9 @@ void weft__schedule_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *firs
         }
         return;
     }
-    /* Fast path: one ordinary job from a worker (the common submit). */
+    /* Fast path: one ordinary job from a worker. */
     if (!first->next && !first->main_thread && ctx->is_worker &&
-        weft__deque_reserve(&ctx->dq[first->priority], 1u)) {
+        weft__deque_has_room(&ctx->dq[first->priority], 1u)) {
         void *one = first;
         weft__deque_push(&ctx->dq[first->priority], &one, 1u);
         weft__sleep_notify(jobs, 1u);
@@ -316,6 +316,42 @@ static weft_result_t submit_checked(weft_jobs_t *jobs, weft__ctx_t *ctx,
     return WEFT_OK;
 }
 
+/* One job without dependencies from a worker or registered thread (not inline mode): the
+ * common submit, without the batch machinery of submit_checked. */
+static inline weft_result_t submit_single(weft_jobs_t *jobs, weft__ctx_t *ctx,
+                                          const weft_job_desc_t *d, weft_counter_t *done,
+                                          const char *what) {
+    /* The phase check reports, so only call it when it may fail (registered threads need
+     * its seq_cst load). */
+    if (!ctx->is_worker || weft_atomic_load_relaxed(&jobs->phase) != WEFT__PHASE_RUNNING) {
+        weft_result_t r = weft__check_phase(jobs, ctx, what);
+        if (r != WEFT_OK) {
+            return r;
+        }
+    }
+    weft__rec_t *job = weft__rec_alloc(jobs, ctx);
+    weft__deque_t *dq = ctx->is_worker && !d->main_thread ? &ctx->dq[d->priority] : NULL;
+    if (!job || (dq && !weft__deque_has_room(dq, 1u) && !weft__deque_reserve(dq, 1u))) {
+        if (job) {
+            weft__rec_free(ctx, job);
+        }
+        return WEFT__FAIL(&jobs->desc.logger, WEFT_ENOMEM, "%s: out of memory for 1 job", what);
+    }
+    fill_job(job, d, done);
+    if (done) {
+        weft__counter_add(done, 1u);
+    }
+    count_submitted(ctx, 1u);
+    if (dq) {
+        void *one = job;
+        weft__deque_push(dq, &one, 1u);
+        weft__sleep_notify(jobs, 1u);
+    } else {
+        weft__schedule_ready(jobs, ctx, job); /* injection or main-thread queue */
+    }
+    return WEFT_OK;
+}
+
 /* Argument checks shared by submit and submit_after; also enters/leaves the
  * registered-thread in-flight count around the real work. */
 static weft_result_t submit_api(weft_jobs_t *jobs, const weft_job_desc_t *descs, uint32_t n,
@@ -349,6 +385,9 @@ static weft_result_t submit_api(weft_jobs_t *jobs, const weft_job_desc_t *descs,
         return WEFT_OK;
     }
     if (ctx->is_worker) {
+        if (n == 1 && ndeps == 0 && !jobs->is_inline) {
+            return submit_single(jobs, ctx, descs, done, what);
+        }
         return submit_checked(jobs, ctx, descs, n, deps, ndeps, done, what);
     }
     weft__external_enter(jobs);
@@ -359,6 +398,15 @@ static weft_result_t submit_api(weft_jobs_t *jobs, const weft_job_desc_t *descs,
 
 weft_result_t weft_job_submit(weft_jobs_t *jobs, const weft_job_desc_t *descs, uint32_t n,
                               weft_counter_t *done) {
+    /* Fast path for the most common call: one valid job from a worker. Anything else (or
+     * anything wrong) takes the full path, which reports. */
+    if (n == 1 && jobs && descs && descs->fn && (unsigned)descs->priority < WEFT_PRIORITY_COUNT &&
+        !jobs->is_inline) {
+        weft__ctx_t *ctx = weft__ctx_current(jobs);
+        if (ctx && ctx->is_worker) {
+            return submit_single(jobs, ctx, descs, done, "weft_job_submit");
+        }
+    }
     return submit_api(jobs, descs, n, NULL, 0, done, "weft_job_submit");
 }
 
@@ -368,7 +416,9 @@ weft_result_t weft_job_submit_after(weft_jobs_t *jobs, const weft_job_desc_t *de
     return submit_api(jobs, descs, n, deps, ndeps, done, "weft_job_submit_after");
 }
 
-weft_result_t weft__submit_one(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_job_desc_t *d,
-                               weft_counter_t *done) {
-    return submit_checked(jobs, ctx, d, 1, NULL, 0, done, "weft_parallel_for");
+weft_result_t weft__submit_internal(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_job_fn_t fn,
+                                    void *arg, uint32_t tag, const char *name) {
+    weft_assert_internal(!jobs->is_inline);
+    weft_job_desc_t d = {.fn = fn, .arg = arg, .name = name, .tag = tag};
+    return submit_single(jobs, ctx, &d, NULL, "weft_parallel_for");
 }

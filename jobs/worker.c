@@ -94,6 +94,29 @@ static uint64_t next_random(weft__ctx_t *ctx) {
     return x;
 }
 
+/* One priority level: own deque (LIFO), injection queue, then the others' deques (steal). */
+static inline weft__rec_t *find_at(weft_jobs_t *jobs, weft__ctx_t *ctx, int p, bool inject) {
+    weft__rec_t *job;
+    weft__deque_t *own = &ctx->dq[p];
+    if (!weft__deque_owner_empty(own) && (job = weft__deque_take(own)) != NULL) {
+        return job;
+    }
+    if (inject && (job = weft__queue_pop(&jobs->inject, p)) != NULL) {
+        return job;
+    }
+    uint32_t n = jobs->worker_count;
+    if (n > 1) {
+        uint32_t start = (uint32_t)(next_random(ctx) % n);
+        for (uint32_t k = 0; k < n; ++k) {
+            uint32_t v = (start + k) % n;
+            if (v != ctx->index && (job = weft__deque_steal(&jobs->ctx[v].dq[p])) != NULL) {
+                return job;
+            }
+        }
+    }
+    return NULL;
+}
+
 weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     weft__rec_t *job;
     if (ctx->index == 0 && weft__queue_maybe_nonempty(&jobs->main) &&
@@ -101,29 +124,12 @@ weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx) {
         return job;
     }
     bool inject = weft__queue_maybe_nonempty(&jobs->inject);
-    /* The enum is ordered so that zero is the default, not by urgency. */
-    static const int order[WEFT_PRIORITY_COUNT] = {WEFT_PRIORITY_HIGH, WEFT_PRIORITY_NORMAL,
-                                                   WEFT_PRIORITY_LOW};
-    uint32_t n = jobs->worker_count;
-    for (int i = 0; i < WEFT_PRIORITY_COUNT; ++i) {
-        int p = order[i];
-        if ((job = weft__deque_take(&ctx->dq[p])) != NULL) {
-            return job;
-        }
-        if (inject && (job = weft__queue_pop(&jobs->inject, p)) != NULL) {
-            return job;
-        }
-        if (n > 1) {
-            uint32_t start = (uint32_t)(next_random(ctx) % n);
-            for (uint32_t k = 0; k < n; ++k) {
-                uint32_t v = (start + k) % n;
-                if (v != ctx->index && (job = weft__deque_steal(&jobs->ctx[v].dq[p])) != NULL) {
-                    return job;
-                }
-            }
-        }
+    /* Most urgent first (the enum is ordered so that zero is the default, not by urgency). */
+    if ((job = find_at(jobs, ctx, WEFT_PRIORITY_HIGH, inject)) != NULL ||
+        (job = find_at(jobs, ctx, WEFT_PRIORITY_NORMAL, inject)) != NULL) {
+        return job;
     }
-    return NULL;
+    return find_at(jobs, ctx, WEFT_PRIORITY_LOW, inject);
 }
 
 void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
@@ -141,13 +147,21 @@ void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
         prof->job_end(name, tag, ctx->index, prof->user);
     }
     ctx->frames = frame.prev;
+    /* The counter first: it is what a waiter spins on, so it goes before the record's free
+     * (a remote free is a CAS on its owner's line). The `finished` tally comes last, so
+     * destroy (which waits for the tallies to match) cannot free the slabs under us. */
     weft_counter_t *done = job->done;
-    weft__rec_free(ctx, job);
-    /* release pairs with the acquire loads in all_done(): our submissions are counted */
-    weft_atomic_store_release(&ctx->finished, weft_atomic_load_relaxed(&ctx->finished) + 1u);
     if (done) {
-        weft__counter_finish(jobs, ctx, done);
+        weft__counter_finish_n(jobs, ctx, done, 1u);
     }
+    weft__discard_job(ctx, job);
+}
+
+void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
+    weft__rec_free(ctx, job);
+    /* release pairs with the acquire loads in all_done(): our submissions are counted and
+     * the record is back on a freelist */
+    weft_atomic_store_release(&ctx->finished, weft_atomic_load_relaxed(&ctx->finished) + 1u);
 }
 
 /* ---- worker threads --------------------------------------------------------- >>worker */
@@ -176,6 +190,11 @@ static void worker_main(void *arg) {
         weft__rec_t *job = weft__find_job(jobs, ctx);
         if (job) {
             weft__run_job(jobs, ctx, job);
+            /* Useful work makes the next idle spin poll eagerly again (sleep.c, spin()). */
+            if (!ctx->idle_job) {
+                ctx->spin_backoff = 1;
+            }
+            ctx->idle_job = false;
             ran = true;
             continue;
         }
@@ -254,11 +273,19 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
     ctx->is_worker = i < jobs->worker_count;
     ctx->index = ctx->is_worker ? i : UINT32_MAX;
     ctx->rng = 0x9E3779B97F4A7C15u * (i + 1u) | 1u;
+    ctx->spin_backoff = 1;
     weft_atomic_init(&ctx->free_remote, NULL);
     weft_atomic_init(&ctx->submitted, 0);
     weft_atomic_init(&ctx->finished, 0);
     for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
         weft_atomic_init(&ctx->dq[p].buf, NULL);
+    }
+    for (uint32_t k = 0; k < WEFT__PFOR_SLOTS; ++k) {
+        weft__pfor_t *pf = &ctx->pfor[k];
+        weft_atomic_init(&pf->cursor, 0);
+        weft_atomic_init(&pf->shape, 0);
+        weft_atomic_init(&pf->helpers, 0);
+        weft_counter_init(&pf->left);
     }
     if (!ctx->is_worker) {
         return true;
@@ -329,6 +356,7 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
     jobs->id = weft_atomic_fetch_add_relaxed(&next_id, 1u);
     jobs->worker_count = d.worker_count;
     jobs->is_inline = d.execution == WEFT_EXECUTION_INLINE;
+    jobs->oversubscribed = d.worker_count > weft__thread_hardware_count();
     weft__queue_init(&jobs->inject);
     weft__queue_init(&jobs->main);
     weft__sleep_init(&jobs->sleep);

@@ -167,7 +167,8 @@ typedef void (*weft_range_fn_t)(void *ctx, uint64_t begin, uint64_t end, uint32_
  * depend only on count and grain when grain != 0. The calling worker takes part and returns
  * when all ranges are done; a registered thread only waits. Ranges run concurrently in no
  * particular order, except with one worker or inline mode: in order, on the caller. Nested
- * calls from inside a job work and cannot deadlock. Allocates nothing per call.
+ * calls from inside a job work and cannot deadlock; a call nested more than 4 deep on one
+ * thread runs its ranges in order on that worker. Allocates nothing per call.
  * Errors: WEFT_EINVAL, WEFT_ESHUTDOWN, WEFT_ENOMEM (registered callers only: a worker that
  * cannot publish helpers runs every range itself). Thread: any worker or registered thread. */
 WEFT_API weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grain,

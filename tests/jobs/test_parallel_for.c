@@ -13,7 +13,7 @@ static weft_jobs_t *jobs;
 static void setup(void) {
     cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3}, &jobs), WEFT_OK);
 }
-static void teardown(void) { weft_jobs_destroy(jobs); }
+static void teardown(void) { weft_jobs_destroy(jobs); /* NULL (already destroyed) is ignored */ }
 
 TestSuite(parallel_for, .init = setup, .fini = teardown, .timeout = 60);
 
@@ -142,6 +142,86 @@ Test(parallel_for, parallel_for_inside_jobs_completes) {
     cr_assert_eq(weft_counter_wait(jobs, &c), WEFT_OK);
     cr_expect_eq(atomic_load(&n.bad), 0u);
     cr_expect_eq(atomic_load(&n.sum), 64ull * (999ull * 1000ull / 2ull));
+}
+
+typedef struct deep {
+    weft_jobs_t *jobs;
+    uint32_t levels;    /* nesting levels still to open below this one */
+    atomic_uint leaves; /* innermost ranges run */
+    atomic_uint bad;    /* calls that failed */
+} deep_t;
+
+typedef struct deep_level {
+    deep_t *d;
+    uint32_t levels; /* levels to open below */
+} deep_level_t;
+
+static void deep_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    deep_level_t *l = ctx;
+    for (uint64_t i = begin; i < end; ++i) {
+        if (l->levels == 0) {
+            atomic_fetch_add(&l->d->leaves, 1u);
+            continue;
+        }
+        deep_level_t below = {l->d, l->levels - 1u};
+        if (weft_parallel_for(l->d->jobs, 3, 1, deep_range, &below) != WEFT_OK) {
+            atomic_fetch_add(&l->d->bad, 1u);
+        }
+    }
+}
+
+Test(parallel_for, nesting_deeper_than_the_per_thread_slots_completes) {
+    /* 7 levels of 3 ranges: deeper than the slots a thread keeps for nested loops, so the
+     * innermost levels run on their calling worker alone. */
+    deep_t d = {.jobs = jobs};
+    deep_level_t top = {&d, 6};
+    cr_assert_eq(weft_parallel_for(jobs, 3, 1, deep_range, &top), WEFT_OK);
+    cr_expect_eq(atomic_load(&d.bad), 0u);
+    cr_expect_eq(atomic_load(&d.leaves), 2187u, "3^7 innermost ranges expected");
+}
+
+typedef struct closing {
+    atomic_uint ranges; /* ranges run */
+    atomic_bool closed; /* set once weft_parallel_for returned */
+    atomic_uint late;   /* ranges run after that */
+} closing_t;
+
+static void closing_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    closing_t *c = ctx;
+    if (atomic_load(&c->closed)) {
+        atomic_fetch_add(&c->late, 1u);
+    }
+    atomic_fetch_add(&c->ranges, (unsigned)(end - begin));
+}
+
+Test(parallel_for, back_to_back_loops_never_run_a_range_after_returning) {
+    /* Helpers of a finished loop may still start (they were stolen late); they must find
+     * nothing to run, neither in their own loop nor in the next one in the same slot. */
+    enum { LOOPS = 3000, COUNT = 24 };
+    closing_t *c = calloc(LOOPS, sizeof *c);
+    int first_bad = -1;
+    for (int i = 0; i < LOOPS; ++i) {
+        uint64_t grain = (uint64_t)(1 + i % 3);
+        weft_result_t r = weft_parallel_for(jobs, COUNT, grain, closing_range, &c[i]);
+        atomic_store(&c[i].closed, true);
+        if ((r != WEFT_OK || atomic_load(&c[i].ranges) != COUNT) && first_bad < 0) {
+            first_bad = i;
+        }
+    }
+    /* Destroy runs every job still queued (straggling helpers included) before it returns. */
+    weft_jobs_destroy(jobs);
+    jobs = NULL;
+    unsigned late = 0, changed = 0;
+    for (int i = 0; i < LOOPS; ++i) {
+        late += atomic_load(&c[i].late);
+        changed += atomic_load(&c[i].ranges) != COUNT;
+    }
+    free(c);
+    cr_expect_eq(first_bad, -1, "loop %d returned before all its ranges ran", first_bad);
+    cr_expect_eq(late, 0u, "%u ranges ran after their loop returned", late);
+    cr_expect_eq(changed, 0u, "%u loops ran some items twice", changed);
 }
 
 typedef struct bounds_log {

@@ -1,6 +1,7 @@
 /* test_jobs_stress.c: long multi-threaded loops over the job system — a million tiny jobs,
  * random dependency graphs checked for exactly-once execution and order, 8 and 16 workers
- * on a small machine, registered threads hammering submit/wait, busy create/destroy. */
+ * on a small machine, registered threads hammering submit/wait, back-to-back parallel-fors
+ * from several threads at once, busy create/destroy. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -227,6 +228,92 @@ Test(jobs_stress, registered_threads_submit_and_wait_concurrently) {
         cr_expect_eq((intptr_t)r, 0, "thread %d", i);
     }
     weft_jobs_destroy(jobs);
+}
+
+/* ---- back-to-back parallel-fors ---- */
+
+typedef struct pf_loop {
+    atomic_uint items;  /* items covered */
+    atomic_bool closed; /* its weft_parallel_for returned */
+    atomic_uint late;   /* ranges run after that */
+} pf_loop_t;
+
+static void pf_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    pf_loop_t *l = ctx;
+    if (atomic_load(&l->closed)) {
+        atomic_fetch_add(&l->late, 1u);
+    }
+    atomic_fetch_add(&l->items, (unsigned)(end - begin));
+}
+
+enum { PF_LOOPS = 400, PF_COUNT = 40 };
+
+/* Runs PF_LOOPS small loops one after another; returns how many went wrong. */
+static unsigned pf_run_loops(weft_jobs_t *jobs, pf_loop_t *loops) {
+    unsigned bad = 0;
+    for (int i = 0; i < PF_LOOPS; ++i) {
+        weft_result_t r =
+            weft_parallel_for(jobs, PF_COUNT, (uint64_t)(1 + i % 4), pf_range, &loops[i]);
+        atomic_store(&loops[i].closed, true);
+        bad += r != WEFT_OK || atomic_load(&loops[i].items) != PF_COUNT;
+    }
+    return bad;
+}
+
+typedef struct pf_actor {
+    weft_jobs_t *jobs;
+    pf_loop_t loops[PF_LOOPS];
+    atomic_uint bad;
+} pf_actor_t;
+
+static void pf_job(void *arg, const weft_job_ctx_t *ctx) {
+    pf_actor_t *a = arg;
+    atomic_fetch_add(&a->bad, pf_run_loops(ctx->jobs, a->loops));
+}
+
+static void *pf_thread(void *arg) {
+    pf_actor_t *a = arg;
+    if (weft_jobs_register_thread(a->jobs) != WEFT_OK) {
+        atomic_fetch_add(&a->bad, 1u);
+        return NULL;
+    }
+    atomic_fetch_add(&a->bad, pf_run_loops(a->jobs, a->loops));
+    return NULL;
+}
+
+Test(jobs_stress, back_to_back_parallel_fors_from_jobs_and_registered_threads) {
+    /* Loops from the main thread, from jobs on other workers and from registered threads,
+     * all at once: late helpers of finished loops meet new loops in the same slots. */
+    weft_jobs_t *jobs = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3}, &jobs), WEFT_OK);
+    enum { ACTORS = 5 }; /* 2 jobs, 2 registered threads, the main thread */
+    pf_actor_t *a = calloc(ACTORS, sizeof *a);
+    for (int i = 0; i < ACTORS; ++i) {
+        a[i].jobs = jobs;
+    }
+    weft_job_desc_t d[2] = {{.fn = pf_job, .arg = &a[0]}, {.fn = pf_job, .arg = &a[1]}};
+    weft_counter_t c = {0};
+    cr_assert_eq(weft_job_submit(jobs, d, 2, &c), WEFT_OK);
+    pthread_t t[2];
+    pthread_create(&t[0], NULL, pf_thread, &a[2]);
+    pthread_create(&t[1], NULL, pf_thread, &a[3]);
+    atomic_fetch_add(&a[4].bad, pf_run_loops(jobs, a[4].loops));
+    cr_assert_eq(weft_counter_wait(jobs, &c), WEFT_OK);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    weft_jobs_destroy(jobs); /* runs any straggling helper before returning */
+    unsigned bad = 0, late = 0;
+    for (int i = 0; i < ACTORS; ++i) {
+        bad += atomic_load(&a[i].bad);
+        for (int k = 0; k < PF_LOOPS; ++k) {
+            late += atomic_load(&a[i].loops[k].late);
+            bad += atomic_load(&a[i].loops[k].items) != PF_COUNT;
+        }
+    }
+    free(a);
+    cr_expect_eq(bad, 0u, "%u loops failed or covered their items other than once", bad);
+    cr_expect_eq(late, 0u, "%u ranges ran after their loop returned", late);
 }
 
 /* ---- busy create/destroy ---- */
