@@ -4,6 +4,7 @@
 #define WEFT_TEST_ARCHIVE_FIXTURE_H
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,36 @@ typedef struct fx_world {
     weft_world_t *w;
     weft_component_t c[FX_COUNT];
 } fx_world_t;
+
+/* The first failure of a batch of checks. The suites run with --full-stats, which reports
+ * every passing assertion, so loops check with plain C (FX_CHECK), stop at the first failure
+ * and the test asserts once (FX_ASSERT_NO_FAIL) with the message naming that failure. */
+typedef struct fx_fail {
+    bool failed;
+    char msg[512];
+} fx_fail_t;
+
+/* Record `cond` failing with a printf-style message (the first failure wins); false. */
+static inline bool fx_fail_note(fx_fail_t *fl, const char *cond, const char *fmt, ...) {
+    if (fl->failed)
+        return false;
+    fl->failed = true;
+    int k = snprintf(fl->msg, sizeof fl->msg, "(%s) ", cond);
+    if (k < 0 || (size_t)k >= sizeof fl->msg)
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fl->msg + k, sizeof fl->msg - (size_t)k, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* True when `cond` holds; otherwise records the first failure and yields false. The variadic
+ * part is the message: a format and its arguments. */
+#define FX_CHECK(fl, cond, ...) ((cond) || fx_fail_note((fl), #cond, __VA_ARGS__))
+
+/* The single assertion of a batch: nothing in `fl` failed. */
+#define FX_ASSERT_NO_FAIL(fl) cr_assert(!(fl)->failed, "%s", (fl)->msg)
 
 static inline void fx_register(fx_world_t *f) {
     const weft_component_desc_t descs[FX_COUNT] = {
@@ -93,32 +124,43 @@ static inline void fx_populate(fx_world_t *f, uint64_t seed, uint32_t n) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1u;
     weft_entity_t *es = malloc(sizeof *es * (n ? n : 1));
     cr_assert_eq(weft_entity_create_n(f->w, n, es), WEFT_OK);
-    for (uint32_t i = 0; i < n; ++i) {
+    fx_fail_t fl = {0};
+    weft_result_t r2;
+#define FX_POP_OK(call, what)                                                            \
+    FX_CHECK(&fl, (r2 = (call)) == WEFT_OK, "populate seed %llu entity %u: %s: %s (%s)", \
+             (unsigned long long)seed, i, what, weft_result_name(r2), weft_last_error())
+    for (uint32_t i = 0; i < n && !fl.failed; ++i) {
         uint64_t r = fx_rand(&s);
         if (r & 1) {
             pos3_t p = {(float)i, (float)(r % 97), -1.5f};
-            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_POS], &p), WEFT_OK);
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_POS], &p), "set Position"))
+                break;
         }
         if (r & 2) {
             pos3_t v = {0.25f, (float)(r % 13), (float)i};
-            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_VEL], &v), WEFT_OK);
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_VEL], &v), "set Velocity"))
+                break;
         }
         if (r & 4) {
             ref_t rf = {.target = (r & 8) ? es[fx_rand(&s) % n] : 0, .tag = (uint32_t)i};
-            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_REF], &rf), WEFT_OK);
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_REF], &rf), "set Ref"))
+                break;
         }
-        if (r & 16)
-            cr_assert_eq(weft_component_add(f->w, es[i], f->c[FX_TAG], NULL), WEFT_OK);
+        if ((r & 16) && !FX_POP_OK(weft_component_add(f->w, es[i], f->c[FX_TAG], NULL), "add Tag"))
+            break;
         if (r & 32) {
             pair_t p = {.a = r, .first = es[fx_rand(&s) % n], .second = es[i]};
-            cr_assert_eq(weft_component_set(f->w, es[i], f->c[FX_PAIR], &p), WEFT_OK);
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_PAIR], &p), "set Pair"))
+                break;
         }
     }
     /* Destroy ~10%: references to them become dangling (stale) handles. */
-    for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t i = 0; i < n && !fl.failed; ++i)
         if (fx_rand(&s) % 10 == 0)
-            cr_assert_eq(weft_entity_destroy(f->w, es[i]), WEFT_OK);
+            (void)FX_POP_OK(weft_entity_destroy(f->w, es[i]), "destroy");
+#undef FX_POP_OK
     free(es);
+    FX_ASSERT_NO_FAIL(&fl);
 }
 
 /* Alive entities of a world in ascending index order (the whole-world archive order). */
@@ -126,13 +168,16 @@ static inline uint32_t fx_alive(const fx_world_t *f, weft_entity_t *out, uint32_
     weft_world_stats_t st;
     weft_world_stats(f->w, &st);
     uint32_t k = 0;
-    for (uint32_t i = 1; i < st.entity_slots; ++i) {
+    bool over = false;
+    for (uint32_t i = 1; i < st.entity_slots && !over; ++i) {
         weft_entity_t e = weft_entity_from_index(f->w, i);
         if (e != 0) {
-            cr_assert_lt(k, cap);
-            out[k++] = e;
+            over = k >= cap;
+            if (!over)
+                out[k++] = e;
         }
     }
+    cr_assert(!over, "more than %u alive entities", cap);
     return k;
 }
 
@@ -156,35 +201,61 @@ static inline weft_entity_t fx_map(weft_entity_t v, const weft_entity_t *src,
     return keep_external ? v : 0;
 }
 
-/* Check that dst[i] in world b holds exactly src[i]'s components from world a, with entity
- * fields mapped. */
-static inline void fx_expect_equal(const fx_world_t *a, const fx_world_t *b,
-                                   const weft_entity_t *src, const weft_entity_t *dst, uint32_t n,
-                                   bool keep_external) {
+/* Whether dst[i] in world b holds exactly src[i]'s components from world a, with entity
+ * fields mapped; records the first difference in `fl`. */
+static inline bool fx_check_equal(const fx_world_t *a, const fx_world_t *b,
+                                  const weft_entity_t *src, const weft_entity_t *dst, uint32_t n,
+                                  bool keep_external, fx_fail_t *fl) {
     for (uint32_t i = 0; i < n; ++i) {
-        cr_assert(weft_entity_is_alive(b->w, dst[i]), "entity %u not alive after load", i);
+        if (!FX_CHECK(fl, weft_entity_is_alive(b->w, dst[i]), "entity %u not alive after load", i))
+            return false;
         for (int c = 0; c < FX_COUNT; ++c) {
             const void *pa = weft_component_get(a->w, src[i], a->c[c]);
             const void *pb = weft_component_get(b->w, dst[i], b->c[c]);
-            cr_assert_eq(pa != NULL, pb != NULL, "entity %u component %d presence differs", i, c);
+            if (!FX_CHECK(fl, (pa != NULL) == (pb != NULL),
+                          "entity %u component %d presence differs (%d vs %d)", i, c, pa != NULL,
+                          pb != NULL))
+                return false;
             if (!pa)
                 continue;
+            bool ok = true;
             if (c == FX_POS || c == FX_VEL) {
-                cr_assert(memcmp(pa, pb, sizeof(pos3_t)) == 0, "entity %u comp %d data", i, c);
+                ok = FX_CHECK(fl, memcmp(pa, pb, sizeof(pos3_t)) == 0, "entity %u comp %d data", i,
+                              c);
             } else if (c == FX_REF) {
                 const ref_t *ra = pa, *rb = pb;
-                cr_assert_eq(ra->tag, rb->tag);
-                cr_assert_eq(fx_map(ra->target, src, dst, n, keep_external), rb->target,
-                             "entity %u ref 0x%llx -> 0x%llx", i, (unsigned long long)ra->target,
-                             (unsigned long long)rb->target);
+                weft_entity_t want = fx_map(ra->target, src, dst, n, keep_external);
+                ok = FX_CHECK(fl, ra->tag == rb->tag, "entity %u ref tag %u -> %u", i, ra->tag,
+                              rb->tag) &&
+                     FX_CHECK(fl, want == rb->target, "entity %u ref 0x%llx -> 0x%llx, want 0x%llx",
+                              i, (unsigned long long)ra->target, (unsigned long long)rb->target,
+                              (unsigned long long)want);
             } else if (c == FX_PAIR) {
                 const pair_t *qa = pa, *qb = pb;
-                cr_assert_eq(qa->a, qb->a);
-                cr_assert_eq(fx_map(qa->first, src, dst, n, keep_external), qb->first);
-                cr_assert_eq(fx_map(qa->second, src, dst, n, keep_external), qb->second);
+                weft_entity_t w1 = fx_map(qa->first, src, dst, n, keep_external);
+                weft_entity_t w2 = fx_map(qa->second, src, dst, n, keep_external);
+                ok = FX_CHECK(fl, qa->a == qb->a, "entity %u pair.a %llu -> %llu", i,
+                              (unsigned long long)qa->a, (unsigned long long)qb->a) &&
+                     FX_CHECK(fl, w1 == qb->first, "entity %u pair.first 0x%llx, want 0x%llx", i,
+                              (unsigned long long)qb->first, (unsigned long long)w1) &&
+                     FX_CHECK(fl, w2 == qb->second, "entity %u pair.second 0x%llx, want 0x%llx", i,
+                              (unsigned long long)qb->second, (unsigned long long)w2);
             }
+            if (!ok)
+                return false;
         }
     }
+    return true;
+}
+
+/* Check that dst[i] in world b holds exactly src[i]'s components from world a, with entity
+ * fields mapped (one assertion). */
+static inline void fx_expect_equal(const fx_world_t *a, const fx_world_t *b,
+                                   const weft_entity_t *src, const weft_entity_t *dst, uint32_t n,
+                                   bool keep_external) {
+    fx_fail_t fl = {0};
+    fx_check_equal(a, b, src, dst, n, keep_external, &fl);
+    FX_ASSERT_NO_FAIL(&fl);
 }
 
 /* Save with `desc` into a fresh membuf (caller frees). */
@@ -216,19 +287,34 @@ static inline weft_snapshot_t *fx_captured(weft_world_t *w) {
     return snap;
 }
 
-/* Load `n` bytes into `f` with `desc`; if the load fails, require the world unchanged
- * (hash and entity count) and a message. Returns the load's result. */
-static inline weft_result_t fx_load_checked(fx_world_t *f, const void *p, size_t n,
-                                            const weft_archive_load_desc_t *desc) {
+/* Load `n` bytes into `f` with `desc`; if the load fails, check that the world is unchanged
+ * (hash and entity count) and that there is a message, recording the first violation in `fl`
+ * (for loops: no assertion). Returns the load's result. */
+static inline weft_result_t fx_load_try(fx_world_t *f, const void *p, size_t n,
+                                        const weft_archive_load_desc_t *desc, fx_fail_t *fl) {
     uint64_t h = weft_world_hash(f->w);
     uint32_t count = weft_entity_count(f->w);
     weft_result_t r = weft_archive_load_memory(f->w, p, n, desc, NULL);
     if (r != WEFT_OK) {
-        cr_assert_eq(weft_world_hash(f->w), h, "failed load (%s) changed the world",
-                     weft_result_name(r));
-        cr_assert_eq(weft_entity_count(f->w), count);
-        cr_assert_neq(weft_last_error()[0], '\0', "a failure has a message");
+        uint64_t h2 = weft_world_hash(f->w);
+        uint32_t count2 = weft_entity_count(f->w);
+        (void)(FX_CHECK(fl, h2 == h, "failed load (%s) changed the world hash 0x%llx -> 0x%llx",
+                        weft_result_name(r), (unsigned long long)h, (unsigned long long)h2) &&
+               FX_CHECK(fl, count2 == count, "failed load (%s) changed the entity count %u -> %u",
+                        weft_result_name(r), count, count2) &&
+               FX_CHECK(fl, weft_last_error()[0] != '\0', "failed load (%s) has no message",
+                        weft_result_name(r)));
     }
+    return r;
+}
+
+/* Load `n` bytes into `f` with `desc`; if the load fails, require the world unchanged
+ * (hash and entity count) and a message. Returns the load's result. */
+static inline weft_result_t fx_load_checked(fx_world_t *f, const void *p, size_t n,
+                                            const weft_archive_load_desc_t *desc) {
+    fx_fail_t fl = {0};
+    weft_result_t r = fx_load_try(f, p, n, desc, &fl);
+    FX_ASSERT_NO_FAIL(&fl);
     return r;
 }
 

@@ -28,21 +28,33 @@ static void build(hier_world_t *h, uint64_t seed, const weft_world_desc_t *desc)
     cr_assert_eq(weft_hier_components(h->f.w, NULL), WEFT_OK);
     uint64_t s = seed | 1u;
     cr_assert_eq(weft_entity_create_n(h->f.w, NODES, h->e), WEFT_OK);
+    fx_fail_t fl = {0};
+    weft_result_t r;
     for (int i = 0; i < NODES; ++i) {
         weft_transform_t t = transform_of(&s);
-        cr_assert_eq(weft_hier_add(h->f.w, h->e[i], &t), WEFT_OK);
+        if (!FX_CHECK(&fl, (r = weft_hier_add(h->f.w, h->e[i], &t)) == WEFT_OK,
+                      "seed %llu node %d: hier_add: %s", (unsigned long long)seed, i,
+                      weft_last_error()))
+            break;
         pos3_t p = {(float)i, 0, 0};
-        cr_assert_eq(weft_component_set(h->f.w, h->e[i], h->f.c[FX_POS], &p), WEFT_OK);
+        if (!FX_CHECK(&fl, (r = weft_component_set(h->f.w, h->e[i], h->f.c[FX_POS], &p)) == WEFT_OK,
+                      "seed %llu node %d: set Position: %s", (unsigned long long)seed, i,
+                      weft_last_error()))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     /* The write-up's counter-example first, then random parents. */
     cr_assert_eq(weft_hier_attach(h->f.w, h->e[4], h->e[3]), WEFT_OK);
     cr_assert_eq(weft_hier_attach(h->f.w, h->e[2], h->e[1]), WEFT_OK);
     cr_assert_eq(weft_hier_attach(h->f.w, h->e[3], h->e[2]), WEFT_OK);
     for (int i = 5; i < NODES; ++i) {
         int p = (int)(fx_rand(&s) % (uint64_t)NODES);
-        weft_result_t r = weft_hier_attach(h->f.w, h->e[i], h->e[p]);
-        cr_assert(r == WEFT_OK || r == WEFT_ECYCLE, "%s", weft_last_error());
+        r = weft_hier_attach(h->f.w, h->e[i], h->e[p]);
+        if (!FX_CHECK(&fl, r == WEFT_OK || r == WEFT_ECYCLE, "seed %llu: attach %d to %d: %s",
+                      (unsigned long long)seed, i, p, weft_last_error()))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     cr_assert_eq(weft_hier_detach(h->f.w, h->e[10]), WEFT_OK);
     cr_assert_eq(weft_hier_update(h->f.w, WEFT_HIER_PASS_SEQUENTIAL), WEFT_OK);
 }
@@ -52,6 +64,7 @@ static void expect_order_valid(weft_world_t *w) {
     uint32_t n = weft_hier_count(w);
     weft_entity_t *order = malloc(sizeof *order * (n + 1u));
     cr_assert_eq(weft_hier_order(w, order, n), n);
+    fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i) {
         weft_entity_t p = weft_hier_parent(w, order[i]);
         if (!p)
@@ -59,30 +72,46 @@ static void expect_order_valid(weft_world_t *w) {
         bool before = false;
         for (uint32_t j = 0; j < i; ++j)
             before |= order[j] == p;
-        cr_assert(before, "parent of node %u comes after it", i);
+        if (!FX_CHECK(&fl, before, "parent 0x%llx of node %u (0x%llx) comes after it",
+                      (unsigned long long)p, i, (unsigned long long)order[i]))
+            break;
     }
     free(order);
+    FX_ASSERT_NO_FAIL(&fl);
 }
 
 /* Node src[i] of a matches dst[i] of b: parent, local, link, world. */
 static void expect_same_nodes(weft_world_t *a, weft_world_t *b, const weft_entity_t *src,
                               const weft_entity_t *dst, uint32_t n, bool outside_root) {
+    fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i) {
-        cr_assert_eq(weft_hier_has(a, src[i]), weft_hier_has(b, dst[i]));
-        if (!weft_hier_has(a, src[i]))
+        bool ha = weft_hier_has(a, src[i]), hb = weft_hier_has(b, dst[i]);
+        if (!FX_CHECK(&fl, ha == hb, "node %u: in the hierarchy %d -> %d", i, ha, hb))
+            break;
+        if (!ha)
             continue;
         weft_entity_t pa = weft_hier_parent(a, src[i]);
         weft_entity_t want = fx_map(pa, src, dst, n, false);
-        cr_assert_eq(weft_hier_parent(b, dst[i]), want, "node %u parent", i);
-        cr_assert(memcmp(weft_hier_local(a, src[i]), weft_hier_local(b, dst[i]),
-                         sizeof(weft_transform_t)) == 0);
-        cr_assert(memcmp(weft_hier_world(a, src[i]), weft_hier_world(b, dst[i]),
-                         sizeof(weft_mat4_t)) == 0,
-                  "node %u world", i);
-        if (want != 0 || !outside_root)
-            cr_assert(memcmp(&weft_hier_link(a, src[i])->inverse_bind,
-                             &weft_hier_link(b, dst[i])->inverse_bind, sizeof(weft_mat4_t)) == 0);
+        weft_entity_t pb = weft_hier_parent(b, dst[i]);
+        if (!FX_CHECK(&fl, pb == want, "node %u parent 0x%llx, want 0x%llx", i,
+                      (unsigned long long)pb, (unsigned long long)want) ||
+            !FX_CHECK(&fl,
+                      memcmp(weft_hier_local(a, src[i]), weft_hier_local(b, dst[i]),
+                             sizeof(weft_transform_t)) == 0,
+                      "node %u local", i) ||
+            !FX_CHECK(&fl,
+                      memcmp(weft_hier_world(a, src[i]), weft_hier_world(b, dst[i]),
+                             sizeof(weft_mat4_t)) == 0,
+                      "node %u world", i))
+            break;
+        if ((want != 0 || !outside_root) &&
+            !FX_CHECK(&fl,
+                      memcmp(&weft_hier_link(a, src[i])->inverse_bind,
+                             &weft_hier_link(b, dst[i])->inverse_bind, sizeof(weft_mat4_t)) == 0,
+                      "node %u inverse bind", i))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
 }
 
 Test(archive_hier, hierarchy_round_trips_with_identical_world_matrices) {
@@ -192,6 +221,7 @@ Test(archive_hier, out_of_memory_while_loading_a_hierarchy_leaves_it_unchanged) 
           &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
                                .allocator = fx_counting_allocator(&c)});
     weft_entity_t before[NODES];
+    fx_fail_t fl = {0};
     for (long k = 1;; ++k) {
         uint64_t h = weft_world_hash(b.f.w);
         uint32_t nodes = weft_hier_count(b.f.w);
@@ -202,14 +232,18 @@ Test(archive_hier, out_of_memory_while_loading_a_hierarchy_leaves_it_unchanged) 
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
-        cr_assert_eq(r, WEFT_ENOMEM, "k=%ld: %s", k, weft_last_error());
-        cr_assert_eq(weft_world_hash(b.f.w), h, "k=%ld", k);
-        cr_assert_eq(weft_hier_count(b.f.w), nodes, "k=%ld", k);
         weft_entity_t now[NODES];
         weft_hier_order(b.f.w, now, NODES);
-        cr_assert(memcmp(now, before, sizeof now) == 0, "k=%ld: order changed", k);
-        cr_assert_lt(k, 10000);
+        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(&fl, weft_world_hash(b.f.w) == h, "k=%ld changed the world hash", k) ||
+            !FX_CHECK(&fl, weft_hier_count(b.f.w) == nodes, "k=%ld: %u nodes, want %u", k,
+                      weft_hier_count(b.f.w), nodes) ||
+            !FX_CHECK(&fl, memcmp(now, before, sizeof now) == 0, "k=%ld: order changed", k) ||
+            !FX_CHECK(&fl, k < 10000, "k=%ld: still failing", k))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     cr_assert_eq(weft_hier_count(b.f.w), 2 * NODES);
     expect_order_valid(b.f.w);
     weft_membuf_free(&buf);
@@ -316,6 +350,7 @@ Test(archive_hier, out_of_memory_while_restoring_a_hierarchy_changes_nothing) {
     static hier_state_t mid, now;
     hier_state(a.f.w, &mid);
     long k = 1;
+    fx_fail_t fl = {0};
     for (;; ++k) {
         uint64_t h = weft_world_hash(a.f.w);
         c.count = 0;
@@ -324,12 +359,16 @@ Test(archive_hier, out_of_memory_while_restoring_a_hierarchy_changes_nothing) {
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
-        cr_assert_eq(r, WEFT_ENOMEM, "k=%ld: %s", k, weft_last_error());
-        cr_assert_eq(weft_world_hash(a.f.w), h);
+        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(&fl, weft_world_hash(a.f.w) == h, "k=%ld changed the world hash", k))
+            break;
         hier_state(a.f.w, &now);
-        cr_assert(memcmp(&mid, &now, sizeof mid) == 0, "k=%ld: hierarchy changed", k);
-        cr_assert_lt(k, 1000);
+        if (!FX_CHECK(&fl, memcmp(&mid, &now, sizeof mid) == 0, "k=%ld: hierarchy changed", k) ||
+            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     cr_assert_gt(k, 1, "the hierarchy rebuild allocates");
     cr_assert_eq(weft_world_hash(a.f.w), h0);
     weft_snapshot_destroy(snap);

@@ -21,20 +21,29 @@ static weft_membuf_t sample_archive(uint32_t n) {
     return buf;
 }
 
-/* Load bytes into a populated world; a failure must leave the world unchanged. */
+/* Load bytes into a populated world; a failure must leave the world unchanged (one
+ * assertion). */
 static weft_result_t load_must_fail(fx_world_t *f, const void *p, size_t n, bool skip_checks) {
     return fx_load_checked(f, p, n, &(weft_archive_load_desc_t){.skip_checksums = skip_checks});
+}
+
+/* load_must_fail for loops: records the first violation in `fl` instead of asserting. */
+static weft_result_t try_load(fx_world_t *f, const void *p, size_t n, bool skip_checks,
+                              fx_fail_t *fl) {
+    return fx_load_try(f, p, n, &(weft_archive_load_desc_t){.skip_checksums = skip_checks}, fl);
 }
 
 Test(archive_hostile, every_truncation_fails_cleanly) {
     weft_membuf_t buf = sample_archive(40);
     fx_world_t f;
     fx_populated(&f, 5, 30);
-    for (size_t len = 0; len < buf.size; ++len) {
-        weft_result_t r = load_must_fail(&f, buf.data, len, false);
-        cr_assert(r == WEFT_ECORRUPT || r == WEFT_EVERSION, "len %zu: %s", len,
-                  weft_result_name(r));
+    fx_fail_t fl = {0};
+    for (size_t len = 0; len < buf.size && !fl.failed; ++len) {
+        weft_result_t r = try_load(&f, buf.data, len, false, &fl);
+        (void)FX_CHECK(&fl, r == WEFT_ECORRUPT || r == WEFT_EVERSION, "len %zu of %zu: %s", len,
+                       buf.size, weft_result_name(r));
     }
+    FX_ASSERT_NO_FAIL(&fl);
     /* One extra byte is trailing garbage. */
     unsigned char *longer = malloc(buf.size + 1);
     memcpy(longer, buf.data, buf.size);
@@ -49,13 +58,15 @@ Test(archive_hostile, every_single_bit_flip_is_detected) {
     weft_membuf_t buf = sample_archive(25);
     fx_world_t f;
     fx_populated(&f, 6, 30);
-    for (size_t bit = 0; bit < buf.size * 8; ++bit) {
+    fx_fail_t fl = {0};
+    for (size_t bit = 0; bit < buf.size * 8 && !fl.failed; ++bit) {
         buf.data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-        weft_result_t r = load_must_fail(&f, buf.data, buf.size, false);
-        cr_assert(r == WEFT_ECORRUPT || r == WEFT_EVERSION, "bit %zu: %s", bit,
-                  weft_result_name(r));
+        weft_result_t r = try_load(&f, buf.data, buf.size, false, &fl);
+        (void)FX_CHECK(&fl, r == WEFT_ECORRUPT || r == WEFT_EVERSION, "bit %zu of %zu: %s", bit,
+                       buf.size * 8, weft_result_name(r));
         buf.data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
     }
+    FX_ASSERT_NO_FAIL(&fl);
     weft_membuf_free(&buf);
     fx_fini(&f);
 }
@@ -70,7 +81,8 @@ Test(archive_hostile, structural_checks_hold_without_checksums) {
     unsigned char *m = malloc(buf.size);
     fx_world_t f;
     fx_populated(&f, 8, 20);
-    for (int iter = 0; iter < 3000; ++iter) {
+    fx_fail_t fl = {0};
+    for (int iter = 0; iter < 3000 && !fl.failed; ++iter) {
         if (iter % 200 == 199) { /* successful loads accumulate: start over now and then */
             fx_fini(&f);
             fx_populated(&f, 8, 20);
@@ -81,13 +93,16 @@ Test(archive_hostile, structural_checks_hold_without_checksums) {
             size_t at = fx_rand(&s) % buf.size;
             m[at] = (iter & 1) ? (unsigned char)fx_rand(&s) : (unsigned char)(m[at] ^ 0xFF);
         }
-        weft_result_t r = load_must_fail(&f, m, buf.size, true);
+        weft_result_t r = try_load(&f, m, buf.size, true, &fl);
         if (r == WEFT_OK) {
             /* Loaded mutated data: still a usable world. */
             weft_entity_t e;
-            cr_assert_eq(weft_entity_create(f.w, &e), WEFT_OK);
+            weft_result_t rc = weft_entity_create(f.w, &e);
+            (void)FX_CHECK(&fl, rc == WEFT_OK, "iter %d: create after a load: %s (%s)", iter,
+                           weft_result_name(rc), weft_last_error());
         }
     }
+    cr_assert(!fl.failed, "seed %llu: %s", (unsigned long long)seed, fl.msg);
     free(m);
     weft_membuf_free(&buf);
     fx_fini(&f);
@@ -103,7 +118,8 @@ Test(archive_hostile, random_bytes_fail_with_bounded_allocations) {
     fx_populate(&f, 9, 20);
     weft_membuf_t good = sample_archive(10);
     unsigned char *m = malloc(4096);
-    for (int iter = 0; iter < 2000; ++iter) {
+    fx_fail_t fl = {0};
+    for (int iter = 0; iter < 2000 && !fl.failed; ++iter) {
         size_t n = fx_rand(&s) % 4096;
         for (size_t i = 0; i < n; ++i)
             m[i] = (unsigned char)fx_rand(&s);
@@ -111,11 +127,12 @@ Test(archive_hostile, random_bytes_fail_with_bounded_allocations) {
             memcpy(m, good.data, n < 32 ? n : 32);
         c.watch = true;
         c.largest = 0;
-        load_must_fail(&f, m, n, iter % 4 == 1);
+        try_load(&f, m, n, iter % 4 == 1, &fl);
         c.watch = false;
-        cr_assert_leq(c.largest, 4 * n + 4096, "allocation of %zu for %zu input bytes", c.largest,
-                      n);
+        (void)FX_CHECK(&fl, c.largest <= 4 * n + 4096,
+                       "iter %d: allocation of %zu for %zu input bytes", iter, c.largest, n);
     }
+    cr_assert(!fl.failed, "seed %llu: %s", (unsigned long long)seed, fl.msg);
     free(m);
     weft_membuf_free(&good);
     fx_fini(&f);
@@ -184,6 +201,7 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
             f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
         WEFT_OK);
     long k = 1;
+    fx_fail_t fl = {0};
     for (;; ++k) {
         uint64_t h = weft_world_hash(f.w);
         c.count = 0;
@@ -192,10 +210,13 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
-        cr_assert_eq(r, WEFT_ENOMEM, "k=%ld: %s", k, weft_last_error());
-        cr_assert_eq(weft_world_hash(f.w), h, "k=%ld changed the world", k);
-        cr_assert_lt(k, 10000);
+        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(&fl, weft_world_hash(f.w) == h, "k=%ld changed the world", k) ||
+            !FX_CHECK(&fl, k < 10000, "k=%ld: still failing", k))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     cr_assert_gt(k, 3, "the load allocates (k=%ld)", k);
     fprintf(stderr, "load succeeded once %ld allocations could succeed\n", k - 1);
     /* The keep_ids path has its own allocations (the new free list). */
@@ -213,10 +234,13 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
-        cr_assert_eq(r, WEFT_ENOMEM, "keep_ids k=%ld: %s", k, weft_last_error());
-        cr_assert_eq(weft_world_hash(e.w), h, "keep_ids k=%ld changed the world", k);
-        cr_assert_lt(k, 10000);
+        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "keep_ids k=%ld: %s: %s", k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(&fl, weft_world_hash(e.w) == h, "keep_ids k=%ld changed the world", k) ||
+            !FX_CHECK(&fl, k < 10000, "keep_ids k=%ld: still failing", k))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     /* Loading the same ids again: they are in use now. */
     cr_assert_eq(weft_archive_load_memory(e.w, buf.data, buf.size, &keep, NULL), WEFT_EEXIST);
     fx_fini(&e);

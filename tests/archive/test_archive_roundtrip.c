@@ -23,9 +23,15 @@ static void roundtrip_seed(uint64_t seed, uint32_t n) {
     cr_assert_eq(info.entity_count, alive, "seed %llu", (unsigned long long)seed);
     cr_assert_eq(info.byte_size, buf.size);
     cr_assert_eq(weft_entity_count(b.w), alive);
-    fx_expect_equal(&a, &b, src, dst, alive, false);
-    for (int c = 0; c < FX_COUNT; ++c)
-        cr_assert_eq(weft_component_count(a.w, a.c[c]), weft_component_count(b.w, b.c[c]));
+    fx_fail_t fl = {0};
+    if (fx_check_equal(&a, &b, src, dst, alive, false, &fl))
+        for (int c = 0; c < FX_COUNT; ++c) {
+            uint32_t ca = weft_component_count(a.w, a.c[c]);
+            uint32_t cb = weft_component_count(b.w, b.c[c]);
+            if (!FX_CHECK(&fl, ca == cb, "component %d count %u -> %u", c, ca, cb))
+                break;
+        }
+    cr_assert(!fl.failed, "seed %llu n %u: %s", (unsigned long long)seed, n, fl.msg);
     weft_membuf_free(&buf);
     fx_fini(&a);
     fx_fini(&b);
@@ -42,6 +48,21 @@ Test(archive, random_worlds_round_trip_with_remapped_references) {
 
 Test(archive, empty_world_round_trips) { roundtrip_seed(1, 0); }
 
+/* A handle and where it came from, for the disjointness check. */
+struct tagged_handle {
+    weft_entity_t e;
+    uint32_t set; /* 0: the originals, 1: first copy, 2: second copy */
+    uint32_t at;  /* index within its set */
+};
+
+/* By handle, then by set (so equal handles from different sets end up adjacent). */
+static int cmp_tagged_handle(const void *x, const void *y) {
+    const struct tagged_handle *a = x, *b = y;
+    if (a->e != b->e)
+        return a->e < b->e ? -1 : 1;
+    return a->set < b->set ? -1 : a->set > b->set;
+}
+
 Test(archive, loading_twice_gives_two_disjoint_copies) {
     fx_world_t a;
     weft_membuf_t buf = fx_saved_world(&a, 7, 200);
@@ -52,12 +73,24 @@ Test(archive, loading_twice_gives_two_disjoint_copies) {
     ld.out_entities = d2;
     cr_assert_eq(weft_archive_load_memory(a.w, buf.data, buf.size, &ld, NULL), WEFT_OK);
     cr_assert_eq(weft_entity_count(a.w), 3 * n);
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = 0; j < n; ++j) {
-            cr_assert_neq(d1[i], d2[j]);
-            cr_assert_neq(src[i], d1[j]);
-            cr_assert_neq(src[i], d2[j]);
-        }
+    /* No handle is in two of src, d1, d2: sort the 3n handles (tagged with their set) and
+     * look for equal neighbours. */
+    static struct tagged_handle all[3 * N_MAX];
+    for (uint32_t i = 0; i < n; ++i) {
+        all[i] = (struct tagged_handle){src[i], 0, i};
+        all[n + i] = (struct tagged_handle){d1[i], 1, i};
+        all[2 * n + i] = (struct tagged_handle){d2[i], 2, i};
+    }
+    qsort(all, 3 * (size_t)n, sizeof all[0], cmp_tagged_handle);
+    static const char *const set_name[3] = {"src", "d1", "d2"};
+    fx_fail_t fl = {0};
+    for (uint32_t k = 1; k < 3 * n; ++k)
+        if (all[k].set != all[k - 1].set &&
+            !FX_CHECK(&fl, all[k].e != all[k - 1].e, "%s[%u] == %s[%u] == 0x%llx",
+                      set_name[all[k - 1].set], all[k - 1].at, set_name[all[k].set], all[k].at,
+                      (unsigned long long)all[k].e))
+            break;
+    FX_ASSERT_NO_FAIL(&fl);
     /* Each copy's references point into that copy (or to null for dangling ones). */
     fx_expect_equal(&a, &a, src, d1, n, false);
     fx_expect_equal(&a, &a, src, d2, n, false);
@@ -76,15 +109,23 @@ Test(archive, keep_ids_reproduces_handles_in_an_empty_world) {
     weft_archive_load_desc_t ld = {.keep_ids = true, .out_entities = dst, .out_capacity = N_MAX};
     cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, &ld, NULL), WEFT_OK, "%s",
                  weft_last_error());
+    fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i)
-        cr_assert_eq(src[i], dst[i]);
+        if (!FX_CHECK(&fl, src[i] == dst[i], "entity %u: 0x%llx loaded as 0x%llx", i,
+                      (unsigned long long)src[i], (unsigned long long)dst[i]))
+            break;
+    FX_ASSERT_NO_FAIL(&fl);
     /* Kept ids: every reference, dangling ones included, is kept verbatim. */
     fx_expect_equal(&a, &b, src, dst, n, true);
     /* New entities of b still get unused ids. */
     weft_entity_t e;
     cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
     for (uint32_t i = 0; i < n; ++i)
-        cr_assert_neq(weft_entity_index(e), weft_entity_index(src[i]));
+        if (!FX_CHECK(&fl, weft_entity_index(e) != weft_entity_index(src[i]),
+                      "new entity 0x%llx reuses the index of loaded entity %u (0x%llx)",
+                      (unsigned long long)e, i, (unsigned long long)src[i]))
+            break;
+    FX_ASSERT_NO_FAIL(&fl);
     weft_membuf_free(&buf);
     fx_fini(&a);
     fx_fini(&b);
@@ -234,13 +275,20 @@ Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) 
     ld.out_capacity = N_MAX;
     cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size, &ld, NULL), WEFT_OK, "%s",
                  weft_last_error());
+    fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i) {
         const pos3_t *p = weft_component_get(a.w, src[i], a.c[FX_POS]);
         const pos4_t *q = weft_component_get(w, dst[i], pos);
-        cr_assert_eq(p != NULL, q != NULL);
-        if (p)
-            cr_assert(p->x == q->x && p->y == q->y && p->z == q->z && q->w == 1.0f);
+        if (!FX_CHECK(&fl, (p != NULL) == (q != NULL), "entity %u: presence %d -> %d", i, p != NULL,
+                      q != NULL))
+            break;
+        if (p && !FX_CHECK(&fl, p->x == q->x && p->y == q->y && p->z == q->z && q->w == 1.0f,
+                           "entity %u: (%g %g %g) upgraded to (%g %g %g %g)", i, (double)p->x,
+                           (double)p->y, (double)p->z, (double)q->x, (double)q->y, (double)q->z,
+                           (double)q->w))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     weft_world_destroy(w);
 
     /* Same schema, other size: a layout mismatch. */
@@ -257,10 +305,12 @@ Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) 
 }
 
 static int hook_calls;
+static fx_fail_t hook_fail; /* the first call that did not see the loaded value */
 static void count_add(weft_world_t *w, weft_entity_t e, weft_component_t c, void *p, void *u) {
-    (void)w, (void)e, (void)c, (void)u;
+    (void)w, (void)c, (void)u;
     const pos3_t *v = p;
-    cr_assert(v->z == -1.5f, "on_add sees the loaded value");
+    (void)FX_CHECK(&hook_fail, v->z == -1.5f, "on_add call %d (entity 0x%llx) sees z = %g",
+                   hook_calls, (unsigned long long)e, (double)v->z);
     hook_calls++;
 }
 
@@ -276,9 +326,11 @@ Test(archive, on_add_hooks_fire_once_per_loaded_value_after_data_is_in_place) {
                                          &pos),
                  WEFT_OK);
     hook_calls = 0;
+    hook_fail = (fx_fail_t){0};
     cr_assert_eq(weft_archive_load_memory(w, buf.data, buf.size,
                                           &(weft_archive_load_desc_t){.skip_unknown = true}, NULL),
                  WEFT_OK);
+    cr_assert(!hook_fail.failed, "on_add sees the loaded value: %s", hook_fail.msg);
     cr_assert_eq(hook_calls, (int)weft_component_count(a.w, a.c[FX_POS]));
     weft_world_destroy(w);
     weft_membuf_free(&buf);
@@ -308,9 +360,15 @@ Test(archive, loaded_entities_join_groups_aligned) {
     }
     cr_assert_eq(weft_group_count(b.w, g), both);
     cr_assert_gt(weft_group_count(b.w, g), before);
-    for (uint32_t r = 0; r < both; ++r)
-        cr_assert_eq(weft_component_entity_at(b.w, b.c[FX_POS], r),
-                     weft_component_entity_at(b.w, b.c[FX_VEL], r));
+    fx_fail_t fl = {0};
+    for (uint32_t r = 0; r < both; ++r) {
+        weft_entity_t ep = weft_component_entity_at(b.w, b.c[FX_POS], r);
+        weft_entity_t ev = weft_component_entity_at(b.w, b.c[FX_VEL], r);
+        if (!FX_CHECK(&fl, ep == ev, "row %u of %u: Position 0x%llx, Velocity 0x%llx", r, both,
+                      (unsigned long long)ep, (unsigned long long)ev))
+            break;
+    }
+    FX_ASSERT_NO_FAIL(&fl);
     weft_membuf_free(&buf);
     fx_fini(&a);
     fx_fini(&b);

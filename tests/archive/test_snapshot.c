@@ -6,9 +6,14 @@
 
 TestSuite(snapshot, .timeout = 120);
 
-/* Random structural and value changes. */
+/* Random structural and value changes (one assertion: every change succeeded). */
 static void mutate(fx_world_t *f, uint64_t *s, int steps) {
-    for (int k = 0; k < steps; ++k) {
+    fx_fail_t fl = {0};
+    weft_result_t rc = WEFT_OK;
+#define MUTATE_OK(call, what)                                                                     \
+    FX_CHECK(&fl, (rc = (call)) == WEFT_OK, "mutate step %d of %d: %s 0x%llx: %s (%s)", k, steps, \
+             what, (unsigned long long)e, weft_result_name(rc), weft_last_error())
+    for (int k = 0; k < steps && !fl.failed; ++k) {
         uint64_t r = fx_rand(s);
         weft_world_stats_t st;
         weft_world_stats(f->w, &st);
@@ -16,22 +21,22 @@ static void mutate(fx_world_t *f, uint64_t *s, int steps) {
         switch (r >> 60) {
         case 0:
         case 1:
-            cr_assert_eq(weft_entity_create(f->w, &e), WEFT_OK);
+            (void)MUTATE_OK(weft_entity_create(f->w, &e), "create");
             break;
         case 2:
             if (e)
-                cr_assert_eq(weft_entity_destroy(f->w, e), WEFT_OK);
+                (void)MUTATE_OK(weft_entity_destroy(f->w, e), "destroy");
             break;
         case 3:
         case 4:
             if (e) {
                 pos3_t p = {(float)k, 2.0f, (float)(r & 255)};
-                cr_assert_eq(weft_component_set(f->w, e, f->c[FX_POS], &p), WEFT_OK);
+                (void)MUTATE_OK(weft_component_set(f->w, e, f->c[FX_POS], &p), "set Position");
             }
             break;
         case 5:
             if (e && weft_component_has(f->w, e, f->c[FX_POS]))
-                cr_assert_eq(weft_component_remove(f->w, e, f->c[FX_POS]), WEFT_OK);
+                (void)MUTATE_OK(weft_component_remove(f->w, e, f->c[FX_POS]), "remove Position");
             break;
         case 6:
             if (e)
@@ -40,11 +45,13 @@ static void mutate(fx_world_t *f, uint64_t *s, int steps) {
         default:
             if (e) {
                 pos3_t v = {1.0f, (float)k, 3.0f};
-                cr_assert_eq(weft_component_set(f->w, e, f->c[FX_VEL], &v), WEFT_OK);
+                (void)MUTATE_OK(weft_component_set(f->w, e, f->c[FX_VEL], &v), "set Velocity");
             }
             break;
         }
     }
+#undef MUTATE_OK
+    FX_ASSERT_NO_FAIL(&fl);
 }
 
 Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
@@ -162,6 +169,7 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
     uint32_t n = fx_alive(&f, es, 1024);
     cr_assert_eq(weft_entity_destroy_n(f.w, es, n), WEFT_OK);
     fx_populate(&f, 7, 10);
+    fx_fail_t fl = {0};
     for (long k = 1;; ++k) {
         uint64_t before = weft_world_hash(f.w);
         c.count = 0;
@@ -170,10 +178,13 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
-        cr_assert_eq(r, WEFT_ENOMEM);
-        cr_assert_eq(weft_world_hash(f.w), before, "k=%ld", k);
-        cr_assert_lt(k, 1000);
+        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(&fl, weft_world_hash(f.w) == before, "k=%ld changed the world hash", k) ||
+            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k))
+            break;
     }
+    FX_ASSERT_NO_FAIL(&fl);
     cr_assert_eq(weft_world_hash(f.w), h);
     weft_snapshot_destroy(snap);
     fx_fini(&f);

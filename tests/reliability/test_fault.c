@@ -222,33 +222,15 @@ static bool call_end(scen_t *sc, weft_result_t r, const char *expr, int line) {
 }
 
 /* Run `expr` (a weft_result_t) under the judge; in persistent mode, leave the script
- * function (which must return void) after the first failure. */
-#define CALL(sc, expr)                                                                     \
+ * function (which must return void) after the first failure. CALL_FRAME is CALL for
+ * weft_world_progress, judged by its own contract (see call_end). */
+#define CALL(sc, expr) CALL_JUDGED(sc, false, expr)
+#define CALL_FRAME(sc, expr) CALL_JUDGED(sc, true, expr)
+#define CALL_JUDGED(sc, frame, expr)                                                       \
     do {                                                                                   \
         if ((sc)->stop)                                                                    \
             return;                                                                        \
-        for (;;) {                                                                         \
-            call_begin((sc), __LINE__);                                                                \
-            weft_result_t call_r_ = (expr);                                                \
-            if (call_end((sc), call_r_, #expr, __LINE__))                                  \
-                break;                                                                     \
-        }                                                                                  \
-        if ((sc)->stop)                                                                    \
-            return;                                                                        \
-    } while (0)
-
-/* CALL for weft_world_progress, judged by its own contract (see call_end). */
-#define CALL_FRAME(sc, expr)                                                               \
-    do {                                                                                   \
-        (sc)->frame_call = true;                                                           \
-        CALL_FRAME_BODY(sc, expr);                                                         \
-    } while (0)
-#define CALL_FRAME_BODY(sc, expr)                                                          \
-    do {                                                                                   \
-        if ((sc)->stop) {                                                                  \
-            (sc)->frame_call = false;                                                      \
-            return;                                                                        \
-        }                                                                                  \
+        (sc)->frame_call = (frame);                                                        \
         for (;;) {                                                                         \
             call_begin((sc), __LINE__);                                                    \
             weft_result_t call_r_ = (expr);                                                \

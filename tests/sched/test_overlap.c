@@ -25,6 +25,17 @@ static void churn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     }
 }
 
+/* ROWS entities with Position and Velocity. */
+static void populate(fixture_t *f) {
+    for (uint32_t i = 0; i < ROWS; i++) {
+        weft_entity_t e;
+        cr_assert(eq(int, weft_entity_create(f->world, &e), WEFT_OK));
+        vec3_t v = {(float)i, 1, 0};
+        weft_component_set(f->world, e, f->pos, &v);
+        weft_component_set(f->world, e, f->vel, &v);
+    }
+}
+
 static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b) {
     return a->begin_ns < b->end_ns && b->begin_ns < a->end_ns;
 }
@@ -32,13 +43,7 @@ static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b) {
 Test(overlap, independent_systems_overlap_and_conflicting_ones_never_do) {
     fixture_t f;
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
-    for (uint32_t i = 0; i < ROWS; i++) {
-        weft_entity_t e;
-        cr_assert(eq(int, weft_entity_create(f.world, &e), WEFT_OK));
-        vec3_t v = {(float)i, 1, 0};
-        weft_component_set(f.world, e, f.pos, &v);
-        weft_component_set(f.world, e, f.vel, &v);
-    }
+    populate(&f);
     /* a and b are independent; c conflicts with a (Position), d with b (Velocity) and a
      * parallel e conflicts with both, split in chunks. */
     weft_system_t a = must_register(
@@ -98,13 +103,7 @@ static void count_call(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
     fixture_t f;
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
-    for (uint32_t i = 0; i < ROWS; i++) {
-        weft_entity_t e;
-        cr_assert(eq(int, weft_entity_create(f.world, &e), WEFT_OK));
-        vec3_t v = {(float)i, 1, 0};
-        weft_component_set(f.world, e, f.pos, &v);
-        weft_component_set(f.world, e, f.vel, &v);
-    }
+    populate(&f);
     /* Nobody has Health: b matches nothing. */
     weft_system_t a = must_register(
         f.world, &(weft_system_desc_t){.name = "a", .fn = churn, .terms = {W(f.pos)}});
