@@ -1,6 +1,7 @@
 /* test_snapshot.c: whole-world snapshots — restore gives back the hash at capture, across
  * random mutations, groups, new components, out-of-memory, and a running schedule. */
 #include "archive_fixture.h"
+#include "weft/hierarchy.h"
 #include "weft/snapshot.h"
 #include "weft/system.h"
 
@@ -149,45 +150,134 @@ Test(snapshot, components_registered_after_capture_are_emptied) {
 
 /* ---- out of memory ------------------------------------------------------------------ */
 
+/* The hierarchy store is not part of weft_world_hash(): fold the node order, parents, local
+ * transforms, links and world matrices into one value so a failed restore that touched the
+ * store is caught too. */
+static uint64_t hier_fingerprint(weft_world_t *w) {
+    uint32_t n = weft_hier_count(w);
+    weft_entity_t *order = malloc(sizeof *order * (n ? n : 1u));
+    cr_assert(order != NULL);
+    weft_hier_order(w, order, n);
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+#define FOLD(p, size)                                         \
+    do {                                                      \
+        const unsigned char *b_ = (const unsigned char *)(p); \
+        for (size_t i_ = 0; i_ < (size); ++i_)                \
+            h = (h ^ b_[i_]) * 0x100000001b3ull;              \
+    } while (0)
+    for (uint32_t i = 0; i < n; ++i) {
+        weft_entity_t p = weft_hier_parent(w, order[i]);
+        FOLD(&order[i], sizeof order[i]);
+        FOLD(&p, sizeof p);
+        FOLD(weft_hier_local(w, order[i]), sizeof(weft_transform_t));
+        FOLD(&weft_hier_link(w, order[i])->inverse_bind, sizeof(weft_mat4_t));
+        FOLD(weft_hier_world(w, order[i]), sizeof(weft_mat4_t));
+    }
+#undef FOLD
+    free(order);
+    return h;
+}
+
+typedef struct oom_log {
+    int calls;          /* logger calls so far */
+    int enomem;         /* of which with WEFT_ENOMEM */
+    weft_result_t code; /* code of the last call */
+} oom_log_t;
+
+static void count_log(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+                      int line, void *user) {
+    (void)level, (void)msg, (void)file, (void)line;
+    oom_log_t *l = user;
+    l->calls++;
+    l->enomem += code == WEFT_ENOMEM;
+    l->code = code;
+}
+
+/* What a restore can allocate: pool arrays (weft__pool_reserve) only when a captured pool
+ * holds more rows than the pool's capacity, a free list only when the captured one is longer
+ * than the current capacity, and a replacement hierarchy store always (it is built aside and
+ * swapped in). Capacities never shrink and a snapshot can only be captured from its own
+ * world, so the first two cannot happen (entity-table pages are committed with vmem, not the
+ * allocator); the hierarchy store is the path that must fail cleanly, so the world has one. */
 Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
     fx_counting_t c = {0};
+    oom_log_t log = {0};
     fx_world_t f;
     fx_init_desc(&f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
-                                          .allocator = fx_counting_allocator(&c)});
+                                          .allocator = fx_counting_allocator(&c),
+                                          .logger = {count_log, &log}});
+    cr_assert_eq(weft_hier_components(f.w, NULL), WEFT_OK);
     fx_populate(&f, 6, 100);
+    /* A forest of 60 nodes: each node i > 0 hangs under node (i - 1) / 3 unless i % 7 == 0. */
+    weft_entity_t nodes[60];
+    cr_assert_eq(weft_entity_create_n(f.w, 60, nodes), WEFT_OK);
+    fx_fail_t fl = {0};
+    for (uint32_t i = 0; i < 60 && !fl.failed; ++i) {
+        weft_transform_t t = weft_transform_identity();
+        t.position.x = (float)i;
+        weft_result_t r = weft_hier_add(f.w, nodes[i], &t);
+        if (r == WEFT_OK && i > 0 && i % 7 != 0)
+            r = weft_hier_attach(f.w, nodes[i], nodes[(i - 1u) / 3u]);
+        (void)FX_CHECK(&fl, r == WEFT_OK, "node %u: %s (%s)", i, weft_result_name(r),
+                       weft_last_error());
+    }
+    FX_ASSERT_NO_FAIL(&fl);
+    cr_assert_eq(weft_hier_update(f.w, WEFT_HIER_PASS_SEQUENTIAL), WEFT_OK);
     weft_snapshot_t *snap;
     cr_assert_eq(weft_snapshot_create(f.w, &snap), WEFT_OK);
     c.count = 0;
     c.fail_at = 1;
+    log = (oom_log_t){0};
     cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_ENOMEM);
     c.fail_at = 0;
+    cr_assert_eq(log.enomem, 1, "capture failure logged %d times", log.enomem);
     cr_assert_eq(weft_snapshot_size(snap), 0);
     cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
     uint64_t h = weft_world_hash(f.w);
-    /* Empty every pool so the restore must grow them again. */
+    uint64_t hh = hier_fingerprint(f.w);
+    /* Replace the world's contents: every entity (and so every node) destroyed, a few new
+     * entities and a different little hierarchy. */
     weft_entity_t es[1024];
     uint32_t n = fx_alive(&f, es, 1024);
     cr_assert_eq(weft_entity_destroy_n(f.w, es, n), WEFT_OK);
     fx_populate(&f, 7, 10);
-    fx_fail_t fl = {0};
-    for (long k = 1;; ++k) {
+    n = fx_alive(&f, es, 1024);
+    cr_assert_geq(n, 2);
+    cr_assert_eq(weft_hier_add(f.w, es[0], NULL), WEFT_OK);
+    cr_assert_eq(weft_hier_add(f.w, es[1], NULL), WEFT_OK);
+    cr_assert_eq(weft_hier_attach(f.w, es[1], es[0]), WEFT_OK);
+    long failing = 0, k = 1;
+    for (;; ++k) {
         uint64_t before = weft_world_hash(f.w);
+        uint64_t hier_before = hier_fingerprint(f.w);
+        log = (oom_log_t){0};
         c.count = 0;
         c.fail_at = k;
         weft_result_t r = weft_snapshot_restore(f.w, snap);
         c.fail_at = 0;
         if (r == WEFT_OK)
             break;
+        failing++;
         if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
                       weft_last_error()) ||
             !FX_CHECK(&fl, weft_world_hash(f.w) == before, "k=%ld changed the world hash", k) ||
+            !FX_CHECK(&fl, hier_fingerprint(f.w) == hier_before, "k=%ld changed the hierarchy",
+                      k) ||
+            !FX_CHECK(&fl, log.calls == 1 && log.code == WEFT_ENOMEM,
+                      "k=%ld: %d logger calls, last %s", k, log.calls,
+                      weft_result_name(log.code)) ||
             !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k))
             break;
     }
     FX_ASSERT_NO_FAIL(&fl);
+    cr_assert_gt(failing, 0, "the restore never allocated: no failure was injected");
+    fprintf(stderr, "snapshot restore: %ld injected failures before success\n", failing);
     cr_assert_eq(weft_world_hash(f.w), h);
+    cr_assert_eq(hier_fingerprint(f.w), hh);
+    cr_assert_eq(weft_hier_count(f.w), 60);
     weft_snapshot_destroy(snap);
     fx_fini(&f);
+    cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
 }
 
 /* ---- with a running schedule ----------------------------------------------------------- */
