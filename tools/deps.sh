@@ -2,8 +2,8 @@
 # deps.sh: makes sure the build and test dependencies are installed (Debian/Ubuntu).
 # Usage: tools/deps.sh [build|test]
 #   build  what the release build and weft_bench need: cmake, ninja, gcc, make, pkg-config
-#   test   (default) also clang with its sanitizer runtimes, Criterion, libomp for clang
-#          and clang-format
+#   test   (default) also clang with its sanitizer runtimes, Criterion, libomp for clang,
+#          clang-format and gdb
 # Installs only what is missing, and only as root (apt-get update; apt-get install -y ...);
 # as another user it prints the apt-get command and exits 1. Prints nothing else when all
 # is present.
@@ -13,8 +13,9 @@ kind=${1:-test}
 packages=(cmake ninja-build gcc make libc6-dev pkg-config)
 if [[ $kind == test ]]; then
     # libclang-rt-dev: clang's ASan/UBSan/TSan runtimes (only recommended by clang);
-    # llvm: llvm-symbolizer for readable sanitizer stacks; libomp-dev: clang's OpenMP.
-    packages+=(clang libclang-rt-dev llvm libomp-dev libcriterion-dev clang-format)
+    # llvm: llvm-symbolizer for readable sanitizer stacks; libomp-dev: clang's OpenMP;
+    # gdb: the hang watchdog's stack dump of every thread (tools/check_watchdog.sh).
+    packages+=(clang libclang-rt-dev llvm libomp-dev libcriterion-dev clang-format gdb)
 elif [[ $kind != build ]]; then
     echo "deps.sh: unknown kind '$kind' (build or test)" >&2
     exit 2

@@ -4,8 +4,9 @@
  * The dump must work in the worst state a process can be in: some thread holds a lock
  * forever, maybe the allocator's. So everything the dump needs (gdb's path, the handler
  * registrations, backtrace()'s lazily loaded unwinder) is prepared at install time, and the
- * dump itself uses only async-signal-safe calls: a raw clone, execve and waitpid for gdb, raw
- * getdents64 and tgkill for the fallback, write() for text. So both triggers run it straight
+ * dump itself uses only async-signal-safe calls: raw clone, execve, wait4 and kill for gdb and
+ * the process that bounds its run time, raw getdents64 and tgkill for the fallback, write()
+ * for text. So both triggers run it straight
  * from a signal handler: SIGALRM from the armed timer (then abort(), so the hang fails the
  * run) and SIGPROF from Criterion's timeout. */
 #define _GNU_SOURCE
@@ -38,10 +39,11 @@
 #define WT_TSAN 0
 #endif
 
-#define GDB_WAIT_SECONDS 60 /* a gdb that has not finished by then is killed */
+#define GDB_SECONDS_DEFAULT 30 /* a gdb that has not finished by then is killed */
 #define THREAD_WAIT_MS 1000 /* per-thread wait for a fallback backtrace */
 
 static char gdb_path[512];          /* "" when gdb is not on PATH or disabled */
+static unsigned gdb_seconds = GDB_SECONDS_DEFAULT; /* WT_WATCHDOG_GDB_SECONDS overrides */
 static volatile sig_atomic_t installed;
 static volatile sig_atomic_t dumping;    /* a dump is in progress (ignore a second trigger) */
 static volatile sig_atomic_t thread_ack; /* bumped by each thread that printed its stack */
@@ -84,40 +86,106 @@ static void sleep_ms(long ms) {
 
 /* ---- gdb ------------------------------------------------------------------ >>gdb */
 
+/* While gdb is attached every thread of this process is stopped, the one running the dump
+ * included: a gdb that hangs while attached can only be stopped from outside. So a
+ * supervisor process (a raw clone of this one) runs gdb as its own child and is the one that
+ * enforces the limit: past gdb_seconds it kills gdb (the kernel then detaches it from us) and
+ * sends us SIGCONT, which discards a SIGSTOP of gdb's attach that was still pending and ends
+ * a group stop it may have left; this thread then resumes and falls back to backtrace(). The
+ * supervisor and gdb's child use raw system calls only: they are copies of a process whose
+ * other threads may hold any lock (the allocator's, a sanitizer's), and the sanitizers
+ * intercept the libc wrappers. */
+#define SUPERVISOR_GDB_FAILED 1
+#define SUPERVISOR_GDB_TIMED_OUT 124
+
+static _Noreturn void raw_exit(int code) {
+    for (;;)
+        syscall(SYS_exit_group, (long)code);
+}
+
+static long raw_sleep_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    return syscall(SYS_nanosleep, &ts, NULL);
+}
+
+/* Runs in the supervisor: start gdb on `target`, wait for it at most gdb_seconds. */
+static _Noreturn void supervise_gdb(pid_t target, char *pid_text) {
+    long gdb = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+    if (gdb < 0)
+        raw_exit(SUPERVISOR_GDB_FAILED);
+    if (gdb == 0) {
+        syscall(SYS_dup3, STDERR_FILENO, STDOUT_FILENO, 0);
+        char *argv[] = {gdb_path, "-nx", "-batch", "-p", pid_text, "-ex", "info threads", "-ex",
+                        "thread apply all bt", NULL};
+        char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+        syscall(SYS_execve, gdb_path, argv, envp);
+        raw_exit(127);
+    }
+    for (long waited_ms = 0; waited_ms < (long)gdb_seconds * 1000; waited_ms += 50) {
+        int status = 0;
+        long r = syscall(SYS_wait4, gdb, &status, WNOHANG, NULL);
+        if (r == gdb)
+            raw_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : SUPERVISOR_GDB_FAILED);
+        if (r < 0)
+            raw_exit(SUPERVISOR_GDB_FAILED);
+        raw_sleep_ms(50);
+    }
+    syscall(SYS_kill, gdb, SIGKILL);
+    syscall(SYS_wait4, gdb, NULL, 0, NULL); /* gdb is gone: the kernel has detached it */
+    syscall(SYS_kill, (long)target, SIGCONT);
+    raw_sleep_ms(200); /* a thread may dequeue a stale SIGSTOP just after the first SIGCONT */
+    syscall(SYS_kill, (long)target, SIGCONT);
+    raw_exit(SUPERVISOR_GDB_TIMED_OUT);
+}
+
 /* Attach gdb to this process and print all threads' backtraces. True when gdb exited 0. */
 static bool dump_with_gdb(void) {
     if (gdb_path[0] == '\0')
         return false;
     char pid[24];
-    utoa((unsigned long)getpid(), pid);
+    pid_t self = getpid();
+    utoa((unsigned long)self, pid);
     /* A raw clone (fork semantics) rather than fork(): the sanitizers' fork interceptors take
      * locks that a hung thread may hold, and ThreadSanitizer deadlocks on fork from a signal
-     * handler. The child only calls dup2 and execve. */
-    pid_t child = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-    if (child < 0)
+     * handler. */
+    pid_t supervisor = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+    if (supervisor < 0)
         return false;
-    if (child == 0) {
-        /* Only async-signal-safe calls until execve: the parent may hold any lock. */
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        char *argv[] = {gdb_path, "-nx", "-batch", "-p", pid, "-ex", "info threads", "-ex",
-                        "thread apply all bt", NULL};
-        char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-        execve(gdb_path, argv, envp);
-        _exit(127);
+    if (supervisor == 0)
+        supervise_gdb(self, pid);
+    /* The supervisor ends within gdb_seconds (plus its SIGCONT pause); the margin only
+     * guards against a supervisor that cannot run at all. */
+    int status = 0;
+    pid_t r = 0;
+    for (long waited_ms = 0; r == 0 && waited_ms < ((long)gdb_seconds + 10) * 1000;
+         waited_ms += 50) {
+        r = waitpid(supervisor, &status, WNOHANG);
+        if (r == 0)
+            sleep_ms(50);
     }
-    for (int waited = 0; waited < GDB_WAIT_SECONDS * 10; waited++) {
-        int status = 0;
-        pid_t r = waitpid(child, &status, WNOHANG);
-        if (r == child)
-            return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (r < 0)
-            return false;
-        sleep_ms(100);
+    char buf[24];
+    if (r == 0) {
+        kill(supervisor, SIGKILL);
+        waitpid(supervisor, NULL, 0);
+        put("watchdog: the gdb supervisor did not finish; falling back to backtrace()\n");
+        return false;
     }
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    put("watchdog: gdb did not finish; falling back to backtrace()\n");
-    return false;
+    if (r < 0 || !WIFEXITED(status)) {
+        put("watchdog: the gdb supervisor failed; falling back to backtrace()\n");
+        return false;
+    }
+    switch (WEXITSTATUS(status)) {
+    case 0:
+        return true;
+    case SUPERVISOR_GDB_TIMED_OUT:
+        put("\nwatchdog: gdb timed out: no answer within ");
+        put(utoa(gdb_seconds, buf));
+        put(" s, killed; falling back to backtrace()\n");
+        return false;
+    default:
+        put("\nwatchdog: gdb failed; falling back to backtrace()\n");
+        return false;
+    }
 }
 
 /* ---- fallback: every thread prints its own backtrace ------------------------- >>fallback */
@@ -226,6 +294,9 @@ static void on_timer(int sig) {
 }
 
 static void find_gdb(void) {
+    const char *limit = getenv("WT_WATCHDOG_GDB_SECONDS");
+    if (limit != NULL && strtoul(limit, NULL, 10) > 0 && strtoul(limit, NULL, 10) < 3600)
+        gdb_seconds = (unsigned)strtoul(limit, NULL, 10);
     const char *off = getenv("WT_WATCHDOG_NO_GDB");
     if (off != NULL && off[0] != '\0' && off[0] != '0')
         return;

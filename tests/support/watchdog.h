@@ -13,9 +13,11 @@
  *   the armed timer prints stacks.
  *
  * The dump runs `gdb -batch -p <pid> -ex "thread apply all bt"` when gdb is on PATH (set
- * WT_WATCHDOG_NO_GDB=1 to skip it); when gdb is missing or fails, every thread found in
- * /proc/self/task is signalled (SIGURG) and prints its own backtrace() with
- * backtrace_symbols_fd(). Output goes to stderr.
+ * WT_WATCHDOG_NO_GDB=1 to skip it) under a hard limit of 30 s (WT_WATCHDOG_GDB_SECONDS=N
+ * changes it): a gdb still running then is killed from outside this process, which it has
+ * stopped, and "watchdog: gdb timed out" is printed. When gdb is missing, fails or times out,
+ * every thread found in /proc/self/task is signalled (SIGURG) and prints its own backtrace()
+ * with backtrace_symbols_fd(). Output goes to stderr.
  *
  * Thread: arm/disarm from the test's main thread; the dump may run on any thread. */
 #ifndef WEFT_TESTS_WATCHDOG_H
