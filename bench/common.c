@@ -67,6 +67,19 @@ double wb_median(double *v, int n) {
     return 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double wb_median_ratio(const double *num, const double *den, int n) {
+    if (n <= 0)
+        return NAN;
+    double *r = malloc((size_t)n * sizeof *r);
+    if (r == NULL)
+        return NAN;
+    for (int i = 0; i < n; i++)
+        r[i] = num[i] / den[i];
+    double m = wb_median(r, n);
+    free(r);
+    return m;
+}
+
 /* The pointer escapes through a volatile store in another translation unit, so the compiler
  * must assume the pointee is read and cannot drop the computation that produced it. */
 static const void *volatile sink_slot;

@@ -29,6 +29,11 @@ double wb_now_ns(void);
 /* Median of v[0..n) (sorts v in place). */
 double wb_median(double *v, int n);
 
+/* Median over reps of num[i] / den[i]: the ratio of two figures timed back to back in the same
+ * repetition. On a shared machine a slow patch hits both sides of a pair, so this is steadier
+ * than the ratio of the two medians. Leaves num and den unchanged; NAN when n <= 0. */
+double wb_median_ratio(const double *num, const double *den, int n);
+
 /* Repetitions to run per case (more without --quick). */
 int wb_reps(const wb_ctx_t *ctx);
 
