@@ -33,7 +33,9 @@ want=3
 
 # 1. gdb path (skipped with a note when gdb is missing: the fallback below still runs)
 if command -v gdb >/dev/null; then
-    limit 120 "$hang" 2 >"$out" 2>&1
+    # gdb normally answers in seconds; on a loaded machine attaching to a sanitized process
+    # once took over 30 s, so this case gives it 90 s before the watchdog falls back.
+    WT_WATCHDOG_GDB_SECONDS=${WT_WATCHDOG_GDB_SECONDS:-90} limit 150 "$hang" 2 >"$out" 2>&1
     rc=$?
     threads=$(grep -c '^Thread [0-9]' "$out")
     if [[ $rc -eq 0 ]] || timed_out $rc; then
