@@ -165,6 +165,29 @@ static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
     return WEFT_OK;
 }
 
+/* The phase's buffers in apply order: registration order, then chunk (or, with
+ * WEFT_APPLY_COMPLETION, the order their jobs finished). The dry run and the apply walk the
+ * same sequence through this cursor, so they cannot disagree on it. */
+typedef struct buffer_cursor {
+    uint32_t k; /* position in apply_list (or finished) */
+    uint32_t c; /* chunk of apply_list[k] */
+} buffer_cursor_t;
+
+static buffer_cursor_t buffers_of(const struct weft_sched *s, uint32_t ph) {
+    return (buffer_cursor_t){s->apply_order == WEFT_APPLY_COMPLETION ? 0 : s->apply_first[ph], 0};
+}
+
+static weft_cmd_t *next_buffer(struct weft_sched *s, uint32_t ph, buffer_cursor_t *it) {
+    if (s->apply_order == WEFT_APPLY_COMPLETION)
+        return it->k < weft_atomic_load_relaxed(&s->finished_count) ? s->finished[it->k++] : NULL;
+    for (; it->k < s->apply_first[ph + 1]; it->k++, it->c = 0) {
+        weft__system_t *sys = s->systems[s->apply_list[it->k]];
+        if (it->c < sys->nchunks)
+            return &sys->cmds[it->c++];
+    }
+    return NULL;
+}
+
 /* Dry-run one buffer (see stage_phase); `*begun` starts the stage at the first non-empty one,
  * so a phase without commands costs one length check per buffer. */
 static weft_result_t stage_one(struct weft_sched *s, const weft_cmd_t *cmd, bool *begun) {
@@ -187,17 +210,9 @@ static weft_result_t stage_one(struct weft_sched *s, const weft_cmd_t *cmd, bool
 static weft_result_t stage_phase(struct weft_sched *s, uint32_t ph, bool *any) {
     bool begun = false;
     weft_result_t r = WEFT_OK;
-    if (s->apply_order == WEFT_APPLY_COMPLETION) {
-        uint32_t n = weft_atomic_load_relaxed(&s->finished_count);
-        for (uint32_t k = 0; k < n && r == WEFT_OK; k++)
-            r = stage_one(s, s->finished[k], &begun);
-    } else {
-        for (uint32_t k = s->apply_first[ph]; k < s->apply_first[ph + 1] && r == WEFT_OK; k++) {
-            const weft__system_t *sys = s->systems[s->apply_list[k]];
-            for (uint32_t c = 0; c < sys->nchunks && r == WEFT_OK; c++)
-                r = stage_one(s, &sys->cmds[c], &begun);
-        }
-    }
+    buffer_cursor_t it = buffers_of(s, ph);
+    for (weft_cmd_t *cmd; r == WEFT_OK && (cmd = next_buffer(s, ph, &it)) != NULL;)
+        r = stage_one(s, cmd, &begun);
     if (r == WEFT_OK && begun)
         r = weft__cmd_stage_reserve(&s->stage, s->world);
     *any = begun;
@@ -224,18 +239,10 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
     *staged = first_err == WEFT_OK;
     if (!*staged)
         return first_err;
-    if (!any) {
-        /* nothing recorded: no buffer to walk again */
-    } else if (s->apply_order == WEFT_APPLY_COMPLETION) {
-        uint32_t n = weft_atomic_load_relaxed(&s->finished_count);
-        for (uint32_t k = 0; k < n; k++)
-            first_err = apply_one(s, s->finished[k], first_err);
-    } else {
-        for (uint32_t k = s->apply_first[ph]; k < s->apply_first[ph + 1]; k++) {
-            const weft__system_t *sys = s->systems[s->apply_list[k]];
-            for (uint32_t c = 0; c < sys->nchunks; c++)
-                first_err = apply_one(s, &sys->cmds[c], first_err);
-        }
+    if (any) { /* else nothing was recorded: no buffer to walk again */
+        buffer_cursor_t it = buffers_of(s, ph);
+        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;)
+            first_err = apply_one(s, cmd, first_err);
     }
     if (s->trace)
         weft__trace_record(s->trace, 0, 0, ph, begin, weft__trace_now());
