@@ -77,11 +77,9 @@ void weft__deque_fini(weft__deque_t *d) {
 }
 
 bool weft__deque_reserve(weft__deque_t *d, uint32_t n) {
-    if (weft__deque_has_room(d, n)) {
-        return true;
-    }
     /* Owner-only reads: bottom is ours; a stale top is smaller than the real one, so the
-     * size we compute can only be too large, which errs on the side of growing. */
+     * size we compute can only be too large, which errs on the side of growing. The room
+     * test is weft__deque_has_room's; hot callers inline that one before calling here. */
     int64_t b = weft_atomic_load_relaxed(&d->bottom);
     int64_t t = weft_atomic_load_acquire(&d->top); /* pairs with the CAS in steal/take:
                                                        slots below top are free again */

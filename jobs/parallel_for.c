@@ -150,6 +150,11 @@ static void reclaim_helper(weft_jobs_t *jobs, weft__ctx_t *me, const weft__pfor_
     }
 }
 
+/* a / b rounded up; b > 0. */
+static inline uint64_t ceil_div(uint64_t a, uint64_t b) {
+    return a / b + (a % b != 0);
+}
+
 /* Everything on the calling thread, in order (inline mode, one worker, one chunk). */
 static void run_serial(weft_range_fn_t fn, void *ctx, uint64_t count, uint64_t grain,
                        uint32_t worker) {
@@ -171,14 +176,14 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     uint32_t workers = jobs->worker_count;
     if (grain == 0) {
         uint64_t target = (uint64_t)workers * 16u;
-        grain = count / target + (count % target != 0);
+        grain = ceil_div(count, target);
         grain = grain ? grain : 1u;
     }
     if (!me->is_worker) {
         weft__external_enter(jobs); /* destroy waits while we are inside */
     }
     weft_result_t r = weft__check_phase(jobs, me, "weft_parallel_for");
-    uint64_t nchunks = count / grain + (count % grain != 0);
+    uint64_t nchunks = ceil_div(count, grain);
     if (r != WEFT_OK || count == 0) {
         goto out;
     }
@@ -191,9 +196,9 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     weft_assert_internal(me->pfor_depth < WEFT__PFOR_SLOTS);
     weft__pfor_t *pf = &me->pfor[me->pfor_depth++];
     uint32_t gen = ++pf->gen;
-    uint64_t per_unit = nchunks / UINT32_MAX + (nchunks % UINT32_MAX != 0);
-    uint64_t units = per_unit == 1 ? nchunks /* the usual case: no run-time division */
-                                   : nchunks / per_unit + (nchunks % per_unit != 0);
+    uint64_t per_unit = ceil_div(nchunks, UINT32_MAX);
+    /* the usual case, per_unit 1, needs no run-time division */
+    uint64_t units = per_unit == 1 ? nchunks : ceil_div(nchunks, per_unit);
     pf->fn = fn;
     pf->ctx = ctx;
     pf->count = count;

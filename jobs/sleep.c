@@ -89,11 +89,11 @@ bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
     return false; /* registered threads do not run jobs; they wait for their counter */
 }
 
-/* Spin phase: poll `ready` with exponential backoff until spin_us has passed. */
 /* Most pause instructions between two polls (about 1 µs where a pause costs 13 ns). */
 #define SPIN_MAX_PAUSES 64u
 
-/* The backoff is kept in the context across idle periods and starts over (1 pause) only
+/* Spin phase: poll `ready` with exponential backoff until spin_us has passed.
+ * The backoff is kept in the context across idle periods and starts over (1 pause) only
  * after the worker did useful work (worker_main), slept, or waits for a counter. A worker that
  * keeps stealing parallel-for helpers which find nothing left — back-to-back tiny loops
  * the caller finishes alone — therefore stays at the slow end, instead of racing the
