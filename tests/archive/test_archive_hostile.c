@@ -426,6 +426,32 @@ Test(archive_hostile, fuzz_corpus_replays_cleanly) {
 
 /* ---- out of memory ------------------------------------------------------------------ */
 
+/* Load `buf` into `w` with allocation k failing, for k = 1, 2, ... until the load succeeds:
+ * each failed load must say WEFT_ENOMEM and leave the world's hash as it was. The first failed
+ * check is recorded in `fl` (its message starts with `label`) and ends the walk; returns the k
+ * at which it stopped, the load's first success when nothing failed. */
+static long load_failing_each_allocation(weft_world_t *w, fx_counting_t *c,
+                                         const weft_membuf_t *buf,
+                                         const weft_archive_load_desc_t *desc, const char *label,
+                                         fx_fail_t *fl) {
+    long k = 1;
+    for (;; ++k) {
+        uint64_t h = weft_world_hash(w);
+        c->count = 0;
+        c->fail_at = k;
+        weft_result_t r = weft_archive_load_memory(w, buf->data, buf->size, desc, NULL);
+        c->fail_at = 0;
+        if (r == WEFT_OK)
+            break;
+        if (!FX_CHECK(fl, r == WEFT_ENOMEM, "%sk=%ld: %s: %s", label, k, weft_result_name(r),
+                      weft_last_error()) ||
+            !FX_CHECK(fl, weft_world_hash(w) == h, "%sk=%ld changed the world", label, k) ||
+            !FX_CHECK(fl, k < 10000, "%sk=%ld: still failing", label, k))
+            break;
+    }
+    return k;
+}
+
 Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothing) {
     weft_membuf_t buf = sample_archive(300);
     fx_counting_t c = {0};
@@ -437,22 +463,8 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
         weft_group_create(
             f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
         WEFT_OK);
-    long k = 1;
     fx_fail_t fl = {0};
-    for (;; ++k) {
-        uint64_t h = weft_world_hash(f.w);
-        c.count = 0;
-        c.fail_at = k;
-        weft_result_t r = weft_archive_load_memory(f.w, buf.data, buf.size, NULL, NULL);
-        c.fail_at = 0;
-        if (r == WEFT_OK)
-            break;
-        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
-                      weft_last_error()) ||
-            !FX_CHECK(&fl, weft_world_hash(f.w) == h, "k=%ld changed the world", k) ||
-            !FX_CHECK(&fl, k < 10000, "k=%ld: still failing", k))
-            break;
-    }
+    long k = load_failing_each_allocation(f.w, &c, &buf, NULL, "", &fl);
     FX_ASSERT_NO_FAIL(&fl);
     cr_assert_gt(k, 3, "the load allocates (k=%ld)", k);
     fprintf(stderr, "load succeeded once %ld allocations could succeed\n", k - 1);
@@ -463,20 +475,7 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
     cr_assert_eq(weft_entity_create_n(e.w, 3, doomed), WEFT_OK);
     cr_assert_eq(weft_entity_destroy_n(e.w, doomed, 3), WEFT_OK);
     weft_archive_load_desc_t keep = {.keep_ids = true};
-    for (k = 1;; ++k) {
-        uint64_t h = weft_world_hash(e.w);
-        c.count = 0;
-        c.fail_at = k;
-        weft_result_t r = weft_archive_load_memory(e.w, buf.data, buf.size, &keep, NULL);
-        c.fail_at = 0;
-        if (r == WEFT_OK)
-            break;
-        if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "keep_ids k=%ld: %s: %s", k, weft_result_name(r),
-                      weft_last_error()) ||
-            !FX_CHECK(&fl, weft_world_hash(e.w) == h, "keep_ids k=%ld changed the world", k) ||
-            !FX_CHECK(&fl, k < 10000, "keep_ids k=%ld: still failing", k))
-            break;
-    }
+    load_failing_each_allocation(e.w, &c, &buf, &keep, "keep_ids ", &fl);
     FX_ASSERT_NO_FAIL(&fl);
     /* Loading the same ids again: they are in use now. */
     cr_assert_eq(weft_archive_load_memory(e.w, buf.data, buf.size, &keep, NULL), WEFT_EEXIST);

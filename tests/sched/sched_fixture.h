@@ -1,5 +1,5 @@
 /* sched_fixture.h: shared helpers of the scheduler test suites — a world with a few
- * registered components and a no-op system body. */
+ * registered components, a no-op system body and one that counts its calls. */
 #ifndef WEFT_TESTS_SCHED_FIXTURE_H
 #define WEFT_TESTS_SCHED_FIXTURE_H
 
@@ -55,6 +55,17 @@ static inline void fixture_fini(fixture_t *f) {
 
 static inline void noop_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
+    while (weft_iter_next(it)) {
+    }
+}
+
+/* A body for systems that should never be called (they match nothing): it counts its calls
+ * in fx_body_calls, which the test resets before the frames and expects to stay 0. */
+static _Atomic uint32_t fx_body_calls;
+
+static inline void counting_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&fx_body_calls, 1);
     while (weft_iter_next(it)) {
     }
 }

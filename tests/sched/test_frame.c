@@ -462,15 +462,6 @@ Test(frame, a_writer_waits_for_every_reader_of_a_wide_fan_in) {
     fixture_fini(&f);
 }
 
-static _Atomic uint32_t empty_body_calls;
-
-static void count_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    (void)ctx;
-    atomic_fetch_add(&empty_body_calls, 1);
-    while (weft_iter_next(it)) {
-    }
-}
-
 /* issue 4: "systems with nothing to do cost next to nothing" — their body is not even called,
  * on the sequential path and on the threaded one, parallel or not. */
 Test(frame, a_system_that_matches_nothing_is_not_called) {
@@ -480,17 +471,17 @@ Test(frame, a_system_that_matches_nothing_is_not_called) {
         spawn(100, false, false);
         must_register(
             f.world, &(weft_system_desc_t){.name = "busy", .fn = noop_system, .terms = {W(f.pos)}});
-        must_register(
-            f.world, &(weft_system_desc_t){.name = "idle", .fn = count_body, .terms = {W(f.mass)}});
+        must_register(f.world, &(weft_system_desc_t){
+                                   .name = "idle", .fn = counting_system, .terms = {W(f.mass)}});
         must_register(f.world, &(weft_system_desc_t){.name = "idle_par",
-                                                     .fn = count_body,
+                                                     .fn = counting_system,
                                                      .terms = {R(f.hp)},
                                                      .parallel = true,
                                                      .chunk_size = 8});
-        atomic_store(&empty_body_calls, 0);
+        atomic_store(&fx_body_calls, 0);
         for (int fr = 0; fr < 3; fr++)
             cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
-        cr_expect(eq(u32, atomic_load(&empty_body_calls), 0), "%u workers", workers[k]);
+        cr_expect(eq(u32, atomic_load(&fx_body_calls), 0), "%u workers", workers[k]);
         fixture_fini(&f);
     }
 }

@@ -91,15 +91,6 @@ Test(overlap, independent_systems_overlap_and_conflicting_ones_never_do) {
 
 /* A system that matches nothing runs no body, but it still stands between its neighbours:
  * a -> b -> c with a -> c removed as redundant, b empty. c must never start before a ends. */
-static _Atomic uint32_t empty_calls;
-
-static void count_call(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    (void)ctx;
-    atomic_fetch_add(&empty_calls, 1);
-    while (weft_iter_next(it)) {
-    }
-}
-
 Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
     fixture_t f;
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
@@ -108,7 +99,7 @@ Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
     weft_system_t a = must_register(
         f.world, &(weft_system_desc_t){.name = "a", .fn = churn, .terms = {W(f.pos)}});
     weft_system_t b = must_register(f.world, &(weft_system_desc_t){.name = "b",
-                                                                   .fn = count_call,
+                                                                   .fn = counting_system,
                                                                    .terms = {R(f.hp), R(f.pos)},
                                                                    .writes = {f.vel}});
     weft_system_t c = must_register(
@@ -116,7 +107,7 @@ Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
     weft_schedule_edge_t edges[8];
     cr_assert(eq(u32, weft_schedule_edges(f.world, edges, 8), 2), "a -> b -> c, a -> c reduced");
     cr_assert(eq(int, weft_trace_enable(f.world, &(weft_trace_desc_t){.capacity = 16}), WEFT_OK));
-    atomic_store(&empty_calls, 0);
+    atomic_store(&fx_body_calls, 0);
     uint32_t bad_frame = UINT32_MAX, b_events = 0;
     weft_trace_event_t ev[16];
     for (uint32_t fr = 0; fr < 2000 && bad_frame == UINT32_MAX; fr++) {
@@ -134,7 +125,7 @@ Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
     }
     cr_expect(eq(u32, bad_frame, UINT32_MAX), "frame %u: a and c overlapped (or failed: %s)",
               bad_frame, weft_last_error());
-    cr_expect(eq(u32, atomic_load(&empty_calls), 0), "the empty system's body was called");
+    cr_expect(eq(u32, atomic_load(&fx_body_calls), 0), "the empty system's body was called");
     cr_expect(eq(u32, b_events, 0), "the empty system recorded trace events");
     fixture_fini(&f);
 }
