@@ -69,7 +69,7 @@ void weft__entity_fini(weft_world_t *world) {
 }
 
 /* Make room for `extra` more free-list entries. Errors: WEFT_ENOMEM (unchanged). */
-static weft_result_t reserve_free(weft_world_t *world, uint32_t extra) {
+weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t extra) {
     uint64_t need = (uint64_t)world->free_count + extra;
     if (need <= world->free_cap)
         return WEFT_OK;
@@ -85,10 +85,6 @@ static weft_result_t reserve_free(weft_world_t *world, uint32_t extra) {
     world->free_list = list;
     world->free_cap = (uint32_t)cap;
     return WEFT_OK;
-}
-
-weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t n) {
-    return reserve_free(world, n);
 }
 
 /* ---- create -------------------------------------------------------------------- >>create */
@@ -167,7 +163,7 @@ weft_result_t weft_entity_destroy(weft_world_t *world, weft_entity_t e) {
         return WEFT__FAIL(world->log, WEFT_ESTALE,
                           "weft_entity_destroy: entity 0x%llx is null or stale",
                           (unsigned long long)e);
-    weft_result_t r = reserve_free(world, 1);
+    weft_result_t r = weft__entity_reserve_free(world, 1);
     if (r != WEFT_OK)
         return r;
     weft__entity_destroy_index(world, weft_entity_index(e));
@@ -180,7 +176,7 @@ weft_result_t weft_entity_destroy_n(weft_world_t *world, const weft_entity_t *es
     WEFT__CONTRACT(es != NULL || n == 0, world->log, WEFT_EINVAL,
                    "weft_entity_destroy_n: es is NULL");
     /* n is an upper bound on the slots freed, so one reservation covers the whole call. */
-    weft_result_t r = reserve_free(world, n);
+    weft_result_t r = weft__entity_reserve_free(world, n);
     if (r != WEFT_OK)
         return r;
     for (uint32_t i = 0; i < n; i++) {

@@ -24,8 +24,8 @@ _Static_assert(offsetof(weft__hlink_t, inverse_bind) == offsetof(weft_parent_lin
                "store link = public link");
 
 struct weft_hier {
-    weft__hstore_t store;       /* the ordered nodes and their data; must stay the first
-                                   member: archive_hier.c reaches it through world->hier */
+    weft__hstore_t store;       /* the ordered nodes and their data; other modules reach
+                                   it through weft__hier_store() */
     weft_hier_components_t ids; /* registered component ids (valid when `registered`) */
     bool registered;            /* ids are filled */
     weft_hier_pass_t pass;      /* pass of the registered system (0: auto) */
@@ -134,10 +134,9 @@ typedef struct setup_undo {
 /* Take back what the call recorded in *u did (nothing when it found everything set up). */
 static void setup_rollback(weft_world_t *world, const setup_undo_t *u)
 {
-    if (u->registered) {
+    if (u->registered)
         world->hier->registered = false;
-        unregister_since(world, u->before);
-    }
+    unregister_since(world, u->before); /* a no-op when the call registered nothing */
     if (u->created)
         hier_state_drop(world);
 }
@@ -180,9 +179,7 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
                                          .entity_fields = {offsetof(weft_parent_link_t, parent)}},
                 &ids.link);
         if (r != WEFT_OK) {
-            unregister_since(world, u->before);
-            if (u->created)
-                hier_state_drop(world);
+            setup_rollback(world, u); /* u->registered is still false */
             return r;
         }
         h->ids = ids;

@@ -65,44 +65,17 @@ static void adopt_u32(weft_world_t *world, uint32_t **arrs[], uint32_t *fresh[],
     }
 }
 
-/* Grow the n arrays in arrs[] from `old` to `cap` uint32_t entries, all or nothing. */
-static bool grow_u32(weft_world_t *world, uint32_t **arrs[], int n, uint32_t used, uint32_t old,
-                     uint32_t cap) {
-    uint32_t *fresh[3] = {NULL, NULL, NULL};
-    if (!alloc_u32(world, fresh, n, cap))
-        return false;
-    adopt_u32(world, arrs, fresh, n, used, old);
-    return true;
-}
-
 weft_result_t weft__multi_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
-    weft__multi_t *m = pool->multi;
     weft_result_t r = weft__pool_prepare(world, pool, idx);
     if (r != WEFT_OK)
         return r;
-    if (m->row_cap < pool->count + 1u) {
-        uint32_t cap = pool->cap; /* prepare made pool->cap >= count + 1 */
-        uint32_t **arrs[] = {&m->row_slot};
-        if (!grow_u32(world, arrs, 1, pool->count, m->row_cap, cap))
-            return WEFT__FAIL(world->log, WEFT_ENOMEM, "multi-instance pool: out of memory");
-        m->row_cap = cap;
-    }
-    if (m->free_head == 0 && m->slot_count >= m->slot_cap) {
-        if (m->slot_cap >= MULTI_SLOT_MAX)
-            return WEFT__FAIL(world->log, WEFT_ECAPACITY,
-                              "multi-instance pool: too many instances");
-        uint32_t cap = m->slot_cap ? m->slot_cap * 2u : 16u;
-        uint32_t **arrs[] = {&m->slot_row, &m->slot_next, &m->slot_gen};
-        if (!grow_u32(world, arrs, 3, m->slot_count, m->slot_cap, cap))
-            return WEFT__FAIL(world->log, WEFT_ENOMEM, "multi-instance pool: out of memory");
-        m->slot_cap = cap;
-    }
-    return WEFT_OK;
+    /* One more instance: the slot-table growth is weft__multi_reserve's, for k = 1. */
+    return weft__multi_reserve(world, pool, 1u);
 }
 
 /* Every fresh array is allocated before any is adopted, so a failure changes nothing. The
- * slot arrays grow geometrically from the current capacity (as weft__multi_prepare does),
- * so a steady stream of small applies stays amortised. */
+ * slot arrays grow geometrically from the current capacity, so a stream of single adds
+ * (weft__multi_prepare) or of small applies stays amortised. */
 weft_result_t weft__multi_reserve(weft_world_t *world, weft__pool_t *pool, uint32_t k) {
     weft__multi_t *m = pool->multi;
     uint64_t rows = (uint64_t)pool->count + k;
@@ -113,7 +86,7 @@ weft_result_t weft__multi_reserve(weft_world_t *world, weft__pool_t *pool, uint3
                           "multi-instance pool %u: too many instances (%u more requested)",
                           pool->id, k);
     uint32_t row_cap = m->row_cap;
-    if (rows > row_cap) /* as weft__multi_prepare: follow the pool's capacity when it suffices */
+    if (rows > row_cap) /* follow the pool's capacity when it suffices (it does after a prepare) */
         row_cap = pool->cap >= rows ? pool->cap : (uint32_t)rows;
     uint32_t slot_cap = m->slot_cap;
     if (slots > slot_cap) {
