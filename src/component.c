@@ -199,8 +199,9 @@ static weft_result_t add_index(weft_world_t *world, weft__component_t *comp, wef
     uint32_t row = weft__pool_push(&comp->pool, idx);
     weft__entity_set_sig(world, idx, sig);
     if (comp->pool.group != 0) {
-        weft__group_on_add(world, comp->pool.group, idx);
-        row = weft__pool_row(&comp->pool, idx); /* alignment may have moved it */
+        uint32_t moved = weft__group_on_add(world, comp->pool.group, idx);
+        if (moved != WEFT__ROW_NONE) /* alignment moved it into the prefix */
+            row = moved;
     }
     *ptr = weft__pool_at(&comp->pool, row);
     if (comp->on_add != NULL)
@@ -297,9 +298,11 @@ void weft__component_remove_index(weft_world_t *world, weft__component_t *comp, 
         weft__multi_remove_all(&comp->pool, idx);
         return;
     }
+    uint32_t row = WEFT__ROW_NONE;
     if (comp->pool.group != 0)
-        weft__group_on_remove(world, comp->pool.group, idx);
-    uint32_t row = weft__pool_row(&comp->pool, idx);
+        row = weft__group_on_remove(world, comp->pool.group, idx);
+    if (row == WEFT__ROW_NONE) /* not moved by the group */
+        row = weft__pool_row(&comp->pool, idx);
     if (ordered)
         weft__pool_remove_ordered(&comp->pool, row);
     else

@@ -19,30 +19,30 @@ static weft__pool_t *member_pool(const weft_world_t *world, const weft__group_t 
     return &world->components[grp->members[m]]->pool;
 }
 
-void weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
+uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
     weft__group_t *grp = &world->groups[g];
     uint32_t rows[WEFT_GROUP_MAX_COMPONENTS];
     for (uint32_t m = 0; m < grp->count; m++) {
         rows[m] = weft__pool_row(member_pool(world, grp, m), idx);
         if (rows[m] == WEFT__ROW_NONE)
-            return; /* not every member yet */
+            return WEFT__ROW_NONE; /* not every member yet */
     }
     for (uint32_t m = 0; m < grp->count; m++)
         weft__pool_swap_rows(member_pool(world, grp, m), rows[m], grp->n);
-    grp->n++;
+    return grp->n++;
 }
 
-void weft__group_on_remove(weft_world_t *world, uint32_t g, uint32_t idx) {
+uint32_t weft__group_on_remove(weft_world_t *world, uint32_t g, uint32_t idx) {
     weft__group_t *grp = &world->groups[g];
     uint32_t row = weft__pool_row(member_pool(world, grp, 0), idx);
     if (row == WEFT__ROW_NONE || row >= grp->n)
-        return; /* not in the prefix */
+        return WEFT__ROW_NONE; /* not in the prefix */
     uint32_t last = grp->n - 1u;
-    for (uint32_t m = 0; m < grp->count; m++) {
-        weft__pool_t *pool = member_pool(world, grp, m);
-        weft__pool_swap_rows(pool, weft__pool_row(pool, idx), last);
-    }
+    /* prefix rows agree across members, so member 0's row is every member's */
+    for (uint32_t m = 0; m < grp->count; m++)
+        weft__pool_swap_rows(member_pool(world, grp, m), row, last);
     grp->n = last;
+    return last;
 }
 
 bool weft__group_check(const weft_world_t *world, uint32_t g) {

@@ -24,6 +24,7 @@ weft_result_t weft__multi_init(weft_world_t *world, weft__pool_t *pool) {
     memset(m, 0, sizeof *m);
     m->slot_count = 1; /* slot 0 ends lists */
     pool->multi = m;
+    pool->sparse_wide = 1; /* entries are slots, whose range is not the pool's row count */
     return WEFT_OK;
 }
 

@@ -6,7 +6,10 @@
  * double (measured: 1.5x steps cost create2 about 20% more in copies and first-touch page
  * faults for a similar average slack), and weft__pool_reserve() lets callers that know their
  * size avoid slack altogether. Sparse
- * pages are allocated on first use, filled with WEFT__ROW_NONE, and kept. Every row move
+ * pages are allocated on first use, zeroed (every entry absent), and kept. Widening to 4-byte
+ * entries allocates every new page before it frees any old one, for the same reason; it
+ * happens once, when a pool first grows past 2^24 - 1 rows, and costs a copy of the index
+ * (a doubling of the dense and data arrays at that size copies far more). Every row move
  * rewrites the sparse entries of the entities it moves, which is the whole invariant:
  * sparse[dense[r]] == r for every row r < count, and every other sparse entry is NONE. */
 #include "pool.h"
@@ -14,6 +17,45 @@
 #include "world.h"
 
 /* ---- growth ------------------------------------------------------------------ >>growth */
+
+weft_result_t weft__pool_widen(weft_world_t *world, weft__pool_t *pool) {
+    if (pool->sparse_wide)
+        return WEFT_OK;
+    const size_t narrow = weft__pool_page_bytes(0), wide = weft__pool_page_bytes(1);
+    unsigned char **fresh = NULL;
+    if (pool->pages) {
+        fresh = weft__alloc(world, (size_t)pool->pages * sizeof *fresh, _Alignof(unsigned char *));
+        if (fresh == NULL)
+            goto fail;
+    }
+    for (uint32_t p = 0; p < pool->pages; p++) {
+        fresh[p] = NULL;
+        if (pool->sparse[p] != NULL && (fresh[p] = weft__alloc(world, wide, 16)) == NULL) {
+            while (p-- > 0)
+                weft__free(world, fresh[p], wide);
+            weft__free(world, fresh, (size_t)pool->pages * sizeof *fresh);
+            goto fail;
+        }
+    }
+    /* Nothing can fail from here: re-encode, then let go of the narrow pages. */
+    for (uint32_t p = 0; p < pool->pages; p++) {
+        if (pool->sparse[p] == NULL)
+            continue;
+        for (uint32_t i = 0; i < WEFT__SPARSE_PAGE; i++) {
+            uint32_t v = weft__sparse_get(pool->sparse[p], i, 0) + 1u; /* the stored row + 1 */
+            memcpy(fresh[p] + (size_t)i * 4u, &v, 4u);
+        }
+        weft__free(world, pool->sparse[p], narrow);
+        pool->sparse[p] = fresh[p];
+    }
+    weft__free(world, fresh, (size_t)pool->pages * sizeof *fresh);
+    pool->sparse_wide = 1;
+    return WEFT_OK;
+
+fail:
+    return WEFT__FAIL(world->log, WEFT_ENOMEM,
+                      "component pool %u: out of memory widening its sparse index", pool->id);
+}
 
 weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
     if (cap <= pool->cap)
@@ -26,6 +68,14 @@ weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32
         data = weft__alloc(world, (size_t)cap * pool->size, pool->align);
         if (data == NULL)
             goto fail_free_dense;
+    }
+    /* Last fallible step, so a failure here also leaves the pool as it was. */
+    if (cap > WEFT__SPARSE_NARROW_CAP && weft__pool_widen(world, pool) != WEFT_OK) {
+        if (pool->size != 0)
+            weft__free(world, data, (size_t)cap * pool->size);
+        goto fail_free_dense;
+    }
+    if (pool->size != 0) {
         if (pool->count)
             memcpy(data, pool->data, (size_t)pool->count * pool->size);
         weft__free(world, pool->data, (size_t)pool->cap * pool->size);
@@ -52,23 +102,26 @@ static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint3
         uint32_t pages = pool->pages ? pool->pages : 8u;
         while (pages <= p)
             pages *= 2u;
-        uint32_t **dir =
-            weft__alloc(world, (size_t)pages * sizeof(uint32_t *), _Alignof(uint32_t *));
+        unsigned char **dir =
+            weft__alloc(world, (size_t)pages * sizeof *dir, _Alignof(unsigned char *));
         if (dir == NULL)
             return WEFT__FAIL(world->log, WEFT_ENOMEM, "component pool %u: out of memory",
                               pool->id);
         for (uint32_t i = 0; i < pages; i++)
             dir[i] = i < pool->pages ? pool->sparse[i] : NULL;
-        weft__free(world, pool->sparse, (size_t)pool->pages * sizeof(uint32_t *));
+        weft__free(world, pool->sparse, (size_t)pool->pages * sizeof *dir);
         pool->sparse = dir;
         pool->pages = pages;
     }
     if (pool->sparse[p] == NULL) {
-        uint32_t *page = weft__alloc(world, WEFT__SPARSE_PAGE * sizeof(uint32_t), 64);
+        size_t bytes = weft__pool_page_bytes(pool->sparse_wide);
+        /* 16, not 64: 64-aligned 3 KiB blocks made glibc's memalign interleave fragments
+         * with the pages, and add/remove/destroy measured 1-4 ns slower. */
+        unsigned char *page = weft__alloc(world, bytes, 16);
         if (page == NULL)
             return WEFT__FAIL(world->log, WEFT_ENOMEM, "component pool %u: out of memory",
                               pool->id);
-        memset(page, 0xFF, WEFT__SPARSE_PAGE * sizeof(uint32_t));
+        memset(page, 0, bytes); /* every entry absent */
         pool->sparse[p] = page;
     }
     return WEFT_OK;
@@ -90,8 +143,8 @@ weft_result_t weft__pool_prepare(weft_world_t *world, weft__pool_t *pool, uint32
 
 void weft__pool_fini(weft_world_t *world, weft__pool_t *pool) {
     for (uint32_t p = 0; p < pool->pages; p++)
-        weft__free(world, pool->sparse[p], WEFT__SPARSE_PAGE * sizeof(uint32_t));
-    weft__free(world, pool->sparse, (size_t)pool->pages * sizeof(uint32_t *));
+        weft__free(world, pool->sparse[p], weft__pool_page_bytes(pool->sparse_wide));
+    weft__free(world, pool->sparse, (size_t)pool->pages * sizeof *pool->sparse);
     weft__free(world, pool->dense, (size_t)pool->cap * sizeof(uint32_t));
     if (pool->size != 0)
         weft__free(world, pool->data, (size_t)pool->cap * pool->size);
@@ -99,10 +152,10 @@ void weft__pool_fini(weft_world_t *world, weft__pool_t *pool) {
 }
 
 size_t weft__pool_bytes(const weft__pool_t *pool) {
-    size_t bytes = (size_t)pool->pages * sizeof(uint32_t *);
+    size_t bytes = (size_t)pool->pages * sizeof *pool->sparse;
     for (uint32_t p = 0; p < pool->pages; p++)
         if (pool->sparse[p] != NULL)
-            bytes += WEFT__SPARSE_PAGE * sizeof(uint32_t);
+            bytes += weft__pool_page_bytes(pool->sparse_wide);
     return bytes + (size_t)pool->cap * (sizeof(uint32_t) + pool->size);
 }
 

@@ -5,10 +5,14 @@
  * Rows [0, count) hold one component each: dense[row] is the owner's entity index (32 bits:
  * the generation lives in the entity table, and a component exists only on a live entity) and
  * data + row * size its bytes. The sparse index maps entity index -> row through a directory
- * of pages of 1024 uint32_t rows; WEFT__ROW_NONE (all ones) marks "absent", pages are
- * allocated on first use and kept until the world dies. So has/get are two dependent loads
- * after a bounds check, and memory is 4 (dense) + size (data) + ~4 (sparse, when indices
- * are dense) bytes per row.
+ * of pages of 1024 entries, allocated on first use and kept until the world dies. An entry
+ * holds row + 1, so 0 is "absent" (decoding gives WEFT__ROW_NONE) and a fresh page is all
+ * zeroes. Entries are 3 bytes while the pool's capacity stays below 2^24 rows, which is
+ * every pool but the huge ones: that saves 1 byte per entity per component (at 1M entities
+ * with two 12-byte components, 42 B/entity instead of 44). Growing past it widens every page
+ * to 4-byte entries once (weft__pool_reserve; multi-instance pools start wide, their entries
+ * are slots, not rows). So has/get are two dependent loads after a bounds check, and memory
+ * is 4 (dense) + size (data) + ~3 (sparse, when indices are dense) bytes per row.
  *
  * Fallible work (growing arrays, allocating a sparse page) is split from mutation: callers run
  * weft__pool_prepare() first and only then the infallible push/swap/remove operations, which
@@ -25,12 +29,14 @@
 
 #define WEFT__ROW_NONE 0xFFFFFFFFu
 #define WEFT__SPARSE_PAGE (1u << WEFT__SPARSE_SHIFT) /* entries per sparse page */
+#define WEFT__SPARSE_NARROW_CAP 0xFFFFFFu /* largest capacity a narrow (3-byte) pool may have */
 
 typedef struct weft__pool {
     uint32_t *dense;           /* [cap] entity index of each row */
     unsigned char *data;       /* [cap * size] row data; tag pools point at a world dummy */
-    uint32_t **sparse;         /* [pages] directory; a NULL page holds no rows */
+    unsigned char **sparse;    /* [pages] directory; a NULL page holds no rows */
     uint32_t pages;            /* directory length */
+    uint32_t sparse_wide;      /* 0: 3-byte entries, 1: 4-byte entries (see above) */
     uint32_t count;            /* rows in use */
     uint32_t cap;              /* rows allocated */
     uint32_t size;             /* bytes per row (0: tag) */
@@ -50,7 +56,7 @@ static inline uint32_t weft__pool_row(const weft__pool_t *pool, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
     if (p >= pool->pages || pool->sparse[p] == NULL)
         return WEFT__ROW_NONE;
-    return pool->sparse[p][idx & WEFT__SPARSE_MASK];
+    return weft__sparse_get(pool->sparse[p], idx & WEFT__SPARSE_MASK, pool->sparse_wide);
 }
 
 /* Data of `row` (no bounds check). */
@@ -58,16 +64,36 @@ static inline void *weft__pool_at(const weft__pool_t *pool, uint32_t row) {
     return pool->data + (size_t)row * pool->size;
 }
 
-/* Set the sparse entry of `idx` (its page must exist). */
+/* Set the sparse entry of `idx` to `row` or WEFT__ROW_NONE (its page must exist; a narrow
+ * pool's rows are below WEFT__SPARSE_NARROW_CAP by construction). */
 static inline void weft__pool_sparse_set(weft__pool_t *pool, uint32_t idx, uint32_t row) {
-    pool->sparse[idx >> WEFT__SPARSE_SHIFT][idx & WEFT__SPARSE_MASK] = row;
+    unsigned char *page = pool->sparse[idx >> WEFT__SPARSE_SHIFT];
+    uint32_t i = idx & WEFT__SPARSE_MASK, v = row + 1u;
+    if (pool->sparse_wide) {
+        memcpy(page + (size_t)i * 4u, &v, 4u);
+    } else { /* the two accesses weft__sparse_get reads (a 3-byte memcpy goes via the stack) */
+        uint16_t lo = (uint16_t)v;
+        memcpy(page + (size_t)i * 3u, &lo, 2u);
+        page[(size_t)i * 3u + 2u] = (unsigned char)(v >> 16);
+    }
 }
+
+/* Bytes of one sparse page: 3 or 4 per entry. */
+static inline size_t weft__pool_page_bytes(uint32_t wide) {
+    return WEFT__SPARSE_PAGE * (3u + wide);
+}
+
+/* Switch the pool to 4-byte sparse entries, re-encoding every page (all or nothing).
+ * weft__pool_reserve calls it when growing past WEFT__SPARSE_NARROW_CAP (multi-instance pools
+ * are created wide). Errors: WEFT_ENOMEM (the pool is unchanged). Thread: main. */
+weft_result_t weft__pool_widen(struct weft_world *world, weft__pool_t *pool);
 
 /* Make the next push of entity index `idx` infallible: room for one more row and the sparse
  * page of idx. Errors: WEFT_ENOMEM (the pool is unchanged apart from spare capacity). */
 weft_result_t weft__pool_prepare(struct weft_world *world, weft__pool_t *pool, uint32_t idx);
 
-/* Grow to at least `cap` rows. Errors: WEFT_ENOMEM (unchanged). */
+/* Grow to at least `cap` rows (widening the sparse entries when cap passes
+ * WEFT__SPARSE_NARROW_CAP). Errors: WEFT_ENOMEM (unchanged). */
 weft_result_t weft__pool_reserve(struct weft_world *world, weft__pool_t *pool, uint32_t cap);
 
 /* Append entity index idx with zeroed data (prepare must have succeeded); returns its row. */

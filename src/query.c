@@ -196,7 +196,8 @@ uint32_t weft_query_chunk_count(const weft_query_t *q, uint32_t chunk_rows) {
 
 static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) {
     weft__iter_check_t *c = &it->checks[it->check_count++];
-    c->sparse = (const uint32_t *const *)pool->sparse;
+    c->sparse = (const unsigned char *const *)pool->sparse;
+    c->sparse_wide = pool->sparse_wide;
     c->dense = pool->dense;
     c->pages = pool->pages;
     c->count = pool->count;
@@ -228,7 +229,8 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
                                                                   : WEFT__ACCESS_READ);
         it->terms[t].data = pool->data;
-        it->terms[t].sparse = (const uint32_t *const *)pool->sparse;
+        it->terms[t].sparse = (const unsigned char *const *)pool->sparse;
+        it->terms[t].sparse_wide = pool->sparse_wide;
         it->terms[t].size = pool->size;
         bool covered = p->group ? pool->group == p->group : pool == p->drive;
         if (covered)
@@ -256,7 +258,7 @@ static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
     if (p >= c->pages || c->sparse[p] == NULL)
         return WEFT__ROW_NONE;
-    return c->sparse[p][idx & WEFT__SPARSE_MASK];
+    return weft__sparse_get(c->sparse[p], idx & WEFT__SPARSE_MASK, c->sparse_wide);
 }
 
 /* True when driving row r passes every check; rows[k] receives include check k's row. */

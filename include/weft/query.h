@@ -24,6 +24,8 @@
 #ifndef WEFT_QUERY_H
 #define WEFT_QUERY_H
 
+#include <string.h>
+
 #include "weft/component.h"
 
 #ifdef __cplusplus
@@ -80,23 +82,41 @@ WEFT_API uint32_t weft_query_count(const weft_query_t *query);
 
 /* Private per-term lookup data of an iterator. */
 typedef struct weft__iter_term {
-    unsigned char *data;           /* pool data base */
-    const uint32_t *const *sparse; /* pool sparse directory */
-    size_t size;                   /* component size (0 for tags) */
+    unsigned char *data;                /* pool data base */
+    const unsigned char *const *sparse; /* pool sparse directory */
+    size_t size;                        /* component size (0 for tags) */
+    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow (3 B), 1 wide (4 B) */
 } weft__iter_term_t;
 
 /* Private membership check of an iterator (an include not covered by the driving range, or an
  * exclude). */
 typedef struct weft__iter_check {
-    const uint32_t *const *sparse; /* pool sparse directory */
-    const uint32_t *dense;         /* pool entity indices (alignment test of includes) */
-    uint32_t pages;                /* directory length */
+    const unsigned char *const *sparse; /* pool sparse directory */
+    const uint32_t *dense;              /* pool entity indices (alignment test of includes) */
+    uint32_t pages;                     /* directory length */
+    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow, 1 wide */
     uint32_t count;                /* pool rows */
     uint32_t term;                 /* include: its term index; exclude: UINT32_MAX */
 } weft__iter_check_t;
 
-#define WEFT__SPARSE_SHIFT 10u /* 1024 entries (4 KiB) per page */
+#define WEFT__SPARSE_SHIFT 10u /* 1024 entries per page */
 #define WEFT__SPARSE_MASK ((1u << WEFT__SPARSE_SHIFT) - 1u)
+
+/* Private: decode sparse entry i of a page. Entries hold row + 1 (0: absent, which decodes to
+ * 0xFFFFFFFF, the "no row" value) in 3 bytes while a pool stays under 2^24 - 1 rows, in 4
+ * bytes after it widens (src/pool.h). A narrow entry is read the way it is written, a 16-bit
+ * and an 8-bit access, so a page needs no padding and no byte-order assumption (a masked
+ * 32-bit load measured the same). */
+static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, uint32_t wide) {
+    if (wide) {
+        uint32_t v;
+        memcpy(&v, page + (size_t)i * 4u, sizeof v);
+        return v - 1u;
+    }
+    uint16_t lo;
+    memcpy(&lo, page + (size_t)i * 3u, sizeof lo);
+    return ((uint32_t)lo | (uint32_t)page[(size_t)i * 3u + 2u] << 16) - 1u;
+}
 
 /* An iterator over one chunk. Caller-owned storage (e.g. on the job's stack); fields below
  * "private" are not part of the API. */
@@ -136,7 +156,8 @@ static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i)
     if (it->columns[t])
         return (unsigned char *)it->columns[t] + (size_t)i * term->size;
     uint32_t idx = it->entities[i];
-    uint32_t row = term->sparse[idx >> WEFT__SPARSE_SHIFT][idx & WEFT__SPARSE_MASK];
+    uint32_t row = weft__sparse_get(term->sparse[idx >> WEFT__SPARSE_SHIFT],
+                                    idx & WEFT__SPARSE_MASK, term->sparse_wide);
     return term->data + (size_t)row * term->size;
 }
 

@@ -298,7 +298,7 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
  * stage's tables (8 bytes per archived entity for the remap table, 4 for signatures and
  * stamps, and 32 per section; ENTS holds 8 input bytes per entity), pool arrays for the new
  * rows ((rows + existing rows) * value size and 4 bytes per row, the new rows' values and
- * ids being in the input), sparse pages (4 KiB each) and the sparse directory. So with fresh
+ * ids being in the input), sparse pages (3 or 4 KiB each) and the sparse directory. So with fresh
  * ids, no single allocation exceeds the input length plus 4 KiB here (the target holds 20
  * entities, so its existing rows add < 500 bytes; the world is rebuilt after every successful
  * load to keep it so). With kept ids the new free list also holds the slots skipped between

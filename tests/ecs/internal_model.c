@@ -6,7 +6,10 @@
  * the touched entity is checked in full (liveness, component set, values, sparse <-> dense,
  * signature); every CHECK_EVERY operations the whole world is checked (every pool's sparse <->
  * dense agreement, counts, group alignment, the ordered pool's exact row order, every
- * generation, the free list, and a chunked query with an exclude against the model). The seed is printed; WEFT_TEST_SEED=<n> replays a run and
+ * generation, the free list, and a chunked query with an exclude against the model). Each
+ * pool switches to 4-byte sparse entries at a random operation (it is a one-way switch
+ * normally reached only past 2^24 rows), so both encodings, and the re-encoding of a live
+ * index, face the same checks. The seed is printed; WEFT_TEST_SEED=<n> replays a run and
  * WEFT_MODEL_OPS=<n> changes the number of operations. Includes private headers to see the
  * invariants. */
 #include <criterion/criterion.h>
@@ -17,6 +20,7 @@
 #include "ecs_fixture.h"
 #include "entity.h"
 #include "group.h"
+#include "pool.h"
 #include "signature.h"
 #include "world.h"
 
@@ -311,7 +315,17 @@ Test(model, a_million_random_operations_agree_with_the_reference_model) {
     memset(&m, 0, sizeof m);
     for (int i = 0; i < 4 * MAX_E; i++)
         slot_of[i] = -1;
+    uint64_t widen_at[NC];
+    for (int c = 0; c < NC; c++)
+        widen_at[c] = ops ? next() % ops : 0;
     for (uint64_t i = 0; i < ops; i++) {
+        for (int c = 0; c < NC; c++)
+            if (i == widen_at[c]) {
+                cr_assert(eq(int, pool_of(c)->sparse_wide, 0));
+                cr_assert(eq(int, weft__pool_widen(world, pool_of(c)), WEFT_OK));
+                cr_assert(eq(int, pool_of(c)->sparse_wide, 1));
+                check_all();
+            }
         int touched = op();
         if (touched >= 0)
             check_entity(touched);
