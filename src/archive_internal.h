@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "archive_format.h"
 #include "weft/archive.h"
 
@@ -48,21 +49,6 @@ typedef struct weft__arc {
     uint64_t byte_size;        /* bytes parsed (the whole input) */
     weft_allocator_t alloc;    /* what comps came from */
 } weft__arc_t;
-
-/* Allocate / free through an allocator hook (zero functions: malloc/free). The archive
- * buffers and tables use these; world memory goes through weft__alloc instead. */
-static inline void *weft__arc_alloc(const weft_allocator_t *a, size_t size, size_t align) {
-    return a->alloc ? a->alloc(size, align, a->user) : malloc(size);
-}
-
-static inline void weft__arc_dealloc(const weft_allocator_t *a, void *p, size_t size) {
-    if (!p)
-        return;
-    if (a->free)
-        a->free(p, size, a->user);
-    else
-        free(p);
-}
 
 /* Parse and validate `size` bytes (stage 1). Failures are reported through `log` (the
  * target world's logger; NULL when no world is involved, as in weft_archive_inspect). On

@@ -47,12 +47,12 @@ weft_result_t weft__io_report(const weft_logger_t *log, weft_result_t code, cons
 /* Move `b` into a new block of exactly `cap` >= b->size bytes. By hand because the
  * allocator hook has no realloc. Errors: WEFT_ENOMEM (b unchanged, nothing reported). */
 static weft_result_t membuf_regrow(weft_membuf_t *b, size_t cap) {
-    unsigned char *p = weft__arc_alloc(&b->allocator, cap, 16);
+    unsigned char *p = weft__hook_alloc(&b->allocator, cap, 16);
     if (!p)
         return WEFT_ENOMEM;
     if (b->size)
         memcpy(p, b->data, b->size);
-    weft__arc_dealloc(&b->allocator, b->data, b->capacity);
+    weft__hook_free(&b->allocator, b->data, b->capacity);
     b->data = p;
     b->capacity = cap;
     return WEFT_OK;
@@ -105,7 +105,7 @@ weft_writer_t weft_membuf_writer(weft_membuf_t *buf) {
 void weft_membuf_free(weft_membuf_t *buf) {
     if (!buf)
         return;
-    weft__arc_dealloc(&buf->allocator, buf->data, buf->capacity);
+    weft__hook_free(&buf->allocator, buf->data, buf->capacity);
     buf->data = NULL;
     buf->size = 0;
     buf->capacity = 0;

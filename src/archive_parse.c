@@ -267,7 +267,7 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
     if (r != WEFT_OK)
         goto fail_reset;
     if (ncomp) {
-        out->comps = weft__arc_alloc(alloc, sizeof(weft__arc_comp_t) * ncomp, 16);
+        out->comps = weft__hook_alloc(alloc, sizeof(weft__arc_comp_t) * ncomp, 16);
         if (!out->comps) {
             r = WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive: cannot allocate %u section entries",
                            ncomp);
@@ -304,7 +304,7 @@ fail_reset:
 }
 
 void weft__arc_free(weft__arc_t *arc) {
-    weft__arc_dealloc(&arc->alloc, arc->comps, sizeof(weft__arc_comp_t) * arc->comp_count);
+    weft__hook_free(&arc->alloc, arc->comps, sizeof(weft__arc_comp_t) * arc->comp_count);
     arc->comps = NULL;
     arc->comp_count = 0;
 }

@@ -24,7 +24,7 @@ weft_result_t weft__secw_init(weft__secw_t *w, const weft_writer_t *writer,
     w->log = log;
     w->alloc = *alloc;
     weft__io_clear();
-    w->block = weft__arc_alloc(alloc, WEFT__SECW_BLOCK, 64);
+    w->block = weft__hook_alloc(alloc, WEFT__SECW_BLOCK, 64);
     if (!w->block)
         return WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive_save: cannot allocate %u bytes",
                           WEFT__SECW_BLOCK);
@@ -129,7 +129,7 @@ void weft__secw_end(weft__secw_t *w) {
 
 weft_result_t weft__secw_finish(weft__secw_t *w) {
     flush_block(w);
-    weft__arc_dealloc(&w->alloc, w->block, WEFT__SECW_BLOCK);
+    weft__hook_free(&w->alloc, w->block, WEFT__SECW_BLOCK);
     w->block = NULL;
     return w->error;
 }

@@ -9,26 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "report.h"
 
 #define MAP_PAGE_BITS 12u
 #define MAP_PAGE_SIZE (1u << MAP_PAGE_BITS)
 
 /* ---- memory ------------------------------------------------------------- >>hstore_mem */
-
-static void *default_alloc(size_t size, size_t align, void *user)
-{
-    (void)user;
-    size_t rounded = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
-    return aligned_alloc(align, rounded ? rounded : align);
-}
-
-static void default_free(void *ptr, size_t size, void *user)
-{
-    (void)size;
-    (void)user;
-    free(ptr);
-}
 
 void *weft__hstore_alloc(const weft__hstore_t *s, size_t size)
 {
@@ -45,12 +32,7 @@ void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const w
 {
     memset(s, 0, sizeof(*s));
     s->log = log;
-    if (alloc != NULL && alloc->alloc != NULL && alloc->free != NULL) {
-        s->alloc = *alloc;
-    } else {
-        s->alloc.alloc = default_alloc;
-        s->alloc.free = default_free;
-    }
+    s->alloc = weft__allocator_resolved(alloc);
 }
 
 /* Free one row-array set of `cap` rows (any pointer may be NULL). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "report.h"
 
 /* ---- allocation --------------------------------------------------------- >>alloc */
@@ -14,24 +15,12 @@
  * weft__alloc): command buffers grow on worker threads, and the hook is thread-safe by
  * contract while the world's byte counter is not. */
 void *weft__sched_alloc(const weft_allocator_t *alloc, size_t size) {
-    if (size == 0)
-        size = 1;
-    if (alloc && alloc->alloc)
-        return alloc->alloc(size, 64, alloc->user);
     /* 64-byte alignment: counters and per-worker records are cache-line aligned. */
-    size_t rounded = (size + 63u) & ~(size_t)63u;
-    return aligned_alloc(64, rounded);
+    return weft__hook_alloc(alloc, size ? size : 1u, 64);
 }
 
 void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size) {
-    if (!p)
-        return;
-    if (size == 0)
-        size = 1;
-    if (alloc && alloc->free)
-        alloc->free(p, size, alloc->user);
-    else
-        free(p);
+    weft__hook_free(alloc, p, size ? size : 1u);
 }
 
 /* ---- access conflicts ----------------------------------------------------- >>conflict */

@@ -12,27 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "entity.h"
 #include "multi.h"
 #include "signature.h"
 #include "weft/entity.h"
 
-/* ---- default allocator --------------------------------------------------- >>alloc */
-
-static void *default_alloc(size_t size, size_t align, void *user) {
-    (void)user;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    /* aligned_alloc wants size to be a multiple of align */
-    size_t rounded = (size + align - 1) & ~(align - 1);
-    return aligned_alloc(align, rounded ? rounded : align);
-}
-
-static void default_free(void *p, size_t size, void *user) {
-    (void)size;
-    (void)user;
-    free(p);
-}
+/* ---- allocation (counted) ------------------------------------------------- >>alloc */
 
 void *weft__alloc(weft_world_t *world, size_t size, size_t align) {
     void *p = world->alloc.alloc(size, align, world->alloc.user);
@@ -101,11 +87,7 @@ weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **ou
     if (r != WEFT_OK)
         return r;
     weft_world_desc_t d = weft_world_desc_resolved(desc);
-    weft_allocator_t alloc = d.allocator;
-    if (alloc.alloc == NULL) {
-        alloc.alloc = default_alloc;
-        alloc.free = default_free;
-    }
+    weft_allocator_t alloc = weft__allocator_resolved(&d.allocator);
     weft_world_t *world = alloc.alloc(sizeof *world, _Alignof(weft_world_t), alloc.user);
     if (world == NULL)
         return WEFT__FAIL(&d.logger, WEFT_ENOMEM, "weft_world_create: out of memory");

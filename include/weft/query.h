@@ -95,8 +95,8 @@ typedef struct weft__iter_check {
     const uint32_t *dense;              /* pool entity indices (alignment test of includes) */
     uint32_t pages;                     /* directory length */
     uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow, 1 wide */
-    uint32_t count;                /* pool rows */
-    uint32_t term;                 /* include: its term index; exclude: UINT32_MAX */
+    uint32_t count;                     /* pool rows */
+    uint32_t term;                      /* include: its term index; exclude: UINT32_MAX */
 } weft__iter_check_t;
 
 #define WEFT__SPARSE_SHIFT 10u /* 1024 entries per page */
