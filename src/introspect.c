@@ -172,7 +172,7 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
     uint32_t n = g->n;
     /* Per system: span begin/end, best path length ending here, and its predecessor. */
     size_t bytes = (size_t)n * (4 * sizeof(uint64_t) + sizeof(uint32_t));
-    uint64_t *lo = weft__sched_alloc(s->alloc, bytes ? bytes : 1);
+    uint64_t *lo = weft__sched_alloc(s->alloc, bytes);
     if (!lo) {
         (void)WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_schedule_critical_path: out of memory");
         return 0;
@@ -227,6 +227,6 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
     }
     if (total_ns && prev_best != UINT32_MAX)
         *total_ns = best[prev_best];
-    weft__sched_free(s->alloc, lo, bytes ? bytes : 1);
+    weft__sched_free(s->alloc, lo, bytes);
     return len;
 }

@@ -71,7 +71,9 @@ uint32_t weft__sched_conflict(const weft__sched_sys_t *a, const weft__sched_sys_
 weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_t n,
                                        const weft_allocator_t *alloc, const weft_logger_t *log);
 
-/* Allocation helpers used by every scheduler file: the allocator hook or malloc/free. */
+/* Allocation helpers used by every scheduler file: the allocator hook or the default pair
+ * (alloc.h), 64-byte aligned; a size of 0 is taken as 1 by both, so callers pass sizes as
+ * computed. */
 void *weft__sched_alloc(const weft_allocator_t *alloc, size_t size);
 void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size);
 

@@ -165,6 +165,21 @@ weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *s
 
 /* ---- graph-derived tables --------------------------------------------------- >>derived */
 
+/* What the graph builder reads of each system, in registration order. */
+static void describe_systems(const struct weft_sched *s, weft__sched_sys_t *out) {
+    for (uint32_t i = 0; i < s->count; i++) {
+        const weft__system_t *sys = s->systems[i];
+        out[i] = (weft__sched_sys_t){.name = sys->name,
+                                     .phase = sys->desc.phase,
+                                     .reads = sys->reads,
+                                     .nreads = sys->nreads,
+                                     .writes = sys->writes,
+                                     .nwrites = sys->nwrites,
+                                     .after = sys->after,
+                                     .nafter = sys->nafter};
+    }
+}
+
 /* Build the graph and the tables the executor reads each frame: per system the counters of its
  * reduced predecessors (so a submit is one call with a ready-made deps array), per phase its
  * sinks (what the main thread waits on) and its apply list (registration order). One block
@@ -176,23 +191,13 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     uint32_t n = s->count;
     size_t nsys_bytes = (size_t)n * sizeof(weft__sched_sys_t);
     /* deps: at most one per reduced edge; sinks: at most n; phase offsets: at most n + 1. */
-    weft__sched_sys_t *gsys = weft__sched_alloc(s->alloc, nsys_bytes ? nsys_bytes : 1);
+    weft__sched_sys_t *gsys = weft__sched_alloc(s->alloc, nsys_bytes);
     if (!gsys)
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
-    for (uint32_t i = 0; i < n; i++) {
-        const weft__system_t *sys = s->systems[i];
-        gsys[i] = (weft__sched_sys_t){.name = sys->name,
-                                      .phase = sys->desc.phase,
-                                      .reads = sys->reads,
-                                      .nreads = sys->nreads,
-                                      .writes = sys->writes,
-                                      .nwrites = sys->nwrites,
-                                      .after = sys->after,
-                                      .nafter = sys->nafter};
-    }
+    describe_systems(s, gsys);
     weft__graph_t g;
     weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
-    weft__sched_free(s->alloc, gsys, nsys_bytes ? nsys_bytes : 1);
+    weft__sched_free(s->alloc, gsys, nsys_bytes);
     if (r != WEFT_OK)
         return r;
     size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
@@ -211,17 +216,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->phase_sinks = s->sinks + n;
     s->apply_list = s->phase_sinks + g.nphases + 1;
     s->apply_first = s->apply_list + n;
-    for (uint32_t i = 0; i < n; i++) {
-        const weft__system_t *sys = s->systems[i];
-        s->gsys[i] = (weft__sched_sys_t){.name = sys->name,
-                                         .phase = sys->desc.phase,
-                                         .reads = sys->reads,
-                                         .nreads = sys->nreads,
-                                         .writes = sys->writes,
-                                         .nwrites = sys->nwrites,
-                                         .after = sys->after,
-                                         .nafter = sys->nafter};
-    }
+    describe_systems(s, s->gsys);
     for (uint32_t v = 0; v < n; v++) {
         weft__system_t *sys = s->systems[v];
         sys->deps = s->dep_store + g.pred_first[v];
