@@ -67,6 +67,15 @@ static inline void hr_fail_init(hr_fail_t *f, uint64_t seed)
     f->fail_step = -1;
 }
 
+/* The opening of a seeded session: print a seed named `what`, point `f` at it (reset), and
+ * return a generator seeded with it. */
+static inline hr_rng_t hr_seeded(hr_fail_t *f, const char *what)
+{
+    const uint64_t seed = hr_seed(what);
+    hr_fail_init(f, seed);
+    return (hr_rng_t){seed};
+}
+
 /* Returns ok; records the first failure (later ones are ignored). */
 static inline bool hr_check(hr_fail_t *f, bool ok, const char *fmt, ...)
 {

@@ -352,9 +352,7 @@ static bool op_update(weft__hstore_t *s, hr_rng_t *r)
 static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t every,
                        uint32_t prefill)
 {
-    const uint64_t seed = hr_seed(name);
-    hr_fail_init(&fail, seed);
-    hr_rng_t r = {seed};
+    hr_rng_t r = hr_seeded(&fail, name);
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     model_t m;
@@ -491,9 +489,7 @@ Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
 
 Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
 {
-    const uint64_t seed = hr_seed("levels vs sequential");
-    hr_fail_init(&fail, seed);
-    hr_rng_t r = {seed};
+    hr_rng_t r = hr_seeded(&fail, "levels vs sequential");
     weft__hstore_t a, b, c;
     weft__hstore_init(&a, NULL, QUIET);
     weft__hstore_init(&b, NULL, QUIET);

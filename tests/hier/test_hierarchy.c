@@ -33,14 +33,6 @@ static weft_world_t *new_world(uint32_t workers, weft_execution_t exec)
     return w;
 }
 
-/* A generator seeded with a printed seed named `what`; `fail` is reset to report it. */
-static hr_rng_t seeded(const char *what)
-{
-    const uint64_t seed = hr_seed(what);
-    hr_fail_init(&fail, seed);
-    return (hr_rng_t){seed};
-}
-
 /* A new node entity; 0 with the failure recorded in `fail` when creating it fails. */
 static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t)
 {
@@ -138,7 +130,7 @@ Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4)
 Test(hierarchy, cycles_are_rejected_and_change_nothing)
 {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
-    hr_rng_t r = seeded("public cycles");
+    hr_rng_t r = hr_seeded(&fail, "public cycles");
     weft_entity_t e[6];
     for (int i = 0; i < 6; i++) {
         const weft_transform_t t = hr_transform(&r);
@@ -190,7 +182,7 @@ Test(hierarchy, stale_and_non_node_handles_are_errors)
 Test(hierarchy, detach_bakes_the_world_transform_into_local)
 {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
-    hr_rng_t r = seeded("detach bake");
+    hr_rng_t r = hr_seeded(&fail, "detach bake");
     weft_entity_t prev = 0, last = 0;
     for (int i = 0; i < 5; i++) {
         const weft_transform_t t = hr_transform(&r);
@@ -217,7 +209,7 @@ Test(hierarchy, detach_bakes_the_world_transform_into_local)
 Test(hierarchy, reparenting_keeps_the_world_transform)
 {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
-    hr_rng_t r = seeded("reparent");
+    hr_rng_t r = hr_seeded(&fail, "reparent");
     weft_transform_t t[3];
     for (int i = 0; i < 3; i++)
         t[i] = hr_transform(&r);
@@ -236,7 +228,7 @@ Test(hierarchy, reparenting_keeps_the_world_transform)
 Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all)
 {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
-    hr_rng_t r = seeded("destroy modes");
+    hr_rng_t r = hr_seeded(&fail, "destroy modes");
     weft_entity_t n[7];
     for (int i = 0; i < 7; i++) {
         const weft_transform_t t = hr_transform(&r);
@@ -281,7 +273,7 @@ Test(hierarchy, plain_entity_destroy_removes_the_node_and_detaches_children)
 Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
 {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
-    hr_rng_t r = seeded("public random");
+    hr_rng_t r = hr_seeded(&fail, "public random");
     enum { CAP = 300 };
     weft_entity_t e[CAP];
     uint32_t n = 0;
@@ -405,7 +397,7 @@ static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b)
 Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_system)
 {
     weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
-    hr_rng_t r = seeded("system");
+    hr_rng_t r = hr_seeded(&fail, "system");
     const uint32_t n = 20000;
     weft_entity_t *e = malloc(n * sizeof(*e));
     cr_assert(weft_entity_create_n(w, n, e) == WEFT_OK);

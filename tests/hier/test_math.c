@@ -47,10 +47,8 @@ Test(math, multiply_applies_the_right_matrix_first)
 
 Test(math, inverse_times_matrix_is_the_identity)
 {
-    const uint64_t seed = hr_seed("inverse");
     hr_fail_t fail;
-    hr_fail_init(&fail, seed);
-    hr_rng_t r = {seed};
+    hr_rng_t r = hr_seeded(&fail, "inverse");
     for (int i = 0; i < 1000 && !fail.failed; i++) {
         fail.step = i;
         const weft_transform_t t = hr_transform(&r);
@@ -78,10 +76,8 @@ Test(math, singular_matrix_has_no_inverse_and_output_is_untouched)
 
 Test(math, decompose_round_trips_translation_rotation_scale)
 {
-    const uint64_t seed = hr_seed("decompose");
     hr_fail_t fail;
-    hr_fail_init(&fail, seed);
-    hr_rng_t r = {seed};
+    hr_rng_t r = hr_seeded(&fail, "decompose");
     for (int i = 0; i < 1000 && !fail.failed; i++) {
         fail.step = i;
         weft_transform_t t = hr_transform(&r);
