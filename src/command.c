@@ -354,13 +354,7 @@ weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, weft_world_t *world
         if (!st->rows[c])
             continue;
         weft__pool_t *pool = &weft__component(world, c)->pool;
-        uint64_t need = (uint64_t)pool->count + st->rows[c];
-        if (need > pool->cap) { /* geometric, like pushes, so small applies stay amortised */
-            uint64_t cap = pool->cap < 16u ? 16u : (uint64_t)pool->cap * 2u;
-            cap = cap < need ? need : cap;
-            r = weft__pool_reserve(world, pool,
-                                   cap > UINT32_MAX - 1u ? UINT32_MAX - 1u : (uint32_t)cap);
-        }
+        r = weft__pool_reserve_more(world, pool, st->rows[c]);
         if (r == WEFT_OK && pool->multi != NULL) /* rows[c] bounds its instance adds */
             r = weft__multi_reserve(world, pool, st->rows[c]);
         if (r == WEFT_OK && st->placeholder[c])

@@ -127,17 +127,24 @@ static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint3
     return WEFT_OK;
 }
 
+weft_result_t weft__pool_reserve_more(weft_world_t *world, weft__pool_t *pool, uint64_t extra) {
+    uint64_t need = (uint64_t)pool->count + extra;
+    if (need <= pool->cap)
+        return WEFT_OK;
+    if (need > UINT32_MAX - 1u)
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY, "component pool %u is full", pool->id);
+    uint64_t cap = pool->cap < 16u ? 16u : (uint64_t)pool->cap * 2u;
+    if (cap < need)
+        cap = need;
+    if (cap > UINT32_MAX - 1u)
+        cap = UINT32_MAX - 1u;
+    return weft__pool_reserve(world, pool, (uint32_t)cap);
+}
+
 weft_result_t weft__pool_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
-    if (pool->count == pool->cap) {
-        uint64_t cap = pool->cap < 16u ? 16u : (uint64_t)pool->cap * 2u;
-        if (cap > UINT32_MAX - 1u)
-            cap = UINT32_MAX - 1u;
-        if (cap <= pool->cap)
-            return WEFT__FAIL(world->log, WEFT_ECAPACITY, "component pool %u is full", pool->id);
-        weft_result_t r = weft__pool_reserve(world, pool, (uint32_t)cap);
-        if (r != WEFT_OK)
-            return r;
-    }
+    weft_result_t r = weft__pool_reserve_more(world, pool, 1u);
+    if (r != WEFT_OK)
+        return r;
     return prepare_page(world, pool, idx);
 }
 

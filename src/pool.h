@@ -92,6 +92,12 @@ weft_result_t weft__pool_widen(struct weft_world *world, weft__pool_t *pool);
  * page of idx. Errors: WEFT_ENOMEM (the pool is unchanged apart from spare capacity). */
 weft_result_t weft__pool_prepare(struct weft_world *world, weft__pool_t *pool, uint32_t idx);
 
+/* Room for `extra` more rows, growing geometrically (doubling, at least 16) like single
+ * pushes do, so callers that add in batches stay amortised. Errors: WEFT_ECAPACITY (past
+ * 2^32 - 2 rows), WEFT_ENOMEM (the pool is unchanged). */
+weft_result_t weft__pool_reserve_more(struct weft_world *world, weft__pool_t *pool,
+                                      uint64_t extra);
+
 /* Grow to at least `cap` rows (widening the sparse entries when cap passes
  * WEFT__SPARSE_NARROW_CAP). Errors: WEFT_ENOMEM (unchanged). */
 weft_result_t weft__pool_reserve(struct weft_world *world, weft__pool_t *pool, uint32_t cap);
