@@ -118,8 +118,6 @@ const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->des
 
 typedef weft__query_plan_t plan_t;
 
-static const weft__pool_t *term_pool(const weft_query_t *q, uint32_t t) { return q->pool[t]; }
-
 static bool is_term(const weft_query_t *q, uint32_t c) {
     for (uint32_t t = 0; t < q->desc.term_count; t++)
         if (q->desc.terms[t].component.id == c)
@@ -141,15 +139,15 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         }
     }
     for (uint32_t t = 0; t < q->term_count; t++) {
-        if (term_pool(q, t)->multi != NULL) { /* every instance is an entry: it must drive */
-            p->drive = term_pool(q, t);
+        if (q->pool[t]->multi != NULL) { /* every instance is an entry: it must drive */
+            p->drive = q->pool[t];
             p->rows = p->drive->count;
             return;
         }
     }
     uint32_t best = 0;
     for (uint32_t t = 0; t < q->term_count; t++) {
-        uint32_t g = term_pool(q, t)->group;
+        uint32_t g = q->pool[t]->group;
         if (g == 0 || world->groups[g].count <= best)
             continue;
         bool covered = true;
@@ -165,10 +163,10 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         p->rows = world->groups[p->group].n;
         return;
     }
-    p->drive = term_pool(q, 0);
+    p->drive = q->pool[0];
     for (uint32_t t = 1; t < q->term_count; t++)
-        if (term_pool(q, t)->count < p->drive->count)
-            p->drive = term_pool(q, t);
+        if (q->pool[t]->count < p->drive->count)
+            p->drive = q->pool[t];
     p->rows = p->drive->count;
 }
 
@@ -179,8 +177,7 @@ uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan) {
 
 uint32_t weft_query_rows(const weft_query_t *q) {
     plan_t p;
-    make_plan(q, &p);
-    return p.rows;
+    return weft__query_plan(q, &p);
 }
 
 uint32_t weft_query_chunk_count(const weft_query_t *q, uint32_t chunk_rows) {
@@ -224,7 +221,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->drive_dense = p->drive->dense;
     /* Include checks first, then excludes: weft_iter_next relies on that order. */
     for (uint32_t t = 0; t < q->term_count; t++) {
-        const weft__pool_t *pool = term_pool(q, t);
+        const weft__pool_t *pool = q->pool[t];
         WEFT__ACCESS(q->world, pool->id,
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
                                                                   : WEFT__ACCESS_READ);
