@@ -121,6 +121,8 @@ struct weft__ctx {
      * sharing a line would make each submit pay for a cache miss. */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 submitted; /* jobs it submitted; written by it only */
     weft_atomic_u64 finished;    /* jobs this thread finished; written by it only */
+    weft_atomic_u64 jobs_run;    /* user jobs it ran (weft_jobs_worker_stats); by it only */
+    weft_atomic_u64 ranges_run;  /* parallel-for ranges it ran; written by it only */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
     weft__pfor_t pfor[WEFT__PFOR_SLOTS]; /* parallel-for loops started by this thread */
 };
@@ -184,6 +186,15 @@ void weft__queue_init(weft__queue_t *q);
 void weft__queue_fini(weft__queue_t *q);
 weft__rec_t *weft__queue_pop(weft__queue_t *q, int priority);
 bool weft__queue_is_empty(weft__queue_t *q); /* seq_cst loads (see sleep.c) */
+/* parallel_for.c: the helper job a loop publishes (not counted as a user job). */
+void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx);
+
+/* Add n to a tally only its owning thread writes (weft_jobs_worker_stats): a plain load and
+ * store, no read-modify-write, since no other thread writes it; readers load it relaxed. */
+static inline void weft__tally(weft_atomic_u64 *t, uint64_t n) {
+    weft_atomic_store_relaxed(t, weft_atomic_load_relaxed(t) + n);
+}
+
 /* Submission from inside the job system (parallel-for helpers): one normal-priority job
  * without a counter, no argument checks. Not for inline mode. */
 weft_result_t weft__submit_internal(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_job_fn_t fn,

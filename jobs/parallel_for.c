@@ -69,19 +69,19 @@ static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, uint32_t
 }
 
 /* Run units [first, first + n): the claim keeps the loop alive, so the fields are stable. */
-static void run_units(const weft__pfor_t *pf, uint64_t first, uint64_t n, uint32_t worker) {
+static void run_units(weft__ctx_t *ctx, const weft__pfor_t *pf, uint64_t first, uint64_t n) {
     uint64_t c = first * pf->per_unit;
     uint64_t last = (uint64_t)(uint32_t)weft_atomic_load_relaxed(&pf->shape);
     /* (first + n) * per_unit cannot overflow below the last unit: it is < nchunks */
     uint64_t end = first + n >= last ? pf->nchunks : (first + n) * pf->per_unit;
+    weft__tally(&ctx->ranges_run, end - c);
     for (; c < end; ++c) {
         uint64_t begin = c * pf->grain;
         uint64_t stop = pf->count - begin > pf->grain ? begin + pf->grain : pf->count;
-        pf->fn(pf->ctx, begin, stop, worker);
+        pf->fn(pf->ctx, begin, stop, ctx->index);
     }
 }
 
-static void helper_job(void *arg, const weft_job_ctx_t *jctx);
 
 /* Publish one more helper if work is left for it and the budget allows. Called while
  * holding a claim, so the slot still holds our loop. */
@@ -97,7 +97,7 @@ static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, 
     }
     /* A failure (out of memory, shutdown) only means fewer helpers: the units that are
      * left are claimed by the threads already taking part. */
-    (void)weft__submit_internal(jobs, ctx, helper_job, pf, gen, "parallel_for");
+    (void)weft__submit_internal(jobs, ctx, weft__pfor_helper, pf, gen, "parallel_for");
 }
 
 /* Claim and run batches until none are left; returns the units run, which the caller of
@@ -112,14 +112,14 @@ static uint64_t participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *p
         if (helper && ran == 0) {
             spawn_helper(jobs, ctx, pf, gen);
         }
-        run_units(pf, first, n, ctx->index);
+        run_units(ctx, pf, first, n);
         ran += n;
     }
     return ran;
 }
 
 /* The helper job: arg is the slot, the tag the loop's generation. */
-static void helper_job(void *arg, const weft_job_ctx_t *jctx) {
+void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx) {
     weft__pfor_t *pf = arg;
     weft_jobs_t *jobs = jctx->jobs;
     weft__ctx_t *ctx = &jobs->ctx[jctx->worker];
@@ -143,7 +143,7 @@ static void reclaim_helper(weft_jobs_t *jobs, weft__ctx_t *me, const weft__pfor_
     if (!job) {
         return;
     }
-    if (job->fn == helper_job && job->arg == (const void *)pf && job->u.tag == gen) {
+    if (job->fn == weft__pfor_helper && job->arg == (const void *)pf && job->u.tag == gen) {
         weft__discard_job(me, job);
     } else {
         weft__run_job(jobs, me, job);
@@ -156,8 +156,10 @@ static inline uint64_t ceil_div(uint64_t a, uint64_t b) {
 }
 
 /* Everything on the calling thread, in order (inline mode, one worker, one chunk). */
-static void run_serial(weft_range_fn_t fn, void *ctx, uint64_t count, uint64_t grain,
-                       uint32_t worker) {
+static void run_serial(weft__ctx_t *me, weft_range_fn_t fn, void *ctx, uint64_t count,
+                       uint64_t grain) {
+    uint32_t worker = me->index;
+    weft__tally(&me->ranges_run, ceil_div(count, grain));
     for (uint64_t begin = 0; begin < count; begin += grain) {
         uint64_t end = count - begin > grain ? begin + grain : count;
         fn(ctx, begin, end, worker);
@@ -189,7 +191,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     }
     if (me->is_worker &&
         (jobs->is_inline || workers == 1 || nchunks == 1 || me->pfor_depth >= WEFT__PFOR_SLOTS)) {
-        run_serial(fn, ctx, count, grain, me->index);
+        run_serial(me, fn, ctx, count, grain);
         goto out;
     }
     /* A registered thread never runs jobs, so its loops never nest. */
@@ -217,7 +219,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     weft_atomic_store_relaxed(&pf->shape, (uint64_t)gen << 32 | units);
     /* release pairs with claim()'s acquire: the fields above are visible to claimants */
     weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32);
-    r = weft__submit_internal(jobs, me, helper_job, pf, gen, "parallel_for");
+    r = weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
     if (me->is_worker) {
         r = WEFT_OK; /* without a helper the caller simply runs every chunk itself */
         uint64_t ran = participate(jobs, me, pf, gen, false);

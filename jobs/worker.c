@@ -142,6 +142,9 @@ void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
         prof->job_begin(name, tag, ctx->index, prof->user);
     }
     weft_job_ctx_t jctx = {jobs, ctx->index, tag};
+    if (job->fn != weft__pfor_helper) {
+        weft__tally(&ctx->jobs_run, 1u);
+    }
     job->fn(job->arg, &jctx);
     if (prof->job_end) {
         prof->job_end(name, tag, ctx->index, prof->user);
@@ -277,6 +280,8 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
     weft_atomic_init(&ctx->free_remote, NULL);
     weft_atomic_init(&ctx->submitted, 0);
     weft_atomic_init(&ctx->finished, 0);
+    weft_atomic_init(&ctx->jobs_run, 0);
+    weft_atomic_init(&ctx->ranges_run, 0);
     for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
         weft_atomic_init(&ctx->dq[p].buf, NULL);
     }
@@ -494,6 +499,24 @@ uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs) {
     WEFT_ASSERT(jobs != NULL, "weft_jobs_worker_index: jobs is NULL");
     weft__ctx_t *ctx = jobs ? weft__ctx_current(jobs) : NULL;
     return ctx ? ctx->index : UINT32_MAX;
+}
+
+weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
+                                     weft_worker_stats_t *out) {
+    /* Returned in every build: a bad index here is a caller's slip, not a broken invariant. */
+    if (jobs == NULL || out == NULL) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL, "weft_jobs_worker_stats: jobs or out is NULL");
+    }
+    if (worker >= jobs->worker_count) {
+        return WEFT__FAIL(&jobs->desc.logger, WEFT_EINVAL,
+                          "weft_jobs_worker_stats: worker %u out of range (%u workers)", worker,
+                          jobs->worker_count);
+    }
+    const weft__ctx_t *ctx = &jobs->ctx[worker];
+    /* relaxed: monotonic tallies, each written by its worker only; no data hangs on them */
+    out->jobs = weft_atomic_load_relaxed(&ctx->jobs_run);
+    out->ranges = weft_atomic_load_relaxed(&ctx->ranges_run);
+    return WEFT_OK;
 }
 
 void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {

@@ -97,6 +97,21 @@ WEFT_API void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *siz
  * Thread: the thread itself; it must stop calling before weft_jobs_destroy returns. */
 WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
 
+/* What one worker has run since the job system was created. Monotonic; each worker writes
+ * only its own tallies, so reading them costs the workers nothing. Benchmarks read them
+ * before and after a measurement to show which workers took part. */
+typedef struct weft_worker_stats {
+    uint64_t jobs;   /* jobs run (weft_job_submit*); parallel-for's internal helper jobs are
+                        not counted: their ranges are */
+    uint64_t ranges; /* parallel-for ranges (calls of the range fn) run */
+} weft_worker_stats_t;
+
+/* Fill *out with worker `worker`'s tallies. Each field is read atomically; the pair is
+ * exact when no job is running. Errors: WEFT_EINVAL (NULL jobs or out, worker >=
+ * weft_jobs_worker_count). Thread: any. */
+WEFT_API weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
+                                              weft_worker_stats_t *out);
+
 /* ---- counters -------------------------------------------------------- >>counter */
 
 /* A completion counter: caller-owned storage that must stay put and outlive every job that
