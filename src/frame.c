@@ -18,8 +18,9 @@
  * phase will iterate and depend only on it and chunk_size. With one worker (or inline
  * execution) the job system is bypassed: systems run in run order on the main thread, each
  * prepared right before it runs (one pass while its data is hot), which gives the same world
- * because apply order never depends on execution order; so does a phase made only of tiny
- * systems (TINY_ROWS). There a system with nothing to do costs one plan.
+ * because apply order never depends on execution order. With more workers, a phase whose
+ * measured work is too small to repay handing it out runs the same way on the calling thread
+ * (the rule is in phase_cost.h). There a system with nothing to do costs one plan.
  * On the threaded path it still gets one (empty) job: its completion counter orders its
  * successors after its own predecessors, since redundant edges were removed.
  *
@@ -32,12 +33,6 @@
 
 #include "report.h"
 #include "world.h"
-
-/* A system whose query has at most this many driving rows is tiny. A phase made only of tiny
- * systems runs on the calling thread in run order: handing a few rows to other workers costs
- * more than the rows themselves (the frame_64_systems case). Systems without terms are never
- * tiny, since their work is unknown. The result is the same either way; only timing changes. */
-#define TINY_ROWS 16u
 
 /* ---- running one chunk --------------------------------------------------------- >>chunk */
 
@@ -59,7 +54,8 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
     }
     if (work) {
         weft__trace_t *trace = s->trace;
-        uint64_t begin = trace ? weft__trace_now() : 0;
+        bool timed = trace || s->sampling;
+        uint64_t begin = timed ? weft__trace_now() : 0;
         weft_system_ctx_t ctx = {
             .world = s->world,
             .cmd = &sys->cmds[chunk],
@@ -72,12 +68,13 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
             .view = &sys->view,
         };
         sys->fn(&it, &ctx);
-        if (s->apply_order == WEFT_APPLY_COMPLETION) {
-            uint32_t slot = weft_atomic_fetch_add_relaxed(&s->finished_count, 1u);
-            s->finished[slot] = &sys->cmds[chunk];
+        if (timed) {
+            uint64_t end = weft__trace_now();
+            if (s->sampling)
+                weft__cost_add_chunk(&sys->cost, end - begin);
+            if (trace)
+                weft__trace_record(trace, worker, sys->id, chunk, begin, end);
         }
-        if (trace)
-            weft__trace_record(trace, worker, sys->id, chunk, begin, weft__trace_now());
     }
 #if WEFT_DEBUG >= 1
     weft__access_leave(prev);
@@ -90,23 +87,6 @@ void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx) {
 }
 
 /* ---- phases ------------------------------------------------------------------ >>phase */
-
-/* Measuring mode: room to log every job of the phase in completion order. */
-static weft_result_t reserve_finished(struct weft_sched *s, uint32_t first, uint32_t end) {
-    uint32_t total = 0;
-    for (uint32_t p = first; p < end; p++)
-        total += s->systems[s->graph.order[p]]->nchunks;
-    weft_atomic_store_relaxed(&s->finished_count, 0u);
-    if (total <= s->finished_cap)
-        return WEFT_OK;
-    weft_cmd_t **a = weft__sched_alloc(s->alloc, total * sizeof *a);
-    if (!a)
-        return WEFT__FAIL(s->log, WEFT_ENOMEM, "command apply: out of memory");
-    weft__sched_free(s->alloc, s->finished, s->finished_cap * sizeof *s->finished);
-    s->finished = a;
-    s->finished_cap = total;
-    return WEFT_OK;
-}
 
 /* Decide this frame's chunks of `sys`: plan its query once (the plan serves the row count
  * and every chunk's iterator), size its tables, reset its buffers. *rows receives the
@@ -129,24 +109,42 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
         }
     }
     sys->nchunks = n;
+    weft__cost_begin_system(&sys->cost, *rows);
     for (uint32_t c = 0; c < n; c++)
         weft__cmd_reset(&sys->cmds[c]);
     return WEFT_OK;
 }
 
-/* Prepare every system in run positions [first, end) and find out whether the whole phase
- * is tiny (see TINY_ROWS). Before anything runs, so a failure changes nothing. */
-static weft_result_t prepare_phase(struct weft_sched *s, uint32_t first, uint32_t end, bool *tiny) {
-    bool all_tiny = true;
+/* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
+ * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
+ * Before anything runs, so a failure changes nothing. */
+static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
+                                   bool *run_inline) {
+    double work = 0;
+    bool all_known = true;
     for (uint32_t p = first; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t rows;
-        weft_result_t r = prepare_system(s, s->systems[s->graph.order[p]], &rows);
+        weft_result_t r = prepare_system(s, sys, &rows);
         if (r != WEFT_OK)
             return r;
-        all_tiny = all_tiny && rows <= TINY_ROWS;
+        weft__cost_estimate(&sys->cost, &work, &all_known);
     }
-    *tiny = all_tiny;
-    return s->apply_order == WEFT_APPLY_COMPLETION ? reserve_finished(s, first, end) : WEFT_OK;
+    *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
+                                        weft__cost_sample_frame(s->frame_no), &s->sampling);
+    return WEFT_OK;
+}
+
+/* After a sampled phase: fold what its systems measured (and, threaded, its wall time) into
+ * the cost estimates. */
+static void measure_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
+                          bool threaded, uint64_t wall_ns) {
+    double work = 0;
+    for (uint32_t p = first; p < end; p++)
+        work += weft__cost_fold_system(&s->systems[s->graph.order[p]]->cost);
+    if (threaded)
+        weft__cost_fold_phase(&s->phase_cost[ph], work, wall_ns, s->workers);
+    s->sampling = false;
 }
 
 /* Grow the placeholder map to `n` entries. */
@@ -165,21 +163,18 @@ static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
     return WEFT_OK;
 }
 
-/* The phase's buffers in apply order: registration order, then chunk (or, with
- * WEFT_APPLY_COMPLETION, the order their jobs finished). The dry run and the apply walk the
- * same sequence through this cursor, so they cannot disagree on it. */
+/* The phase's buffers in apply order: registration order, then chunk. The dry run and the
+ * apply walk the same sequence through this cursor, so they cannot disagree on it. */
 typedef struct buffer_cursor {
-    uint32_t k; /* position in apply_list (or finished) */
+    uint32_t k; /* position in apply_list */
     uint32_t c; /* chunk of apply_list[k] */
 } buffer_cursor_t;
 
 static buffer_cursor_t buffers_of(const struct weft_sched *s, uint32_t ph) {
-    return (buffer_cursor_t){s->apply_order == WEFT_APPLY_COMPLETION ? 0 : s->apply_first[ph], 0};
+    return (buffer_cursor_t){s->apply_first[ph], 0};
 }
 
 static weft_cmd_t *next_buffer(struct weft_sched *s, uint32_t ph, buffer_cursor_t *it) {
-    if (s->apply_order == WEFT_APPLY_COMPLETION)
-        return it->k < weft_atomic_load_relaxed(&s->finished_count) ? s->finished[it->k++] : NULL;
     for (; it->k < s->apply_first[ph + 1]; it->k++, it->c = 0) {
         weft__system_t *sys = s->systems[s->apply_list[it->k]];
         if (it->c < sys->nchunks)
@@ -290,6 +285,46 @@ static weft_result_t run_phase_jobs(struct weft_sched *s, uint32_t ph, uint32_t 
     return r;
 }
 
+/* A flat phase (no edge between its systems) on the threaded path: one weft_parallel_for over
+ * all its chunks, numbered system by system in run order (s->flat_first). Participants claim
+ * batches of chunks with one atomic each (parallel_for.c), where a job per chunk would cost
+ * every thief a steal, with its cache-line transfers, per chunk; no counters are needed, as
+ * the loop returns when every chunk has run. */
+typedef struct flat_phase {
+    struct weft_sched *s;
+    uint32_t first, end; /* run positions */
+} flat_phase_t;
+
+static void run_flat_units(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
+    const flat_phase_t *f = arg;
+    struct weft_sched *s = f->s;
+    const uint32_t *at = s->flat_first;
+    uint32_t lo = f->first, hi = f->end; /* the last p with at[p] <= begin */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (at[mid] <= begin)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (uint64_t u = begin; u < end; u++) {
+        while (u >= at[lo + 1])
+            lo++;
+        run_chunk(s, s->systems[s->graph.order[lo]], (uint32_t)(u - at[lo]), worker);
+    }
+}
+
+static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32_t end) {
+    uint32_t units = 0;
+    for (uint32_t p = first; p < end; p++) {
+        s->flat_first[p] = units;
+        units += s->systems[s->graph.order[p]]->nchunks;
+    }
+    s->flat_first[end] = units;
+    flat_phase_t f = {s, first, end};
+    return weft_parallel_for(s->jobs, units, 1, run_flat_units, &f);
+}
+
 static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
     for (uint32_t p = first; p < end; p++)
         run_system_inline(s, s->systems[s->graph.order[p]]);
@@ -300,21 +335,6 @@ static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end)
 void weft__sched_drop_suspended(struct weft_sched *s) {
     s->resume_phase = UINT32_MAX;
     s->resume_apply = false;
-}
-
-weft_result_t weft_schedule_set_apply_order(weft_world_t *world, weft_apply_order_t order) {
-    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_schedule_set_apply_order: NULL world");
-    struct weft_sched *s = weft__sched_get(world);
-    if (!s)
-        return WEFT_ENOMEM;
-    WEFT__CONTRACT(order == WEFT_APPLY_ORDERED || order == WEFT_APPLY_COMPLETION, s->log,
-                   WEFT_EINVAL, "weft_schedule_set_apply_order: unknown order %d", (int)order);
-    WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
-                   "weft_schedule_set_apply_order: called inside a frame");
-    if (order != s->apply_order)
-        weft__sched_drop_suspended(s); /* the completion log would not match the new order */
-    s->apply_order = order;
-    return WEFT_OK;
 }
 
 /* Sequential path with one worker: prepare and run each system in one pass from run
@@ -356,21 +376,26 @@ static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos,
         bool known_empty = false;
         if (!at_apply) {
             uint32_t at = first;
-            if (s->workers <= 1 && s->apply_order == WEFT_APPLY_ORDERED) {
+            if (s->workers <= 1) {
                 bool recorded = true;
                 r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, &fresh, &at,
                                     &recorded);
                 /* a resumed pass did not see the buffers of the systems before `pos` */
                 known_empty = pos == UINT32_MAX && !recorded;
             } else {
-                bool tiny = false;
-                r = prepare_phase(s, first, end, &tiny);
+                bool run_inline = false;
+                r = prepare_phase(s, ph, first, end, &run_inline);
                 if (r == WEFT_OK) {
-                    if (s->workers <= 1 || tiny)
+                    uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                    if (run_inline)
                         run_phase_inline(s, first, end);
+                    else if (s->phase_flat[ph])
+                        r = run_phase_flat(s, first, end);
                     else
                         r = run_phase_jobs(s, ph, first, end);
                     fresh = false;
+                    if (s->sampling)
+                        measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
                     if (r != WEFT_OK)
                         return r; /* a wait failed: the job system is unusable (reported) */
                 }
@@ -420,6 +445,7 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         weft__sched_drop_suspended(s);
     } else {
         s->dt = dt;
+        s->frame_no++;
         if (s->trace)
             weft__trace_frame_begin(s->trace);
     }

@@ -36,6 +36,9 @@ static void free_derived(struct weft_sched *s) {
     s->phase_sinks = NULL;
     s->apply_list = NULL;
     s->apply_first = NULL;
+    s->phase_cost = NULL;
+    s->flat_first = NULL;
+    s->phase_flat = NULL;
     for (uint32_t i = 0; i < s->count; i++) {
         s->systems[i]->deps = NULL;
         s->systems[i]->ndeps = 0;
@@ -69,7 +72,6 @@ static void sched_fini(weft_world_t *world) {
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     weft__cmd_stage_fini(&s->stage, s->alloc);
-    weft__sched_free(s->alloc, s->finished, s->finished_cap * sizeof *s->finished);
     weft__sched_free(s->alloc, s, sizeof *s);
     world->sched = NULL;
 }
@@ -201,7 +203,9 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (r != WEFT_OK)
         return r;
     size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
-                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t);
+                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+                   (size_t)g.nphases * sizeof(weft__phase_cost_t) +
+                   ((size_t)n + 1) * sizeof(uint32_t) + (size_t)g.nphases * sizeof(bool);
     void *block = weft__sched_alloc(s->alloc, bytes);
     if (!block) {
         weft__graph_free(&g, s->alloc);
@@ -216,6 +220,11 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->phase_sinks = s->sinks + n;
     s->apply_list = s->phase_sinks + g.nphases + 1;
     s->apply_first = s->apply_list + n;
+    /* 4-aligned like the uint32_t arrays before it; a new graph measures its phases afresh */
+    s->phase_cost = (weft__phase_cost_t *)(s->apply_first + g.nphases + 1);
+    memset(s->phase_cost, 0, (size_t)g.nphases * sizeof *s->phase_cost);
+    s->flat_first = (uint32_t *)(s->phase_cost + g.nphases);
+    s->phase_flat = (bool *)(s->flat_first + n + 1);
     describe_systems(s, s->gsys);
     for (uint32_t v = 0; v < n; v++) {
         weft__system_t *sys = s->systems[v];
@@ -233,6 +242,17 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     }
     s->phase_sinks[g.nphases] = at;
     s->nsinks = at;
+    /* A phase is flat when no system of it waits for another of it (edges into it from
+     * earlier phases are already satisfied when it starts). */
+    for (uint32_t ph = 0; ph < g.nphases; ph++) {
+        bool flat = true;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1] && flat; p++) {
+            uint32_t v = g.order[p];
+            for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1] && flat; e++)
+                flat = g.pos[g.preds[e]] < g.phase_first[ph];
+        }
+        s->phase_flat[ph] = flat;
+    }
     /* The apply order of each phase: its systems in registration order. */
     at = 0;
     for (uint32_t ph = 0; ph < g.nphases; ph++) {

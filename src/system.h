@@ -19,6 +19,7 @@
 
 #include "access.h"
 #include "command.h"
+#include "phase_cost.h"
 #include "query.h"
 #include "schedule.h"
 #include "trace.h"
@@ -53,6 +54,7 @@ typedef struct weft__system {
     uint32_t cap;            /* capacity of jobs/args/cmds */
     uint32_t ndeps;          /* entries in deps */
     weft_counter_t **deps;   /* [ndeps] predecessors' counters (graph) */
+    weft__sys_cost_t cost;   /* measured cost: where its phase runs (phase_cost.h) */
 
     /* ---- access ---- */
     weft__access_set_t access; /* published while the system runs (debug builds) */
@@ -91,14 +93,15 @@ struct weft_sched {
     uint32_t *phase_sinks;          /* [nphases + 1] offsets into sinks */
     uint32_t *apply_list;           /* [n] system indices by phase, registration order inside */
     uint32_t *apply_first;          /* [nphases + 1] offsets into apply_list */
+    weft__phase_cost_t *phase_cost; /* [nphases] measured dispatch cost (phase_cost.h) */
+    uint32_t *flat_first;           /* [n + 1] by run position: first chunk unit of the system
+                                       in a flat phase's loop (frame.c), filled per frame */
+    bool *phase_flat;               /* [nphases] no edge between two systems of the phase */
     size_t derived_bytes;           /* size of the gsys/dep_store/sinks block */
     void *derived;                  /* that block */
     float dt;                       /* this frame's dt */
-    weft_apply_order_t apply_order; /* WEFT_APPLY_ORDERED unless measuring */
-    weft_cmd_t **finished;          /* [finished_cap] buffers in completion order (measuring) */
-    uint32_t finished_cap;          /* capacity of finished */
-    weft_atomic_u32 finished_count; /* entries claimed this phase; relaxed: the phase's counter
-                                       wait publishes the stores to the main thread */
+    uint64_t frame_no;              /* frames started (sampling, phase_cost.h) */
+    bool sampling;                  /* this phase's chunks are timed (phase_cost.h) */
     weft__trace_t *trace;           /* NULL: tracing off */
     uint64_t *map;                  /* placeholder map scratch for apply */
     uint32_t map_cap;               /* entries in map */

@@ -145,6 +145,21 @@ WEFT_API uint32_t weft_system_count(const weft_world_t *world);
  * (buffers and job tables are reused across frames). A system whose query matches nothing
  * this frame is not called.
  *
+ * Where a phase runs. With more than one worker, a phase is handed to the job system only
+ * when that is measured to pay. weft times each system's chunks on sampled frames (one in
+ * 16, and whenever something is not yet measured) to learn its cost per row, and times
+ * threaded phases to learn what handing the phase out costs beyond its work split over the
+ * workers: D, the least of the phase's last 4 samples (a sample is inflated when the workers
+ * happen to be asleep or pre-empted, never deflated). A phase whose estimated work W (its
+ * systems' rows this frame x their cost per row) satisfies W x (workers - 1) / workers <= D
+ * runs on the calling thread, systems in run order; otherwise on the job system. A phase
+ * runs threaded until it is measured (its first threaded run, cold, does not count; two
+ * samples are needed), and one kept on the calling thread runs threaded again every 8th
+ * sampled frame to re-measure D. No row count or system count is built in. A phase without
+ * dependencies between its systems runs as one parallel loop over all its chunks; others as
+ * a job graph. Where a phase runs never changes the world after the frame (the apply order
+ * is fixed); it changes only timing, and which worker a body sees in weft_system_ctx_t.worker.
+ *
  * Running out of memory. A frame's memory needs are met in steps that change nothing the
  * world shows until they succeed: the schedule rebuild and each phase's job tables before
  * the phase's systems run, and each phase's command apply, which is staged: every buffered
@@ -159,10 +174,10 @@ WEFT_API uint32_t weft_system_count(const weft_world_t *world);
  *   commands are kept, none applied. The next weft_world_progress() call resumes the
  *   suspended frame at the failed step — with the frame's original dt; its own dt is
  *   ignored — instead of starting a new frame, so a retry after freeing memory loses no
- *   command and runs no system twice. Registering a system or changing the apply order
- *   while a frame is suspended discards its pending commands (they belong to the old
- *   schedule). Other calls made in between (direct changes, a snapshot restore) act before
- *   the pending commands, which then apply under the usual rules (stale targets skipped).
+ *   command and runs no system twice. Registering a system while a frame is suspended
+ *   discards its pending commands (they belong to the old schedule). Other calls made in
+ *   between (direct changes, a snapshot restore) act before the pending commands, which
+ *   then apply under the usual rules (stale targets skipped).
  * A failing job submit (threaded worlds) does not fail the frame: the rest of the phase runs
  * on the calling thread in run order.
  * Errors: WEFT_ENOMEM, WEFT_ECAPACITY (as above), WEFT_ESTATE (called from inside a frame),
@@ -214,19 +229,6 @@ WEFT_API size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap);
  * the frame: returns 0 without a trace. Thread: main. */
 WEFT_API uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                               uint64_t *total_ns);
-
-/* ---- measurement ------------------------------------------------------------ >>apply_order */
-
-typedef enum weft_apply_order {
-    WEFT_APPLY_ORDERED = 0,    /* default: registration, chunk, write order; deterministic */
-    WEFT_APPLY_COMPLETION = 1, /* the order jobs happened to finish in: NOT deterministic;
-                                  exists only to measure what the fixed order costs */
-} weft_apply_order_t;
-
-/* Choose how command buffers are merged at phase end. Changing the order discards the pending
- * commands of a suspended frame (see weft_world_progress). Errors: WEFT_EINVAL (unknown
- * order), WEFT_ESTATE (inside a frame). Thread: main. */
-WEFT_API weft_result_t weft_schedule_set_apply_order(weft_world_t *world, weft_apply_order_t order);
 
 #ifdef __cplusplus
 }

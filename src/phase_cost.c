@@ -1,0 +1,75 @@
+/* phase_cost.c: the measured-cost rule that decides where a phase runs (see phase_cost.h). */
+#include "phase_cost.h"
+
+/* Sample one frame in this many: two clock reads per chunk cost ~50 ns, which a frame of
+ * 64 one-row systems (~1.5 µs) would feel every frame, but not one frame in 16. */
+#define SAMPLE_EVERY 16u
+/* Re-measure the dispatch cost of an inline phase on this many sampled frames (one frame in
+ * 128: a phase wrongly pinned to one thread recovers within about two seconds at 60 Hz,
+ * while a phase rightly kept inline pays one threaded run per 128 frames). */
+#define PROBE_EVERY 8u
+
+/* Dispatch samples needed before a phase may run inline: one sample taken while the other
+ * workers were pre-empted would otherwise pin a big phase to one thread until a probe. */
+#define TRUST_AFTER 2u
+
+static float blend(float old, double sample) {
+    return (float)(old + (sample - old) * 0.25);
+}
+
+bool weft__cost_sample_frame(uint64_t frame) {
+    return frame % SAMPLE_EVERY == 0;
+}
+
+void weft__cost_begin_system(weft__sys_cost_t *c, uint32_t rows) {
+    c->rows = rows == UINT32_MAX ? 1u : rows; /* no terms: one call of unknown size */
+    weft_atomic_store_relaxed(&c->sampled, 0u);
+}
+
+void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_known) {
+    if (c->rows == 0)
+        return; /* nothing to do this frame */
+    if (c->known)
+        *work += (double)c->rows * c->ns_per_row;
+    else
+        *all_known = false;
+}
+
+bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known,
+                           uint32_t workers, bool sample_frame, bool *sample) {
+    if (!all_known || ph->nsamples < TRUST_AFTER) {
+        *sample = true;
+        return false;
+    }
+    uint32_t kept = ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples
+                                                               : WEFT__COST_DISPATCH_SAMPLES;
+    float d = ph->dispatch[0];
+    for (uint32_t i = 1; i < kept; i++)
+        d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
+    bool run_inline = work * (double)(workers - 1u) / (double)workers <= d;
+    if (run_inline && sample_frame && ++ph->inline_runs >= PROBE_EVERY) {
+        ph->inline_runs = 0;
+        run_inline = false; /* probe: measure the dispatch cost again */
+    }
+    *sample = sample_frame;
+    return run_inline;
+}
+
+double weft__cost_fold_system(weft__sys_cost_t *c) {
+    if (c->rows == 0)
+        return 0;
+    uint64_t ns = weft_atomic_load_relaxed(&c->sampled);
+    double per_row = (double)ns / c->rows;
+    c->ns_per_row = c->known ? blend(c->ns_per_row, per_row) : (float)per_row;
+    c->known = true;
+    return (double)ns;
+}
+
+void weft__cost_fold_phase(weft__phase_cost_t *ph, double work_ns, uint64_t wall_ns,
+                           uint32_t workers) {
+    ph->inline_runs = 0;
+    if (ph->threaded_runs++ == 0)
+        return; /* the first threaded run pays cold caches, page faults, sleeping workers */
+    double d = (double)wall_ns - work_ns / workers;
+    ph->dispatch[ph->nsamples++ % WEFT__COST_DISPATCH_SAMPLES] = d > 0 ? (float)d : 0.0f;
+}
