@@ -124,11 +124,17 @@ static weft_result_t memreader_read(void *dst, size_t size, size_t *got, void *u
     return WEFT_OK;
 }
 
+static bool memreader_remaining(uint64_t *bytes, void *user) {
+    const weft_memreader_t *m = user;
+    *bytes = m->size - m->pos;
+    return true;
+}
+
 weft_reader_t weft_memreader(weft_memreader_t *m, const void *data, size_t size) {
     m->data = data;
     m->size = data ? size : 0;
     m->pos = 0;
-    return (weft_reader_t){.read = memreader_read, .user = m};
+    return (weft_reader_t){.read = memreader_read, .user = m, .remaining = memreader_remaining};
 }
 
 /* ---- stdio ------------------------------------------------------------- >>file */
@@ -151,8 +157,21 @@ weft_writer_t weft_file_writer(FILE *file) {
     return (weft_writer_t){.write = file_write, .user = file};
 }
 
+/* Bytes from the current position to the end of a seekable file; the position is restored. */
+static bool file_remaining(uint64_t *bytes, void *user) {
+    FILE *f = user;
+    long pos = ftell(f);
+    if (pos < 0 || fseek(f, 0, SEEK_END) != 0)
+        return false;
+    long end = ftell(f);
+    if (fseek(f, pos, SEEK_SET) != 0 || end < pos)
+        return false; /* the reads that follow will report a broken stream */
+    *bytes = (uint64_t)(end - pos);
+    return true;
+}
+
 weft_reader_t weft_file_reader(FILE *file) {
-    return (weft_reader_t){.read = file_read, .user = file};
+    return (weft_reader_t){.read = file_read, .user = file, .remaining = file_remaining};
 }
 
 /* ---- slurp -------------------------------------------------------------- >>slurp */
@@ -164,11 +183,17 @@ weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_alloca
     /* Room for one byte past the limit tells "exactly max_bytes" from "too much". */
     size_t limit = max_bytes < SIZE_MAX ? max_bytes + 1u : max_bytes;
     weft_result_t r = WEFT_OK;
+    /* Known size: one buffer of size + 1 bytes (the extra byte lets the final read see the
+     * end without a regrow); capped by the limit, so a wrong hint costs at most a regrow. */
+    uint64_t hint = 0;
+    size_t first = 64u * 1024u;
+    if (reader->remaining && reader->remaining(&hint, reader->user))
+        first = hint < (uint64_t)limit ? (size_t)hint + 1u : limit;
     for (;;) {
         if (out->size == out->capacity) {
             if (out->size >= limit)
                 goto fail_too_large;
-            size_t want = out->capacity ? out->capacity * 2u : 64u * 1024u;
+            size_t want = out->capacity ? out->capacity * 2u : first;
             if (want > limit || want < out->capacity)
                 want = limit;
             if (membuf_regrow(out, want) != WEFT_OK) {

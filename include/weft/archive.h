@@ -38,10 +38,16 @@ typedef struct weft_writer {
 
 /* Source of archive bytes. `read` stores up to `size` bytes into dst and their number in
  * *got; *got == 0 means end of input. Returning an error aborts the load with that code,
- * which the loader reports through the world's logger. */
+ * which the loader reports through the world's logger.
+ * `remaining` (optional) tells how many bytes are left when that is cheap to know (a file's
+ * size, a buffer's length): the load then allocates its input buffer once instead of
+ * doubling it, which saves a copy and the page faults of the buffers it outgrows. It is only
+ * a hint: the load still reads until `read` reports the end, and never allocates past the
+ * load's max_bytes because of it. Return false when unknown. */
 typedef struct weft_reader {
     weft_result_t (*read)(void *dst, size_t size, size_t *got, void *user); /* required */
-    void *user; /* passed back unchanged */
+    void *user;                                   /* passed back unchanged */
+    bool (*remaining)(uint64_t *bytes, void *user); /* NULL: unknown */
 } weft_reader_t;
 
 /* A growable memory buffer used as a writer. Zero-initialise it (optionally set
@@ -72,7 +78,9 @@ typedef struct weft_memreader {
 } weft_memreader_t;
 WEFT_API weft_reader_t weft_memreader(weft_memreader_t *m, const void *data, size_t size);
 
-/* stdio adapters. The caller opens (in binary mode) and closes `file`. */
+/* stdio adapters. The caller opens (in binary mode) and closes `file`. The reader's
+ * `remaining` measures a seekable file (fseek/ftell, position restored); a pipe reads as
+ * unknown. */
 WEFT_API weft_writer_t weft_file_writer(FILE *file);
 WEFT_API weft_reader_t weft_file_reader(FILE *file);
 
