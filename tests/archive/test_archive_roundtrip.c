@@ -227,6 +227,67 @@ Test(archive, reader_input_beyond_max_bytes_is_refused) {
     fx_fini(&a);
 }
 
+/* A reader over a buffer whose size hint lies by `hint` (UINT64_MAX: "huge"). */
+typedef struct lying {
+    weft_memreader_t m;
+    uint64_t hint;
+} lying_t;
+
+static weft_result_t lying_read(void *dst, size_t size, size_t *got, void *user) {
+    lying_t *l = user;
+    size_t left = l->m.size - l->m.pos;
+    *got = size < left ? size : left;
+    memcpy(dst, l->m.data + l->m.pos, *got);
+    l->m.pos += *got;
+    return WEFT_OK;
+}
+
+static bool lying_remaining(uint64_t *bytes, void *user) {
+    *bytes = ((lying_t *)user)->hint;
+    return true;
+}
+
+Test(archive, a_wrong_size_hint_changes_nothing_but_how_the_input_buffer_grows) {
+    fx_world_t a;
+    weft_membuf_t buf = fx_saved_world(&a, 7, 300);
+    uint64_t hints[] = {0, 10, buf.size - 1, buf.size, buf.size + 1, UINT64_MAX};
+    uint64_t want = 0;
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        fx_world_t b;
+        fx_init(&b);
+        lying_t l = {.m = {.data = buf.data, .size = buf.size}, .hint = hints[i]};
+        weft_reader_t rd = {.read = lying_read, .user = &l, .remaining = lying_remaining};
+        /* max_bytes = the archive's size: a huge hint must not raise the allocation past it */
+        cr_assert_eq(weft_archive_load(b.w, &rd,
+                                       &(weft_archive_load_desc_t){.max_bytes = buf.size}, NULL),
+                     WEFT_OK, "hint %llu: %s", (unsigned long long)hints[i], weft_last_error());
+        uint64_t h = weft_world_hash(b.w);
+        if (i == 0)
+            want = h;
+        cr_expect_eq(h, want, "hint %llu gave another world", (unsigned long long)hints[i]);
+        fx_fini(&b);
+    }
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+}
+
+Test(archive, the_file_reader_reports_the_bytes_left_and_keeps_its_position) {
+    FILE *f = tmpfile();
+    cr_assert(f != NULL);
+    cr_assert_eq(fwrite("0123456789", 1, 10, f), 10u);
+    cr_assert_eq(fseek(f, 3, SEEK_SET), 0);
+    weft_reader_t rd = weft_file_reader(f);
+    uint64_t left = 0;
+    cr_assert(rd.remaining != NULL && rd.remaining(&left, rd.user));
+    cr_expect_eq(left, 7u);
+    cr_expect_eq(ftell(f), 3L, "the position moved");
+    weft_memreader_t m;
+    rd = weft_memreader(&m, "abcdef", 6);
+    cr_assert(rd.remaining != NULL && rd.remaining(&left, rd.user));
+    cr_expect_eq(left, 6u);
+    fclose(f);
+}
+
 /* ---- layout mismatches and upgrades -------------------------------------------------- */
 
 typedef struct pos4 {
