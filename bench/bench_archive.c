@@ -8,19 +8,23 @@
  *                       (4 B/entity) and both pools' entity and data columns (16 B/row each)
  *                       into a reused buffer; restore (after the values changed, the rollback
  *                       case) vs the memcpy back. Target <= 2x.
- *   save_vs_fwrite      weft_archive_save into a reused memory buffer vs writing the handles
- *                       (8 B/entity) and both pools' columns through the same writer callback.
+ *   save_vs_fwrite      weft_archive_save through weft_file_writer into a file vs fwrite of
+ *                       the handles (8 B/entity) and both pools' columns into a file in the
+ *                       same folder; each side timed from fopen to fclose, no fsync.
  *                       Target <= 3x.
- *   load_vs_fread       weft_archive_load_memory into an empty world vs reading the same
- *                       bytes into freshly allocated arrays (both pay first-touch page faults).
- *                       Target <= 3x.
+ *   load_vs_fread       weft_archive_load through weft_file_reader into an empty world vs
+ *                       fread of the same arrays into freshly allocated blocks (both pay
+ *                       first-touch page faults), fopen to fclose; both files were just
+ *                       written, so both reads come from the page cache. Target <= 3x.
  * The checksum's own throughput is reported beside memcpy's so its share is visible.
  * --quick shrinks the world to 100,000 entities. */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS and mkdtemp under -std=c11 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "weft.h"
@@ -132,35 +136,37 @@ static void raw_copy_in(raw_t *r, const unsigned char *src, uint32_t n) {
     }
 }
 
-/* The raw "fwrite": the arrays an archive holds, through the same writer callback. */
-static void raw_write(const raw_t *r, const weft_writer_t *wr, uint32_t n) {
-    wr->write(r->handles, (size_t)n * 8u, wr->user);
+/* The raw "fwrite": the arrays an archive holds (handles, then each pool's entity and data
+ * columns), written with fwrite to `f`. Returns false when a write fails. */
+static bool raw_fwrite(const raw_t *r, FILE *f, uint32_t n) {
+    bool ok = fwrite(r->handles, 8u, n, f) == n;
     for (int k = 0; k < 2; ++k) {
-        wr->write(r->dense[k], (size_t)n * 4u, wr->user);
-        wr->write(r->data[k], (size_t)n * 12u, wr->user);
+        ok = ok && fwrite(r->dense[k], 4u, n, f) == n;
+        ok = ok && fwrite(r->data[k], 12u, n, f) == n;
     }
+    return ok;
 }
 
-/* The raw "fread": the same bytes into freshly allocated arrays. */
-static void raw_read(const unsigned char *src, uint32_t n) {
-    raw_t r;
-    r.handles = block_alloc((size_t)n * 8u);
-    memcpy(r.handles, src, (size_t)n * 8u);
-    src += (size_t)n * 8u;
-    for (int k = 0; k < 2; ++k) {
-        r.dense[k] = block_alloc((size_t)n * 4u);
-        r.data[k] = block_alloc((size_t)n * 12u);
-        memcpy(r.dense[k], src, (size_t)n * 4u);
-        src += (size_t)n * 4u;
-        memcpy(r.data[k], src, (size_t)n * 12u);
-        src += (size_t)n * 12u;
+/* The raw "fread": the same arrays read back with fread into freshly allocated blocks
+ * (returned in *out for the caller to free after the timing). */
+static bool raw_fread(raw_t *out, FILE *f, uint32_t n) {
+    memset(out, 0, sizeof *out);
+    out->handles = block_alloc((size_t)n * 8u);
+    bool ok = out->handles && fread(out->handles, 8u, n, f) == n;
+    for (int k = 0; k < 2 && ok; ++k) {
+        out->dense[k] = block_alloc((size_t)n * 4u);
+        out->data[k] = block_alloc((size_t)n * 12u);
+        ok = out->dense[k] && out->data[k] && fread(out->dense[k], 4u, n, f) == n &&
+             fread(out->data[k], 12u, n, f) == n;
     }
-    wb_sink(r.handles);
-    wb_sink(r.data[1]);
-    block_free(r.handles, (size_t)n * 8u);
+    return ok;
+}
+
+static void raw_fread_free(raw_t *r, uint32_t n) {
+    block_free(r->handles, (size_t)n * 8u);
     for (int k = 0; k < 2; ++k) {
-        block_free(r.dense[k], (size_t)n * 4u);
-        block_free(r.data[k], (size_t)n * 12u);
+        block_free(r->dense[k], (size_t)n * 4u);
+        block_free(r->data[k], (size_t)n * 12u);
     }
 }
 
@@ -255,64 +261,145 @@ static void bench_snapshot(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_
     free(tc);
 }
 
+/* One timed stdio round: fopen, the body, fclose (both sides pay the open and the final
+ * flush). Returns ns, or NAN when anything failed. */
+typedef enum io_side { SAVE_WEFT, SAVE_RAW, LOAD_WEFT, LOAD_RAW } io_side_t;
+
+static double timed_io(io_side_t side, const char *path, bench_world_t *src, bench_world_t *dst,
+                       const raw_t *raw, raw_t *got, uint32_t n) {
+    bool save = side == SAVE_WEFT || side == SAVE_RAW;
+    double t0 = wb_now_ns();
+    FILE *f = fopen(path, save ? "wb" : "rb");
+    if (!f)
+        return NAN;
+    bool ok;
+    if (side == SAVE_WEFT) {
+        weft_writer_t wr = weft_file_writer(f);
+        ok = weft_archive_save(src->w, NULL, &wr) == WEFT_OK;
+    } else if (side == SAVE_RAW) {
+        ok = raw_fwrite(raw, f, n);
+    } else if (side == LOAD_WEFT) {
+        weft_reader_t rd = weft_file_reader(f);
+        ok = weft_archive_load(dst->w, &rd, NULL, NULL) == WEFT_OK;
+    } else {
+        ok = raw_fread(got, f, n);
+    }
+    ok = fclose(f) == 0 && ok;
+    double t1 = wb_now_ns();
+    return ok ? t1 - t0 : NAN;
+}
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    if (f)
+        fclose(f);
+    return size;
+}
+
 static void bench_save_load(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_t n, int reps) {
-    weft_membuf_t out = {0}, rawbuf = {0};
-    weft_writer_t wr = weft_membuf_writer(&out), rw = weft_membuf_writer(&rawbuf);
-    double *t = malloc(sizeof(double) * (size_t)reps * 6u);
-    if (!t || weft_archive_save(bw->w, NULL, &wr) != WEFT_OK) { /* warm-up sizes the buffer */
-        wb_note(ctx, SUITE, "save: setup failed (%s)", weft_last_error());
-        free(t);
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], weft_path[600], raw_path[600];
+    snprintf(dir, sizeof dir, "%s/weft_bench_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        wb_note(ctx, SUITE, "save/load: cannot create a folder under %s", tmp ? tmp : "/tmp");
         return;
     }
-    raw_write(raw, &rw, n);
+    snprintf(weft_path, sizeof weft_path, "%s/world.weft", dir);
+    snprintf(raw_path, sizeof raw_path, "%s/arrays.raw", dir);
+    wb_describe(ctx, SUITE, "save_vs_fwrite", "weft",
+                "fopen, weft_archive_save through weft_file_writer (fwrite), fclose: a file in "
+                "a fresh folder under $TMPDIR (default /tmp); no fsync");
+    wb_describe(ctx, SUITE, "save_vs_fwrite", "raw",
+                "fopen, fwrite of the handles (8 B/entity) and both pools' entity and data "
+                "columns, fclose: a file in the same folder; no fsync");
+    wb_describe(ctx, SUITE, "load_vs_fread", "weft",
+                "fopen, weft_archive_load through weft_file_reader (fread) into an empty world, "
+                "fclose; the file was just written (page cache)");
+    wb_describe(ctx, SUITE, "load_vs_fread", "raw",
+                "fopen, fread of the same arrays into freshly mmap'd blocks, fclose");
+    wb_describe(ctx, SUITE, "save_vs_fwrite", "ratio", "median weft ms / median raw ms");
+    wb_describe(ctx, SUITE, "load_vs_fread", "ratio", "median weft ms / median raw ms");
+    double *t = malloc(sizeof(double) * (size_t)reps * 4u);
+    if (!t) {
+        wb_note(ctx, SUITE, "save/load: out of memory");
+        rmdir(dir);
+        return;
+    }
     double *ts = t, *rs = t + reps, *tl = t + 2 * reps, *rl = t + 3 * reps;
-    double *th = t + 4 * reps, *tm = t + 5 * reps;
-    unsigned char *scratch = malloc(out.size);
-    for (int r = 0; r < reps; ++r) {
-        out.size = 0;
-        rawbuf.size = 0;
-        double t0 = wb_now_ns();
-        weft_result_t res = weft_archive_save(bw->w, NULL, &wr);
-        double t1 = wb_now_ns();
-        raw_write(raw, &rw, n);
-        double t2 = wb_now_ns();
+    bool failed = false;
+    for (int r = -1; r < reps && !failed; ++r) { /* r == -1: warm-up, not recorded */
         bench_world_t dst;
+        raw_t got;
         if (!make_world(&dst, true)) {
-            wb_note(ctx, SUITE, "load: world creation failed");
+            failed = true;
             break;
         }
-        double t3 = wb_now_ns();
-        res |= weft_archive_load_memory(dst.w, out.data, out.size, NULL, NULL);
-        double t4 = wb_now_ns();
-        raw_read(rawbuf.data, n);
-        double t5 = wb_now_ns();
+        double s_w = timed_io(SAVE_WEFT, weft_path, bw, NULL, raw, NULL, n);
+        double s_r = timed_io(SAVE_RAW, raw_path, bw, NULL, raw, NULL, n);
+        double l_w = timed_io(LOAD_WEFT, weft_path, NULL, &dst, raw, NULL, n);
+        double l_r = timed_io(LOAD_RAW, raw_path, NULL, NULL, raw, &got, n);
+        raw_fread_free(&got, n);
+        if (weft_component_count(dst.w, dst.a) != n)
+            l_w = NAN; /* the load must have produced the world */
         weft_world_destroy(dst.w);
-        uint64_t h = weft_archive_checksum(out.data, out.size);
-        double t6 = wb_now_ns();
-        memcpy(scratch, out.data, out.size);
-        double t7 = wb_now_ns();
-        wb_sink(&h);
-        if (res != WEFT_OK)
+        if (isnan(s_w) || isnan(s_r) || isnan(l_w) || isnan(l_r)) {
             wb_note(ctx, SUITE, "save/load failed: %s", weft_last_error());
-        ts[r] = t1 - t0;
-        rs[r] = t2 - t1;
-        tl[r] = t4 - t3;
-        rl[r] = t5 - t4;
-        th[r] = t6 - t5;
-        tm[r] = t7 - t6;
+            failed = true;
+        } else if (r >= 0) {
+            ts[r] = s_w;
+            rs[r] = s_r;
+            tl[r] = l_w;
+            rl[r] = l_r;
+        }
     }
-    report_pair(ctx, "save_vs_fwrite", wb_median(ts, reps), wb_median(rs, reps), 3.0);
-    report_pair(ctx, "load_vs_fread", wb_median(tl, reps), wb_median(rl, reps), 3.0);
+    if (!failed) {
+        wb_note(ctx, SUITE, "files: weft %ld bytes, raw %ld bytes, in %s", file_size(weft_path),
+                file_size(raw_path), dir);
+        report_pair(ctx, "save_vs_fwrite", wb_median(ts, reps), wb_median(rs, reps), 3.0);
+        report_pair(ctx, "load_vs_fread", wb_median(tl, reps), wb_median(rl, reps), 3.0);
+    }
+    remove(weft_path);
+    remove(raw_path);
+    rmdir(dir);
+    free(t);
+}
+
+/* The archive's size and its checksum's throughput beside memcpy's, in memory. */
+static void bench_checksum(wb_ctx_t *ctx, bench_world_t *bw, int reps) {
+    weft_membuf_t out = {0};
+    weft_writer_t wr = weft_membuf_writer(&out);
+    double *t = malloc(sizeof(double) * (size_t)reps * 2u);
+    unsigned char *scratch = NULL;
+    if (!t || weft_archive_save(bw->w, NULL, &wr) != WEFT_OK ||
+        !(scratch = malloc(out.size))) {
+        wb_note(ctx, SUITE, "checksum: setup failed (%s)", weft_last_error());
+        goto done;
+    }
+    double *th = t, *tm = t + reps;
+    for (int r = 0; r < reps; ++r) {
+        double t0 = wb_now_ns();
+        uint64_t h = weft_archive_checksum(out.data, out.size);
+        double t1 = wb_now_ns();
+        memcpy(scratch, out.data, out.size);
+        double t2 = wb_now_ns();
+        wb_sink(&h);
+        wb_sink(scratch);
+        th[r] = t1 - t0;
+        tm[r] = t2 - t1;
+    }
     double bytes = (double)out.size;
     wb_report(ctx, SUITE, "archive_bytes", "weft", 1, bytes, "B", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "checksum_throughput", "weft", 1, bytes / wb_median(th, reps), "GB/s",
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "checksum_throughput", "memcpy", 1, bytes / wb_median(tm, reps), "GB/s",
               WB_NO_TARGET, 0);
+done:
     free(scratch);
     free(t);
     weft_membuf_free(&out);
-    weft_membuf_free(&rawbuf);
 }
 
 void wb_suite_archive(wb_ctx_t *ctx) {
@@ -327,6 +414,7 @@ void wb_suite_archive(wb_ctx_t *ctx) {
     wb_note(ctx, SUITE, "%u entities, components A and B of 12 bytes, %d reps", n, reps);
     bench_snapshot(ctx, &bw, &raw, n, reps);
     bench_save_load(ctx, &bw, &raw, n, reps);
+    bench_checksum(ctx, &bw, reps);
     raw_fini(&raw);
     weft_world_destroy(bw.w);
 }

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "common.h"
+#include "floor_hier.h"
+#include "share.h"
 #include "weft.h"
 
 #define SUITE "hierarchy"
@@ -148,6 +150,9 @@ typedef struct fixture {
     weft_entity_t *ents; /* node i's entity */
     pnode_t **nodes;     /* node i's pointer-tree node */
     pnode_t *roots;      /* first root; roots chained through next_sibling */
+    uint32_t *parent;    /* floor: node i's parent index (UINT32_MAX: root) */
+    weft_mat4_t *local;  /* floor: inverse bind * compose(local), composed once */
+    weft_mat4_t *floor_world; /* floor: world matrices */
     uint32_t n;
 } fixture_t;
 
@@ -200,6 +205,16 @@ static void fixture_build(fixture_t *f, shape_t shape, uint32_t n)
             f->nodes[parent]->first_child = p;
         }
     }
+    /* The floor's inputs: node order is creation order, parents first in every shape. */
+    f->parent = malloc((size_t)n * sizeof(*f->parent));
+    f->local = malloc((size_t)n * sizeof(*f->local));
+    f->floor_world = malloc((size_t)n * sizeof(*f->floor_world));
+    for (uint32_t i = 0; i < n; i++) {
+        const pnode_t *p = f->nodes[i];
+        f->parent[i] = parent_of(shape, i, n);
+        weft_mat4_t l = weft_mat4_compose(p->local.position, p->local.rotation, p->local.scale);
+        f->local[i] = f->parent[i] == UINT32_MAX ? l : weft_mat4_mul(&p->bind, &l);
+    }
     /* One level pass regroups the rows by depth; timing starts from that layout. */
     must(weft_hier_update(f->world, WEFT_HIER_PASS_LEVELS), "hier_update");
 }
@@ -210,20 +225,25 @@ static void fixture_free(fixture_t *f)
         free(f->nodes[i]);
     free(f->nodes);
     free(f->ents);
+    free(f->parent);
+    free(f->local);
+    free(f->floor_world);
     weft_world_destroy(f->world);
 }
 
-/* Spot check: weft's world matrices equal the pointer walk's, bit for bit. */
+/* Spot check: weft's world matrices equal the pointer walk's and the floor's, bit for bit. */
 static void check_same(const fixture_t *f, const char *shape)
 {
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < f->n; i += 997)
-        bad += memcmp(weft_hier_world(f->world, f->ents[i]), &f->nodes[i]->world,
-                      sizeof(weft_mat4_t)) != 0;
-    if (bad != 0)
-        fprintf(stderr, "bench hierarchy: %s: %u sampled world matrices differ from the pointer "
-                        "walk (compiler contracted the baseline's arithmetic?)\n",
-                shape, bad);
+    uint32_t bad = 0, bad_floor = 0;
+    for (uint32_t i = 0; i < f->n; i += 997) {
+        const weft_mat4_t *w = weft_hier_world(f->world, f->ents[i]);
+        bad += memcmp(w, &f->nodes[i]->world, sizeof(weft_mat4_t)) != 0;
+        bad_floor += memcmp(w, &f->floor_world[i], sizeof(weft_mat4_t)) != 0;
+    }
+    if (bad != 0 || bad_floor != 0)
+        fprintf(stderr, "bench hierarchy: %s: %u / %u sampled world matrices differ from the "
+                        "pointer walk / the floor (compiler contracted a baseline's arithmetic?)\n",
+                shape, bad, bad_floor);
 }
 
 /* ---- cases -------------------------------------------------------------------- >>cases */
@@ -237,43 +257,61 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n)
     double *ptr = malloc((size_t)reps * sizeof(double));
     double *lvl = malloc((size_t)reps * sizeof(double));
     double *cores = malloc((size_t)reps * sizeof(double));
+    double *flr = malloc((size_t)reps * sizeof(double));
+    wb_share_t sh;
+    double share = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = wb_now_ns();
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "sequential pass");
         double t1 = wb_now_ns();
         pointer_walk(f.roots, NULL);
+        double tf0 = wb_now_ns();
+        wb_floor_hier_update(f.parent, f.local, f.floor_world, f.n);
+        double tf1 = wb_now_ns();
+        wb_sink(f.floor_world);
+        wb_share_begin(&sh, weft_world_jobs(f.world));
         double c2 = wb_cpu_ns();
         double t2 = wb_now_ns();
         must(weft_hier_update(f.world, WEFT_HIER_PASS_LEVELS), "level pass");
         double t3 = wb_now_ns();
         double c3 = wb_cpu_ns();
+        share += wb_share_end(&sh, NULL) / reps;
         seq[r] = (t1 - t0) / 1e6;
-        ptr[r] = (t2 - t1) / 1e6;
+        ptr[r] = (tf0 - t1) / 1e6;
+        flr[r] = (tf1 - tf0) / 1e6;
         lvl[r] = (t3 - t2) / 1e6;
         cores[r] = (c3 - c2) / (t3 - t2);
         wb_sink(f.roots);
     }
     check_same(&f, shape_names[shape]);
-    /* ratios are medians of per-rep ratios: the three passes of a rep run back to back */
+    /* ratios are medians of per-rep ratios: the passes of a rep run back to back */
+    const double s_over_f = wb_median_ratio(seq, flr, reps);
     const double s_over_p = wb_median_ratio(seq, ptr, reps);
     const double s_over_l = wb_median_ratio(seq, lvl, reps);
     const double s = wb_median(seq, reps), p = wb_median(ptr, reps), l = wb_median(lvl, reps);
     char name[96];
     snprintf(name, sizeof(name), "pass_%s_sequential", shape_names[shape]);
     wb_report(ctx, SUITE, name, "weft", 1, s, "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "pass_%s_floor", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "raw", 1, wb_median(flr, reps), "ms", WB_NO_TARGET, 0);
     snprintf(name, sizeof(name), "pass_%s_pointer", shape_names[shape]);
     wb_report(ctx, SUITE, name, "pointer", 1, p, "ms", WB_NO_TARGET, 0);
     snprintf(name, sizeof(name), "pass_%s_level_parallel", shape_names[shape]);
     wb_report(ctx, SUITE, name, "weft", 2, l, "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "hier_%s_vs_floor", shape_names[shape]);
+    wb_report(ctx, SUITE, name, "ratio", 1, s_over_f, "x", WB_NO_TARGET, 0);
     snprintf(name, sizeof(name), "hier_%s_vs_pointer", shape_names[shape]);
     wb_report(ctx, SUITE, name, "ratio", 1, s_over_p, "x", WB_AT_MOST,
               shape == SHAPE_DEEP ? 1.2 : 1.0);
     snprintf(name, sizeof(name), "hier_level_parallel_speedup_%s", shape_names[shape]);
-    wb_report(ctx, SUITE, name, "ratio", 2, s_over_l, "x",
-              shape == SHAPE_DEEP ? WB_NO_TARGET : WB_AT_LEAST, 1.7);
+    wb_report_scaled(ctx, SUITE, name, "ratio", 2, s_over_l, "x",
+                     shape == SHAPE_DEEP ? WB_NO_TARGET : WB_AT_LEAST, 1.7, share);
+    snprintf(name, sizeof(name), "pass_%s_level_parallel", shape_names[shape]);
+    wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
     snprintf(name, sizeof(name), "pass_%s_level_parallel_cores", shape_names[shape]);
     wb_report(ctx, SUITE, name, "weft", 2, wb_median(cores, reps), "core", WB_NO_TARGET, 0);
     free(cores);
+    free(flr);
     free(seq);
     free(ptr);
     free(lvl);
@@ -313,9 +351,12 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n)
         att[na++] = (t1 - t0) / 1e3;
     }
     /* What the changes cost the next level-parallel pass: one regroup of the whole store. */
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(f.world));
     double t0 = wb_now_ns();
     must(weft_hier_update(f.world, WEFT_HIER_PASS_LEVELS), "level pass");
     const double regroup = (wb_now_ns() - t0) / 1e6;
+    const double share = wb_share_end(&sh, NULL);
     weft_hier_stats_t st;
     weft_hier_stats(f.world, &st);
     wb_report(ctx, SUITE, "attach_one_100k", "weft", 1, wb_median(att, na), "us", WB_AT_MOST,
@@ -324,6 +365,7 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n)
               50.0);
     wb_report(ctx, SUITE, "level_pass_with_regroup_100k", "weft", 2, regroup, "ms",
               WB_NO_TARGET, 0);
+    wb_report_share(ctx, SUITE, "level_pass_with_regroup_100k", 2, share, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "rows_moved_per_attach_100k", "weft", 1,
               na ? (double)st.moved_rows / na : 0.0, "rows", WB_NO_TARGET, 0);
     free(att);
@@ -364,6 +406,18 @@ static void bench_build(wb_ctx_t *ctx, uint32_t n)
 void wb_suite_hierarchy(wb_ctx_t *ctx)
 {
     const uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
+    wb_describe(ctx, SUITE, "pass", "weft",
+                "weft_hier_update over the whole forest (sequential: one thread; level_parallel: "
+                "2 workers, one parallel-for per depth), rows regrouped by depth beforehand");
+    wb_describe(ctx, SUITE, "pass", "raw",
+                "the floor: flat parent-index loop in creation order (parents first), "
+                "world = world[parent] x local, one 4x4 multiply, local (bind included) composed "
+                "once; own translation unit, -ffp-contract=off like weft's math; same bits");
+    wb_describe(ctx, SUITE, "pass", "pointer",
+                "recursive first-child/next-sibling walk over malloc'd nodes in creation order: "
+                "compose + 2 multiplies per node, the same formulas as weft");
+    wb_describe(ctx, SUITE, "hier", "ratio",
+                "median over reps of weft sequential / baseline, timed back to back in each rep");
     for (int s = 0; s < SHAPE_COUNT; s++)
         bench_shape(ctx, (shape_t)s, n);
     bench_attach(ctx, 100000u);

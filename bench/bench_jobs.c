@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "share.h"
 #include "weft/jobs.h"
 
 #ifdef WB_HAVE_OPENMP
@@ -66,18 +67,34 @@ static double omp_fork_join_us(int iters) {
 }
 #endif
 
+/* With an empty body the caller publishes one helper, claims every range itself before any
+ * worker can take the helper, and takes the helper back: the second worker runs nothing (its
+ * share reads 0). This is the cost of weft_parallel_for when the work is too small to share,
+ * not a fork-join; fork_join_forced below measures a real one. */
 static void case_fork_join_empty(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 2000 : 20000;
     double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
+    wb_describe(ctx, SUITE, "fork_join_empty", "weft",
+                "weft_parallel_for over 1024 items, empty body, 2 workers: the caller-only path "
+                "(the caller claims every range; the helper is taken back unrun)");
+    wb_describe(ctx, SUITE, "fork_join_empty", "openmp",
+                "omp parallel for num_threads(2) over 1024 items, empty body: forks the team and "
+                "meets at the barrier");
+    wb_describe(ctx, SUITE, "fork_join_empty_vs_openmp", "ratio",
+                "median weft us / median openmp us; not a like-for-like fork-join (see the share)");
     weft_fork_join_us(jobs, iters / 10); /* warm up */
+    wb_share_t sh;
+    wb_share_begin(&sh, jobs);
     for (int r = 0; r < reps; ++r) {
         w[r] = weft_fork_join_us(jobs, iters);
 #ifdef WB_HAVE_OPENMP
         o[r] = omp_fork_join_us(iters);
 #endif
     }
+    double share = wb_share_end(&sh, NULL);
     double wm = wb_median(w, reps);
     wb_report(ctx, SUITE, "fork_join_empty", "weft", FJ_WORKERS, wm, "us", WB_AT_MOST, 1.0);
+    wb_report_share(ctx, SUITE, "fork_join_empty", FJ_WORKERS, share, WB_NO_TARGET, 0);
 #ifdef WB_HAVE_OPENMP
     double om = wb_median(o, reps);
     wb_report(ctx, SUITE, "fork_join_empty", "openmp", FJ_WORKERS, om, "us", WB_NO_TARGET, 0);
@@ -88,12 +105,128 @@ static void case_fork_join_empty(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     free(o);
 }
 
+/* ---- fork_join_forced ------------------------------------------------------------------ */
+
+/* A fork-join that must fork: 4 ranges whose bodies each busy-wait FORCED_BODY_NS, on 2
+ * workers. Both sides run the identical body, which records its own measured duration (a
+ * body that was pre-empted counts its full time, so the subtraction below never charges a
+ * pre-emption to the runtime). Overhead per fork-join = wall time - (sum of the bodies' own
+ * times / workers): what the runtime adds on top of perfectly split work. */
+#define FORCED_RANGES 4u
+#define FORCED_BODY_NS 2000.0
+
+typedef struct forced {
+    double body_ns[FORCED_RANGES]; /* each range writes its own slot */
+} forced_t;
+
+static double forced_body(void) {
+    double t0 = wb_now_ns(), t;
+    do {
+        t = wb_now_ns();
+    } while (t - t0 < FORCED_BODY_NS);
+    return t - t0;
+}
+
+static void forced_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    forced_t *f = ctx;
+    for (uint64_t i = begin; i < end; ++i) {
+        f->body_ns[i] = forced_body();
+    }
+}
+
+static double forced_sum(const forced_t *f) {
+    double s = 0;
+    for (uint32_t i = 0; i < FORCED_RANGES; ++i) {
+        s += f->body_ns[i];
+    }
+    return s;
+}
+
+/* Median overhead in us over `iters` fork-joins (the median, not the mean: on a shared VM a
+ * few fork-joins per thousand lose their core for a scheduler tick, on either side). */
+static double weft_forced_overhead_us(weft_jobs_t *jobs, double *sample, int iters) {
+    forced_t f;
+    for (int i = 0; i < iters; ++i) {
+        double t0 = wb_now_ns();
+        weft_parallel_for(jobs, FORCED_RANGES, 1, forced_range, &f);
+        double wall = wb_now_ns() - t0;
+        sample[i] = (wall - forced_sum(&f) / FJ_WORKERS) / 1000.0;
+    }
+    return wb_median(sample, iters);
+}
+
+#ifdef WB_HAVE_OPENMP
+static double omp_forced_overhead_us(double *sample, int iters) {
+    forced_t f;
+    for (int i = 0; i < iters; ++i) {
+        double t0 = wb_now_ns();
+#pragma omp parallel for num_threads(FJ_WORKERS) schedule(static)
+        for (int k = 0; k < (int)FORCED_RANGES; ++k) {
+            f.body_ns[k] = forced_body();
+        }
+        double wall = wb_now_ns() - t0;
+        sample[i] = (wall - forced_sum(&f) / FJ_WORKERS) / 1000.0;
+    }
+    return wb_median(sample, iters);
+}
+#endif
+
+static void case_fork_join_forced(wb_ctx_t *ctx, weft_jobs_t *jobs) {
+    int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 500 : 5000;
+    double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
+    double *sample = calloc((size_t)iters, sizeof *sample);
+    wb_describe(ctx, SUITE, "fork_join_forced", "weft",
+                "weft_parallel_for(4 items, grain 1) on 2 workers, each range busy-waits 2 us; "
+                "overhead = wall - sum(bodies' measured time) / 2, median of 5000 fork-joins");
+    wb_describe(ctx, SUITE, "fork_join_forced", "openmp",
+                "omp parallel for num_threads(2) schedule(static) over the same 4 bodies; "
+                "overhead measured the same way");
+    wb_describe(ctx, SUITE, "fork_join_forced_vs_openmp", "ratio",
+                "median over reps of weft overhead / openmp overhead, timed back to back");
+    weft_forced_overhead_us(jobs, sample, iters / 10); /* warm up */
+#ifdef WB_HAVE_OPENMP
+    omp_forced_overhead_us(sample, iters / 10);
+#endif
+    wb_share_t sh;
+    wb_share_begin(&sh, jobs);
+    for (int r = 0; r < reps; ++r) {
+        w[r] = weft_forced_overhead_us(jobs, sample, iters);
+#ifdef WB_HAVE_OPENMP
+        o[r] = omp_forced_overhead_us(sample, iters);
+#endif
+    }
+    double share = wb_share_end(&sh, NULL);
+#ifdef WB_HAVE_OPENMP
+    double ratio = wb_median_ratio(w, o, reps);
+#endif
+    wb_report(ctx, SUITE, "fork_join_forced", "weft", FJ_WORKERS, wb_median(w, reps), "us",
+              WB_AT_MOST, 1.0);
+    wb_report_share(ctx, SUITE, "fork_join_forced", FJ_WORKERS, share, WB_AT_LEAST, 0.4);
+#ifdef WB_HAVE_OPENMP
+    wb_report(ctx, SUITE, "fork_join_forced", "openmp", FJ_WORKERS, wb_median(o, reps), "us",
+              WB_NO_TARGET, 0);
+    wb_report_scaled(ctx, SUITE, "fork_join_forced_vs_openmp", "ratio", FJ_WORKERS, ratio, "x",
+                     WB_AT_MOST, 0.8, share);
+#endif
+    free(w);
+    free(o);
+    free(sample);
+}
+
 /* ---- fork_join_after_idle ------------------------------------------------------------- */
 
 static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 10 : 40;
     double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
     double *sample = calloc((size_t)iters, sizeof *sample);
+    wb_describe(ctx, SUITE, "fork_join_after_idle", "weft",
+                "5 ms of sleep, then weft_parallel_for over 1024 items with an empty body; "
+                "median of 40 such calls (the caller usually finishes before a worker wakes)");
+    wb_describe(ctx, SUITE, "fork_join_after_idle", "openmp",
+                "5 ms of sleep, then omp parallel for num_threads(2) over 1024 empty items");
+    wb_share_t sh;
+    wb_share_begin(&sh, jobs);
     for (int r = 0; r < reps; ++r) {
         for (int i = 0; i < iters; ++i) {
             sleep_ns(5000000L); /* 5 ms: long enough for every idle worker to sleep */
@@ -114,8 +247,10 @@ static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
         o[r] = wb_median(sample, iters);
 #endif
     }
+    double share = wb_share_end(&sh, NULL);
     wb_report(ctx, SUITE, "fork_join_after_idle", "weft", FJ_WORKERS, wb_median(w, reps), "us",
               WB_AT_MOST, 10.0);
+    wb_report_share(ctx, SUITE, "fork_join_after_idle", FJ_WORKERS, share, WB_NO_TARGET, 0);
 #ifdef WB_HAVE_OPENMP
     wb_report(ctx, SUITE, "fork_join_after_idle", "openmp", FJ_WORKERS, wb_median(o, reps), "us",
               WB_NO_TARGET, 0);
@@ -249,7 +384,16 @@ static void case_heavy_loop(wb_ctx_t *ctx) {
     double *w1 = calloc((size_t)reps, sizeof(double)), *w2 = calloc((size_t)reps, sizeof(double));
     double *o1 = calloc((size_t)reps, sizeof(double)), *o2 = calloc((size_t)reps, sizeof(double));
     double *raw = calloc((size_t)reps, sizeof(double));
+    wb_describe(ctx, SUITE, "heavy_loop", "raw", "one loop over 1M doubles, ~50 flops each");
+    wb_describe(ctx, SUITE, "heavy_loop", "weft",
+                "weft_parallel_for over the same 1M elements, grain 0 (16 ranges per worker)");
+    wb_describe(ctx, SUITE, "heavy_loop", "openmp",
+                "omp parallel for schedule(static) over the same blocks of 16 elements");
+    wb_describe(ctx, SUITE, "heavy_loop_speedup", "weft",
+                "median over reps of weft@1 / weft@2, both timed back to back in each rep");
     weft_heavy_ms(two, &h); /* warm up: page in, wake workers */
+    wb_share_t sh; /* `two` runs nothing else inside the loop */
+    wb_share_begin(&sh, two);
     for (int r = 0; r < reps; ++r) {
         raw[r] = raw_heavy_ms(&h);
         w1[r] = weft_heavy_ms(one, &h);
@@ -261,6 +405,7 @@ static void case_heavy_loop(wb_ctx_t *ctx) {
     }
     /* speedups are medians of per-rep ratios (1 and 2 workers run back to back in a rep) */
     double sp = wb_median_ratio(w1, w2, reps);
+    double share = wb_share_end(&sh, NULL);
 #ifdef WB_HAVE_OPENMP
     double osp = wb_median_ratio(o1, o2, reps);
 #endif
@@ -268,7 +413,8 @@ static void case_heavy_loop(wb_ctx_t *ctx) {
     wb_report(ctx, SUITE, "heavy_loop", "raw", 1, wb_median(raw, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "heavy_loop", "weft", 1, m1, "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "heavy_loop", "weft", 2, m2, "ms", WB_NO_TARGET, 0);
-    wb_report(ctx, SUITE, "heavy_loop_speedup", "weft", 2, sp, "x", WB_AT_LEAST, 1.9);
+    wb_report_scaled(ctx, SUITE, "heavy_loop_speedup", "weft", 2, sp, "x", WB_AT_LEAST, 1.9, share);
+    wb_report_share(ctx, SUITE, "heavy_loop", 2, share, WB_NO_TARGET, 0);
 #ifdef WB_HAVE_OPENMP
     double p1 = wb_median(o1, reps), p2 = wb_median(o2, reps);
     wb_report(ctx, SUITE, "heavy_loop", "openmp", 1, p1, "ms", WB_NO_TARGET, 0);
@@ -381,6 +527,7 @@ void wb_suite_jobs(wb_ctx_t *ctx) {
 #endif
     weft_jobs_t *jobs = make_jobs(FJ_WORKERS);
     case_fork_join_empty(ctx, jobs);
+    case_fork_join_forced(ctx, jobs);
     case_fork_join_after_idle(ctx, jobs);
     weft_jobs_destroy(jobs);
     case_idle_burn(ctx);

@@ -7,16 +7,20 @@
  * - frame_1m: a parallel pos += vel * dt system over 1M grouped entities at 1 and 2 workers,
  *   beside OpenMP's raw 2-thread loop and a raw 1-thread loop over plain arrays;
  *   frame_1m_speedup = t(1) / t(2); frame_1m_vs_openmp = t(weft, 2) / t(OpenMP, 2).
+ * - frame_64x256: 64 independent systems x 256 rows with ~20 ns of work per row, one job per
+ *   system, at 1 and 2 workers; frame_64x256_speedup is the median of paired per-rep ratios.
  * - frame_mixed: 12 systems of mixed sizes (1k .. 1M rows) and conflicts over 1M entities;
  *   frame_mixed_speedup = t(1) / t(2).
- * - deterministic_merge_overhead: the phase-end apply of ~200k commands from 49 chunk buffers
- *   (set + add/remove churn) in the fixed order / in job completion order, timed from the
- *   trace's apply events. */
+ * Every figure at 2 workers comes with `<case>_share` (bench/share.h): the fraction of the
+ * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
+ * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
+ * rule in weft/system.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "share.h"
 #include "weft.h"
 
 #ifdef WB_HAVE_OPENMP
@@ -101,18 +105,25 @@ static void case_frame_64(wb_ctx_t *ctx) {
         wb_note(ctx, SUITE, "frame_64_systems: setup failed: %s", weft_last_error());
         goto done;
     }
+    wb_describe(ctx, SUITE, "frame_64_systems", "weft",
+                "weft_world_progress: 64 systems, 1 row each (x += 1), every 4th also writes a "
+                "shared component; mean frame time over 20000 frames");
     time_frames(w1, 500); /* warm up: schedule built, buffers sized, workers spinning */
     time_frames(w2, 500);
     time_frames(we, 500);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {
         t1[r] = time_frames(w1, frames) / 1000.0;
         t2[r] = time_frames(w2, frames) / 1000.0;
         te[r] = time_frames(we, frames) / 1000.0;
     }
+    double share = wb_share_end(&sh, NULL);
     wb_report(ctx, SUITE, "frame_64_systems", "weft", 1, wb_median(t1, reps), "us", WB_AT_MOST,
               3.0);
     wb_report(ctx, SUITE, "frame_64_systems", "weft", 2, wb_median(t2, reps), "us", WB_AT_MOST,
               5.0);
+    wb_report_share(ctx, SUITE, "frame_64_systems", 2, share, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_64_empty", "weft", 1, wb_median(te, reps), "us", WB_NO_TARGET, 0);
 done:
     weft_world_destroy(w1);
@@ -121,6 +132,137 @@ done:
     free(t1);
     free(t2);
     free(te);
+}
+
+/* ---- frame_64x256 ----------------------------------------------------------- >>frame64x256 */
+
+/* About 20 ns of arithmetic per row: a dependent chain of multiply-adds per row, written back
+ * so it cannot be dropped. Not inlined, so weft's body, the raw loop and OpenMP run the very
+ * same machine code whatever the bounds (inlined into a loop of constant bounds the compiler
+ * vectorised it, 4x faster than the same source in weft's body). frame_64x256 reports the
+ * measured ns per row at 1 worker. */
+#define WORK20_STEPS 32
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline)) /* one copy of the machine code for weft, raw and OpenMP */
+#endif
+static void work20_rows(float *x, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        float v = x[i];
+        for (int k = 0; k < WORK20_STEPS; k++)
+            v = v * 0.9999f + 0.5f;
+        x[i] = v;
+    }
+}
+
+static void work20(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it))
+        work20_rows(it->columns[0], it->count);
+}
+
+/* The same work without weft: 64 arrays of 256 floats, one after the other (raw) or spread
+ * over 2 OpenMP threads one array at a time (the machine's own speedup for this work). */
+static double raw_64x256_us(float (*a)[256], int frames, int threads) {
+    double t0 = wb_now_ns();
+    for (int f = 0; f < frames; f++) {
+        if (threads == 1) {
+            for (int k = 0; k < 64; k++)
+                work20_rows(a[k], 256);
+        } else {
+#ifdef WB_HAVE_OPENMP
+#pragma omp parallel for num_threads(2) schedule(dynamic, 1)
+            for (int k = 0; k < 64; k++)
+                work20_rows(a[k], 256);
+#endif
+        }
+    }
+    wb_sink(a);
+    return (wb_now_ns() - t0) / frames / 1000.0;
+}
+
+/* 64 components with 256 entities each; system i writes component i only: 64 independent
+ * systems, one job each (not parallel, so never split). */
+static weft_world_t *make_64x256(uint32_t workers) {
+    weft_world_t *w = make_world(workers);
+    if (!w)
+        return NULL;
+    for (int i = 0; i < 64; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%02d", i);
+        weft_component_t c = reg(w, name, sizeof(float));
+        for (int k = 0; k < 256; k++) {
+            weft_entity_t e;
+            float v = (float)k;
+            if (weft_entity_create(w, &e) != WEFT_OK || weft_component_set(w, e, c, &v) != WEFT_OK)
+                goto fail;
+        }
+        snprintf(name, sizeof name, "s%02d", i);
+        weft_system_desc_t d = {
+            .name = name, .fn = work20, .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
+        if (weft_system_register(w, &d, NULL) != WEFT_OK)
+            goto fail;
+    }
+    return w;
+fail:
+    weft_world_destroy(w);
+    return NULL;
+}
+
+static void case_frame_64x256(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 100 : 400;
+    weft_world_t *w1 = make_64x256(1), *w2 = make_64x256(2);
+    double *t1 = calloc((size_t)reps, sizeof *t1), *t2 = calloc((size_t)reps, sizeof *t2);
+    double *r1 = calloc((size_t)reps, sizeof *r1), *o2 = calloc((size_t)reps, sizeof *o2);
+    float(*a)[256] = calloc(64, sizeof *a);
+    if (!w1 || !w2 || !t1 || !t2 || !r1 || !o2 || !a) {
+        wb_note(ctx, SUITE, "frame_64x256: setup failed: %s", weft_last_error());
+        goto done;
+    }
+    wb_describe(ctx, SUITE, "frame_64x256", "weft",
+                "weft_world_progress: 64 independent systems x 256 rows, ~20 ns of arithmetic "
+                "per row (32 dependent multiply-adds), one job per system; mean frame time");
+    wb_describe(ctx, SUITE, "frame_64x256_speedup", "ratio",
+                "median over reps of weft@1 / weft@2, the two worlds timed back to back");
+    wb_describe(ctx, SUITE, "frame_64x256", "raw", "the same rows as 64 plain arrays, 1 thread");
+    wb_describe(ctx, SUITE, "frame_64x256", "openmp",
+                "the same 64 arrays, omp parallel for num_threads(2) schedule(dynamic,1)");
+    wb_describe(ctx, SUITE, "frame_64x256_speedup", "openmp",
+                "median over reps of raw@1 / openmp@2: what this machine gives this work");
+    time_frames(w1, 50); /* warm up: schedule built, costs measured, buffers sized */
+    time_frames(w2, 50);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
+    for (int r = 0; r < reps; r++) {
+        t1[r] = time_frames(w1, frames) / 1000.0;
+        t2[r] = time_frames(w2, frames) / 1000.0;
+        r1[r] = raw_64x256_us(a, frames, 1);
+#ifdef WB_HAVE_OPENMP
+        o2[r] = raw_64x256_us(a, frames, 2);
+#endif
+    }
+    double share = wb_share_end(&sh, NULL);
+    double sp = wb_median_ratio(t1, t2, reps);
+    wb_report(ctx, SUITE, "frame_64x256", "weft", 1, wb_median(t1, reps), "us", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_64x256_ns_per_row", "weft", 1,
+              wb_median(t1, reps) * 1000.0 / (64.0 * 256.0), "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_64x256", "weft", 2, wb_median(t2, reps), "us", WB_NO_TARGET, 0);
+    wb_report_scaled(ctx, SUITE, "frame_64x256_speedup", "ratio", 2, sp, "x", WB_AT_LEAST, 1.7,
+                     share);
+    wb_report_share(ctx, SUITE, "frame_64x256", 2, share, WB_AT_LEAST, 0.4);
+    wb_report(ctx, SUITE, "frame_64x256", "raw", 1, wb_median(r1, reps), "us", WB_NO_TARGET, 0);
+#ifdef WB_HAVE_OPENMP
+    wb_report(ctx, SUITE, "frame_64x256", "openmp", 2, wb_median(o2, reps), "us", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_64x256_speedup", "openmp", 2, wb_median_ratio(r1, o2, reps), "x",
+              WB_NO_TARGET, 0);
+#endif
+done:
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    free(t1);
+    free(t2);
+    free(r1);
+    free(o2);
+    free(a);
 }
 
 /* ---- frame_1m ------------------------------------------------------------------ >>frame1m */
@@ -228,8 +370,20 @@ static void case_frame_1m(wb_ctx_t *ctx) {
         p[i] = (vec3_t){(float)i, 0, 0};
         v[i] = (vec3_t){1, 0.5f, 0.25f};
     }
+    wb_describe(ctx, SUITE, "frame_1m", "weft",
+                "weft_world_progress: one parallel system p += v * dt over 1M grouped entities "
+                "(chunks of 16384 rows), mean of 20 frames");
+    wb_describe(ctx, SUITE, "frame_1m", "raw", "the same loop over two plain arrays, 1 thread");
+    wb_describe(ctx, SUITE, "frame_1m", "openmp",
+                "the same loop over the plain arrays, omp parallel for num_threads(2) static");
+    wb_describe(ctx, SUITE, "frame_1m_speedup", "ratio",
+                "median over reps of weft@1 / weft@2, timed back to back");
+    wb_describe(ctx, SUITE, "frame_1m_vs_openmp", "ratio",
+                "median over reps of weft@2 / openmp@2, timed in the same rep");
     time_frames(w1, 3);
     time_frames(w2, 3);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
     /* Order per rep: raw, weft 1, weft 2, OpenMP. OpenMP threads keep spinning for a while
      * after their region (libgomp's default wait policy); the raw reference loop runs next,
      * so that spinning overlaps the reference rather than a weft measurement. Every case
@@ -261,8 +415,10 @@ static void case_frame_1m(wb_ctx_t *ctx) {
     wb_report(ctx, SUITE, "frame_1m", "weft", 1, wb_median(t1, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_1m", "weft", 2, wb_median(t2, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_1m", "raw", 1, wb_median(tr, reps), "ms", WB_NO_TARGET, 0);
-    wb_report(ctx, SUITE, "frame_1m_speedup", "ratio", 2, wb_median(sp, reps), "x", WB_AT_LEAST,
-              1.9);
+    double share = wb_share_end(&sh, NULL);
+    wb_report_scaled(ctx, SUITE, "frame_1m_speedup", "ratio", 2, wb_median(sp, reps), "x",
+                     WB_AT_LEAST, 1.9, share);
+    wb_report_share(ctx, SUITE, "frame_1m", 2, share, WB_NO_TARGET, 0);
 #ifdef WB_HAVE_OPENMP
     wb_report(ctx, SUITE, "frame_1m", "openmp", 2, wb_median(to, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_1m_vs_openmp", "ratio", 2, wb_median(vo, reps), "x", WB_AT_MOST,
@@ -367,17 +523,26 @@ static void case_frame_mixed(wb_ctx_t *ctx) {
         wb_note(ctx, SUITE, "frame_mixed: setup failed: %s", weft_last_error());
         goto done;
     }
+    wb_describe(ctx, SUITE, "frame_mixed", "weft",
+                "weft_world_progress: 12 systems of 1k..1M rows with mixed conflicts over 1M "
+                "entities, mean of 10 frames");
+    wb_describe(ctx, SUITE, "frame_mixed_speedup", "ratio",
+                "median over reps of weft@1 / weft@2, timed back to back");
     time_frames(w1, 2);
     time_frames(w2, 2);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {
         t1[r] = time_frames(w1, frames) / 1e6;
         t2[r] = time_frames(w2, frames) / 1e6;
         sp[r] = t1[r] / t2[r];
     }
+    double share = wb_share_end(&sh, NULL);
     wb_report(ctx, SUITE, "frame_mixed", "weft", 1, wb_median(t1, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_mixed", "weft", 2, wb_median(t2, reps), "ms", WB_NO_TARGET, 0);
-    wb_report(ctx, SUITE, "frame_mixed_speedup", "ratio", 2, wb_median(sp, reps), "x", WB_AT_LEAST,
-              1.8);
+    wb_report_scaled(ctx, SUITE, "frame_mixed_speedup", "ratio", 2, wb_median(sp, reps), "x",
+                     WB_AT_LEAST, 1.8, share);
+    wb_report_share(ctx, SUITE, "frame_mixed", 2, share, WB_NO_TARGET, 0);
 done:
     weft_world_destroy(w1);
     weft_world_destroy(w2);
@@ -386,100 +551,11 @@ done:
     free(sp);
 }
 
-/* ---- deterministic_merge_overhead ------------------------------------------------ >>merge */
-
-typedef struct merge_ctx {
-    weft_component_t hp;  /* float */
-    weft_component_t tag; /* zero-size */
-} merge_ctx_t;
-
-/* Per row: set Hp to hp + 1 and toggle Tag, all through the command buffer. */
-static void churn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    const merge_ctx_t *m = ctx->user;
-    while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
-            weft_entity_t e = weft_iter_entity(it, i);
-            float v = *(const float *)weft_iter_get(it, 0, i) + 1.0f;
-            (void)weft_cmd_set(ctx->cmd, e, m->hp, &v);
-            if (weft_component_has(ctx->world, e, m->tag))
-                (void)weft_cmd_remove(ctx->cmd, e, m->tag);
-            else
-                (void)weft_cmd_add(ctx->cmd, e, m->tag);
-        }
-    }
-}
-
-/* Mean apply time (ns) over `frames` frames in the given order; -1 on failure. */
-static double apply_ns(weft_world_t *w, weft_apply_order_t order, int frames) {
-    weft_trace_event_t ev[128];
-    double sum = 0;
-    if (weft_schedule_set_apply_order(w, order) != WEFT_OK)
-        return -1;
-    for (int f = 0; f < frames; f++) {
-        if (weft_world_progress(w, 0.016f) != WEFT_OK)
-            return -1;
-        uint32_t n = weft_trace_events(w, ev, 128);
-        for (uint32_t i = 0; i < n && i < 128; i++)
-            if (ev[i].system == 0)
-                sum += (double)(ev[i].end_ns - ev[i].begin_ns);
-    }
-    return sum / frames;
-}
-
-static void case_merge(wb_ctx_t *ctx) {
-    int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 4 : 16;
-    uint32_t n = 100000;
-    merge_ctx_t m;
-    weft_world_t *w = make_world(2);
-    double *to = calloc((size_t)reps, sizeof *to), *tc = calloc((size_t)reps, sizeof *tc);
-    double *ratio = calloc((size_t)reps, sizeof *ratio);
-    if (!w || !to || !tc || !ratio)
-        goto fail;
-    m.hp = reg(w, "Hp", sizeof(float));
-    m.tag = reg(w, "Tag", 0);
-    for (uint32_t i = 0; i < n; i++) {
-        weft_entity_t e;
-        float v = 0;
-        if (weft_entity_create(w, &e) != WEFT_OK || weft_component_set(w, e, m.hp, &v) != WEFT_OK)
-            goto fail;
-    }
-    if (weft_system_register(w,
-                             &(weft_system_desc_t){.name = "churn",
-                                                   .fn = churn,
-                                                   .user = &m,
-                                                   .terms = {{m.hp, WEFT_ACCESS_READ}},
-                                                   .reads = {m.tag},
-                                                   .parallel = true,
-                                                   .chunk_size = 2048},
-                             NULL) != WEFT_OK ||
-        weft_trace_enable(w, NULL) != WEFT_OK)
-        goto fail;
-    (void)apply_ns(w, WEFT_APPLY_ORDERED, 2);
-    for (int r = 0; r < reps; r++) {
-        to[r] = apply_ns(w, WEFT_APPLY_ORDERED, frames) / 1e6;
-        tc[r] = apply_ns(w, WEFT_APPLY_COMPLETION, frames) / 1e6;
-        ratio[r] = to[r] / tc[r];
-    }
-    wb_report(ctx, SUITE, "merge_apply", "ordered", 2, wb_median(to, reps), "ms", WB_NO_TARGET, 0);
-    wb_report(ctx, SUITE, "merge_apply", "completion", 2, wb_median(tc, reps), "ms", WB_NO_TARGET,
-              0);
-    wb_report(ctx, SUITE, "deterministic_merge_overhead", "ratio", 2, wb_median(ratio, reps), "x",
-              WB_AT_MOST, 1.1);
-    goto done;
-fail:
-    wb_note(ctx, SUITE, "deterministic_merge_overhead: setup failed: %s", weft_last_error());
-done:
-    weft_world_destroy(w);
-    free(to);
-    free(tc);
-    free(ratio);
-}
-
 void wb_suite_sched(wb_ctx_t *ctx);
 
 void wb_suite_sched(wb_ctx_t *ctx) {
     case_frame_64(ctx);
+    case_frame_64x256(ctx);
     case_frame_1m(ctx);
     case_frame_mixed(ctx);
-    case_merge(ctx);
 }

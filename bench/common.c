@@ -20,6 +20,10 @@
 
 enum { MISSED_NAME_MAX = 96 }; /* "suite/case/impl@workers" of a missed target */
 
+typedef struct wb_desc {
+    const char *suite, *name, *impl, *did;
+} wb_desc_t;
+
 struct wb_ctx {
     wb_options_t opt;                      /* resolved: reps and max_workers filled in */
     int met;                               /* targets met so far */
@@ -28,6 +32,8 @@ struct wb_ctx {
     char (*missed_names)[MISSED_NAME_MAX]; /* [named]; grown by doubling */
     int named;                             /* entries used in missed_names (<= missed) */
     int missed_cap;                        /* capacity of missed_names */
+    wb_desc_t *descs;                      /* wb_describe entries; grown by doubling */
+    int ndescs, descs_cap;
 };
 
 /* ---- clocks ------------------------------------------------------------- >>clock */
@@ -105,6 +111,7 @@ void wb_ctx_destroy(wb_ctx_t *ctx) {
     if (!ctx)
         return;
     free(ctx->missed_names);
+    free(ctx->descs);
     free(ctx);
 }
 
@@ -187,6 +194,59 @@ void wb_suite_end(wb_ctx_t *ctx, const char *suite, double seconds) {
     fflush(stdout);
 }
 
+void wb_describe(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+                 const char *did) {
+    if (ctx->ndescs >= ctx->descs_cap) {
+        int cap = ctx->descs_cap ? ctx->descs_cap * 2 : 32;
+        void *grown = realloc(ctx->descs, (size_t)cap * sizeof *ctx->descs);
+        if (!grown)
+            return; /* the figures stay right; only their description is missing */
+        ctx->descs = grown;
+        ctx->descs_cap = cap;
+    }
+    ctx->descs[ctx->ndescs++] = (wb_desc_t){suite, name, impl, did};
+    if (!ctx->opt.json)
+        printf("  # %s/%s: %s\n", name, impl, did);
+}
+
+/* The description of (suite, name, impl): the longest described case that `name` equals or
+ * continues with '_'. */
+static const char *description_of(const wb_ctx_t *ctx, const char *suite, const char *name,
+                                  const char *impl) {
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (int i = 0; i < ctx->ndescs; i++) {
+        const wb_desc_t *d = &ctx->descs[i];
+        size_t len = strlen(d->name);
+        if (strcmp(d->suite, suite) != 0 || strcmp(d->impl, impl) != 0 ||
+            strncmp(d->name, name, len) != 0 || (name[len] != '\0' && name[len] != '_') ||
+            len < best_len)
+            continue;
+        best = d->did;
+        best_len = len;
+    }
+    return best;
+}
+
+void wb_report_share(wb_ctx_t *ctx, const char *suite, const char *name, uint32_t workers,
+                     double share, wb_goal_t goal, double target) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s_share", name);
+    wb_report(ctx, suite, buf, "weft", workers, share, "share", goal, target);
+}
+
+void wb_report_scaled(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+                      uint32_t workers, double value, const char *unit, wb_goal_t goal,
+                      double target, double share) {
+    if (workers >= 2 && !(share > 0.0)) {
+        wb_note(ctx, suite, "%s@%u: every item ran on one thread (share 0), so %.4g %s is not a "
+                "%u-worker figure; reported as not measured", name, workers, value, unit,
+                workers);
+        value = NAN;
+    }
+    wb_report(ctx, suite, name, impl, workers, value, unit, goal, target);
+}
+
 void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
                uint32_t workers, double value, const char *unit, wb_goal_t goal, double target) {
     bool has_goal = goal == WB_AT_MOST || goal == WB_AT_LEAST;
@@ -218,6 +278,11 @@ void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *i
             put_json_number(stdout, target);
             printf(",\"goal\":\"%s\",\"met\":%s", goal == WB_AT_MOST ? "at_most" : "at_least",
                    met ? "true" : "false");
+        }
+        const char *did = description_of(ctx, suite, name, impl);
+        if (did) {
+            fputs(",\"did\":", stdout);
+            wb_put_json_string(stdout, did);
         }
         fputs("}\n", stdout);
     } else {

@@ -72,6 +72,27 @@ void wb_note(wb_ctx_t *ctx, const char *suite, const char *fmt, ...)
 #endif
     ;
 
+/* Say what `impl` does in case `name` (and in every case whose name continues it with '_',
+ * e.g. "fork_join_forced" covers "fork_join_forced_overhead"), e.g. "raw: parent-index loop,
+ * one 4x4 multiply per node". With --json every figure line of those cases carries it as
+ * "did", so a reader of the JSON alone can judge the comparison; the table prints it once as
+ * a note. impl "ratio" describes how a ratio was formed. Strings must stay valid for the run. */
+void wb_describe(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+                 const char *did);
+
+/* Report `<name>_share` (unit "share", impl "weft"): the fraction of the work items run by
+ * the least busy of `workers` workers (bench/share.h). Every case that claims N >= 2 workers
+ * reports one. */
+void wb_report_share(wb_ctx_t *ctx, const char *suite, const char *name, uint32_t workers,
+                     double share, wb_goal_t goal, double target);
+
+/* wb_report for a figure that is only meaningful when `workers` threads ran the work (a
+ * speedup): with share 0 every item ran on one thread, so the figure is reported as not
+ * measured (null, target missed) and a note gives the value it would have shown. */
+void wb_report_scaled(wb_ctx_t *ctx, const char *suite, const char *name, const char *impl,
+                      uint32_t workers, double value, const char *unit, wb_goal_t goal,
+                      double target, double share);
+
 /* ---- harness side (bench/main.c only) ------------------------------------ >>wb_harness */
 
 typedef struct wb_options {

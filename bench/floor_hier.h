@@ -1,0 +1,22 @@
+/* bench/floor_hier.h: the hierarchy floor — the least work that computes a forest's world
+ * matrices, against which weft's hierarchy pass is read (hierarchy/hier_<shape>_vs_floor).
+ *
+ * Nodes sit in one flat array sorted parents first, each with the index of its parent
+ * (UINT32_MAX for a root) and its local matrix already composed, inverse bind included:
+ *     world[i] = local[i]                        (root)
+ *     world[i] = world[parent[i]] * local[i]     (one 4x4 multiply)
+ * It lives in its own translation unit, compiled with the flags and floating-point settings
+ * of weft's math (-ffp-contract=off, as src/math.c), and multiplies with the same sum order
+ * as weft_mat4_mul, so its matrices equal weft's bit for bit. */
+#ifndef WEFT_BENCH_FLOOR_HIER_H
+#define WEFT_BENCH_FLOOR_HIER_H
+
+#include <stdint.h>
+
+#include "weft/math.h"
+
+/* One pass over n nodes in array order (parents before children). */
+void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
+                          uint32_t n);
+
+#endif /* WEFT_BENCH_FLOOR_HIER_H */
