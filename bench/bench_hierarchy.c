@@ -9,9 +9,12 @@
  * transforms from a fixed seed) and, with the same transforms and binds, into a pointer tree:
  * one malloc'd node per entity in creation order, first-child / next-sibling pointers,
  * updated by a recursive walk. The baseline inlines the same compose/multiply formulas as
- * weft (bench_compose/bench_mul below mirror src/math_inline.h), so the comparison measures
+ * weft (bench_compose below and wb_mat4_mul mirror weft's math), so the comparison measures
  * layout and traversal, not arithmetic; a spot check confirms both give the same bits.
- * Per repetition: weft sequential, pointer walk, weft level-parallel, interleaved; medians.
+ * The floor (floor_hier.h) is the least work that gives the same matrices: a flat array in
+ * creation order (parents first), one multiply per node by a local matrix composed once.
+ * Per repetition: weft sequential, pointer walk, floor, weft level-parallel, interleaved;
+ * medians, and ratios as medians of per-rep ratios.
  * weft's layout is the level-grouped one left by the first level pass (done before timing).
  * pass_<shape>_level_parallel_cores is the process CPU time of the level pass over its wall
  * time (median): near 2 when both workers really ran side by side; well below 2 means the
@@ -27,6 +30,7 @@
 
 #include "common.h"
 #include "floor_hier.h"
+#include "mat4_mul.h"
 #include "share.h"
 #include "weft.h"
 
@@ -88,22 +92,7 @@ typedef struct pnode {
     struct pnode *next_sibling;
 } pnode_t;
 
-/* Same formulas and operation order as src/math_inline.h. */
-static inline void bench_mul(weft_mat4_t *restrict r, const weft_mat4_t *a, const weft_mat4_t *b)
-{
-    for (int c = 0; c < 4; c++) {
-        const float b0 = b->m[c * 4 + 0], b1 = b->m[c * 4 + 1];
-        const float b2 = b->m[c * 4 + 2], b3 = b->m[c * 4 + 3];
-        for (int row = 0; row < 4; row++) {
-            float s = a->m[0 * 4 + row] * b0;
-            s = s + a->m[1 * 4 + row] * b1;
-            s = s + a->m[2 * 4 + row] * b2;
-            s = s + a->m[3 * 4 + row] * b3;
-            r->m[c * 4 + row] = s;
-        }
-    }
-}
-
+/* Same formulas and operation order as weft's math (wb_mat4_mul, bench/mat4_mul.h). */
 static inline void bench_compose(weft_mat4_t *restrict r, const weft_transform_t *t)
 {
     const weft_quat_t *q = &t->rotation;
@@ -136,8 +125,8 @@ static void pointer_walk(pnode_t *n, const weft_mat4_t *parent_world)
         } else {
             weft_mat4_t l, bl;
             bench_compose(&l, &n->local);
-            bench_mul(&bl, &n->bind, &l);
-            bench_mul(&n->world, parent_world, &bl);
+            wb_mat4_mul(&bl, &n->bind, &l);
+            wb_mat4_mul(&n->world, parent_world, &bl);
         }
         pointer_walk(n->first_child, &n->world);
     }

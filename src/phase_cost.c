@@ -60,7 +60,10 @@ double weft__cost_fold_system(weft__sys_cost_t *c) {
         return 0;
     uint64_t ns = weft_atomic_load_relaxed(&c->sampled);
     double per_row = (double)ns / c->rows;
-    c->ns_per_row = c->known ? blend(c->ns_per_row, per_row) : (float)per_row;
+    /* Interference (a cold first frame, pre-emption, a shared core) only ever makes a sample
+     * slower, so a lower sample is taken at once and a higher one blended in. */
+    c->ns_per_row = !c->known || per_row < c->ns_per_row ? (float)per_row
+                                                         : blend(c->ns_per_row, per_row);
     c->known = true;
     return (double)ns;
 }

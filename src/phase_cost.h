@@ -23,8 +23,10 @@
  * happen to be asleep, pre-empted or busy elsewhere, never deflated, so the minimum is what
  * handing the phase out costs when the workers are there; a single slow frame cannot pin a
  * big phase to one thread. A phase that keeps running inline is run threaded again every
- * PROBE_EVERY-th time it is sampled, so D follows the machine. Costs per row are running
- * averages (weight 1/4 for each new sample).
+ * PROBE_EVERY-th time it is sampled, so D follows the machine. A system's cost per row takes
+ * a lower sample at once and blends a higher one in with weight 1/4, for the same reason:
+ * interference only ever slows a sample down (the first frame, cold, measured 10-20 times
+ * the steady cost of small systems under ThreadSanitizer).
  * Either way the world after the frame is the same (apply order never depends on where a
  * system ran); only timing changes. Documented for users in weft/system.h
  * (weft_world_progress). Thread: main, except weft__cost_add_chunk (any worker). */

@@ -147,18 +147,19 @@ WEFT_API uint32_t weft_system_count(const weft_world_t *world);
  *
  * Where a phase runs. With more than one worker, a phase is handed to the job system only
  * when that is measured to pay. weft times each system's chunks on sampled frames (one in
- * 16, and whenever something is not yet measured) to learn its cost per row, and times
- * threaded phases to learn what handing the phase out costs beyond its work split over the
- * workers: D, the least of the phase's last 4 samples (a sample is inflated when the workers
- * happen to be asleep or pre-empted, never deflated). A phase whose estimated work W (its
- * systems' rows this frame x their cost per row) satisfies W x (workers - 1) / workers <= D
- * runs on the calling thread, systems in run order; otherwise on the job system. A phase
- * runs threaded until it is measured (its first threaded run, cold, does not count; two
- * samples are needed), and one kept on the calling thread runs threaded again every 8th
- * sampled frame to re-measure D. No row count or system count is built in. A phase without
- * dependencies between its systems runs as one parallel loop over all its chunks; others as
- * a job graph. Where a phase runs never changes the world after the frame (the apply order
- * is fixed); it changes only timing, and which worker a body sees in weft_system_ctx_t.worker.
+ * 16, and whenever something is not yet measured) to learn its cost per row (a lower sample
+ * is taken at once, a higher one blended in), and times threaded phases to learn what
+ * handing the phase out costs beyond its work split over the workers: D, the least of the
+ * phase's last 4 samples (interference only ever inflates a sample). A phase whose estimated
+ * work W (its systems' rows this frame x their cost per row) satisfies
+ * W x (workers - 1) / workers <= D runs on the calling thread, systems in run order;
+ * otherwise on the job system. A phase runs threaded until it is measured (its first
+ * threaded run, cold, does not count; two samples are needed), and one kept on the calling
+ * thread runs threaded again every 8th sampled frame to re-measure D. No row count or system
+ * count is built in. A phase without dependencies between its systems runs as one parallel
+ * loop over all its chunks; others as a job graph. Where a phase runs never changes the
+ * world after the frame (the apply order is fixed); it changes only timing, and which worker
+ * a body sees in weft_system_ctx_t.worker.
  *
  * Running out of memory. A frame's memory needs are met in steps that change nothing the
  * world shows until they succeed: the schedule rebuild and each phase's job tables before
