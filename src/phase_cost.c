@@ -4,9 +4,11 @@
 /* Sample one frame in this many: two clock reads per chunk cost ~50 ns, which a frame of
  * 64 one-row systems (~1.5 µs) would feel every frame, but not one frame in 16. */
 #define SAMPLE_EVERY 16u
-/* Re-measure the dispatch cost of an inline phase on this many sampled frames (one frame in
- * 128: a phase wrongly pinned to one thread recovers within about two seconds at 60 Hz,
- * while a phase rightly kept inline pays one threaded run per 128 frames). */
+/* Re-measure the dispatch cost of an inline phase at least every this many sampled frames
+ * (one frame in 128), and sooner, every ceil(D / gain) sampled frames, when the gain threads
+ * would bring comes close to D: a phase of real work pinned to one thread by samples taken
+ * while the other cores were busy recovers within a few sampled frames, while a phase far
+ * too small to share pays one threaded run per 128 frames. */
 #define PROBE_EVERY 8u
 
 /* Dispatch samples needed before a phase may run inline: one sample taken while the other
@@ -46,10 +48,16 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known,
     float d = ph->dispatch[0];
     for (uint32_t i = 1; i < kept; i++)
         d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
-    bool run_inline = work * (double)(workers - 1u) / (double)workers <= d;
-    if (run_inline && sample_frame && ++ph->inline_runs >= PROBE_EVERY) {
-        ph->inline_runs = 0;
-        run_inline = false; /* probe: measure the dispatch cost again */
+    double gain = work * (double)(workers - 1u) / (double)workers; /* what threads would save */
+    bool run_inline = gain <= d;
+    if (run_inline && sample_frame) {
+        /* Probe (run threaded once, to measure D again) sooner the closer the gain comes to D:
+         * there a wrong D costs the most and a probe the least. */
+        double every = gain > 0 ? (double)d / gain : (double)PROBE_EVERY;
+        if (++ph->inline_runs >= (every < PROBE_EVERY ? every : PROBE_EVERY)) {
+            ph->inline_runs = 0;
+            run_inline = false;
+        }
     }
     *sample = sample_frame;
     return run_inline;

@@ -155,7 +155,9 @@ WEFT_API uint32_t weft_system_count(const weft_world_t *world);
  * W x (workers - 1) / workers <= D runs on the calling thread, systems in run order;
  * otherwise on the job system. A phase runs threaded until it is measured (its first
  * threaded run, cold, does not count; two samples are needed), and one kept on the calling
- * thread runs threaded again every 8th sampled frame to re-measure D. No row count or system
+ * thread runs threaded again to re-measure D every ceil(D / (W x (workers - 1) / workers))-th
+ * sampled frame, at most every 8th (so a phase of real work kept on one thread while the
+ * other cores were busy gets back to them within a few sampled frames). No row count or system
  * count is built in. A phase without dependencies between its systems runs as one parallel
  * loop over all its chunks; others as a job graph. Where a phase runs never changes the
  * world after the frame (the apply order is fixed); it changes only timing, and which worker

@@ -92,12 +92,13 @@ Test(phase_cost, a_phase_with_real_work_uses_every_worker) {
     for (int i = 0; i < 8; i++)
         cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
     reset_log();
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 300; i++)
         cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
-    /* Statistical: on a loaded machine a frame may run its bodies on one worker, but over 32
-     * frames of 800 µs of work each the second worker takes part unless the phase has been
-     * (wrongly) pinned to the calling thread. */
+    /* Statistical: while another process holds the second core, a sampled frame measures
+     * that threads cannot help and the phase may run on the calling thread until the next
+     * re-probe (one frame in 128). Over 300 frames of 800 µs of work each the second worker
+     * takes part unless the rule pins a phase with real work to one thread for good. */
     uint32_t second = atomic_load(&on_worker[1]);
-    cr_expect(second > 0, "worker 1 ran none of 128 bodies");
+    cr_expect(second > 0, "worker 1 ran none of 1200 bodies");
     fixture_fini(&f);
 }
