@@ -15,7 +15,8 @@ if [[ $kind == test ]]; then
     # libclang-rt-dev: clang's ASan/UBSan/TSan runtimes (only recommended by clang);
     # llvm: llvm-symbolizer for readable sanitizer stacks; libomp-dev: clang's OpenMP;
     # gdb: the hang watchdog's stack dump of every thread (tools/check_watchdog.sh).
-    packages+=(clang libclang-rt-dev llvm libomp-dev libcriterion-dev clang-format gdb)
+    # g++: tools/check_headers.sh compiles every public header as C++ too.
+    packages+=(clang libclang-rt-dev llvm libomp-dev libcriterion-dev clang-format gdb g++)
 elif [[ $kind != build ]]; then
     echo "deps.sh: unknown kind '$kind' (build or test)" >&2
     exit 2

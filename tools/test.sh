@@ -151,7 +151,7 @@ run_check() { # run_check <name> <command...>
     shift
     printf '\n==== %s (log: %s)\n' "$name" "$log"
     if "$@" >"$log" 2>&1; then
-        grep -aE '^consumer ok|^check_layers: ok|^check_format:|^check_consumers: |all three consumers|^== |^(stat::|Done )' \
+        grep -aE '^consumer ok|^check_headers: |^check_layers: ok|^check_format:|^check_consumers: |all three consumers|^== |^(stat::|Done )' \
             "$log" | sed 's/^/  /' || true
         echo "==== $name: PASS ($((SECONDS - t0)) s)"
         record "$name" PASS "$((SECONDS - t0))"
@@ -167,6 +167,8 @@ run_check check_format tools/check_format.sh
 for p in "${presets[@]}"; do
     run_preset "$p"
 done
+# Public headers as C11 and C++17/20 (needs a configured tree for weft/version.h).
+run_check check_headers tools/check_headers.sh "build/$build_prefix${presets[0]}/include"
 if [[ $consumers == 1 ]]; then
     run_check consumers-static env CC=gcc tools/check_consumers.sh
     run_check consumers-shared env CC=clang tools/check_consumers.sh --shared

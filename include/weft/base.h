@@ -23,6 +23,16 @@ extern "C" {
 #define WEFT_API __attribute__((visibility("default")))
 #endif
 
+/* C11 and C++ spell alignment and compile-time checks differently; the public headers use
+ * these so they compile as both (a C++ engine includes them directly). */
+#ifdef __cplusplus
+#define WEFT_ALIGNAS(n) alignas(n)
+#define WEFT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define WEFT_ALIGNAS(n) _Alignas(n)
+#define WEFT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define WEFT_PRINTF(fmt_idx, args_idx) __attribute__((format(printf, fmt_idx, args_idx)))
 #define WEFT_NORETURN __attribute__((noreturn))

@@ -55,7 +55,7 @@ typedef struct weft_parent_link {
                                  identity for a root */
 } weft_parent_link_t;
 
-_Static_assert(sizeof(weft_parent_link_t) == 72, "parent link: entity + mat4, no padding");
+WEFT_STATIC_ASSERT(sizeof(weft_parent_link_t) == 72, "parent link: entity + mat4, no padding");
 
 /* The hierarchy's component ids in a world. */
 typedef struct weft_hier_components {

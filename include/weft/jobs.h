@@ -119,7 +119,7 @@ WEFT_API weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t 
  * with `done = c` adds n; each finished job subtracts 1; jobs submitted "after" c start
  * when it reaches zero. Reusable once it is zero and no submit references it. */
 typedef struct weft_counter {
-    _Alignas(64) unsigned char storage[64]; /* opaque; see jobs/counter.c */
+    WEFT_ALIGNAS(64) unsigned char storage[64]; /* opaque; see jobs/counter.c */
 } weft_counter_t;
 
 /* Reset to zero. Contract: no job or waiter references it. */

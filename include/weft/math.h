@@ -49,10 +49,10 @@ typedef struct weft_transform {
     weft_vec3_t scale;    /* per-axis scale; (1, 1, 1) for none */
 } weft_transform_t;
 
-_Static_assert(sizeof(weft_vec3_t) == 12, "vec3 is three packed floats");
-_Static_assert(sizeof(weft_quat_t) == 16, "quat is four packed floats");
-_Static_assert(sizeof(weft_mat4_t) == 64, "mat4 is sixteen packed floats");
-_Static_assert(sizeof(weft_transform_t) == 40, "transform is vec3 + quat + vec3");
+WEFT_STATIC_ASSERT(sizeof(weft_vec3_t) == 12, "vec3 is three packed floats");
+WEFT_STATIC_ASSERT(sizeof(weft_quat_t) == 16, "quat is four packed floats");
+WEFT_STATIC_ASSERT(sizeof(weft_mat4_t) == 64, "mat4 is sixteen packed floats");
+WEFT_STATIC_ASSERT(sizeof(weft_transform_t) == 40, "transform is vec3 + quat + vec3");
 
 /* ---- vec3 --------------------------------------------------------------- >>vec3 */
 
