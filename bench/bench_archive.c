@@ -414,8 +414,7 @@ static void bench_checksum(wb_ctx_t *ctx, bench_world_t *bw, int reps) {
     weft_writer_t wr = weft_membuf_writer(&out);
     double *t = malloc(sizeof(double) * (size_t)reps * 2u);
     unsigned char *scratch = NULL;
-    if (!t || weft_archive_save(bw->w, NULL, &wr) != WEFT_OK ||
-        !(scratch = malloc(out.size))) {
+    if (!t || weft_archive_save(bw->w, NULL, &wr) != WEFT_OK || !(scratch = malloc(out.size))) {
         wb_note(ctx, SUITE, "checksum: setup failed (%s)", weft_last_error());
         goto done;
     }

@@ -145,7 +145,8 @@ done:
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline)) /* one copy of the machine code for weft, raw and OpenMP */
 #endif
-static void work20_rows(float *x, uint32_t n) {
+static void
+work20_rows(float *x, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         float v = x[i];
         for (int k = 0; k < WORK20_STEPS; k++)

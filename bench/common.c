@@ -239,9 +239,10 @@ void wb_report_scaled(wb_ctx_t *ctx, const char *suite, const char *name, const 
                       uint32_t workers, double value, const char *unit, wb_goal_t goal,
                       double target, double share) {
     if (workers >= 2 && !(share > 0.0)) {
-        wb_note(ctx, suite, "%s@%u: every item ran on one thread (share 0), so %.4g %s is not a "
-                "%u-worker figure; reported as not measured", name, workers, value, unit,
-                workers);
+        wb_note(ctx, suite,
+                "%s@%u: every item ran on one thread (share 0), so %.4g %s is not a "
+                "%u-worker figure; reported as not measured",
+                name, workers, value, unit, workers);
         value = NAN;
     }
     wb_report(ctx, suite, name, impl, workers, value, unit, goal, target);

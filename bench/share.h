@@ -23,8 +23,8 @@
 
 typedef struct wb_share {
     const weft_jobs_t *jobs;
-    uint32_t workers;                      /* min(worker count, WB_SHARE_MAX_WORKERS) */
-    uint64_t base[WB_SHARE_MAX_WORKERS];   /* items per worker at wb_share_begin */
+    uint32_t workers;                    /* min(worker count, WB_SHARE_MAX_WORKERS) */
+    uint64_t base[WB_SHARE_MAX_WORKERS]; /* items per worker at wb_share_begin */
 } wb_share_t;
 
 /* Snapshot every worker's tallies. jobs NULL gives a share of 0. */

@@ -15,13 +15,9 @@
  * workers were pre-empted would otherwise pin a big phase to one thread until a probe. */
 #define TRUST_AFTER 2u
 
-static float blend(float old, double sample) {
-    return (float)(old + (sample - old) * 0.25);
-}
+static float blend(float old, double sample) { return (float)(old + (sample - old) * 0.25); }
 
-bool weft__cost_sample_frame(uint64_t frame) {
-    return frame % SAMPLE_EVERY == 0;
-}
+bool weft__cost_sample_frame(uint64_t frame) { return frame % SAMPLE_EVERY == 0; }
 
 void weft__cost_begin_system(weft__sys_cost_t *c, uint32_t rows) {
     c->rows = rows == UINT32_MAX ? 1u : rows; /* no terms: one call of unknown size */
@@ -37,14 +33,14 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
         *all_known = false;
 }
 
-bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known,
-                           uint32_t workers, bool sample_frame, bool *sample) {
+bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
+                           bool sample_frame, bool *sample) {
     if (!all_known || ph->nsamples < TRUST_AFTER) {
         *sample = true;
         return false;
     }
-    uint32_t kept = ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples
-                                                               : WEFT__COST_DISPATCH_SAMPLES;
+    uint32_t kept =
+        ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples : WEFT__COST_DISPATCH_SAMPLES;
     float d = ph->dispatch[0];
     for (uint32_t i = 1; i < kept; i++)
         d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
@@ -70,8 +66,8 @@ double weft__cost_fold_system(weft__sys_cost_t *c) {
     double per_row = (double)ns / c->rows;
     /* Interference (a cold first frame, pre-emption, a shared core) only ever makes a sample
      * slower, so a lower sample is taken at once and a higher one blended in. */
-    c->ns_per_row = !c->known || per_row < c->ns_per_row ? (float)per_row
-                                                         : blend(c->ns_per_row, per_row);
+    c->ns_per_row =
+        !c->known || per_row < c->ns_per_row ? (float)per_row : blend(c->ns_per_row, per_row);
     c->known = true;
     return (double)ns;
 }

@@ -77,8 +77,8 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
 /* Decide a phase from its estimated work: true to run it on the calling thread. *sample
  * receives whether this frame must measure the phase: when something is still unknown, when
  * probing an inline phase, and on every sampled frame (`sample_frame`). */
-bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known,
-                           uint32_t workers, bool sample_frame, bool *sample);
+bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
+                           bool sample_frame, bool *sample);
 
 /* After a sampled phase: fold the system's sample into its estimate; returns the sample (ns). */
 double weft__cost_fold_system(weft__sys_cost_t *c);

@@ -46,7 +46,7 @@ typedef struct weft_writer {
  * load's max_bytes because of it. Return false when unknown. */
 typedef struct weft_reader {
     weft_result_t (*read)(void *dst, size_t size, size_t *got, void *user); /* required */
-    void *user;                                   /* passed back unchanged */
+    void *user;                                     /* passed back unchanged */
     bool (*remaining)(uint64_t *bytes, void *user); /* NULL: unknown */
 } weft_reader_t;
 

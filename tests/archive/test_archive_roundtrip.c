@@ -258,9 +258,9 @@ Test(archive, a_wrong_size_hint_changes_nothing_but_how_the_input_buffer_grows) 
         lying_t l = {.m = {.data = buf.data, .size = buf.size}, .hint = hints[i]};
         weft_reader_t rd = {.read = lying_read, .user = &l, .remaining = lying_remaining};
         /* max_bytes = the archive's size: a huge hint must not raise the allocation past it */
-        cr_assert_eq(weft_archive_load(b.w, &rd,
-                                       &(weft_archive_load_desc_t){.max_bytes = buf.size}, NULL),
-                     WEFT_OK, "hint %llu: %s", (unsigned long long)hints[i], weft_last_error());
+        cr_assert_eq(
+            weft_archive_load(b.w, &rd, &(weft_archive_load_desc_t){.max_bytes = buf.size}, NULL),
+            WEFT_OK, "hint %llu: %s", (unsigned long long)hints[i], weft_last_error());
         uint64_t h = weft_world_hash(b.w);
         if (i == 0)
             want = h;

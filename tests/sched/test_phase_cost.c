@@ -45,11 +45,11 @@ static void make_independent(fixture_t *f, uint32_t n, weft_system_fn_t fn) {
         char name[32];
         snprintf(name, sizeof name, "C%u", i);
         weft_component_t c;
-        cr_assert(eq(int,
-                     weft_component_register(
-                         f->world, &(weft_component_desc_t){.name = name, .size = sizeof(vec3_t)},
-                         &c),
-                     WEFT_OK));
+        cr_assert(
+            eq(int,
+               weft_component_register(
+                   f->world, &(weft_component_desc_t){.name = name, .size = sizeof(vec3_t)}, &c),
+               WEFT_OK));
         weft_entity_t e;
         vec3_t v = {0, 0, 0};
         cr_assert(eq(int, weft_entity_create(f->world, &e), WEFT_OK));
