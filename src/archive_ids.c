@@ -104,6 +104,16 @@ weft_result_t weft__load_stage_kept_ids(weft__stage_t *st) {
         if ((uint64_t)idx + 1u > high)
             high = (uint64_t)idx + 1u;
     }
+    /* Every dead slot the archive takes must be a free one: a slot retired at its last
+     * generation (entity.c) is on no free list and must never name an entity again. */
+    uint64_t reused_free = 0;
+    for (uint32_t i = 0; i < world->free_count; ++i)
+        reused_free += archived(st, world->free_list[i]);
+    if (reused_free != reused)
+        return WEFT__FAIL(world->log, WEFT_EEXIST,
+                          "weft_archive_load: keep_ids: %llu archived entity indices are retired "
+                          "slots of this world (destroyed at their last generation)",
+                          (unsigned long long)(reused - reused_free));
     uint64_t fresh_archived = n - reused;
     uint64_t gap = high - slots - fresh_archived; /* skipped slots: become free */
     if (gap > GAP_MIN && gap > 4u * n)

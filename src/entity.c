@@ -7,8 +7,10 @@
  * (world->free_list) so the order of recycling is a pure function of the call sequence; its
  * capacity grows only on destroy (checked before anything changes). Destroy walks the entity's
  * interned signature, so it costs O(components the entity has), not O(registered components).
- * Generations are bumped on destroy and wrap at 2^16 (the other half of the slot is the
- * signature id). */
+ * Generations are bumped on destroy (the other half of the slot is the signature id); a slot
+ * destroyed at its last generation is retired, never recycled: a wrap would let a handle held
+ * since the slot's first use name a new entity. A retired slot stays dead with its last
+ * generation and is on no free list. */
 #include "entity.h"
 
 #include <string.h>
@@ -149,9 +151,13 @@ void weft__entity_destroy_index(weft_world_t *world, uint32_t idx) {
         weft__component_fire_remove(world, world->components[ids[i]], idx, e);
     for (uint32_t i = 0; i < count; i++)
         weft__component_remove_index(world, world->components[ids[i]], idx, false);
-    uint32_t gen = (weft__slot_gen(slot) + 1u) & WEFT__GEN_MASK;
-    weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen, WEFT__SIG_DEAD));
-    world->free_list[world->free_count++] = idx;
+    uint32_t gen = weft__slot_gen(slot);
+    if (gen == WEFT__GEN_MASK) { /* the last generation: retire the slot */
+        weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen, WEFT__SIG_DEAD));
+    } else {
+        weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen + 1u, WEFT__SIG_DEAD));
+        world->free_list[world->free_count++] = idx;
+    }
     world->live--;
 }
 

@@ -169,8 +169,9 @@ typedef struct weft_archive_info {
  * links are loaded as data and the hierarchy order is rebuilt, so it is valid after load.
  * Errors: WEFT_EINVAL (bad desc), WEFT_ECORRUPT (truncated, bit-flipped or inconsistent
  * input), WEFT_EVERSION (magic/format version), WEFT_EMISMATCH (unknown component, size,
- * alignment or schema), WEFT_EEXIST (keep_ids and an id is in use), WEFT_ECAPACITY
- * (max_bytes, out_capacity, entity capacity), WEFT_ENOMEM, or the reader's error.
+ * alignment or schema), WEFT_EEXIST (keep_ids and an id is in use or a retired slot, see
+ * weft/entity.h), WEFT_ECAPACITY (max_bytes, out_capacity, entity capacity), WEFT_ENOMEM, or
+ * the reader's error.
  * On error the world is unchanged. Thread: main, between frames. */
 WEFT_API weft_result_t weft_archive_load(weft_world_t *world, const weft_reader_t *reader,
                                          const weft_archive_load_desc_t *desc,

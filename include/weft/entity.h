@@ -5,9 +5,12 @@
  * field means "no entity". Destroying an entity bumps its slot's generation, so every handle
  * to it becomes stale; a recycled slot hands out a handle with the new generation.
  *
- * Generations count modulo 2^WEFT_ENTITY_GENERATION_BITS (16): a stale handle can alias a new
- * entity only after its slot was recycled 65536 times. (The other 16 bits of each 4-byte slot
- * hold the entity's signature; that is how an entity costs 4 bytes of table.)
+ * Generations have WEFT_ENTITY_GENERATION_BITS (16) bits. A slot whose generation has reached
+ * the last value (65535) is retired when its entity is destroyed instead of being recycled,
+ * so a stale handle never names a later entity, however long the program runs; a retired
+ * slot keeps its 4 bytes of table (one per 65536 destroys of the same slot). Snapshots and
+ * archives keep retired slots retired. (The other 16 bits of each 4-byte slot hold the
+ * entity's signature; that is how an entity costs 4 bytes of table.)
  *
  * The table never moves: its address space is reserved at world creation and pages are
  * committed as it grows, so weft_entity_is_alive() is lock-free and safe from any thread,
@@ -52,7 +55,7 @@ WEFT_API weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, wef
 
 /* Destroy `e`: its remove hooks fire (components in id order), its components are removed
  * (cost proportional to the components it has), its slot's generation is bumped and the slot
- * goes on the free list. Errors: WEFT_ESTALE (null or stale `e`: nothing happens),
+ * goes on the free list (or, at its last generation, is retired: see the top of this file). Errors: WEFT_ESTALE (null or stale `e`: nothing happens),
  * WEFT_ENOMEM (the free list could not grow: nothing happens). Thread: main. */
 WEFT_API weft_result_t weft_entity_destroy(weft_world_t *world, weft_entity_t e);
 

@@ -142,6 +142,31 @@ Test(archive, keep_ids_into_a_world_using_them_fails_and_changes_nothing) {
     fx_fini(&a);
 }
 
+Test(archive, keep_ids_onto_a_retired_slot_fails_and_changes_nothing) {
+    fx_world_t a, b;
+    weft_membuf_t buf = fx_saved_world(&a, 13, 50); /* entities at the first indices */
+    fx_init(&b);
+    /* Retire b's first slot: destroy it at each of its 65536 generations. */
+    weft_entity_t e;
+    cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
+    uint32_t idx = weft_entity_index(e), rounds = 0;
+    for (; rounds <= (1u << WEFT_ENTITY_GENERATION_BITS); rounds++) {
+        cr_assert_eq(weft_entity_destroy(b.w, e), WEFT_OK);
+        cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
+        if (weft_entity_index(e) != idx)
+            break;
+    }
+    cr_assert(weft_entity_index(e) != idx, "slot %u was never retired", idx);
+    cr_assert_eq(weft_entity_destroy(b.w, e), WEFT_OK);
+    cr_assert_eq(
+        fx_load_checked(&b, buf.data, buf.size, &(weft_archive_load_desc_t){.keep_ids = true}),
+        WEFT_EEXIST);
+    cr_assert(strstr(weft_last_error(), "retired") != NULL, "%s", weft_last_error());
+    weft_membuf_free(&buf);
+    fx_fini(&a);
+    fx_fini(&b);
+}
+
 Test(archive, partial_save_nulls_references_outside_the_archive) {
     fx_world_t a, b;
     fx_init(&a);

@@ -72,16 +72,52 @@ Test(entity, recycling_is_lifo) {
     cr_expect(eq(u32, weft_entity_index(test_entity(world)), 5), "then fresh slots");
 }
 
-Test(entity, generation_wraps_after_two_to_the_sixteen_reuses) {
-    weft_entity_t first = test_entity(world);
+/* Recycle the slot of `first` until it is retired (its last generation destroyed), checking
+ * at every step that the first handle stays stale and is never handed out again. */
+static uint32_t recycle_until_retired(weft_entity_t first) {
     weft_entity_t e = first;
-    for (uint32_t i = 0; i < (1u << WEFT_ENTITY_GENERATION_BITS); i++) {
+    uint32_t idx = weft_entity_index(first), rounds = 0;
+    for (;;) {
         cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
         e = test_entity(world);
-        cr_assert(eq(u32, weft_entity_index(e), weft_entity_index(first)));
+        rounds++;
+        cr_assert(weft_entity_is_alive(world, first) == false,
+                  "round %u: the first handle is alive", rounds);
+        cr_assert(e != first, "round %u: the first handle was handed out again", rounds);
+        if (weft_entity_index(e) != idx)
+            break;
     }
-    cr_expect(eq(u32, weft_entity_generation(e), 0), "the generation wrapped to 0");
-    cr_expect(weft_entity_is_alive(world, e));
+    cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+    return rounds;
+}
+
+Test(entity, a_stale_handle_never_names_a_later_entity_however_often_its_slot_is_reused) {
+    weft_entity_t first = test_entity(world);
+    uint32_t idx = weft_entity_index(first);
+    uint32_t rounds = recycle_until_retired(first);
+    /* generations 0 .. 65535 each named one entity; then the slot was retired */
+    cr_expect(rounds == (1u << WEFT_ENTITY_GENERATION_BITS), "retired after %u rounds", rounds);
+    cr_expect(eq(u64, weft_entity_from_index(world, idx), WEFT_ENTITY_NULL));
+    for (uint32_t i = 0; i < 1000; i++) { /* the retired slot is never handed out */
+        weft_entity_t e = test_entity(world);
+        cr_assert(ne(u32, weft_entity_index(e), idx));
+        cr_assert(weft_entity_is_alive(world, first) == false);
+    }
+}
+
+Test(entity, a_snapshot_restore_keeps_a_retired_slot_retired) {
+    weft_entity_t first = test_entity(world);
+    uint32_t idx = weft_entity_index(first);
+    recycle_until_retired(first);
+    weft_snapshot_t *snap = NULL;
+    cr_assert(eq(int, weft_snapshot_create(world, &snap), WEFT_OK));
+    cr_assert(eq(int, weft_snapshot_capture(world, snap), WEFT_OK));
+    weft_entity_t later = test_entity(world);
+    cr_assert(eq(int, weft_snapshot_restore(world, snap), WEFT_OK));
+    (void)later;
+    for (uint32_t i = 0; i < 100; i++)
+        cr_assert(ne(u32, weft_entity_index(test_entity(world)), idx));
+    weft_snapshot_destroy(snap);
 }
 
 Test(entity, create_n_and_destroy_n_handle_many_entities) {
