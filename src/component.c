@@ -34,6 +34,12 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_component_
                    d->_canary);
     WEFT__CONTRACT(d->name != NULL && d->name[0] != '\0', log, WEFT_EINVAL,
                    "weft_component_register: name is required");
+    /* Returned in every build: truncating would let two long names collide silently. */
+    size_t len = strlen(d->name);
+    if (len > WEFT_COMPONENT_NAME_MAX)
+        return WEFT__FAIL(log, WEFT_EINVAL,
+                          "weft_component_register: name '%.20s...' is %zu bytes (max %u)", d->name,
+                          len, WEFT_COMPONENT_NAME_MAX);
     WEFT__CONTRACT((d->flags & ~WEFT_COMPONENT_MULTI) == 0, log, WEFT_EINVAL,
                    "weft_component_register: '%s': unknown flags 0x%x", d->name, d->flags);
     size_t align = d->align ? d->align : natural_align(d->size);
@@ -84,10 +90,7 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_register: out of memory");
     memset(comp, 0, sizeof *comp);
     uint32_t id = world->component_count + 1u;
-    size_t len = strlen(desc->name);
-    if (len >= sizeof comp->name)
-        len = sizeof comp->name - 1u;
-    memcpy(comp->name, desc->name, len);
+    memcpy(comp->name, desc->name, strlen(desc->name)); /* fits: checked in check_desc */
     comp->flags = desc->flags;
     comp->version = desc->version ? desc->version : 1u;
     comp->on_add = desc->on_add;

@@ -37,7 +37,7 @@ struct weft_hier;  /* owned by the hierarchy module */
 /* Registration record of one component, with its pool. Allocated once per id; never moves. */
 typedef struct weft__component {
     weft__pool_t pool;                                        /* the storage */
-    char name[64];                                            /* NUL-terminated copy of desc.name */
+    char name[WEFT_COMPONENT_NAME_MAX + 1];                   /* NUL-terminated copy of desc.name */
     uint32_t flags;                                           /* desc.flags */
     uint32_t version;                                         /* resolved schema version (>= 1) */
     weft_component_hook_t on_add;                             /* desc.on_add */

@@ -30,6 +30,7 @@ typedef struct weft_component {
 #define WEFT_MAX_COMPONENTS 256            /* ids are < 256 (id 0 is invalid) */
 #define WEFT_COMPONENT_MAX_ENTITY_FIELDS 8 /* entity-handle fields per component */
 #define WEFT_COMPONENT_MAX_ALIGN 4096      /* largest accepted alignment */
+#define WEFT_COMPONENT_NAME_MAX 63         /* bytes of a component name (longer: EINVAL) */
 
 /* Registration flags. */
 #define WEFT_COMPONENT_MULTI 1u /* several instances per entity (see "multi-instance" below) */
@@ -43,7 +44,7 @@ typedef void (*weft_component_hook_t)(weft_world_t *world, weft_entity_t e, weft
                                       void *ptr, void *user);
 
 typedef struct weft_component_desc {
-    const char *name;                /* required, non-empty; copied (up to 63 bytes kept) */
+    const char *name;                /* required, 1..WEFT_COMPONENT_NAME_MAX bytes; copied */
     size_t size;                     /* 0: a tag (no data; get returns a non-NULL dummy) */
     size_t align;                    /* 0: the largest power of two dividing size, max 16 */
     uint32_t flags;                  /* 0: one instance per entity; WEFT_COMPONENT_MULTI */

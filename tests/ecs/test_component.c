@@ -49,6 +49,24 @@ Test(component, registering_same_name_with_other_size_is_econflict) {
     cr_expect(eq(u32, c.id, 0));
 }
 
+Test(component, a_name_longer_than_the_kept_length_is_einval_in_every_build) {
+    char name[WEFT_COMPONENT_NAME_MAX + 2];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0'; /* WEFT_COMPONENT_NAME_MAX + 1 bytes */
+    weft_component_t c = {7};
+    cr_expect(eq(
+        int, weft_component_register(world, &(weft_component_desc_t){.name = name, .size = 4}, &c),
+        WEFT_EINVAL));
+    cr_expect(eq(u32, c.id, 0));
+    name[WEFT_COMPONENT_NAME_MAX] = '\0'; /* exactly the kept length: accepted, whole */
+    cr_assert(eq(
+        int, weft_component_register(world, &(weft_component_desc_t){.name = name, .size = 4}, &c),
+        WEFT_OK));
+    weft_component_desc_t got;
+    cr_assert(eq(int, weft_component_describe(world, c, &got), WEFT_OK));
+    cr_expect(eq(str, (char *)got.name, name));
+}
+
 Test(component, describe_returns_the_resolved_registration) {
     weft_component_desc_t d = {
         .name = "Link", .size = 16, .entity_field_count = 1, .entity_fields = {8}, .version = 3};
