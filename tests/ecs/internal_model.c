@@ -81,7 +81,8 @@ static void check_entity(int s) {
             continue;
         cr_assert(k < n && ids[k] == comp[c].id, "signature lists c=%d", c);
         k++;
-        cr_assert(lt(u32, row, pool_of(c)->count));
+        cr_assert(row < pool_of(c)->count, "row < pool_of(c)->count (%u vs %u)", (unsigned)(row),
+                  (unsigned)(pool_of(c)->count));
         cr_assert(eq(u32, pool_of(c)->dense[row], idx), "sparse -> dense agreement");
         if (comp_size[c] >= 4) {
             uint32_t v;
@@ -202,7 +203,9 @@ static int op(void) {
         if (m.handle[f])
             return -1;
         cr_assert(eq(int, weft_entity_create(world, &m.handle[f]), WEFT_OK));
-        cr_assert(lt(u32, weft_entity_index(m.handle[f]), 4 * MAX_E));
+        cr_assert(weft_entity_index(m.handle[f]) < 4 * MAX_E,
+                  "weft_entity_index(m.handle[f]) < 4 * MAX_E (%u vs %u)",
+                  (unsigned)(weft_entity_index(m.handle[f])), (unsigned)(4 * MAX_E));
         slot_of[weft_entity_index(m.handle[f])] = f;
         memset(m.has[f], 0, sizeof m.has[f]);
         m.live++;

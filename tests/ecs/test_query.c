@@ -157,8 +157,8 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
         batches++;
         contiguous += it.columns[0] != NULL && it.columns[1] != NULL;
     }
-    cr_expect(gt(u32, contiguous, 0), "aligned stretches still become contiguous batches");
-    cr_expect(lt(u32, contiguous, batches), "misaligned rows are looked up");
+    cr_expect(contiguous > 0, "aligned stretches still become contiguous batches");
+    cr_expect(contiguous < batches, "misaligned rows are looked up");
     weft_query_desc_t dx = {.terms = {{vel, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}},
                             .term_count = 2,
                             .exclude = {frozen},

@@ -1,6 +1,10 @@
 /* weft_test.h: shared test fixtures — a seeded PRNG, a counting logger, and the support
  * modules (fault-injecting allocator, invariant checks, hang watchdog).
  *
+ * Write strict comparisons as plain C (`cr_expect(n > 0, ...)`), not with Criterion's gt()/lt():
+ * in Criterion 2.4.1 they pass when both sides are equal, so they cannot fail at the boundary
+ * they guard.
+ *
  * Header-only apart from the support .c files it names; include it from any suite. */
 #ifndef WEFT_TESTS_WEFT_TEST_H
 #define WEFT_TESTS_WEFT_TEST_H

@@ -151,5 +151,6 @@ Test(json_trace, survives_random_corruption_and_truncation) {
     }
     free(buf);
     cr_log_info("%zu of 3000 corrupted traces still loaded", loaded);
-    cr_expect(gt(sz, loaded, 0)); /* truncations keep the whole events: some must load */
+    cr_expect(loaded > 0, "loaded > 0 (%zu vs %zu)", (size_t)(loaded),
+              (size_t)(0)); /* truncations keep the whole events: some must load */
 }
