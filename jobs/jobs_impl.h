@@ -117,6 +117,7 @@ struct weft__ctx {
     uint32_t pfor_depth;         /* parallel-for slots in use on this thread */
     uint32_t spin_backoff;       /* pauses between polls when it next spins (sleep.c) */
     bool idle_job;               /* the last top-level job found nothing to do (parallel_for.c) */
+    uint64_t board_seen;         /* the last loop board word this worker looked at */
     /* The tallies sit apart from free_remote, which other threads CAS on every remote free:
      * sharing a line would make each submit pay for a cache miss. */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 submitted; /* jobs it submitted; written by it only */
@@ -162,6 +163,10 @@ struct weft_jobs {
     weft__queue_t main;             /* jobs pinned to worker 0 */
     weft__sleep_t sleep;            /* idle workers and blocked waiters */
     bool oversubscribed;            /* more workers than hardware threads: spinners yield */
+    /* The loop board: the latest parallel-for any thread started, as gen << 32 | slot + 1
+     * (0: none yet). Idle spinning workers watch this one line and join the loop directly
+     * (parallel_for.c); on a line of its own so watching it costs its writer nothing else. */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 board;
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
     weft_atomic_u32 external_inflight; /* registered threads inside an API call */
     weft_atomic_u32 registered;     /* registered slots handed out */
@@ -188,6 +193,13 @@ weft__rec_t *weft__queue_pop(weft__queue_t *q, int priority);
 bool weft__queue_is_empty(weft__queue_t *q); /* seq_cst loads (see sleep.c) */
 /* parallel_for.c: the helper job a loop publishes (not counted as a user job). */
 void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx);
+/* parallel_for.c: join the loop on the board if it is new to this worker; true if the
+ * worker ran part of it. Workers only. */
+bool weft__pfor_join_board(weft_jobs_t *jobs, weft__ctx_t *ctx);
+/* True when the board shows a loop this worker has not looked at (relaxed peek). */
+static inline bool weft__board_changed(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
+    return weft_atomic_load_relaxed(&jobs->board) != ctx->board_seen;
+}
 
 /* Add n to a tally only its owning thread writes (weft_jobs_worker_stats): a plain load and
  * store, no read-modify-write, since no other thread writes it; readers load it relaxed. */

@@ -2,26 +2,40 @@
  * them on the caller and on whichever workers join in.
  *
  * DESIGN: no job per chunk. The caller describes the loop in a slot of its own context
- * (`weft__pfor_t`, one per nesting level, jobs_impl.h) and publishes ONE helper job; the
- * chunks are handed out through an atomic cursor. A participant claims a batch of chunks
- * with one CAS — half of a 1/workers share of what is left, at least one ("factoring",
- * Hummel, Schonberg and Flynn 1992): a dozen claims per loop instead of one per chunk,
- * which dominated small loops, and single chunks at the tail, so the threads finish within
- * about a chunk of each other. Half a share, not a whole one (OpenMP's guided schedule):
- * the caller claims first, and a whole share would commit half the loop to it before a
- * sleeping worker wakes up; with half, a late helper still gets its part.
+ * (`weft__pfor_t`, one per nesting level, jobs_impl.h) and hands out the chunks through an
+ * atomic cursor. A participant claims a batch of chunks with one CAS — half of a 1/workers
+ * share of what is left, at least one ("factoring", Hummel, Schonberg and Flynn 1992): a
+ * dozen claims per loop instead of one per chunk, which dominated small loops, and single
+ * chunks at the tail, so the threads finish within about a chunk of each other. Half a
+ * share, not a whole one (OpenMP's guided schedule): the caller starts first, and a whole
+ * share would commit half the loop to it before a sleeping worker wakes up; with half, a
+ * late helper still gets its part. The caller's first batch is reserved by publishing the
+ * cursor past it, so the caller starts on its chunks without a claim.
  *
- * A helper that claimed something publishes one more helper if chunks remain and the
- * helper budget (workers - 1) allows: helpers fan out one wake-up at a time, only as far
- * as there is work.
+ * How other workers learn of the loop — two paths, because a fork-join between cores that
+ * are awake is bounded by cache-line transfers, and every transfer counts:
+ * - The loop board (`jobs->board`, one line): the caller writes its slot and generation
+ *   there. Idle spinning workers (and workers between two jobs, or waiting on a counter)
+ *   look at it first and claim straight from the slot: one line to notice, one claim. No
+ *   job record, no deque, no store-load fence on the caller's path.
+ * - A helper job, for workers that are asleep: published at once when the caller sees a
+ *   sleeper (a relaxed peek at `sleepers`), otherwise after the caller's first batch if
+ *   nobody joined from the board meanwhile (the board moved on to a newer loop, the worker
+ *   fell asleep, or every worker was busy). The job submission is a full publication
+ *   (sleep.c), so no wake-up is lost either way; a stale peek only delays the helper by
+ *   one batch. A helper (or a board joiner) that claimed something publishes one more
+ *   helper if chunks remain and the budget (workers - 1) allows: helpers fan out one
+ *   wake-up at a time, only as far as there is work.
  *
  * Completion counts chunks, not helpers: the slot's counter `left` holds the claim units
  * not yet run, and the caller returns when it reaches zero. A helper that starts after the
  * last claim (or after the loop returned) touches nothing but the slot's atomics, which
  * live as long as the job system: the cursor carries the loop's generation in its high
  * 32 bits, so a late helper's claim fails and it leaves. So the caller never waits for a
- * worker that had nothing to do, and an empty loop costs one push, a few CASes and, when no
- * worker stole the helper, taking it back from its own deque.
+ * worker that had nothing to do, and a loop the caller finishes alone costs a few stores, a
+ * claim or two and, when it published a helper no worker stole, taking it back from its own
+ * deque. Whoever claims the last batch
+ * counts it off right after running it (participate()).
  *
  * Why the plain fields are safe: the caller writes them before its release store of the
  * cursor; a claimant reads them only after a successful claim (acquire), and until it
@@ -43,11 +57,15 @@
 #include "jobs_impl.h"
 
 /* Claim the next batch of units of loop `gen`; returns how many (0: none left, or the slot
- * has moved on to a newer loop) and the first in *first. */
-static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, uint32_t *first) {
+ * has moved on to a newer loop) and the first in *first. `remote`: the cursor line is
+ * probably in another core's cache (a board joiner's first claim); read it with an RMW,
+ * which fetches it for writing in one transfer instead of a read and then an upgrade. */
+static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, uint32_t *first,
+                      bool remote) {
     /* acquire pairs with the caller's release store of the cursor (continued by every
      * claim's RMW): the fields of loop `gen` are visible */
-    uint64_t cur = weft_atomic_load_acquire(&pf->cursor);
+    uint64_t cur = remote ? weft_atomic_fetch_add_acq_rel(&pf->cursor, 0u)
+                          : weft_atomic_load_acquire(&pf->cursor);
     for (;;) {
         if ((uint32_t)(cur >> 32) != gen) {
             return 0;
@@ -100,22 +118,62 @@ static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, 
     (void)weft__submit_internal(jobs, ctx, weft__pfor_helper, pf, gen, "parallel_for");
 }
 
+/* Who is taking part in a loop: its caller, a helper job, or a worker that joined from
+ * the loop board. */
+typedef enum role { ROLE_CALLER, ROLE_HELPER, ROLE_BOARD } role_t;
+
 /* Claim and run batches until none are left; returns the units run, which the caller of
- * this function still has to count off `left`. */
+ * this function still has to count off `left`. Whoever claims the loop's last batch stops
+ * after running it, without a claim that is bound to fail: that claim is a cache miss on
+ * the cursor, and this thread is usually the one the loop's caller is waiting for. */
 static uint64_t participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen,
-                            bool helper) {
+                            role_t role) {
     /* a claim takes half of a 1/workers share of what is left */
     uint32_t divisor = 2u * jobs->worker_count;
     uint64_t ran = 0;
     uint32_t first = 0, n;
-    while ((n = claim(pf, gen, divisor, &first)) != 0) {
-        if (helper && ran == 0) {
+    while ((n = claim(pf, gen, divisor, &first, ran == 0 && role == ROLE_BOARD)) != 0) {
+        if (ran == 0 && role == ROLE_BOARD) {
+            /* counted as a helper, so the caller does not publish one for us */
+            weft_atomic_fetch_add_relaxed(&pf->helpers, 1u);
+        }
+        if (ran == 0 && role != ROLE_CALLER) {
             spawn_helper(jobs, ctx, pf, gen);
         }
+        /* relaxed: the claim acquired the loop, whose shape cannot change before we count
+         * our units off */
+        uint32_t units = (uint32_t)weft_atomic_load_relaxed(&pf->shape);
         run_units(ctx, pf, first, n);
         ran += n;
+        if (first + n >= units) {
+            break;
+        }
     }
     return ran;
+}
+
+/* The board word of slot `pf` at generation `gen` (jobs_impl.h). */
+static uint64_t board_word(const weft_jobs_t *jobs, const weft__ctx_t *owner,
+                           const weft__pfor_t *pf, uint32_t gen) {
+    uint64_t slot = (uint64_t)(owner - jobs->ctx) * WEFT__PFOR_SLOTS + (uint64_t)(pf - owner->pfor);
+    return (uint64_t)gen << 32 | (slot + 1u);
+}
+
+bool weft__pfor_join_board(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    uint64_t word = weft_atomic_load_relaxed(&jobs->board);
+    if (word == ctx->board_seen) {
+        return false;
+    }
+    ctx->board_seen = word;
+    uint64_t slot = (uint32_t)word - 1u;
+    weft__pfor_t *pf = &jobs->ctx[slot / WEFT__PFOR_SLOTS].pfor[slot % WEFT__PFOR_SLOTS];
+    /* claim() checks the generation against the cursor it acquires, so a loop that has
+     * finished (or a newer one in the slot) yields nothing, as for a late helper */
+    uint64_t ran = participate(jobs, ctx, pf, (uint32_t)(word >> 32), ROLE_BOARD);
+    if (ran) {
+        weft__counter_finish_n(jobs, ctx, &pf->left, ran);
+    }
+    return ran != 0;
 }
 
 /* The helper job: arg is the slot, the tag the loop's generation. */
@@ -123,7 +181,7 @@ void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx) {
     weft__pfor_t *pf = arg;
     weft_jobs_t *jobs = jctx->jobs;
     weft__ctx_t *ctx = &jobs->ctx[jctx->worker];
-    uint64_t ran = participate(jobs, ctx, pf, jctx->tag, true);
+    uint64_t ran = participate(jobs, ctx, pf, jctx->tag, ROLE_HELPER);
     if (ran) {
         weft__counter_finish_n(jobs, ctx, &pf->left, ran); /* our last touch of the loop */
     } else if (ctx->frames && !ctx->frames->prev) {
@@ -211,21 +269,42 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     if (pf->max_helpers > units) {
         pf->max_helpers = (uint32_t)units;
     }
-    weft_atomic_store_relaxed(&pf->helpers, 1u); /* the one published below */
+    /* The caller's first batch is claimed by publishing the cursor past it: no claim on a
+     * line an idle worker may have been reading. */
+    uint32_t take0 = 0;
+    if (me->is_worker) {
+        take0 = (uint32_t)(units / (2u * workers));
+        take0 = take0 ? take0 : 1u;
+    }
+    weft_atomic_store_relaxed(&pf->helpers, 0u);
     /* `left` is zero and unreferenced here: the previous loop in this slot waited for it,
      * and late helpers never touch it. Every claimant acquires the cursor stored below, so
      * its subtraction comes after this. */
     weft__counter_set(&pf->left, units);
     weft_atomic_store_relaxed(&pf->shape, (uint64_t)gen << 32 | units);
     /* release pairs with claim()'s acquire: the fields above are visible to claimants */
-    weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32);
-    r = weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
+    weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | take0);
+    weft_atomic_store_relaxed(&jobs->board, board_word(jobs, me, pf, gen));
+    /* A helper job now only if some worker sleeps (it must be woken; a relaxed peek, a
+     * stale zero is caught by the check after the first batch) or the caller cannot run
+     * chunks. Spinning workers see the board; a busy one sees it when its job ends. */
+    bool pushed = !me->is_worker || weft_atomic_load_relaxed(&jobs->sleep.sleepers) != 0;
+    if (pushed) {
+        weft_atomic_store_relaxed(&pf->helpers, 1u);
+        r = weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
+    }
     if (me->is_worker) {
         r = WEFT_OK; /* without a helper the caller simply runs every chunk itself */
-        uint64_t ran = participate(jobs, me, pf, gen, false);
-        if (ran) {
-            weft__counter_finish_n(jobs, me, &pf->left, ran);
+        run_units(me, pf, 0, take0);
+        uint64_t ran = take0;
+        if (!pushed) {
+            /* Nobody joined from the board during the first batch (the board moved on, or
+             * the spinning worker went to sleep): publish the helper job after all. The
+             * submission is a full publication, so a sleeper is woken. */
+            spawn_helper(jobs, me, pf, gen);
         }
+        ran += participate(jobs, me, pf, gen, ROLE_CALLER);
+        weft__counter_finish_n(jobs, me, &pf->left, ran);
         reclaim_helper(jobs, me, pf, gen);
     } else if (r != WEFT_OK) {
         /* Nobody can run the chunks for us (a registered thread runs none): close the

@@ -74,6 +74,9 @@ void weft__sleep_kick(weft_jobs_t *jobs) {
 
 bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
     if (ctx->is_worker) {
+        if (weft__board_changed(jobs, ctx)) {
+            return true; /* a loop to join (parallel_for.c); not part of the handshake */
+        }
         for (uint32_t w = 0; w < jobs->worker_count; ++w) {
             for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
                 if (!weft__deque_is_empty(&jobs->ctx[w].dq[p])) {

@@ -190,6 +190,11 @@ static void worker_main(void *arg) {
         if (phase == WEFT__PHASE_STOPPED) {
             break;
         }
+        if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
+            ctx->spin_backoff = 1;
+            ran = true;
+            continue;
+        }
         weft__rec_t *job = weft__find_job(jobs, ctx);
         if (job) {
             weft__run_job(jobs, ctx, job);
@@ -365,6 +370,7 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
     weft__queue_init(&jobs->inject);
     weft__queue_init(&jobs->main);
     weft__sleep_init(&jobs->sleep);
+    weft_atomic_init(&jobs->board, 0);
     weft_atomic_init(&jobs->phase, (uint32_t)WEFT__PHASE_RUNNING);
     weft_atomic_init(&jobs->external_inflight, 0);
     weft_atomic_init(&jobs->registered, 0);
@@ -462,6 +468,9 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
         weft__inline_drain(jobs, ctx, NULL);
     } else {
         for (;;) {
+            if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
+                continue;
+            }
             weft__rec_t *job = weft__find_job(jobs, ctx);
             if (job) {
                 weft__run_job(jobs, ctx, job);
