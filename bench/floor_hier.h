@@ -6,7 +6,7 @@
  *     world[i] = local[i]                        (root)
  *     world[i] = world[parent[i]] * local[i]     (one 4x4 multiply)
  * It lives in its own translation unit, compiled with the flags and floating-point settings
- * of weft's math (-ffp-contract=off, as src/math.c), and multiplies with the same sum order
+ * of weft's math (-ffp-contract=off, as src/hier/math.c), and multiplies with the same sum order
  * as weft_mat4_mul, so its matrices equal weft's bit for bit. */
 #ifndef WEFT_BENCH_FLOOR_HIER_H
 #define WEFT_BENCH_FLOOR_HIER_H

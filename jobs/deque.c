@@ -27,7 +27,7 @@
 
 #include <string.h>
 
-#include "report.h"
+#include "jobs/platform/report.h"
 
 static weft__deque_buf_t *buf_new(const weft_allocator_t *a, int64_t cap) {
     size_t size = sizeof(weft__deque_buf_t) + (size_t)cap * sizeof(weft_atomic_ptr);

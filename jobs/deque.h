@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "atomic.h"
-#include "report.h"
+#include "jobs/platform/atomic.h"
+#include "jobs/platform/report.h"
 #include "weft/base.h"
 
 typedef struct weft__deque_buf weft__deque_buf_t;

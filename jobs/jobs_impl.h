@@ -18,10 +18,11 @@
 #ifndef WEFT_JOBS_IMPL_H
 #define WEFT_JOBS_IMPL_H
 
-#include "atomic.h"
 #include "deque.h"
-#include "report.h"
-#include "thread.h"
+#include "jobs/platform/alloc.h"
+#include "jobs/platform/atomic.h"
+#include "jobs/platform/report.h"
+#include "jobs/platform/thread.h"
 #include "weft/jobs.h"
 
 #define WEFT__MAX_WORKERS 256u

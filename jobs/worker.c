@@ -220,18 +220,6 @@ static void worker_main(void *arg) {
 
 /* ---- create / destroy --------------------------------------------------------- >>life */
 
-static void *default_alloc(size_t size, size_t align, void *user) {
-    (void)user;
-    size_t rounded = (size + align - 1) & ~(align - 1); /* aligned_alloc wants a multiple */
-    return aligned_alloc(align, rounded);
-}
-
-static void default_free(void *ptr, size_t size, void *user) {
-    (void)size;
-    (void)user;
-    free(ptr);
-}
-
 weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc) {
     weft_jobs_desc_t d = desc ? *desc : (weft_jobs_desc_t){0};
     if (d.execution == WEFT_EXECUTION_INLINE) {
@@ -246,8 +234,8 @@ weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc) {
     d.scratch_size = d.scratch_size ? d.scratch_size : (size_t)64 * 1024;
     d.spin_us = d.spin_us ? d.spin_us : 50u;
     if (!d.allocator.alloc && !d.allocator.free) {
-        d.allocator.alloc = default_alloc;
-        d.allocator.free = default_free;
+        d.allocator.alloc = weft__default_alloc; /* jobs/platform/alloc.h */
+        d.allocator.free = weft__default_free;
     }
     return d;
 }

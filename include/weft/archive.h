@@ -1,7 +1,7 @@
 /* weft/archive.h: saving a world (or part of it) to a versioned, checksummed binary archive
  * and loading it back with entity ids remapped; hardened against hostile input.
  *
- * Format (details in src/archive_format.h): magic "WEFTARC\x1a", a format version, then
+ * Format (details in src/io/archive_format.h): magic "WEFTARC\x1a", a format version, then
  * sections (entities, one per component) each with its size, an 8-byte header check and a
  * 64-bit checksum of its payload. Little-endian; self-describing: every component section
  * carries the component's name, size, alignment, schema version and entity-field offsets.

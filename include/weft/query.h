@@ -104,7 +104,7 @@ typedef struct weft__iter_check {
 
 /* Private: decode sparse entry i of a page. Entries hold row + 1 (0: absent, which decodes to
  * 0xFFFFFFFF, the "no row" value) in 3 bytes while a pool stays under 2^24 - 1 rows, in 4
- * bytes after it widens (src/pool.h). A narrow entry is read the way it is written, a 16-bit
+ * bytes after it widens (src/core/pool.h). A narrow entry is read the way it is written, a 16-bit
  * and an 8-bit access, so a page needs no padding and no byte-order assumption (a masked
  * 32-bit load measured the same). */
 static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, uint32_t wide) {

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-typedef struct weft_world weft_world_t; /* opaque; completed in src/world.h */
+typedef struct weft_world weft_world_t; /* opaque; completed in src/core/world.h */
 
 /* ---- creation ---------------------------------------------------------- >>world_desc */
 

@@ -4,9 +4,9 @@
 #include <criterion/new/assert.h>
 #include <signal.h>
 
-#include "access.h"
+#include "src/core/access.h"
 #include "ecs_fixture.h"
-#include "world.h"
+#include "src/core/world.h"
 
 static test_alloc_t alloc;
 static weft_world_t *world;

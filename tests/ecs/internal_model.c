@@ -18,11 +18,11 @@
 #include <time.h>
 
 #include "ecs_fixture.h"
-#include "entity.h"
-#include "group.h"
-#include "pool.h"
-#include "signature.h"
-#include "world.h"
+#include "src/core/entity.h"
+#include "src/core/group.h"
+#include "src/core/pool.h"
+#include "src/core/signature.h"
+#include "src/core/world.h"
 
 enum {
     MAX_E = 256,      /* model entity slots */

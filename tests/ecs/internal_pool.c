@@ -1,12 +1,12 @@
 /* internal_pool.c: the pool's sparse index width — 3-byte entries below 2^24 rows, a one-way
- * switch to 4-byte entries past it (src/pool.h), all or nothing under allocation failure.
+ * switch to 4-byte entries past it (src/core/pool.h), all or nothing under allocation failure.
  * Includes private headers to see the width and the pool's own byte count. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
 #include "ecs_fixture.h"
-#include "pool.h"
-#include "world.h"
+#include "src/core/pool.h"
+#include "src/core/world.h"
 
 enum { N = 5000 }; /* entities: 5 sparse pages, with holes left by removals */
 

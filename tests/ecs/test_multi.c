@@ -3,7 +3,7 @@
 #include <criterion/new/assert.h>
 
 #include "ecs_fixture.h"
-#include "multi.h" /* private: weft__multi_reserve (the staged command apply uses it) */
+#include "src/core/multi.h" /* private: weft__multi_reserve (the staged command apply uses it) */
 
 static test_alloc_t alloc;
 static weft_world_t *world;
@@ -178,7 +178,7 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     cr_expect(eq(int, weft_query_create(world, &two, &q2), WEFT_EINVAL));
 }
 
-/* ---- weft__multi_reserve (private; see src/multi.h) ---------------------------------- */
+/* ---- weft__multi_reserve (private; see src/core/multi.h) ---------------------------------- */
 
 static weft__pool_t *emitter_pool(weft_world_t *w) { return &weft__component(w, emitter.id)->pool; }
 

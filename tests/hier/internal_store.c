@@ -1,4 +1,4 @@
-/* internal_store.c: the ordered hierarchy store (src/hierarchy_store.h) against an
+/* internal_store.c: the ordered hierarchy store (src/hier/hierarchy_store.h) against an
  * independent model — random forests under random attach / detach / re-parent / remove, the
  * order invariant after every step, world matrices equal to a reference recursion bit for
  * bit, cycles rejected without change, and both passes bit-identical.
@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "hier_ref.h"
-#include "hierarchy_store.h"
+#include "src/hier/hierarchy_store.h"
 
 TestSuite(hier_store, .timeout = 120);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "deque.h"
+#include "jobs/deque.h"
 
 TestSuite(deque, .timeout = 120);
 

@@ -30,7 +30,7 @@ static void rig_fini(rig_t *r) {
               (long long)wt_fault_live_bytes(&r->fa));
 }
 
-/* src/world.c weft_world_create: when weft__sig_init fails after its first allocation, the
+/* src/core/world.c weft_world_create: when weft__sig_init fails after its first allocation, the
  * failure path (fail_entity) does not call weft__sig_fini, so the signature array leaks. */
 Test(reliability_fault_focus, world_create_leaks_nothing_when_an_allocation_fails) {
     for (uint64_t k = 1; k <= 16; k++) {
@@ -51,7 +51,7 @@ Test(reliability_fault_focus, world_create_leaks_nothing_when_an_allocation_fail
     }
 }
 
-/* src/hierarchy.c weft_hier_components: all or nothing. When any of its allocations fails
+/* src/hier/hierarchy.c weft_hier_components: all or nothing. When any of its allocations fails
  * (the hierarchy state or one of the four registrations), it reports through the world's
  * logger, registers nothing, leaves the world's hash unchanged and leaks nothing; called
  * again without faults, it succeeds. */
@@ -88,7 +88,7 @@ Test(reliability_fault_focus, hier_components_registers_nothing_when_it_fails) {
     cr_expect(failures > 0, "no allocation of weft_hier_components could be failed");
 }
 
-/* src/hierarchy.c weft_hier_add on a world without hierarchy: its implicit set-up (state and
+/* src/hier/hierarchy.c weft_hier_add on a world without hierarchy: its implicit set-up (state and
  * components) is part of the call, so a failure at any of its allocations leaves the world's
  * digest, component count and hash as they were, and leaks nothing. */
 Test(reliability_fault_focus, first_hier_add_that_fails_leaves_the_world_unchanged) {
@@ -129,7 +129,7 @@ Test(reliability_fault_focus, first_hier_add_that_fails_leaves_the_world_unchang
     cr_expect(failures > 0, "no allocation of weft_hier_add could be failed");
 }
 
-/* src/snapshot.c + src/hierarchy_store.c: a hierarchy restore rebuilds the store aside;
+/* src/io/snapshot.c + src/hier/hierarchy_store.c: a hierarchy restore rebuilds the store aside;
  * when one of its allocations fails, the failure reaches the world's logger (not stderr)
  * and the world is unchanged. 600 nodes make the rebuilt store grow several times. */
 Test(reliability_fault_focus, hier_snapshot_restore_failures_reach_the_world_logger) {
@@ -173,9 +173,9 @@ Test(reliability_fault_focus, hier_snapshot_restore_failures_reach_the_world_log
     cr_expect(failures > 0, "no allocation of weft_snapshot_restore could be failed");
 }
 
-/* base.h promises one logger call per reported failure; the scheduler (src/schedule.c), the
- * hierarchy (src/hierarchy_store.c, hierarchy_update.c) and the archive
- * (src/archive_io.c, archive_parse.c, archive_secw.c) report with a NULL logger, so their
+/* base.h promises one logger call per reported failure; the scheduler (src/sched/schedule.c), the
+ * hierarchy (src/hier/hierarchy_store.c, hierarchy_update.c) and the archive
+ * (src/io/archive_io.c, archive_parse.c, archive_secw.c) report with a NULL logger, so their
  * failures go to stderr instead of the world's hook. */
 static void noop(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
@@ -229,7 +229,7 @@ Test(reliability_fault_focus, every_failure_reaches_the_world_logger) {
     }
 }
 
-/* src/frame.c apply_phase (and the core calls it makes): when the command apply runs out of
+/* src/sched/frame.c apply_phase (and the core calls it makes): when the command apply runs out of
  * memory, the commands applied so far stay applied and the systems' writes stay written, so
  * weft_world_progress returns WEFT_ENOMEM with the world changed (issue 8 asks for unchanged). */
 static void spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
@@ -598,7 +598,7 @@ Test(reliability_fault_focus, a_failed_apply_with_recycled_and_fresh_slots_appli
     cr_expect(failures > 3, "too few allocations of the frame could be failed (%u)", failures);
 }
 
-/* The reservation covers multi-instance components too (src/multi.c weft__multi_reserve):
+/* The reservation covers multi-instance components too (src/core/multi.c weft__multi_reserve):
  * commands that add instances — to live entities, to created ones, after removes that free
  * instance slots — grow the instance slot tables in the dry run, never in the apply. Phase 0
  * and phase 1 both add instances through their buffers; each allocation of the frame is

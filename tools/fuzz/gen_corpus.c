@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive_format.h"
+#include "src/io/archive_format.h"
 #include "fuzz_world.h"
 
 typedef struct blob {

@@ -1,0 +1,51 @@
+/* report.h: internal error reporting shared by jobs/ and src/ (not installed).
+ *
+ * A failure is reported once, where it is detected: the detailed message goes to the
+ * thread-local slot read by weft_last_error() and to the instance's logger hook. */
+#ifndef WEFT_PLATFORM_REPORT_H
+#define WEFT_PLATFORM_REPORT_H
+
+#include "weft/base.h"
+
+/* Record `code` with a printf-style message and return `code`, so call sites read
+ * `return weft__fail(log, WEFT_ENOMEM, __FILE__, __LINE__, "...", ...);`.
+ * `log` may be NULL (stderr in debug builds, silent otherwise). Thread: any. */
+/* WEFT_API: src/ calls it across the library boundary when both are shared libraries. */
+WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file,
+                                  int line, const char *fmt, ...) WEFT_PRINTF(5, 6);
+
+/* Report with file/line filled in. */
+#define WEFT__FAIL(log, code, ...) weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__)
+
+/* A broken caller contract: asserts (naming the culprit) when WEFT_DEBUG >= 1, otherwise
+ * records the message and returns `code` from the enclosing function. */
+#if WEFT_DEBUG >= 1
+#define WEFT__CONTRACT(cond, log, code, ...)                                          \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            (void)weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);         \
+            weft_assert_fail(#cond, weft_last_error(), __FILE__, __LINE__, __func__); \
+        }                                                                             \
+    } while (0)
+#else
+#define WEFT__CONTRACT(cond, log, code, ...)                                          \
+    do {                                                                              \
+        if (!(cond))                                                                  \
+            return weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);        \
+    } while (0)
+#endif
+
+/* Internal invariants: level 2 and expensive checks: level 3. */
+#if WEFT_DEBUG >= 2
+#define weft_assert_internal(cond) \
+    ((cond) ? (void)0 : weft_assert_fail(#cond, "internal invariant", __FILE__, __LINE__, __func__))
+#else
+#define weft_assert_internal(cond) ((void)0)
+#endif
+#if WEFT_DEBUG >= 3
+#define weft_assert_expensive(cond) weft_assert_internal(cond)
+#else
+#define weft_assert_expensive(cond) ((void)0)
+#endif
+
+#endif /* WEFT_PLATFORM_REPORT_H */

@@ -1,0 +1,149 @@
+/* world.h: the private world struct and the allocation helpers every ECS file uses
+ * (private to the build).
+ *
+ * DESIGN
+ * The world is the root of all ECS state and is reached only through this struct:
+ * - the entity table (entity.h): 4-byte atomic slots in address space reserved once, so it
+ *   never moves; slot = generation (low 16 bits) | signature id (high 16 bits);
+ * - the free list: a LIFO stack of slot indices (heap, grows only on destroy);
+ * - one component record per registered id (component.h), each holding its pool (pool.h);
+ * - interned signatures (signature.c): the distinct component sets of live entities, with a
+ *   transition cache (signature, component, add/remove) -> signature;
+ * - groups (group.h) and the list of live queries (query.c);
+ * - extension slots owned by other modules (scheduler, hierarchy) and their finalisers.
+ * All heap memory goes through weft__alloc/weft__free, which call the desc's allocator hook
+ * and keep heap_bytes exact. Thread model: see weft/world.h; nothing here is locked, the only
+ * concurrently read fields are the entity table and its high-water mark (atomics). */
+#ifndef WEFT_SRC_WORLD_H
+#define WEFT_SRC_WORLD_H
+
+#include <stddef.h>
+
+#include "jobs/platform/atomic.h"
+#include "pool.h"
+#include "jobs/platform/report.h"
+#include "weft/group.h"
+#include "weft/query.h"
+#include "weft/world.h"
+
+#define WEFT__WORLD_MAX_MODULES 8 /* module finalisers the world can hold */
+#define WEFT__MAX_GROUPS 64       /* groups per world (a pool is in at most one) */
+#define WEFT__SIG_DEAD 0xFFFFu    /* signature field of a free slot */
+#define WEFT__SIG_MAX 0xFFFEu     /* largest usable signature id */
+
+struct weft_sched; /* owned by the scheduler module (src/sched/) */
+struct weft_hier;  /* owned by the hierarchy module */
+
+/* Registration record of one component, with its pool. Allocated once per id; never moves. */
+typedef struct weft__component {
+    weft__pool_t pool;                                        /* the storage */
+    char name[WEFT_COMPONENT_NAME_MAX + 1];                   /* NUL-terminated copy of desc.name */
+    uint32_t flags;                                           /* desc.flags */
+    uint32_t version;                                         /* resolved schema version (>= 1) */
+    weft_component_hook_t on_add;                             /* desc.on_add */
+    weft_component_hook_t on_remove;                          /* desc.on_remove */
+    weft_component_hook_t on_set;                             /* desc.on_set */
+    void *hook_user;                                          /* desc.hook_user */
+    uint32_t entity_field_count;                              /* desc.entity_field_count */
+    uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* desc.entity_fields */
+} weft__component_t;
+
+/* One interned component set: ids sorted ascending in world->sig_ids[first .. first+count). */
+typedef struct weft__sig {
+    uint32_t first; /* offset into sig_ids */
+    uint32_t count; /* components in the set */
+    uint64_t hash;  /* hash of the sorted id list */
+} weft__sig_t;
+
+/* A group: rows [0, n) of every member pool hold the same entities. */
+typedef struct weft__group {
+    uint32_t members[WEFT_GROUP_MAX_COMPONENTS]; /* component ids, sorted ascending */
+    uint32_t count;                              /* members */
+    uint32_t n;                                  /* aligned rows */
+} weft__group_t;
+
+struct weft_world {
+    /* ---- configuration and hooks ---- */
+    weft_world_desc_t desc;   /* resolved desc */
+    weft_allocator_t alloc;   /* resolved allocator (never NULL functions) */
+    const weft_logger_t *log; /* &desc.logger */
+    size_t heap_bytes;        /* bytes currently allocated through alloc */
+    weft_jobs_t *jobs;        /* created on first weft_world_jobs(); owned */
+
+    /* ---- entity table (entity.c) ---- */
+    weft_atomic_u32 *slots;     /* reserved [entity_limit] slots; committed prefix only */
+    size_t slots_reserved;      /* bytes of address space reserved */
+    size_t slots_committed;     /* bytes committed (a multiple of the page size) */
+    weft_atomic_u32 slot_count; /* high-water: slots [0, slot_count) were handed out
+                                    (slot 0 counts, never alive); release on publish */
+    uint32_t *free_list;        /* LIFO stack of free slot indices */
+    uint32_t free_count;        /* entries in free_list */
+    uint32_t free_cap;          /* capacity of free_list */
+    uint32_t live;              /* live entities */
+
+    /* ---- components and signatures (component.c, signature.c) ---- */
+    weft__component_t *components[WEFT_MAX_COMPONENTS]; /* by id; [0] unused */
+    uint32_t component_count;                           /* registered; ids 1 .. component_count */
+    weft__sig_t *sigs;      /* interned sets by signature id; [0] is the empty set */
+    uint32_t sig_count;     /* interned sets */
+    uint32_t sig_cap;       /* capacity of sigs */
+    uint8_t *sig_ids;       /* component ids of all sets, back to back */
+    uint32_t sig_ids_len;   /* used bytes of sig_ids */
+    uint32_t sig_ids_cap;   /* capacity of sig_ids */
+    uint32_t *sig_table;    /* open addressing: set hash -> signature id + 1 (0: empty) */
+    uint32_t sig_table_cap; /* power of two */
+    uint64_t *edges;        /* open addressing transition cache: key << 32 | target;
+                                    key = sig << 9 | component << 1 | remove; 0: empty */
+    uint32_t edge_count;    /* entries in edges */
+    uint32_t edge_cap;      /* power of two */
+
+    /* ---- groups and queries (group.c, query.c) ---- */
+    weft__group_t groups[WEFT__MAX_GROUPS]; /* [0] unused; ids 1 .. group_count */
+    uint32_t group_count;                   /* groups created */
+    struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
+
+    /* ---- misc ---- */
+    uint32_t hook_depth;   /* > 0 while a hook runs (structural calls are then bugs) */
+    max_align_t tag_dummy; /* data "column" of tag pools: non-NULL, zero bytes used */
+
+    /* ---- extension slots of other modules ---- */
+    struct weft_sched *sched; /* scheduler state; owned and freed by its module_fini */
+    struct weft_hier *hier;   /* hierarchy state; owned and freed by its module_fini */
+    void (*module_fini[WEFT__WORLD_MAX_MODULES])(weft_world_t *world); /* run in reverse */
+    uint32_t module_count;                                             /* registered finalisers */
+};
+
+/* ---- allocation ---------------------------------------------------------- >>alloc */
+
+/* Allocate through the world's hook; NULL on failure (nothing reported: callers report). */
+void *weft__alloc(weft_world_t *world, size_t size, size_t align);
+/* Free memory from weft__alloc with the size it was allocated with. NULL is ignored. */
+void weft__free(weft_world_t *world, void *p, size_t size);
+
+/* Register a module finaliser, run by weft_world_destroy in reverse registration order before
+ * any pool is freed (the world is still fully usable inside it).
+ * Errors: WEFT_ECAPACITY (WEFT__WORLD_MAX_MODULES reached). Thread: main. */
+weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_world_t *world));
+
+/* Drop entity index idx's row from comp's pool (group alignment first, then the pool; no
+ * hooks, no signature change). ordered: keep the order of the other rows. (component.c) */
+void weft__component_remove_index(weft_world_t *world, weft__component_t *comp, uint32_t idx,
+                                  bool ordered);
+
+/* Fire c's on_remove for idx (every instance of a multi-instance component). (component.c) */
+void weft__component_fire_remove(weft_world_t *world, weft__component_t *comp, uint32_t idx,
+                                 weft_entity_t e);
+
+/* Free every query still alive (world destroy). (query.c) */
+void weft__query_free_all(weft_world_t *world);
+
+/* The component record for id `c`, or NULL when unknown. */
+static inline weft__component_t *weft__component(const weft_world_t *world, uint32_t c) {
+    return (c != 0 && c <= world->component_count) ? world->components[c] : NULL;
+}
+
+/* Debug: contract check that no hook is running (structural calls from hooks are bugs). */
+#define WEFT__NOT_IN_HOOK(world, fn_name) \
+    WEFT_ASSERT((world)->hook_depth == 0, fn_name ": structural change from inside a hook")
+
+#endif /* WEFT_SRC_WORLD_H */

@@ -1,0 +1,372 @@
+/* command.c: recording commands into a job's buffer and replaying a buffer onto the world
+ * (see command.h for the format). Recording runs on worker threads; replay on the main
+ * thread at the end of a phase. */
+#include "command.h"
+
+#include <string.h>
+
+#include "src/core/entity.h"
+#include "src/core/multi.h"
+#include "jobs/platform/report.h"
+#include "schedule.h"
+#include "src/core/signature.h"
+#include "src/core/world.h"
+
+#define CMD_MIN_ARENA 1024u /* first arena size: a few dozen commands */
+
+/* ---- recording -------------------------------------------------------------- >>record */
+
+static size_t pad8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+/* Grow the arena to hold `extra` more bytes. Runs on the job's worker: the allocator hook is
+ * thread-safe by contract (weft/base.h). The old arena is copied, not realloc'd, because the
+ * hook has no realloc. */
+static bool reserve(weft_cmd_t *cmd, size_t extra) {
+    if (cmd->cap - cmd->len >= extra)
+        return true;
+    size_t cap = cmd->cap ? cmd->cap : CMD_MIN_ARENA;
+    while (cap - cmd->len < extra)
+        cap *= 2;
+    unsigned char *data = weft__sched_alloc(cmd->alloc, cap);
+    if (!data)
+        return false;
+    if (cmd->len)
+        memcpy(data, cmd->data, cmd->len);
+    weft__sched_free(cmd->alloc, cmd->data, cmd->cap);
+    cmd->data = data;
+    cmd->cap = cap;
+    return true;
+}
+
+/* Append one record with `size` payload bytes copied from `payload` (zeroed when NULL). */
+static weft_result_t push(weft_cmd_t *cmd, weft__cmd_op_t op, uint64_t e, uint32_t component,
+                          const void *payload, uint32_t size) {
+    size_t need = sizeof(weft__cmd_rec_t) + pad8(size);
+    if (!reserve(cmd, need))
+        return WEFT__FAIL(cmd->log, WEFT_ENOMEM, "command buffer of system %u: out of memory",
+                          cmd->system);
+    weft__cmd_rec_t rec = {.op = (uint8_t)op,
+                           .component = component,
+                           .entity = e,
+                           .size = size,
+                           .next = (uint32_t)need};
+    memcpy(cmd->data + cmd->len, &rec, sizeof rec);
+    if (size) {
+        unsigned char *dst = cmd->data + cmd->len + sizeof rec;
+        if (payload)
+            memcpy(dst, payload, size);
+        else
+            memset(dst, 0, size);
+    }
+    cmd->len += need;
+    return WEFT_OK;
+}
+
+/* A handle is usable in this buffer when real and non-null, or a placeholder it issued. */
+/* Handles are checked when recorded (on the job's thread) so a bad one is reported against
+ * the system that wrote it, not at apply time on the main thread. Liveness is not checked:
+ * another command may legitimately destroy the entity first. */
+static weft_result_t check_entity(const weft_cmd_t *cmd, weft_entity_t e, const char *fn) {
+    WEFT__CONTRACT(e != WEFT_ENTITY_NULL, cmd->log, WEFT_EINVAL, "%s: null entity", fn);
+    WEFT__CONTRACT(!weft__cmd_is_placeholder(e) || weft_entity_generation(e) <= cmd->created,
+                   cmd->log, WEFT_EINVAL,
+                   "%s: placeholder 0x%llx was not created by this command buffer (system %u)", fn,
+                   (unsigned long long)e, cmd->system);
+    return WEFT_OK;
+}
+
+static weft_result_t check_component(const weft_cmd_t *cmd, weft_component_t c, const char *fn) {
+    WEFT__CONTRACT(weft__component(cmd->world, c.id) != NULL, cmd->log, WEFT_EINVAL,
+                   "%s: unknown component id %u (system %u)", fn, c.id, cmd->system);
+    return WEFT_OK;
+}
+
+/* The placeholder encodes the create's ordinal, so resolving it at apply time is one array
+ * index into the buffer's map and needs no hashing. */
+weft_entity_t weft_cmd_create(weft_cmd_t *cmd) {
+    WEFT_ASSERT(cmd != NULL, "weft_cmd_create: cmd is NULL");
+    if (cmd->created == UINT32_MAX - 1) {
+        (void)WEFT__FAIL(cmd->log, WEFT_ECAPACITY, "weft_cmd_create: too many creates");
+        return WEFT_ENTITY_NULL;
+    }
+    weft_entity_t ph = weft_entity_make(0, cmd->created + 1);
+    if (push(cmd, WEFT__CMD_CREATE, ph, 0, NULL, 0) != WEFT_OK)
+        return WEFT_ENTITY_NULL;
+    cmd->created++;
+    return ph;
+}
+
+weft_result_t weft_cmd_destroy(weft_cmd_t *cmd, weft_entity_t e) {
+    weft_result_t r = check_entity(cmd, e, "weft_cmd_destroy");
+    return r != WEFT_OK ? r : push(cmd, WEFT__CMD_DESTROY, e, 0, NULL, 0);
+}
+
+weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
+    weft_result_t r = check_entity(cmd, e, "weft_cmd_add");
+    if (r == WEFT_OK)
+        r = check_component(cmd, c, "weft_cmd_add");
+    return r != WEFT_OK ? r : push(cmd, WEFT__CMD_ADD, e, c.id, NULL, 0);
+}
+
+weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c, const void *data) {
+    weft_result_t r = check_entity(cmd, e, "weft_cmd_set");
+    if (r == WEFT_OK)
+        r = check_component(cmd, c, "weft_cmd_set");
+    if (r != WEFT_OK)
+        return r;
+    uint32_t size = weft__component(cmd->world, c.id)->pool.size;
+    WEFT__CONTRACT(data != NULL || size == 0, cmd->log, WEFT_EINVAL,
+                   "weft_cmd_set: data is NULL for component '%s'",
+                   weft__component(cmd->world, c.id)->name);
+    return push(cmd, WEFT__CMD_SET, e, c.id, data, size);
+}
+
+weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
+    weft_result_t r = check_entity(cmd, e, "weft_cmd_remove");
+    if (r == WEFT_OK)
+        r = check_component(cmd, c, "weft_cmd_remove");
+    return r != WEFT_OK ? r : push(cmd, WEFT__CMD_REMOVE, e, c.id, NULL, 0);
+}
+
+/* Walks the records (rarely called; the buffer keeps no separate counter to stay small). */
+uint32_t weft_cmd_count(const weft_cmd_t *cmd) {
+    uint32_t n = 0;
+    for (size_t at = 0; at < cmd->len; n++) {
+        weft__cmd_rec_t rec;
+        memcpy(&rec, cmd->data + at, sizeof rec);
+        at += rec.next;
+    }
+    return n;
+}
+
+void weft__cmd_fini(weft_cmd_t *cmd) {
+    weft__sched_free(cmd->alloc, cmd->data, cmd->cap);
+    cmd->data = NULL;
+    cmd->cap = 0;
+    cmd->len = 0;
+}
+
+/* ---- replay ------------------------------------------------------------------- >>apply */
+
+/* Outcomes that are not failures under the lenient apply rules (see weft/command.h). */
+static bool benign(weft_result_t r) {
+    return r == WEFT_OK || r == WEFT_ESTALE || r == WEFT_EEXIST || r == WEFT_ENOENT;
+}
+
+/* Each record becomes the public main-thread call that does the same thing, so hooks,
+ * signatures and groups behave exactly as for direct calls. The payload is read in place:
+ * weft_component_set copies it, so the arena's 8-byte alignment is enough. */
+weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64_t *map) {
+    weft_result_t first = WEFT_OK;
+    for (size_t at = 0; at < cmd->len;) {
+        weft__cmd_rec_t rec;
+        memcpy(&rec, cmd->data + at, sizeof rec);
+        const void *payload = cmd->data + at + sizeof rec;
+        at += rec.next;
+        weft_entity_t e = rec.entity;
+        weft_component_t c = {rec.component};
+        if (rec.op == WEFT__CMD_CREATE) {
+            weft_entity_t real = WEFT_ENTITY_NULL;
+            weft_result_t r = weft_entity_create(world, &real);
+            map[weft_entity_generation(e) - 1] = real;
+            if (r != WEFT_OK && first == WEFT_OK)
+                first = r;
+            continue;
+        }
+        if (weft__cmd_is_placeholder(e))
+            e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed: skipped */
+        if (e == WEFT_ENTITY_NULL)
+            continue;
+        weft_result_t r = WEFT_OK;
+        switch ((weft__cmd_op_t)rec.op) {
+        case WEFT__CMD_DESTROY:
+            r = weft_entity_destroy(world, e);
+            break;
+        case WEFT__CMD_ADD:
+            r = weft_component_add(world, e, c, NULL);
+            break;
+        case WEFT__CMD_SET:
+            r = weft_component_set(world, e, c, payload);
+            break;
+        case WEFT__CMD_REMOVE:
+            r = weft_component_remove(world, e, c);
+            break;
+        case WEFT__CMD_CREATE:
+            break;
+        }
+        if (!benign(r) && first == WEFT_OK)
+            first = r;
+    }
+    return first;
+}
+
+/* ---- staged apply ---------------------------------------------------------------- >>stage */
+
+#define STAGE_DEAD 0xFFFFu /* simulated signature of a destroyed or stale entity */
+
+/* Grow a uint32_t scratch array to at least `need` entries (contents kept). */
+static bool grow_u32(const weft_allocator_t *alloc, uint32_t **arr, uint32_t *cap, uint32_t used,
+                     uint32_t need) {
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = *cap ? *cap : 256u;
+    while (ncap < need)
+        ncap = ncap > UINT32_MAX / 2u ? need : ncap * 2u;
+    uint32_t *a = weft__sched_alloc(alloc, (size_t)ncap * sizeof *a);
+    if (!a)
+        return false;
+    if (used)
+        memcpy(a, *arr, (size_t)used * sizeof *a);
+    weft__sched_free(alloc, *arr, (size_t)*cap * sizeof **arr);
+    *arr = a;
+    *cap = ncap;
+    return true;
+}
+
+weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
+                                    const weft_allocator_t *alloc) {
+    st->creates = 0;
+    st->destroys = 0;
+    st->ndead = 0;
+    memset(st->rows, 0, sizeof st->rows);
+    memset(st->placeholder, 0, sizeof st->placeholder);
+    /* sim is indexed by entity index; entries from older dry runs carry an older epoch, so
+     * it is cleared only when the epoch wraps (or when it grows: new entries are zero). */
+    uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
+    uint32_t old_cap = st->sim_cap;
+    if (!grow_u32(alloc, &st->sim, &st->sim_cap, old_cap, slots))
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+    if (st->sim_cap > old_cap)
+        memset(st->sim + old_cap, 0, (size_t)(st->sim_cap - old_cap) * sizeof *st->sim);
+    if (++st->epoch > 0xFFFFu) {
+        memset(st->sim, 0, (size_t)st->sim_cap * sizeof *st->sim);
+        st->epoch = 1;
+    }
+    return WEFT_OK;
+}
+
+static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
+    uint32_t n;
+    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n && ids[i] <= c; i++)
+        if (ids[i] == c)
+            return true;
+    return false;
+}
+
+weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
+                                   const weft_allocator_t *alloc, const weft_cmd_t *cmd,
+                                   uint64_t *map) {
+    const uint32_t tag = st->epoch << 16;
+    for (size_t at = 0; at < cmd->len;) {
+        weft__cmd_rec_t rec;
+        memcpy(&rec, cmd->data + at, sizeof rec);
+        at += rec.next;
+        if (rec.op == WEFT__CMD_CREATE) {
+            st->creates++;
+            map[weft_entity_generation(rec.entity) - 1] = 0; /* the empty set */
+            continue;
+        }
+        /* The target's simulated signature: a placeholder's lives in map, a real entity's in
+         * sim (this dry run's epoch) or in its slot. */
+        uint32_t sig, idx = 0, slot;
+        bool ph = weft__cmd_is_placeholder(rec.entity);
+        if (ph) {
+            sig = (uint32_t)map[weft_entity_generation(rec.entity) - 1];
+        } else if (!weft__entity_slot(world, rec.entity, &slot)) {
+            continue; /* stale: the apply skips it too */
+        } else {
+            idx = weft_entity_index(rec.entity);
+            sig =
+                (st->sim[idx] & 0xFFFF0000u) == tag ? st->sim[idx] & 0xFFFFu : weft__slot_sig(slot);
+        }
+        if (sig == STAGE_DEAD)
+            continue;
+        uint32_t next = sig;
+        weft_result_t r = WEFT_OK;
+        weft__component_t *comp = rec.component ? weft__component(world, rec.component) : NULL;
+        switch ((weft__cmd_op_t)rec.op) {
+        case WEFT__CMD_DESTROY:
+            next = STAGE_DEAD;
+            st->destroys++;
+            if (!ph) {
+                if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u))
+                    return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+                st->dead[st->ndead++] = idx;
+            }
+            break;
+        case WEFT__CMD_ADD:
+        case WEFT__CMD_SET: {
+            bool has = sig_has(world, sig, rec.component);
+            bool multi = comp->pool.multi != NULL;
+            if (has && (rec.op == WEFT__CMD_SET || !multi))
+                break; /* a write in place, or EEXIST */
+            if (!has)
+                r = weft__sig_step(world, sig, rec.component, false, &next);
+            st->rows[rec.component]++;
+            if (ph)
+                st->placeholder[rec.component] = 1;
+            else if (r == WEFT_OK)
+                r = weft__pool_prepare(world, &comp->pool, idx); /* its sparse page */
+            break;
+        }
+        case WEFT__CMD_REMOVE:
+            if (sig_has(world, sig, rec.component))
+                r = weft__sig_step(world, sig, rec.component, true, &next);
+            break;
+        case WEFT__CMD_CREATE:
+            break;
+        }
+        if (r != WEFT_OK)
+            return r; /* reported by the core */
+        if (ph)
+            map[weft_entity_generation(rec.entity) - 1] = next;
+        else if (next != sig)
+            st->sim[idx] = tag | next; /* unchanged needs no entry: the slot still says it */
+    }
+    return WEFT_OK;
+}
+
+/* Sparse pages of every index a created entity can receive: the top of the free list (LIFO),
+ * the indices this apply frees, and fresh slots past the high-water mark. */
+static weft_result_t placeholder_pages(const weft__cmd_stage_t *st, weft_world_t *world,
+                                       weft__pool_t *pool) {
+    weft_result_t r = WEFT_OK;
+    uint32_t from = world->free_count > st->creates ? world->free_count - st->creates : 0;
+    for (uint32_t i = from; i < world->free_count && r == WEFT_OK; i++)
+        r = weft__pool_prepare(world, pool, world->free_list[i]);
+    for (uint32_t i = 0; i < st->ndead && r == WEFT_OK; i++)
+        r = weft__pool_prepare(world, pool, st->dead[i]);
+    uint64_t first = weft_atomic_load_relaxed(&world->slot_count);
+    uint64_t end = first + st->creates;
+    for (uint64_t i = first; i < end && r == WEFT_OK; i = (i | WEFT__SPARSE_MASK) + 1u)
+        r = weft__pool_prepare(world, pool, (uint32_t)i); /* one call per page */
+    return r;
+}
+
+weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, weft_world_t *world) {
+    weft_result_t r = WEFT_OK;
+    if (st->creates)
+        r = weft_entity_reserve(world, st->creates);
+    if (r == WEFT_OK && st->destroys)
+        r = weft__entity_reserve_free(world, st->destroys);
+    for (uint32_t c = 1; c < WEFT_MAX_COMPONENTS && r == WEFT_OK; c++) {
+        if (!st->rows[c])
+            continue;
+        weft__pool_t *pool = &weft__component(world, c)->pool;
+        r = weft__pool_reserve_more(world, pool, st->rows[c]);
+        if (r == WEFT_OK && pool->multi != NULL) /* rows[c] bounds its instance adds */
+            r = weft__multi_reserve(world, pool, st->rows[c]);
+        if (r == WEFT_OK && st->placeholder[c])
+            r = placeholder_pages(st, world, pool);
+    }
+    return r;
+}
+
+void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
+    weft__sched_free(alloc, st->sim, (size_t)st->sim_cap * sizeof *st->sim);
+    weft__sched_free(alloc, st->dead, (size_t)st->dead_cap * sizeof *st->dead);
+    st->sim = NULL;
+    st->dead = NULL;
+    st->sim_cap = st->dead_cap = 0;
+}

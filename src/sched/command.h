@@ -1,0 +1,114 @@
+/* command.h: the command-buffer format behind weft/command.h (private to the build).
+ *
+ * DESIGN
+ * A buffer is one growable byte arena owned by one job at a time. Each command is a 24-byte
+ * record header followed by its payload (component data for set), padded to 8 bytes, so a
+ * buffer is replayed by one forward walk. The arena keeps its capacity across frames: after
+ * the first frames a steady-state frame records without allocating.
+ * Placeholders: weft_cmd_create() returns a handle whose index is 0 (never a real entity's)
+ * and whose generation is the create's ordinal in this buffer + 1. At apply, each create
+ * makes a real entity and fills the buffer's placeholder map, which later commands of the
+ * same buffer read. */
+#ifndef WEFT_SRC_COMMAND_H
+#define WEFT_SRC_COMMAND_H
+
+#include "weft/command.h"
+#include "weft/component.h"
+
+#include "jobs/platform/atomic.h"
+
+struct weft_world;
+
+typedef enum weft__cmd_op {
+    WEFT__CMD_CREATE = 1,  /* entity = placeholder */
+    WEFT__CMD_DESTROY = 2, /* entity */
+    WEFT__CMD_ADD = 3,     /* entity, component: zero-initialised if missing */
+    WEFT__CMD_SET = 4,     /* entity, component, size bytes of data follow */
+    WEFT__CMD_REMOVE = 5,  /* entity, component */
+} weft__cmd_op_t;
+
+typedef struct weft__cmd_rec {
+    uint8_t op;         /* weft__cmd_op_t */
+    uint8_t pad[3];     /* zero */
+    uint32_t component; /* component id (0 for create/destroy) */
+    uint64_t entity;    /* real handle or placeholder */
+    uint32_t size;      /* payload bytes after the header */
+    uint32_t next;      /* bytes from this header to the next one */
+} weft__cmd_rec_t;
+
+_Static_assert(sizeof(weft__cmd_rec_t) == 24, "command record header is 24 bytes");
+
+/* One job's buffer. Cache-line aligned so chunk jobs of one system never share a line. */
+struct weft_cmd {
+    _Alignas(WEFT_CACHE_LINE) unsigned char *data; /* arena, owned; NULL until first use */
+    size_t len;                                    /* bytes recorded this frame */
+    size_t cap;                                    /* arena capacity in bytes */
+    uint32_t created;                              /* placeholders handed out this frame */
+    uint32_t system;                               /* owning system id, for messages */
+    struct weft_world *world;                      /* for component sizes and the allocator */
+    const weft_allocator_t *alloc;                 /* the world's allocator (may hold NULL hooks) */
+    const weft_logger_t *log;                      /* the world's logger */
+};
+
+/* Placeholders: index 0, generation = ordinal + 1. */
+static inline bool weft__cmd_is_placeholder(uint64_t e) { return (uint32_t)e == 0 && e != 0; }
+
+/* Prepare a buffer for a new frame (keeps the arena). */
+static inline void weft__cmd_reset(weft_cmd_t *cmd) {
+    cmd->len = 0;
+    cmd->created = 0;
+}
+
+/* Free the arena (the struct itself belongs to the caller). */
+void weft__cmd_fini(weft_cmd_t *cmd);
+
+/* ---- staged apply ---- */
+
+/* What applying a phase's buffers will need, found by a dry run (weft__cmd_stage_scan) over
+ * the buffers in apply order before any is applied. The dry run follows each entity's
+ * component set (signature) through the commands, so it knows which adds really add a row
+ * and which signature transitions will be taken; it interns those transitions on the way
+ * (the signature tables are a cache: nothing observable changes). Owned by the scheduler and
+ * reused, so a steady-state apply allocates nothing here. */
+typedef struct weft__cmd_stage {
+    uint32_t creates;                         /* creates (entity slots to reserve) */
+    uint32_t destroys;                        /* destroys of live entities (free list) */
+    uint32_t rows[WEFT_MAX_COMPONENTS];       /* upper bound on the rows each pool gains */
+    uint8_t placeholder[WEFT_MAX_COMPONENTS]; /* 1: a created entity gains the component */
+    uint32_t *sim;                            /* [sim_cap] by entity index: epoch << 16 | sig */
+    uint32_t sim_cap;                         /* entries in sim */
+    uint32_t epoch;                           /* current dry run (1 .. 0xFFFF) */
+    uint32_t *dead;                           /* [dead_cap] entity indices destroyed */
+    uint32_t ndead;                           /* entries in dead */
+    uint32_t dead_cap;                        /* capacity of dead */
+} weft__cmd_stage_t;
+
+/* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
+weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, struct weft_world *world,
+                                    const weft_allocator_t *alloc);
+
+/* Dry-run `cmd` (the next buffer in apply order). `map` has room for cmd->created entries and
+ * is used as scratch. Errors: WEFT_ENOMEM, WEFT_ECAPACITY (reported; nothing observable
+ * changed). Thread: main. */
+weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *world,
+                                   const weft_allocator_t *alloc, const weft_cmd_t *cmd,
+                                   uint64_t *map);
+
+/* Reserve what the scanned buffers need: entity slots, free-list room, pool rows and the
+ * sparse pages of every index a command can reach, and the instance slot tables of
+ * multi-instance components (weft__multi_reserve). After WEFT_OK, applying the scanned
+ * buffers in the scanned order cannot fail for lack of memory. Errors: WEFT_ENOMEM,
+ * WEFT_ECAPACITY (reported; only spare capacity changed). Thread: main. */
+weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *world);
+
+/* Free the stage's scratch arrays. */
+void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
+
+/* Replay `cmd` onto the world in write order. `map` has room for cmd->created entities and
+ * receives the real entity of each placeholder. Stale targets are skipped (two systems may
+ * destroy the same entity in one frame); hooks fire as the world applies each change.
+ * Returns the first error the world reported (the rest of the buffer is still applied), e.g.
+ * WEFT_ENOMEM. Thread: main. */
+weft_result_t weft__cmd_apply(struct weft_world *world, const weft_cmd_t *cmd, uint64_t *map);
+
+#endif /* WEFT_SRC_COMMAND_H */

@@ -1,0 +1,456 @@
+/* frame.c: weft_world_progress() — runs one frame of the schedule on the job system and
+ * applies the command buffers at each phase end.
+ *
+ * DESIGN
+ * Per phase, on the main thread:
+ *  1. prepare: each system's query is planned once (query.h) and the plan reused by every
+ *     chunk; its driving row count gives its chunk count (0 when it has nothing to do;
+ *     parallel systems: ceil(rows / chunk_size); others and small ones: 1 job), tables grow
+ *     if needed (the only allocation, and only until the high-water mark is reached),
+ *     buffers are reset;
+ *  2. submit: the phase's whole graph at once, in run order, each system's jobs with
+ *     weft_job_submit_after() on its reduced predecessors' counters — no job ever blocks;
+ *  3. wait on the phase's sinks with weft_counter_wait(), so the main thread runs jobs too;
+ *  4. apply the buffers in registration order, then chunk order, then write order, staged:
+ *     a dry run over every buffer first reserves all the memory the apply needs
+ *     (command.h), so the apply proper cannot run out of memory half-way.
+ * Chunking happens after the previous phase's apply, so chunk boundaries see the data the
+ * phase will iterate and depend only on it and chunk_size. With one worker (or inline
+ * execution) the job system is bypassed: systems run in run order on the main thread, each
+ * prepared right before it runs (one pass while its data is hot), which gives the same world
+ * because apply order never depends on execution order. With more workers, a phase whose
+ * measured work is too small to repay handing it out runs the same way on the calling thread
+ * (the rule is in phase_cost.h). There a system with nothing to do costs one plan.
+ * On the threaded path it still gets one (empty) job: its completion counter orders its
+ * successors after its own predecessors, since redundant edges were removed.
+ *
+ * A frame that cannot complete for lack of memory after some of its work became visible is
+ * suspended (weft/system.h): the next weft_world_progress() resumes it where it stopped
+ * instead of starting a new one. */
+#include "system.h"
+
+#include <string.h>
+
+#include "jobs/platform/report.h"
+#include "src/core/world.h"
+
+/* ---- running one chunk --------------------------------------------------------- >>chunk */
+
+/* Run chunk `chunk` of `sys` on `worker`. The access set is published for the body so the
+ * core's debug checks can name this system. A chunk with no rows runs nothing and records
+ * nothing (no trace event, no buffer in completion order). */
+static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk, uint32_t worker) {
+    weft_iter_t it;
+#if WEFT_DEBUG >= 1
+    const weft__access_set_t *prev = weft__access_enter(&sys->access);
+#endif
+    bool work = true;
+    if (sys->query) {
+        weft__query_iter_planned(sys->query, &sys->plan, sys->chunk_rows, chunk, &it);
+        work = it.row < it.end; /* the iterator's row fields are private to users only */
+    } else {
+        memset(&it, 0, sizeof it);
+        it.world = s->world;
+    }
+    if (work) {
+        weft__trace_t *trace = s->trace;
+        bool timed = trace || s->sampling;
+        uint64_t begin = timed ? weft__trace_now() : 0;
+        weft_system_ctx_t ctx = {
+            .world = s->world,
+            .cmd = &sys->cmds[chunk],
+            .dt = s->dt,
+            .worker = worker,
+            .chunk = chunk,
+            .chunk_count = sys->nchunks,
+            .system = {sys->id},
+            .user = sys->user,
+            .view = &sys->view,
+        };
+        sys->fn(&it, &ctx);
+        if (timed) {
+            uint64_t end = weft__trace_now();
+            if (s->sampling)
+                weft__cost_add_chunk(&sys->cost, end - begin);
+            if (trace)
+                weft__trace_record(trace, worker, sys->id, chunk, begin, end);
+        }
+    }
+#if WEFT_DEBUG >= 1
+    weft__access_leave(prev);
+#endif /* WEFT_DEBUG */
+}
+
+void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx) {
+    const weft__chunk_arg_t *a = arg;
+    run_chunk(a->sched, a->sys, a->chunk, ctx->worker);
+}
+
+/* ---- phases ------------------------------------------------------------------ >>phase */
+
+/* Decide this frame's chunks of `sys`: plan its query once (the plan serves the row count
+ * and every chunk's iterator), size its tables, reset its buffers. *rows receives the
+ * driving rows (UINT32_MAX for a system without terms). Job descs are filled once when the
+ * tables grow (weft__sched_reserve_chunks), not per frame. */
+static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, uint32_t *rows) {
+    uint32_t n = 1;
+    sys->chunk_rows = 0;
+    *rows = UINT32_MAX;
+    if (sys->query) {
+        *rows = weft__query_plan(sys->query, &sys->plan);
+        if (*rows == 0) {
+            n = 0;
+        } else if (*rows > sys->split_above) {
+            n = (*rows - 1) / sys->split_above + 1;
+            sys->chunk_rows = sys->split_above;
+            weft_result_t r = weft__sched_reserve_chunks(s, sys, n);
+            if (r != WEFT_OK)
+                return r;
+        }
+    }
+    sys->nchunks = n;
+    weft__cost_begin_system(&sys->cost, *rows);
+    for (uint32_t c = 0; c < n; c++)
+        weft__cmd_reset(&sys->cmds[c]);
+    return WEFT_OK;
+}
+
+/* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
+ * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
+ * Before anything runs, so a failure changes nothing. */
+static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
+                                   bool *run_inline) {
+    double work = 0;
+    bool all_known = true;
+    for (uint32_t p = first; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
+        uint32_t rows;
+        weft_result_t r = prepare_system(s, sys, &rows);
+        if (r != WEFT_OK)
+            return r;
+        weft__cost_estimate(&sys->cost, &work, &all_known);
+    }
+    *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
+                                        weft__cost_sample_frame(s->frame_no), &s->sampling);
+    return WEFT_OK;
+}
+
+/* After a sampled phase: fold what its systems measured (and, threaded, its wall time) into
+ * the cost estimates. */
+static void measure_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
+                          bool threaded, uint64_t wall_ns) {
+    double work = 0;
+    for (uint32_t p = first; p < end; p++)
+        work += weft__cost_fold_system(&s->systems[s->graph.order[p]]->cost);
+    if (threaded)
+        weft__cost_fold_phase(&s->phase_cost[ph], work, wall_ns, s->workers);
+    s->sampling = false;
+}
+
+/* Grow the placeholder map to `n` entries. */
+static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
+    if (n <= s->map_cap)
+        return WEFT_OK;
+    uint32_t cap = s->map_cap ? s->map_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *map = weft__sched_alloc(s->alloc, cap * sizeof *map);
+    if (!map)
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "command apply: out of memory");
+    weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
+    s->map = map;
+    s->map_cap = cap;
+    return WEFT_OK;
+}
+
+/* The phase's buffers in apply order: registration order, then chunk. The dry run and the
+ * apply walk the same sequence through this cursor, so they cannot disagree on it. */
+typedef struct buffer_cursor {
+    uint32_t k; /* position in apply_list */
+    uint32_t c; /* chunk of apply_list[k] */
+} buffer_cursor_t;
+
+static buffer_cursor_t buffers_of(const struct weft_sched *s, uint32_t ph) {
+    return (buffer_cursor_t){s->apply_first[ph], 0};
+}
+
+static weft_cmd_t *next_buffer(struct weft_sched *s, uint32_t ph, buffer_cursor_t *it) {
+    for (; it->k < s->apply_first[ph + 1]; it->k++, it->c = 0) {
+        weft__system_t *sys = s->systems[s->apply_list[it->k]];
+        if (it->c < sys->nchunks)
+            return &sys->cmds[it->c++];
+    }
+    return NULL;
+}
+
+/* Dry-run one buffer (see stage_phase); `*begun` starts the stage at the first non-empty one,
+ * so a phase without commands costs one length check per buffer. */
+static weft_result_t stage_one(struct weft_sched *s, const weft_cmd_t *cmd, bool *begun) {
+    if (cmd->len == 0)
+        return WEFT_OK;
+    weft_result_t r = WEFT_OK;
+    if (!*begun) {
+        r = weft__cmd_stage_begin(&s->stage, s->world, s->alloc);
+        *begun = r == WEFT_OK;
+    }
+    if (r == WEFT_OK)
+        r = reserve_map(s, cmd->created);
+    if (r == WEFT_OK)
+        r = weft__cmd_stage_scan(&s->stage, s->world, s->alloc, cmd, s->map);
+    return r;
+}
+
+/* Stage the phase's apply: dry-run every buffer in apply order, then reserve what they need.
+ * Nothing observable changes, so on failure the buffers can be applied later. */
+static weft_result_t stage_phase(struct weft_sched *s, uint32_t ph, bool *any) {
+    bool begun = false;
+    weft_result_t r = WEFT_OK;
+    buffer_cursor_t it = buffers_of(s, ph);
+    for (weft_cmd_t *cmd; r == WEFT_OK && (cmd = next_buffer(s, ph, &it)) != NULL;)
+        r = stage_one(s, cmd, &begun);
+    if (r == WEFT_OK && begun)
+        r = weft__cmd_stage_reserve(&s->stage, s->world);
+    *any = begun;
+    return r;
+}
+
+/* Apply one buffer, keeping the first error. The map was grown by stage_phase. */
+static weft_result_t apply_one(struct weft_sched *s, weft_cmd_t *cmd, weft_result_t err) {
+    if (cmd->len == 0)
+        return err;
+    weft_result_t r = weft__cmd_apply(s->world, cmd, s->map);
+    weft__cmd_reset(cmd); /* applied: a resumed frame must not apply it again */
+    return err != WEFT_OK ? err : r;
+}
+
+/* Apply the phase's buffers: registration order, then chunk, then write order. On
+ * *staged == false the stage failed and nothing was applied. known_empty: the caller saw
+ * every buffer of the phase empty, so there is nothing to walk. */
+static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_empty,
+                                 bool *staged) {
+    uint64_t begin = s->trace ? weft__trace_now() : 0;
+    bool any = false;
+    weft_result_t first_err = known_empty ? WEFT_OK : stage_phase(s, ph, &any);
+    *staged = first_err == WEFT_OK;
+    if (!*staged)
+        return first_err;
+    if (any) { /* else nothing was recorded: no buffer to walk again */
+        buffer_cursor_t it = buffers_of(s, ph);
+        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;)
+            first_err = apply_one(s, cmd, first_err);
+    }
+    if (s->trace)
+        weft__trace_record(s->trace, 0, 0, ph, begin, weft__trace_now());
+    return first_err;
+}
+
+static void run_system_inline(struct weft_sched *s, weft__system_t *sys) {
+    for (uint32_t c = 0; c < sys->nchunks; c++)
+        run_chunk(s, sys, c, 0);
+}
+
+/* Submit the phase's graph and wait for its sinks (threaded path). A system with nothing to
+ * do still gets one job (run_chunk returns at once), so its counter keeps ordering its
+ * successors after its predecessors. If a submit fails (the job system is out of memory),
+ * everything submitted is waited for and the rest of the phase runs here in run order, which
+ * respects every edge: the phase still completes. */
+static weft_result_t run_phase_jobs(struct weft_sched *s, uint32_t ph, uint32_t first,
+                                    uint32_t end) {
+    weft_result_t r = WEFT_OK;
+    uint32_t p = first;
+    for (; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
+        uint32_t n = sys->nchunks ? sys->nchunks : 1;
+        if (sys->ndeps == 0)
+            r = weft_job_submit(s->jobs, sys->jobs, n, &sys->done);
+        else
+            r = weft_job_submit_after(s->jobs, sys->jobs, n, (weft_counter_t *const *)sys->deps,
+                                      sys->ndeps, &sys->done);
+        if (r != WEFT_OK)
+            break;
+    }
+    if (p < end) {
+        for (uint32_t q = first; q < p; q++)
+            (void)weft_counter_wait(s->jobs, &s->systems[s->graph.order[q]]->done);
+        for (; p < end; p++)
+            run_system_inline(s, s->systems[s->graph.order[p]]);
+        return WEFT_OK;
+    }
+    for (uint32_t k = s->phase_sinks[ph]; k < s->phase_sinks[ph + 1]; k++) {
+        weft_result_t w =
+            weft_counter_wait(s->jobs, &s->systems[s->graph.order[s->sinks[k]]]->done);
+        if (w != WEFT_OK && r == WEFT_OK)
+            r = w;
+    }
+    return r;
+}
+
+/* A flat phase (no edge between its systems) on the threaded path: one weft_parallel_for over
+ * all its chunks, numbered system by system in run order (s->flat_first). Participants claim
+ * batches of chunks with one atomic each (parallel_for.c), where a job per chunk would cost
+ * every thief a steal, with its cache-line transfers, per chunk; no counters are needed, as
+ * the loop returns when every chunk has run. */
+typedef struct flat_phase {
+    struct weft_sched *s;
+    uint32_t first, end; /* run positions */
+} flat_phase_t;
+
+static void run_flat_units(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
+    const flat_phase_t *f = arg;
+    struct weft_sched *s = f->s;
+    const uint32_t *at = s->flat_first;
+    uint32_t lo = f->first, hi = f->end; /* the last p with at[p] <= begin */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (at[mid] <= begin)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (uint64_t u = begin; u < end; u++) {
+        while (u >= at[lo + 1])
+            lo++;
+        run_chunk(s, s->systems[s->graph.order[lo]], (uint32_t)(u - at[lo]), worker);
+    }
+}
+
+static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32_t end) {
+    uint32_t units = 0;
+    for (uint32_t p = first; p < end; p++) {
+        s->flat_first[p] = units;
+        units += s->systems[s->graph.order[p]]->nchunks;
+    }
+    s->flat_first[end] = units;
+    flat_phase_t f = {s, first, end};
+    return weft_parallel_for(s->jobs, units, 1, run_flat_units, &f);
+}
+
+static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
+    for (uint32_t p = first; p < end; p++)
+        run_system_inline(s, s->systems[s->graph.order[p]]);
+}
+
+/* ---- the frame --------------------------------------------------------------- >>frame */
+
+void weft__sched_drop_suspended(struct weft_sched *s) {
+    s->resume_phase = UINT32_MAX;
+    s->resume_apply = false;
+}
+
+/* Sequential path with one worker: prepare and run each system in one pass from run
+ * position `from` (its data is hot; systems before it cannot change what it will see, since
+ * structural changes wait for the apply). *recorded tells whether any of them wrote a
+ * command. On a failure *fresh tells whether anything ran; *at receives the position to
+ * resume at. */
+static weft_result_t run_phase_fused(struct weft_sched *s, uint32_t from, uint32_t end, bool *fresh,
+                                     uint32_t *at, bool *recorded) {
+    bool any = false;
+    for (uint32_t p = from; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
+        uint32_t rows;
+        weft_result_t r = prepare_system(s, sys, &rows);
+        if (r != WEFT_OK) {
+            *at = p;
+            return r;
+        }
+        *fresh = false;
+        run_system_inline(s, sys);
+        for (uint32_t c = 0; c < sys->nchunks; c++)
+            any = any || sys->cmds[c].len != 0;
+    }
+    *recorded = any;
+    return WEFT_OK;
+}
+
+/* Run phases from `ph`, run position `pos` (the phase's first position unless a fused phase
+ * was suspended half-way); `at_apply`: phase ph's systems already ran, only its apply is
+ * left. On a failure after the frame's work started to show (a phase applied, or systems of
+ * this phase ran), the frame is suspended at the failing step; `fresh` tells whether
+ * anything showed yet. */
+static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos, bool at_apply,
+                                bool fresh) {
+    const weft__graph_t *g = &s->graph;
+    for (; ph < g->nphases; ph++, at_apply = false, pos = UINT32_MAX) {
+        uint32_t first = g->phase_first[ph], end = g->phase_first[ph + 1];
+        weft_result_t r = WEFT_OK;
+        bool known_empty = false;
+        if (!at_apply) {
+            uint32_t at = first;
+            if (s->workers <= 1) {
+                bool recorded = true;
+                r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, &fresh, &at,
+                                    &recorded);
+                /* a resumed pass did not see the buffers of the systems before `pos` */
+                known_empty = pos == UINT32_MAX && !recorded;
+            } else {
+                bool run_inline = false;
+                r = prepare_phase(s, ph, first, end, &run_inline);
+                if (r == WEFT_OK) {
+                    uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                    if (run_inline)
+                        run_phase_inline(s, first, end);
+                    else if (s->phase_flat[ph])
+                        r = run_phase_flat(s, first, end);
+                    else
+                        r = run_phase_jobs(s, ph, first, end);
+                    fresh = false;
+                    if (s->sampling)
+                        measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
+                    if (r != WEFT_OK)
+                        return r; /* a wait failed: the job system is unusable (reported) */
+                }
+            }
+            if (r != WEFT_OK) {
+                if (!fresh) {
+                    s->resume_phase = ph;
+                    s->resume_pos = at;
+                    s->resume_apply = false;
+                }
+                return r;
+            }
+        }
+        bool staged = false;
+        r = apply_phase(s, ph, known_empty, &staged);
+        if (!staged) {
+            s->resume_phase = ph;
+            s->resume_pos = UINT32_MAX;
+            s->resume_apply = true;
+            return r;
+        }
+        if (r != WEFT_OK)
+            return r; /* a non-memory error after staging (e.g. a hook's): the frame ends here */
+    }
+    return WEFT_OK;
+}
+
+weft_result_t weft_world_progress(weft_world_t *world, float dt) {
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_world_progress: world is NULL");
+    struct weft_sched *s = weft__sched_get(world);
+    if (!s)
+        return WEFT_ENOMEM;
+    WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
+                   "weft_world_progress: called from inside a frame");
+    weft_result_t r = weft__sched_jobs(s);
+    if (r == WEFT_OK)
+        r = weft__sched_build(s);
+    if (r != WEFT_OK)
+        return r;
+    uint32_t ph = 0, pos = UINT32_MAX;
+    bool at_apply = false, fresh = true;
+    if (s->resume_phase != UINT32_MAX) {
+        ph = s->resume_phase; /* the suspended frame goes on with its own dt */
+        pos = s->resume_pos;
+        at_apply = s->resume_apply;
+        fresh = false;
+        weft__sched_drop_suspended(s);
+    } else {
+        s->dt = dt;
+        s->frame_no++;
+        if (s->trace)
+            weft__trace_frame_begin(s->trace);
+    }
+    s->running = true;
+    r = run_phases(s, ph, pos, at_apply, fresh);
+    s->running = false;
+    return r;
+}

@@ -1,0 +1,232 @@
+/* introspect.c: looking at the schedule — reduced edges, run order, conflicting pairs,
+ * Graphviz DOT, and the critical path of the last traced frame. Main-thread only; these calls
+ * may allocate scratch memory (never during a frame). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobs/platform/report.h"
+#include "system.h"
+#include "src/core/world.h"
+
+/* The scheduler with an up-to-date graph, or NULL (reported). */
+static struct weft_sched *built(weft_world_t *world) {
+    struct weft_sched *s = world ? weft__sched_get(world) : NULL;
+    if (!s || weft__sched_build(s) != WEFT_OK)
+        return NULL;
+    return s;
+}
+
+uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap) {
+    struct weft_sched *s = built(world);
+    if (!s)
+        return 0;
+    const weft__graph_t *g = &s->graph;
+    uint32_t at = 0;
+    for (uint32_t p = 0; p < g->n; p++) {
+        uint32_t v = g->order[p];
+        for (uint32_t e = g->pred_first[v]; e < g->pred_first[v + 1]; e++, at++) {
+            if (at >= cap)
+                continue;
+            uint32_t label = g->pred_label[e];
+            out[at] = (weft_schedule_edge_t){
+                .from = {g->preds[e] + 1},
+                .to = {v + 1},
+                .component = {label == WEFT__EDGE_CONSTRAINT ? 0 : label},
+            };
+        }
+    }
+    return at;
+}
+
+uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap) {
+    struct weft_sched *s = built(world);
+    if (!s)
+        return 0;
+    for (uint32_t p = 0; p < s->graph.n && p < cap; p++)
+        out[p] = (weft_system_t){s->graph.order[p] + 1};
+    return s->graph.n;
+}
+
+/* All pairs, across phases too: this is the "who touches what" list for people tuning access
+ * declarations, so it ignores what phases and constraints already order. */
+uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out, uint32_t cap) {
+    struct weft_sched *s = built(world);
+    if (!s)
+        return 0;
+    uint32_t at = 0;
+    for (uint32_t a = 0; a < s->count; a++) {
+        for (uint32_t b = a + 1; b < s->count; b++) {
+            uint32_t c = weft__sched_conflict(&s->gsys[a], &s->gsys[b]);
+            if (c == UINT32_MAX)
+                continue;
+            if (at < cap)
+                out[at] =
+                    (weft_system_conflict_t){.first = {a + 1}, .second = {b + 1}, .component = {c}};
+            at++;
+        }
+    }
+    return at;
+}
+
+/* ---- DOT ------------------------------------------------------------------------ >>dot */
+
+typedef struct sbuf {
+    char *buf;  /* destination, may be NULL */
+    size_t cap; /* bytes available in buf */
+    size_t len; /* bytes the full output needs so far */
+} sbuf_t;
+
+static void sb_printf(sbuf_t *sb, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
+/* Append with snprintf semantics: keep counting the full length once the buffer is full, so
+ * one call with cap 0 sizes the output. */
+static void sb_printf(sbuf_t *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *dst = sb->len < sb->cap ? sb->buf + sb->len : NULL;
+    size_t room = sb->len < sb->cap ? sb->cap - sb->len : 0;
+    int n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        sb->len += (size_t)n;
+}
+
+/* A quoted-string body for DOT: names are user text. */
+static void sb_escaped(sbuf_t *sb, const char *str) {
+    for (const char *p = str; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sb_printf(sb, "\\%c", *p);
+        else
+            sb_printf(sb, "%c", *p);
+    }
+}
+
+static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_t *sys) {
+    sb_printf(sb, "    s%u [label=\"", sys->id);
+    sb_escaped(sb, sys->name);
+    for (uint32_t i = 0; i < sys->nwrites; i++) {
+        sb_printf(sb, "\\nW ");
+        sb_escaped(sb, weft__component(s->world, sys->writes[i])->name);
+    }
+    for (uint32_t i = 0; i < sys->nreads; i++) {
+        sb_printf(sb, "\\nR ");
+        sb_escaped(sb, weft__component(s->world, sys->reads[i])->name);
+    }
+    for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && sys->desc.exclude[i].id; i++) {
+        sb_printf(sb, "\\nX ");
+        sb_escaped(sb, weft__component(s->world, sys->desc.exclude[i].id)->name);
+    }
+    sb_printf(sb, "\"%s%s];\n", sys->desc.parallel ? ", style=bold" : "",
+              sys->desc.main_thread ? ", color=blue" : "");
+}
+
+/* Node ids are "s<system id>" so a DOT file can be matched against trace events by id. */
+size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap) {
+    struct weft_sched *s = built(world);
+    if (!s)
+        return 0;
+    const weft__graph_t *g = &s->graph;
+    sbuf_t sb = {.buf = buf, .cap = cap};
+    if (buf && cap)
+        buf[0] = '\0';
+    sb_printf(&sb, "digraph weft_schedule {\n  rankdir=LR;\n"
+                   "  node [shape=box, fontname=\"monospace\"];\n");
+    for (uint32_t ph = 0; ph < g->nphases; ph++) {
+        uint32_t first = g->phase_first[ph];
+        sb_printf(&sb, "  subgraph cluster_phase_%u {\n    label=\"phase %u\";\n", ph,
+                  s->systems[g->order[first]]->desc.phase);
+        for (uint32_t p = first; p < g->phase_first[ph + 1]; p++)
+            dot_node(&sb, s, s->systems[g->order[p]]);
+        sb_printf(&sb, "  }\n");
+    }
+    for (uint32_t p = 0; p < g->n; p++) {
+        uint32_t v = g->order[p];
+        for (uint32_t e = g->pred_first[v]; e < g->pred_first[v + 1]; e++) {
+            sb_printf(&sb, "  s%u -> s%u [label=\"", g->preds[e] + 1, v + 1);
+            if (g->pred_label[e] == WEFT__EDGE_CONSTRAINT)
+                sb_printf(&sb, "before/after");
+            else
+                sb_escaped(&sb, weft__component(s->world, g->pred_label[e])->name);
+            sb_printf(&sb, "\"];\n");
+        }
+    }
+    /* Phase barriers: the last system of each phase to the first of the next, dashed. */
+    for (uint32_t ph = 0; ph + 1 < g->nphases; ph++)
+        sb_printf(&sb, "  s%u -> s%u [style=dashed, label=\"apply\"];\n",
+                  g->order[g->phase_first[ph + 1] - 1] + 1, g->order[g->phase_first[ph + 1]] + 1);
+    sb_printf(&sb, "}\n");
+    return sb.len;
+}
+
+/* ---- critical path -------------------------------------------------------- >>critical */
+
+uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
+                                     uint64_t *total_ns) {
+    if (total_ns)
+        *total_ns = 0;
+    struct weft_sched *s = built(world);
+    if (!s || !s->trace || s->trace->frame == UINT32_MAX)
+        return 0;
+    const weft__graph_t *g = &s->graph;
+    uint32_t n = g->n;
+    /* Per system: span begin/end, best path length ending here, and its predecessor. */
+    size_t bytes = (size_t)n * (4 * sizeof(uint64_t) + sizeof(uint32_t));
+    uint64_t *lo = weft__sched_alloc(s->alloc, bytes);
+    if (!lo) {
+        (void)WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_schedule_critical_path: out of memory");
+        return 0;
+    }
+    uint64_t *hi = lo + n, *best = hi + n, *span = best + n;
+    uint32_t *parent = (uint32_t *)(span + n);
+    for (uint32_t v = 0; v < n; v++) {
+        lo[v] = UINT64_MAX;
+        hi[v] = 0;
+    }
+    const weft__trace_t *t = s->trace;
+    for (uint32_t w = 0; w < t->workers; w++) {
+        for (uint32_t i = 0; i < t->lanes[w].count; i++) {
+            const weft_trace_event_t *e = &t->lanes[w].events[i];
+            if (e->frame != t->frame || e->system == 0 || e->system > n)
+                continue;
+            uint32_t v = e->system - 1;
+            lo[v] = e->begin_ns < lo[v] ? e->begin_ns : lo[v];
+            hi[v] = e->end_ns > hi[v] ? e->end_ns : hi[v];
+        }
+    }
+    /* Longest path in run order; a phase's sources follow the previous phase's best end. */
+    uint32_t prev_best = UINT32_MAX, phase_best = UINT32_MAX;
+    for (uint32_t ph = 0; ph < g->nphases; ph++) {
+        for (uint32_t p = g->phase_first[ph]; p < g->phase_first[ph + 1]; p++) {
+            uint32_t v = g->order[p];
+            span[v] = hi[v] > lo[v] && lo[v] != UINT64_MAX ? hi[v] - lo[v] : 0;
+            uint64_t base = prev_best == UINT32_MAX ? 0 : best[prev_best];
+            parent[v] = prev_best;
+            /* A predecessor's path already includes the previous phases, so ">=" prefers
+             * the in-phase chain on ties. */
+            for (uint32_t e = g->pred_first[v]; e < g->pred_first[v + 1]; e++) {
+                if (best[g->preds[e]] >= base) {
+                    base = best[g->preds[e]];
+                    parent[v] = g->preds[e];
+                }
+            }
+            best[v] = base + span[v];
+            if (phase_best == UINT32_MAX || best[v] > best[phase_best])
+                phase_best = v;
+        }
+        prev_best = phase_best;
+    }
+    uint32_t len = 0;
+    for (uint32_t v = prev_best; v != UINT32_MAX; v = parent[v])
+        len++;
+    uint32_t k = len;
+    for (uint32_t v = prev_best; v != UINT32_MAX; v = parent[v]) {
+        k--;
+        if (k < cap)
+            out[k] = (weft_system_t){v + 1};
+    }
+    if (total_ns && prev_best != UINT32_MAX)
+        *total_ns = best[prev_best];
+    weft__sched_free(s->alloc, lo, bytes);
+    return len;
+}

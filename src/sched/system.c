@@ -1,0 +1,608 @@
+/* system.c: system registration (checked once), the scheduler's lifetime, the graph-derived
+ * job tables, and access views for helpers. The frame itself runs in frame.c. */
+#include "system.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobs/platform/report.h"
+#include "src/core/world.h"
+
+_Static_assert(sizeof(weft_view_t) == sizeof(weft__access_set_t),
+               "weft_view_t mirrors weft__access_set_t");
+_Static_assert(WEFT_MAX_COMPONENTS / 64 == WEFT__ACCESS_WORDS, "access bitset width");
+_Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
+                   offsetof(weft__system_t, id) + sizeof(uint32_t) -
+                           offsetof(weft__system_t, query) <=
+                       64,
+               "a system's per-frame fields share one cache line");
+_Static_assert(offsetof(weft_view_t, read) == offsetof(weft__access_set_t, read) &&
+                   offsetof(weft_view_t, write) == offsetof(weft__access_set_t, write),
+               "weft_view_t mirrors weft__access_set_t");
+
+/* ---- lifetime -------------------------------------------------------------- >>lifetime */
+
+/* Drop the graph and everything derived from it (deps pointers, sinks, apply lists); the next
+ * frame or introspection call rebuilds them. Called whenever the system list changes. */
+static void free_derived(struct weft_sched *s) {
+    weft__graph_free(&s->graph, s->alloc);
+    weft__sched_free(s->alloc, s->derived, s->derived_bytes);
+    s->derived = NULL;
+    s->derived_bytes = 0;
+    s->gsys = NULL;
+    s->dep_store = NULL;
+    s->sinks = NULL;
+    s->phase_sinks = NULL;
+    s->apply_list = NULL;
+    s->apply_first = NULL;
+    s->phase_cost = NULL;
+    s->flat_first = NULL;
+    s->phase_flat = NULL;
+    for (uint32_t i = 0; i < s->count; i++) {
+        s->systems[i]->deps = NULL;
+        s->systems[i]->ndeps = 0;
+    }
+    s->dirty = true;
+}
+
+/* Free one record with its query, chunk tables and command arenas. Also the rollback path of
+ * a failed registration, so every field may still be in its zeroed state. */
+static void system_free(struct weft_sched *s, weft__system_t *sys) {
+    if (sys->query)
+        weft_query_destroy(sys->query);
+    for (uint32_t c = 0; c < sys->cap; c++)
+        weft__cmd_fini(&sys->cmds[c]);
+    weft__sched_free(s->alloc, sys->jobs, sys->cap * sizeof *sys->jobs);
+    weft__sched_free(s->alloc, sys->args, sys->cap * sizeof *sys->args);
+    weft__sched_free(s->alloc, sys->cmds, sys->cap * sizeof *sys->cmds);
+    weft__sched_free(s->alloc, sys->after, sys->after_cap * sizeof *sys->after);
+    weft__sched_free(s->alloc, sys, sizeof *sys);
+}
+
+/* Module finaliser: runs at world destroy while the world is still usable. */
+static void sched_fini(weft_world_t *world) {
+    struct weft_sched *s = world->sched;
+    if (!s)
+        return;
+    free_derived(s);
+    for (uint32_t i = 0; i < s->count; i++)
+        system_free(s, s->systems[i]);
+    weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
+    weft__trace_destroy(s->trace, s->alloc);
+    weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
+    weft__cmd_stage_fini(&s->stage, s->alloc);
+    weft__sched_free(s->alloc, s, sizeof *s);
+    world->sched = NULL;
+}
+
+struct weft_sched *weft__sched_peek(const weft_world_t *world) {
+    return world ? world->sched : NULL;
+}
+
+/* Created lazily so a world without systems pays nothing; the finaliser is registered at the
+ * same time so that world destroy frees it before the pools go (our queries live there). */
+struct weft_sched *weft__sched_get(weft_world_t *world) {
+    if (world->sched)
+        return world->sched;
+    struct weft_sched *s = weft__sched_alloc(&world->alloc, sizeof *s);
+    if (!s) {
+        (void)WEFT__FAIL(world->log, WEFT_ENOMEM, "scheduler: out of memory");
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->world = world;
+    s->alloc = &world->alloc;
+    s->log = world->log;
+    s->workers = 1;
+    s->dirty = true;
+    s->resume_phase = UINT32_MAX;
+    if (weft__world_add_module_fini(world, sched_fini) != WEFT_OK) {
+        weft__sched_free(&world->alloc, s, sizeof *s);
+        return NULL;
+    }
+    world->sched = s;
+    return s;
+}
+
+weft_result_t weft__sched_jobs(struct weft_sched *s) {
+    if (s->jobs)
+        return WEFT_OK;
+    s->jobs = weft_world_jobs(s->world);
+    if (!s->jobs)
+        return WEFT_ENOMEM; /* reported by the world */
+    s->workers = weft_jobs_worker_count(s->jobs);
+    return WEFT_OK;
+}
+
+const char *weft__sched_system_name(const struct weft_sched *s, uint32_t id) {
+    return (s && id >= 1 && id <= s->count) ? s->systems[id - 1]->name : "?";
+}
+
+/* ---- per-chunk tables ------------------------------------------------------ >>chunks */
+
+/* Grow the per-chunk tables of `sys` to at least n entries (doubling). Main thread only: the
+ * tables are read by jobs during a frame, so they never move while one runs. Job descs are
+ * complete here (fn, arg, name, tag, main_thread are fixed per chunk), so a frame only has to
+ * submit them. */
+weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *sys, uint32_t n) {
+    if (n <= sys->cap)
+        return WEFT_OK;
+    uint32_t cap = sys->cap ? sys->cap : 1;
+    while (cap < n)
+        cap *= 2;
+    weft_job_desc_t *jobs = weft__sched_alloc(s->alloc, cap * sizeof *jobs);
+    weft__chunk_arg_t *args = weft__sched_alloc(s->alloc, cap * sizeof *args);
+    weft_cmd_t *cmds = weft__sched_alloc(s->alloc, cap * sizeof *cmds);
+    if (!jobs || !args || !cmds) {
+        weft__sched_free(s->alloc, jobs, cap * sizeof *jobs);
+        weft__sched_free(s->alloc, args, cap * sizeof *args);
+        weft__sched_free(s->alloc, cmds, cap * sizeof *cmds);
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "system '%s': out of memory for %u chunks",
+                          sys->name, n);
+    }
+    /* Command buffers keep their arenas: move the old ones, then set up the new ones. */
+    if (sys->cap)
+        memcpy(cmds, sys->cmds, sys->cap * sizeof *cmds);
+    for (uint32_t c = sys->cap; c < cap; c++)
+        cmds[c] =
+            (weft_cmd_t){.system = sys->id, .world = s->world, .alloc = s->alloc, .log = s->log};
+    for (uint32_t c = 0; c < cap; c++) {
+        args[c] = (weft__chunk_arg_t){.sched = s, .sys = sys, .chunk = c};
+        jobs[c] = (weft_job_desc_t){.fn = weft__sched_chunk_job,
+                                    .arg = &args[c],
+                                    .name = sys->name,
+                                    .tag = sys->id << 16 | (c & 0xFFFFu),
+                                    .main_thread = sys->desc.main_thread};
+    }
+    weft__sched_free(s->alloc, sys->jobs, sys->cap * sizeof *sys->jobs);
+    weft__sched_free(s->alloc, sys->args, sys->cap * sizeof *sys->args);
+    weft__sched_free(s->alloc, sys->cmds, sys->cap * sizeof *sys->cmds);
+    sys->jobs = jobs;
+    sys->args = args;
+    sys->cmds = cmds;
+    sys->cap = cap;
+    return WEFT_OK;
+}
+
+/* ---- graph-derived tables --------------------------------------------------- >>derived */
+
+/* What the graph builder reads of each system, in registration order. */
+static void describe_systems(const struct weft_sched *s, weft__sched_sys_t *out) {
+    for (uint32_t i = 0; i < s->count; i++) {
+        const weft__system_t *sys = s->systems[i];
+        out[i] = (weft__sched_sys_t){.name = sys->name,
+                                     .phase = sys->desc.phase,
+                                     .reads = sys->reads,
+                                     .nreads = sys->nreads,
+                                     .writes = sys->writes,
+                                     .nwrites = sys->nwrites,
+                                     .after = sys->after,
+                                     .nafter = sys->nafter};
+    }
+}
+
+/* Build the graph and the tables the executor reads each frame: per system the counters of its
+ * reduced predecessors (so a submit is one call with a ready-made deps array), per phase its
+ * sinks (what the main thread waits on) and its apply list (registration order). One block
+ * holds all of it, so a rebuild is one allocation and one free. */
+weft_result_t weft__sched_build(struct weft_sched *s) {
+    if (!s->dirty)
+        return WEFT_OK;
+    free_derived(s);
+    uint32_t n = s->count;
+    size_t nsys_bytes = (size_t)n * sizeof(weft__sched_sys_t);
+    /* deps: at most one per reduced edge; sinks: at most n; phase offsets: at most n + 1. */
+    weft__sched_sys_t *gsys = weft__sched_alloc(s->alloc, nsys_bytes);
+    if (!gsys)
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
+    describe_systems(s, gsys);
+    weft__graph_t g;
+    weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
+    weft__sched_free(s->alloc, gsys, nsys_bytes);
+    if (r != WEFT_OK)
+        return r;
+    size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
+                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+                   (size_t)g.nphases * sizeof(weft__phase_cost_t) +
+                   ((size_t)n + 1) * sizeof(uint32_t) + (size_t)g.nphases * sizeof(bool);
+    void *block = weft__sched_alloc(s->alloc, bytes);
+    if (!block) {
+        weft__graph_free(&g, s->alloc);
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
+    }
+    s->graph = g;
+    s->derived = block;
+    s->derived_bytes = bytes;
+    s->dep_store = block;
+    s->gsys = (weft__sched_sys_t *)(s->dep_store + g.nedges);
+    s->sinks = (uint32_t *)(s->gsys + n);
+    s->phase_sinks = s->sinks + n;
+    s->apply_list = s->phase_sinks + g.nphases + 1;
+    s->apply_first = s->apply_list + n;
+    /* 4-aligned like the uint32_t arrays before it; a new graph measures its phases afresh */
+    s->phase_cost = (weft__phase_cost_t *)(s->apply_first + g.nphases + 1);
+    memset(s->phase_cost, 0, (size_t)g.nphases * sizeof *s->phase_cost);
+    s->flat_first = (uint32_t *)(s->phase_cost + g.nphases);
+    s->phase_flat = (bool *)(s->flat_first + n + 1);
+    describe_systems(s, s->gsys);
+    for (uint32_t v = 0; v < n; v++) {
+        weft__system_t *sys = s->systems[v];
+        sys->deps = s->dep_store + g.pred_first[v];
+        sys->ndeps = g.pred_first[v + 1] - g.pred_first[v];
+        for (uint32_t e = 0; e < sys->ndeps; e++)
+            sys->deps[e] = &s->systems[g.preds[g.pred_first[v] + e]]->done;
+    }
+    uint32_t at = 0;
+    for (uint32_t ph = 0; ph < g.nphases; ph++) {
+        s->phase_sinks[ph] = at;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++)
+            if (g.succ_count[g.order[p]] == 0)
+                s->sinks[at++] = p;
+    }
+    s->phase_sinks[g.nphases] = at;
+    s->nsinks = at;
+    /* A phase is flat when no system of it waits for another of it (edges into it from
+     * earlier phases are already satisfied when it starts). */
+    for (uint32_t ph = 0; ph < g.nphases; ph++) {
+        bool flat = true;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1] && flat; p++) {
+            uint32_t v = g.order[p];
+            for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1] && flat; e++)
+                flat = g.pos[g.preds[e]] < g.phase_first[ph];
+        }
+        s->phase_flat[ph] = flat;
+    }
+    /* The apply order of each phase: its systems in registration order. */
+    at = 0;
+    for (uint32_t ph = 0; ph < g.nphases; ph++) {
+        s->apply_first[ph] = at;
+        uint32_t phase = s->systems[g.order[g.phase_first[ph]]]->desc.phase;
+        for (uint32_t i = 0; i < n; i++)
+            if (s->systems[i]->desc.phase == phase)
+                s->apply_list[at++] = i;
+    }
+    s->apply_first[g.nphases] = at;
+    s->dirty = false;
+    return WEFT_OK;
+}
+
+/* ---- registration ----------------------------------------------------------- >>register */
+
+static const char *component_name(const weft_world_t *world, uint32_t id) {
+    const weft__component_t *c = weft__component(world, id);
+    return c ? c->name : "?";
+}
+
+/* Number of leading non-zero components in list[0..max). */
+static uint32_t list_len(const weft_component_t *list, uint32_t max) {
+    uint32_t n = 0;
+    while (n < max && list[n].id != 0)
+        n++;
+    return n;
+}
+
+/* Check component ids and fill the access bitsets; the messages name system and component. */
+/* Validate every component of the declaration and fill the access bitsets. Unknown ids and
+ * duplicates are EINVAL; an excluded component that is also written or iterated can never be
+ * seen by the system, which is always a mistake, hence ECONFLICT naming both. */
+static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t *d,
+                                  weft__access_set_t *acc) {
+    const char *who = d->name;
+    uint64_t seen[WEFT__ACCESS_WORDS] = {0};
+    uint32_t nterms;
+    for (nterms = 0; nterms < WEFT_QUERY_MAX_TERMS && d->terms[nterms].component.id; nterms++) {
+        uint32_t id = d->terms[nterms].component.id;
+        if (!weft__component(world, id))
+            return WEFT__FAIL(world->log, WEFT_EINVAL,
+                              "system '%s': terms[%u] names unknown component id %u", who, nterms,
+                              id);
+        if (weft__access_bit_has(seen, id))
+            return WEFT__FAIL(world->log, WEFT_EINVAL,
+                              "system '%s': component '%s' is listed twice in terms", who,
+                              component_name(world, id));
+        if ((unsigned)d->terms[nterms].access >= WEFT_ACCESS_COUNT)
+            return WEFT__FAIL(world->log, WEFT_EINVAL, "system '%s': terms[%u] has a bad access",
+                              who, nterms);
+        weft__access_bit_set(seen, id);
+        weft__access_bit_set(d->terms[nterms].access == WEFT_ACCESS_WRITE ? acc->write : acc->read,
+                             id);
+    }
+    const weft_component_t *lists[2] = {d->reads, d->writes};
+    for (int l = 0; l < 2; l++) {
+        for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_LOOKUPS && lists[l][i].id; i++) {
+            uint32_t id = lists[l][i].id;
+            if (!weft__component(world, id))
+                return WEFT__FAIL(world->log, WEFT_EINVAL,
+                                  "system '%s': %s[%u] names unknown component id %u", who,
+                                  l ? "writes" : "reads", i, id);
+            weft__access_bit_set(l ? acc->write : acc->read, id);
+        }
+    }
+    for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && d->exclude[i].id; i++) {
+        uint32_t id = d->exclude[i].id;
+        if (!weft__component(world, id))
+            return WEFT__FAIL(world->log, WEFT_EINVAL,
+                              "system '%s': exclude[%u] names unknown component id %u", who, i, id);
+        if (weft__access_bit_has(acc->write, id))
+            return WEFT__FAIL(world->log, WEFT_ECONFLICT,
+                              "system '%s' writes component '%s' but also excludes it", who,
+                              component_name(world, id));
+        if (weft__access_bit_has(seen, id))
+            return WEFT__FAIL(world->log, WEFT_ECONFLICT,
+                              "system '%s' iterates component '%s' but also excludes it", who,
+                              component_name(world, id));
+    }
+    return WEFT_OK;
+}
+
+static weft__system_t *find_system(const struct weft_sched *s, const char *name) {
+    for (uint32_t i = 0; i < s->count; i++)
+        if (strcmp(s->systems[i]->name, name) == 0)
+            return s->systems[i];
+    return NULL;
+}
+
+/* Add `idx` to sys's "after" list unless present. */
+/* Lists stay duplicate-free because the graph code counts in-degrees per entry. */
+static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32_t idx) {
+    for (uint32_t i = 0; i < sys->nafter; i++)
+        if (sys->after[i] == idx)
+            return WEFT_OK;
+    if (sys->nafter == sys->after_cap) {
+        uint32_t cap = sys->after_cap ? sys->after_cap * 2 : 8;
+        uint32_t *a = weft__sched_alloc(s->alloc, cap * sizeof *a);
+        if (!a)
+            return WEFT__FAIL(s->log, WEFT_ENOMEM, "system '%s': out of memory", sys->name);
+        if (sys->nafter)
+            memcpy(a, sys->after, sys->nafter * sizeof *a);
+        weft__sched_free(s->alloc, sys->after, sys->after_cap * sizeof *sys->after);
+        sys->after = a;
+        sys->after_cap = cap;
+    }
+    sys->after[sys->nafter++] = idx;
+    return WEFT_OK;
+}
+
+/* Resolve every before/after name that involves the new system `sys` (already appended at
+ * index s->count - 1): its own names, and names of earlier systems that mention it. */
+static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys) {
+    uint32_t me = sys->id - 1;
+    weft_result_t r = WEFT_OK;
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
+        weft__system_t *t;
+        if (sys->order_names[0][i][0] && (t = find_system(s, sys->order_names[0][i])))
+            r = add_after(s, t, me);
+        if (r == WEFT_OK && sys->order_names[1][i][0] &&
+            (t = find_system(s, sys->order_names[1][i])))
+            r = add_after(s, sys, t->id - 1);
+    }
+    for (uint32_t j = 0; j < me && r == WEFT_OK; j++) {
+        weft__system_t *t = s->systems[j];
+        for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
+            if (strcmp(t->order_names[0][i], sys->name) == 0)
+                r = add_after(s, sys, j);
+            if (r == WEFT_OK && strcmp(t->order_names[1][i], sys->name) == 0)
+                r = add_after(s, t, me);
+        }
+    }
+    return r;
+}
+
+/* Copy a name into fixed storage; false when it does not fit or is empty. */
+static bool copy_name(char *dst, const char *src) {
+    size_t len = strlen(src);
+    if (len == 0 || len > WEFT_SYSTEM_NAME_MAX)
+        return false;
+    memcpy(dst, src, len + 1);
+    return true;
+}
+
+static weft_result_t check_desc(weft_world_t *world, const weft_system_desc_t *d) {
+    WEFT__CONTRACT(d != NULL, world->log, WEFT_EINVAL, "weft_system_register: desc is NULL");
+    WEFT__CONTRACT(d->_canary == 0, world->log, WEFT_EINVAL,
+                   "weft_system_register: desc._canary != 0 (desc not zero-initialised?)");
+    WEFT__CONTRACT(d->name && d->name[0] && strlen(d->name) <= WEFT_SYSTEM_NAME_MAX, world->log,
+                   WEFT_EINVAL, "weft_system_register: name must be 1..%d bytes",
+                   WEFT_SYSTEM_NAME_MAX);
+    WEFT__CONTRACT(d->fn != NULL, world->log, WEFT_EINVAL,
+                   "weft_system_register: system '%s' has no fn", d->name);
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
+        const char *names[2] = {d->before[i], d->after[i]};
+        for (int k = 0; k < 2; k++)
+            WEFT__CONTRACT(!names[k] || (names[k][0] && strlen(names[k]) <= WEFT_SYSTEM_NAME_MAX),
+                           world->log, WEFT_EINVAL,
+                           "weft_system_register: system '%s': bad %s[%u] name", d->name,
+                           k ? "after" : "before", i);
+    }
+    return WEFT_OK;
+}
+
+/* Build the record (not yet linked into the scheduler). */
+/* The record keeps private copies of every string of the desc (names may live on the
+ * caller's stack) and creates the system's query once, so a frame never re-validates. */
+static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t *d,
+                                 weft__system_t **out) {
+    weft_world_t *world = s->world;
+    weft__system_t *sys = weft__sched_alloc(s->alloc, sizeof *sys);
+    if (!sys)
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "system '%s': out of memory", d->name);
+    memset(sys, 0, sizeof *sys);
+    weft_counter_init(&sys->done);
+    sys->desc = *d;
+    (void)copy_name(sys->name, d->name);
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
+        if (d->before[i])
+            (void)copy_name(sys->order_names[0][i], d->before[i]);
+        if (d->after[i])
+            (void)copy_name(sys->order_names[1][i], d->after[i]);
+        sys->desc.before[i] = d->before[i] ? sys->order_names[0][i] : NULL;
+        sys->desc.after[i] = d->after[i] ? sys->order_names[1][i] : NULL;
+    }
+    sys->desc.name = sys->name;
+    sys->fn = d->fn;
+    sys->user = d->user;
+    sys->id = s->count + 1;
+    sys->split_above = !d->parallel    ? UINT32_MAX
+                       : d->chunk_size ? d->chunk_size
+                                       : WEFT_SYSTEM_CHUNK_DEFAULT;
+    sys->access.world = world;
+    sys->access.system_name = sys->name;
+    weft_result_t r = check_access(world, d, &sys->access);
+    for (sys->term_count = 0;
+         sys->term_count < WEFT_QUERY_MAX_TERMS && d->terms[sys->term_count].component.id;)
+        sys->term_count++;
+    if (r == WEFT_OK && sys->term_count > 0) {
+        weft_query_desc_t qd = {.term_count = sys->term_count};
+        memcpy(qd.terms, d->terms, sizeof qd.terms);
+        qd.exclude_count = list_len(d->exclude, WEFT_QUERY_MAX_EXCLUDES);
+        memcpy(qd.exclude, d->exclude, sizeof qd.exclude);
+        r = weft_query_create(world, &qd, &sys->query);
+    }
+    if (r == WEFT_OK)
+        r = weft__sched_reserve_chunks(s, sys, 1);
+    if (r != WEFT_OK) {
+        system_free(s, sys);
+        return r;
+    }
+    /* Sorted id lists for the graph (ascending by construction): write wins over read. */
+    for (uint32_t id = 1; id < WEFT_MAX_COMPONENTS; id++) {
+        if (weft__access_bit_has(sys->access.write, id))
+            sys->writes[sys->nwrites++] = id;
+        else if (weft__access_bit_has(sys->access.read, id))
+            sys->reads[sys->nreads++] = id;
+    }
+    memcpy(&sys->view, &sys->access, sizeof sys->view);
+    *out = sys;
+    return WEFT_OK;
+}
+
+weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t *desc,
+                                   weft_system_t *out) {
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_system_register: world is NULL");
+    weft_result_t r = check_desc(world, desc);
+    if (r != WEFT_OK)
+        return r;
+    struct weft_sched *s = weft__sched_get(world);
+    if (!s)
+        return WEFT_ENOMEM;
+    WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
+                   "weft_system_register: called during weft_world_progress");
+    if (find_system(s, desc->name))
+        return WEFT__FAIL(s->log, WEFT_EEXIST,
+                          "weft_system_register: a system named '%s' "
+                          "already exists",
+                          desc->name);
+    if (s->count == UINT16_MAX)
+        return WEFT__FAIL(s->log, WEFT_ECAPACITY, "weft_system_register: too many systems");
+    if (s->count == s->systems_cap) {
+        uint32_t cap = s->systems_cap ? s->systems_cap * 2 : 16;
+        weft__system_t **a = weft__sched_alloc(s->alloc, cap * sizeof *a);
+        if (!a)
+            return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
+        if (s->count)
+            memcpy(a, s->systems, s->count * sizeof *a);
+        weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
+        s->systems = a;
+        s->systems_cap = cap;
+    }
+    weft__system_t *sys = NULL;
+    r = system_make(s, desc, &sys);
+    if (r != WEFT_OK)
+        return r;
+    /* Link it, resolve names, check cycles. Earlier systems only ever gain the new index in
+     * their "after" lists here, so a failure is undone by removing that index again. */
+    s->systems[s->count++] = sys;
+    r = resolve_order(s, sys);
+    if (r == WEFT_OK) {
+        weft__sched_sys_t *tmp = weft__sched_alloc(s->alloc, s->count * sizeof *tmp);
+        if (!tmp) {
+            r = WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
+        } else {
+            for (uint32_t i = 0; i < s->count; i++)
+                tmp[i] = (weft__sched_sys_t){.name = s->systems[i]->name,
+                                             .phase = s->systems[i]->desc.phase,
+                                             .after = s->systems[i]->after,
+                                             .nafter = s->systems[i]->nafter};
+            r = weft__sched_check_cycles(tmp, s->count, s->alloc, s->log);
+            weft__sched_free(s->alloc, tmp, s->count * sizeof *tmp);
+        }
+    }
+    if (r != WEFT_OK) {
+        uint32_t me = sys->id - 1;
+        for (uint32_t j = 0; j < me; j++) {
+            weft__system_t *t = s->systems[j];
+            uint32_t kept = 0;
+            for (uint32_t k = 0; k < t->nafter; k++)
+                if (t->after[k] != me)
+                    t->after[kept++] = t->after[k];
+            t->nafter = kept;
+        }
+        s->count--;
+        system_free(s, sys);
+        return r;
+    }
+    free_derived(s);
+    weft__sched_drop_suspended(s); /* its phase indices belong to the old graph */
+    if (out)
+        *out = (weft_system_t){sys->id};
+    return WEFT_OK;
+}
+
+weft_system_t weft_system_lookup(const weft_world_t *world, const char *name) {
+    const struct weft_sched *s = weft__sched_peek(world);
+    const weft__system_t *sys = (s && name) ? find_system(s, name) : NULL;
+    return (weft_system_t){sys ? sys->id : 0};
+}
+
+const char *weft_system_name(const weft_world_t *world, weft_system_t sys) {
+    const struct weft_sched *s = weft__sched_peek(world);
+    return (s && sys.id >= 1 && sys.id <= s->count) ? s->systems[sys.id - 1]->name : NULL;
+}
+
+uint32_t weft_system_count(const weft_world_t *world) {
+    const struct weft_sched *s = weft__sched_peek(world);
+    return s ? s->count : 0;
+}
+
+/* ---- views ------------------------------------------------------------------- >>view */
+
+/* Narrowing is checked against the source view, so a helper can narrow further but never
+ * widen: a sub-view is always a subset of the system's declaration. */
+weft_result_t weft_view_narrow(const weft_view_t *from, const weft_component_t *reads,
+                               uint32_t nreads, const weft_component_t *writes, uint32_t nwrites,
+                               weft_view_t *out) {
+    WEFT__CONTRACT(from && out && (reads || !nreads) && (writes || !nwrites), NULL, WEFT_EINVAL,
+                   "weft_view_narrow: NULL argument");
+    weft_view_t v = {.world = from->world, .system = from->system};
+    for (uint32_t i = 0; i < nreads; i++) {
+        WEFT__CONTRACT(weft_view_can_read(from, reads[i]), NULL, WEFT_EACCESS,
+                       "weft_view_narrow: system '%s' may not read component id %u",
+                       from->system ? from->system : "?", reads[i].id);
+        weft__access_bit_set(v.read, reads[i].id);
+    }
+    for (uint32_t i = 0; i < nwrites; i++) {
+        WEFT__CONTRACT(weft_view_can_write(from, writes[i]), NULL, WEFT_EACCESS,
+                       "weft_view_narrow: system '%s' may not write component id %u",
+                       from->system ? from->system : "?", writes[i].id);
+        weft__access_bit_set(v.write, writes[i].id);
+    }
+    *out = v;
+    return WEFT_OK;
+}
+
+/* The view's access set is published for the call, so the core's debug checks (which read
+ * the thread's current set) enforce the narrowed view and name the system. Release builds
+ * compile the checks out, so there is nothing to publish. */
+void weft_view_run(const weft_view_t *view, void (*fn)(const weft_view_t *view, void *arg),
+                   void *arg) {
+#if WEFT_DEBUG >= 1
+    weft__access_set_t set;
+    memcpy(&set, view, sizeof set);
+    const weft__access_set_t *prev = weft__access_enter(&set);
+    fn(view, arg);
+    weft__access_leave(prev);
+#else
+    fn(view, arg);
+#endif /* WEFT_DEBUG */
+}

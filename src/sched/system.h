@@ -1,0 +1,141 @@
+/* system.h: the scheduler's private state — registered systems, the built graph and the
+ * per-frame job tables (private to the build).
+ *
+ * DESIGN
+ * world->sched (created on first use, freed by a module finaliser) owns an array of system
+ * records. Each record is allocated once, cache-line aligned, and never moves: its completion
+ * counter, job descs, chunk arguments and command buffers are referenced by jobs while a frame
+ * runs. Per-chunk tables grow on the main thread while a phase is prepared and are reused by
+ * every later frame, so a steady-state frame allocates nothing. The graph (schedule.h) is
+ * rebuilt lazily at the next frame after a registration; from it each record caches the
+ * counters of its reduced predecessors (deps) for weft_job_submit_after().
+ * Thread model: everything here is main-thread state except, during a frame, each job's own
+ * command buffer and trace lane. */
+#ifndef WEFT_SRC_SYSTEM_H
+#define WEFT_SRC_SYSTEM_H
+
+#include "weft/system.h"
+#include "weft/trace.h"
+
+#include "src/core/access.h"
+#include "command.h"
+#include "phase_cost.h"
+#include "src/core/query.h"
+#include "schedule.h"
+#include "trace.h"
+
+struct weft__system;
+
+/* Argument of one chunk job. */
+typedef struct weft__chunk_arg {
+    struct weft_sched *sched; /* the scheduler */
+    struct weft__system *sys; /* the system */
+    uint32_t chunk;           /* chunk index */
+} weft__chunk_arg_t;
+
+typedef struct weft__system {
+    weft_counter_t done; /* counts this frame's jobs of the system (64-aligned) */
+
+    /* ---- hot: read every frame, kept in one cache line ---- */
+    weft_query_t *query;     /* NULL for a system without terms; owned */
+    weft_system_fn_t fn;     /* desc.fn */
+    void *user;              /* desc.user */
+    weft_cmd_t *cmds;        /* [cap] command buffers, one per chunk */
+    weft__query_plan_t plan; /* this phase's plan of query (query.h), made by prepare */
+    uint32_t nchunks;        /* chunks this frame (0: nothing to do, see frame.c) */
+    uint32_t chunk_rows;     /* rows per chunk this frame (0: everything in one) */
+    uint32_t split_above;    /* rows per chunk, and more rows than this split the system
+                                (UINT32_MAX: never, for a system that is not parallel) */
+    uint32_t id;             /* 1-based registration index */
+
+    /* ---- per frame, for the threaded path ---- */
+    weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk */
+    weft__chunk_arg_t *args; /* [cap] their arguments */
+    uint32_t cap;            /* capacity of jobs/args/cmds */
+    uint32_t ndeps;          /* entries in deps */
+    weft_counter_t **deps;   /* [ndeps] predecessors' counters (graph) */
+    weft__sys_cost_t cost;   /* measured cost: where its phase runs (phase_cost.h) */
+
+    /* ---- access ---- */
+    weft__access_set_t access; /* published while the system runs (debug builds) */
+    weft_view_t view;          /* the same access, public shape */
+
+    /* ---- cold: registration and graph building ---- */
+    uint32_t term_count;                                             /* iterated terms */
+    uint32_t nreads;                                                 /* entries in reads */
+    uint32_t reads[WEFT_QUERY_MAX_TERMS + WEFT_SYSTEM_MAX_LOOKUPS];  /* sorted ids read only */
+    uint32_t writes[WEFT_QUERY_MAX_TERMS + WEFT_SYSTEM_MAX_LOOKUPS]; /* sorted ids written */
+    uint32_t nwrites;                                                /* entries in writes */
+    uint32_t nafter;                                                 /* entries in after */
+    uint32_t *after;                     /* resolved: registration indices this system follows */
+    uint32_t after_cap;                  /* capacity of after */
+    weft_system_desc_t desc;             /* copy; name/before/after point into this record */
+    char name[WEFT_SYSTEM_NAME_MAX + 1]; /* NUL-terminated name */
+    char order_names[2][WEFT_SYSTEM_MAX_ORDER][WEFT_SYSTEM_NAME_MAX + 1]; /* before, after */
+} weft__system_t;
+
+struct weft_sched {
+    weft_world_t *world;            /* owner */
+    const weft_allocator_t *alloc;  /* &world->alloc */
+    const weft_logger_t *log;       /* world->log */
+    weft_jobs_t *jobs;              /* world's job system (NULL until the first frame) */
+    uint32_t workers;               /* worker count of jobs (1 before it exists) */
+    weft__system_t **systems;       /* [count] by registration index */
+    uint32_t count;                 /* registered systems */
+    uint32_t systems_cap;           /* capacity of systems */
+    bool dirty;                     /* graph must be rebuilt */
+    bool running;                   /* inside weft_world_progress */
+    weft__graph_t graph;            /* valid when !dirty */
+    weft__sched_sys_t *gsys;        /* [count] graph input, valid when !dirty */
+    weft_counter_t **dep_store;     /* backing of every system's deps */
+    uint32_t *sinks;                /* run positions of each phase's sinks (graph order) */
+    uint32_t nsinks;                /* entries in sinks */
+    uint32_t *phase_sinks;          /* [nphases + 1] offsets into sinks */
+    uint32_t *apply_list;           /* [n] system indices by phase, registration order inside */
+    uint32_t *apply_first;          /* [nphases + 1] offsets into apply_list */
+    weft__phase_cost_t *phase_cost; /* [nphases] measured dispatch cost (phase_cost.h) */
+    uint32_t *flat_first;           /* [n + 1] by run position: first chunk unit of the system
+                                       in a flat phase's loop (frame.c), filled per frame */
+    bool *phase_flat;               /* [nphases] no edge between two systems of the phase */
+    size_t derived_bytes;           /* size of the gsys/dep_store/sinks block */
+    void *derived;                  /* that block */
+    float dt;                       /* this frame's dt */
+    uint64_t frame_no;              /* frames started (sampling, phase_cost.h) */
+    bool sampling;                  /* this phase's chunks are timed (phase_cost.h) */
+    weft__trace_t *trace;           /* NULL: tracing off */
+    uint64_t *map;                  /* placeholder map scratch for apply */
+    uint32_t map_cap;               /* entries in map */
+    weft__cmd_stage_t stage;        /* dry run of the phase-end apply (command.h) */
+    uint32_t resume_phase;          /* suspended frame: phase to resume at, else UINT32_MAX */
+    uint32_t resume_pos;            /* ... its run position (UINT32_MAX: the phase's first) */
+    bool resume_apply;              /* ... at its apply (its systems already ran) */
+};
+
+/* Forget a suspended frame (its pending commands are discarded). Thread: main. */
+void weft__sched_drop_suspended(struct weft_sched *s);
+
+/* The world's scheduler, created on first use (registers the module finaliser).
+ * NULL on failure (reported). Thread: main. */
+struct weft_sched *weft__sched_get(weft_world_t *world);
+
+/* The scheduler if it exists, else NULL. Never allocates. */
+struct weft_sched *weft__sched_peek(const weft_world_t *world);
+
+/* Make sure the world's job system exists and s->workers is known. Errors: WEFT_ENOMEM,
+ * WEFT_ETHREAD (as reported by the world). Thread: main. */
+weft_result_t weft__sched_jobs(struct weft_sched *s);
+
+/* Name of system id (1-based), or "?" for an invalid id. */
+const char *weft__sched_system_name(const struct weft_sched *s, uint32_t id);
+
+/* Rebuild the graph and the derived tables if systems changed. Errors: WEFT_ENOMEM,
+ * WEFT_ECYCLE. Thread: main. */
+weft_result_t weft__sched_build(struct weft_sched *s);
+
+/* The job function of every chunk job (arg: a weft__chunk_arg_t). Thread: any worker. */
+void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx);
+
+/* Make room for `n` chunk jobs and command buffers in `sys`. Thread: main. */
+weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *sys, uint32_t n);
+
+#endif /* WEFT_SRC_SYSTEM_H */
