@@ -45,25 +45,29 @@ typedef struct bench_world {
 #define BIG_BLOCK ((size_t)64 * 1024)
 
 static void *block_alloc(size_t size) {
-    if (size < BIG_BLOCK)
+    if (size < BIG_BLOCK) {
         return malloc(size);
+    }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p; /* page-aligned: enough for any weft alignment here */
 }
 
 static void block_free(void *p, size_t size) {
-    if (p != NULL && size >= BIG_BLOCK)
+    if (p != NULL && size >= BIG_BLOCK) {
         munmap(p, size);
-    else
+    } else {
         free(p);
+    }
 }
 
 static void *hook_alloc(size_t size, size_t align, void *user) {
     (void)user;
-    if (size >= BIG_BLOCK)
+    if (size >= BIG_BLOCK) {
         return block_alloc(size);
-    if (align < sizeof(void *))
+    }
+    if (align < sizeof(void *)) {
         align = sizeof(void *);
+    }
     return aligned_alloc(align, (size + align - 1) & ~(align - 1));
 }
 
@@ -75,10 +79,12 @@ static void hook_free(void *p, size_t size, void *user) {
 /* fresh_blocks: big blocks from mmap (the load target); otherwise the default allocator. */
 static bool make_world(bench_world_t *bw, bool fresh_blocks) {
     weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE};
-    if (fresh_blocks)
+    if (fresh_blocks) {
         d.allocator = (weft_allocator_t){.alloc = hook_alloc, .free = hook_free};
-    if (weft_world_create(&d, &bw->w) != WEFT_OK)
+    }
+    if (weft_world_create(&d, &bw->w) != WEFT_OK) {
         return false;
+    }
     return weft_component_register(bw->w, &(weft_component_desc_t){.name = "A", .size = 12},
                                    &bw->a) == WEFT_OK &&
            weft_component_register(bw->w, &(weft_component_desc_t){.name = "B", .size = 12},
@@ -181,8 +187,9 @@ static uint64_t sum_words(const void *p, size_t bytes) {
 
 static uint64_t raw_first_use(const raw_t *r, uint32_t n) {
     uint64_t s = sum_words(r->handles, (size_t)n * 8u);
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < 2; ++k) {
         s += sum_words(r->dense[k], (size_t)n * 4u) + sum_words(r->data[k], (size_t)n * 12u);
+    }
     return s;
 }
 
@@ -191,8 +198,9 @@ static uint64_t weft_first_use(const bench_world_t *bw) {
     const weft_component_t cs[2] = {bw->a, bw->b};
     for (int k = 0; k < 2; ++k) {
         const void *p = weft_component_row(bw->w, cs[k], 0);
-        if (p)
+        if (p) {
             s += sum_words(p, (size_t)weft_component_count(bw->w, cs[k]) * 12u);
+        }
     }
     return s;
 }
@@ -214,8 +222,9 @@ static bool raw_init(raw_t *r, uint32_t n) {
         r->data[k] = malloc((size_t)n * 12u);
         ok = ok && r->dense[k] && r->data[k];
     }
-    if (!ok)
+    if (!ok) {
         return false;
+    }
     for (uint32_t i = 0; i < n; ++i) {
         r->table[i] = i;
         r->handles[i] = i + 1u;
@@ -249,8 +258,9 @@ static void report_pair(wb_ctx_t *ctx, const char *name, double weft_ns, double 
 static void touch_values(bench_world_t *bw, weft_component_t c) {
     uint32_t n = weft_component_count(bw->w, c);
     float *p = weft_component_row_mut(bw->w, c, 0);
-    for (uint32_t i = 0; p && i < n; ++i)
+    for (uint32_t i = 0; p && i < n; ++i) {
         p[3u * i] += 1.0f;
+    }
 }
 
 static void bench_snapshot(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_t n, int reps) {
@@ -280,8 +290,9 @@ static void bench_snapshot(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32_
         double t4 = wb_now_ns();
         raw_copy_in(raw, buf, n);
         double t5 = wb_now_ns();
-        if (res != WEFT_OK)
+        if (res != WEFT_OK) {
             wb_note(ctx, SUITE, "snapshot failed: %s", weft_last_error());
+        }
         tc[r] = t1 - t0;
         rc[r] = t2 - t1;
         tr[r] = t4 - t3;
@@ -305,8 +316,9 @@ static double timed_io(io_side_t side, const char *path, bench_world_t *src, ben
     bool save = side == SAVE_WEFT || side == SAVE_RAW;
     double t0 = wb_now_ns();
     FILE *f = fopen(path, save ? "wb" : "rb");
-    if (!f)
+    if (!f) {
         return NAN;
+    }
     bool ok;
     if (side == SAVE_WEFT) {
         weft_writer_t wr = weft_file_writer(f);
@@ -331,10 +343,12 @@ static double timed_io(io_side_t side, const char *path, bench_world_t *src, ben
 static long file_size(const char *path) {
     FILE *f = fopen(path, "rb");
     long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0)
+    if (f && fseek(f, 0, SEEK_END) == 0) {
         size = ftell(f);
-    if (f)
+    }
+    if (f) {
         fclose(f);
+    }
     return size;
 }
 
@@ -383,8 +397,9 @@ static void bench_save_load(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32
         double l_w = timed_io(LOAD_WEFT, weft_path, NULL, &dst, raw, NULL, n);
         double l_r = timed_io(LOAD_RAW, raw_path, NULL, NULL, raw, &got, n);
         raw_fread_free(&got, n);
-        if (weft_component_count(dst.w, dst.a) != n)
+        if (weft_component_count(dst.w, dst.a) != n) {
             l_w = NAN; /* the load must have produced the world */
+        }
         weft_world_destroy(dst.w);
         if (isnan(s_w) || isnan(s_r) || isnan(l_w) || isnan(l_r)) {
             wb_note(ctx, SUITE, "save/load failed: %s", weft_last_error());

@@ -42,8 +42,9 @@ typedef struct counter {
 
 static void *count_alloc(size_t size, size_t align, void *user) {
     ((counter_t *)user)->live += size;
-    if (align < sizeof(void *))
+    if (align < sizeof(void *)) {
         align = sizeof(void *);
+    }
     return aligned_alloc(align, (size + align - 1) & ~(align - 1));
 }
 
@@ -251,9 +252,10 @@ static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
         double t5 = wb_now_ns();
         uint32_t d = weft_move(qs);
         double t6 = wb_now_ns();
-        if (a != n || b != n || c != matched || d != n)
+        if (a != n || b != n || c != matched || d != n) {
             wb_note(ctx, SUITE, "visited %u/%u/%u/%u, expected %u/%u/%u/%u", a, b, c, d, n, n,
                     matched, n);
+        }
         t_shf[r] = (t6 - t5) / n;
         t_raw[r] = (t1 - t0) / n;
         t_grp[r] = (t2 - t1) / n;
@@ -304,17 +306,21 @@ static void structural(wb_ctx_t *ctx, uint32_t n, int reps) {
             v->y = 1.0f;
         }
         double t1 = wb_now_ns();
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             weft_component_remove(f.w, es[i], f.vel);
+        }
         double t2 = wb_now_ns();
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             weft_component_add(f.w, es[i], f.vel, NULL);
+        }
         double t3 = wb_now_ns();
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             weft_entity_destroy(f.w, es[i]);
+        }
         double t4 = wb_now_ns();
-        if (weft_entity_count(f.w) != 0 || weft_component_count(f.w, f.pos) != 0)
+        if (weft_entity_count(f.w) != 0 || weft_component_count(f.w, f.pos) != 0) {
             wb_note(ctx, SUITE, "structural: world not empty after destroy");
+        }
         t_create[r] = (t1 - t0) / n;
         t_remove[r] = (t2 - t1) / n;
         t_add[r] = (t3 - t2) / n;
@@ -345,14 +351,16 @@ static void memory(wb_ctx_t *ctx, uint32_t n) {
         populate(&f, n, false);
         weft_world_stats_t st;
         weft_world_stats(f.w, &st);
-        if (st.heap_bytes != f.mem.live)
+        if (st.heap_bytes != f.mem.live) {
             wb_note(ctx, SUITE, "world heap count %zu != allocator count %zu", st.heap_bytes,
                     f.mem.live);
+        }
         double bpe = (double)(f.mem.live + st.vmem_bytes) / n;
-        if (reserved)
+        if (reserved) {
             wb_report(ctx, SUITE, "bytes_per_entity", "weft", 1, bpe, "B", WB_AT_MOST, 44);
-        else
+        } else {
             wb_report(ctx, SUITE, "bytes_per_entity_grown", "weft", 1, bpe, "B", WB_NO_TARGET, 0);
+        }
         weft_world_destroy(f.w);
     }
 }

@@ -44,8 +44,7 @@ typedef enum shape { SHAPE_FLAT, SHAPE_DEEP, SHAPE_BALANCED, SHAPE_COUNT } shape
 static const char *const shape_names[SHAPE_COUNT] = {"flat", "deep", "balanced"};
 
 /* Parent index of node i (UINT32_MAX for roots) in each shape; parents have lower indices. */
-static uint32_t parent_of(shape_t shape, uint32_t i, uint32_t n)
-{
+static uint32_t parent_of(shape_t shape, uint32_t i, uint32_t n) {
     switch (shape) {
     case SHAPE_FLAT:
         return i == 0 ? UINT32_MAX : 0;
@@ -58,22 +57,19 @@ static uint32_t parent_of(shape_t shape, uint32_t i, uint32_t n)
     }
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
+static uint64_t rng_next(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
-static float rng_float(uint64_t *s, float lo, float hi)
-{
+static float rng_float(uint64_t *s, float lo, float hi) {
     return lo + (hi - lo) * (float)(rng_next(s) >> 40) / (float)(1u << 24);
 }
 
 /* Near-identity transforms keep 1,000-deep chains finite. */
-static weft_transform_t random_transform(uint64_t *s)
-{
+static weft_transform_t random_transform(uint64_t *s) {
     weft_transform_t t;
     t.position = weft_vec3_make(rng_float(s, -1, 1), rng_float(s, -1, 1), rng_float(s, -1, 1));
     t.rotation = weft_quat_from_axis_angle(
@@ -93,8 +89,7 @@ typedef struct pnode {
 } pnode_t;
 
 /* Same formulas and operation order as weft's math (wb_mat4_mul, bench/mat4_mul.h). */
-static inline void bench_compose(weft_mat4_t *restrict r, const weft_transform_t *t)
-{
+static inline void bench_compose(weft_mat4_t *restrict r, const weft_transform_t *t) {
     const weft_quat_t *q = &t->rotation;
     const float xx = q->x * q->x, yy = q->y * q->y, zz = q->z * q->z;
     const float xy = q->x * q->y, xz = q->x * q->z, yz = q->y * q->z;
@@ -117,8 +112,7 @@ static inline void bench_compose(weft_mat4_t *restrict r, const weft_transform_t
     r->m[15] = 1.0f;
 }
 
-static void pointer_walk(pnode_t *n, const weft_mat4_t *parent_world)
-{
+static void pointer_walk(pnode_t *n, const weft_mat4_t *parent_world) {
     for (; n != NULL; n = n->next_sibling) {
         if (parent_world == NULL) {
             bench_compose(&n->world, &n->local);
@@ -136,17 +130,16 @@ static void pointer_walk(pnode_t *n, const weft_mat4_t *parent_world)
 
 typedef struct fixture {
     weft_world_t *world;
-    weft_entity_t *ents; /* node i's entity */
-    pnode_t **nodes;     /* node i's pointer-tree node */
-    pnode_t *roots;      /* first root; roots chained through next_sibling */
-    uint32_t *parent;    /* floor: node i's parent index (UINT32_MAX: root) */
-    weft_mat4_t *local;  /* floor: inverse bind * compose(local), composed once */
+    weft_entity_t *ents;      /* node i's entity */
+    pnode_t **nodes;          /* node i's pointer-tree node */
+    pnode_t *roots;           /* first root; roots chained through next_sibling */
+    uint32_t *parent;         /* floor: node i's parent index (UINT32_MAX: root) */
+    weft_mat4_t *local;       /* floor: inverse bind * compose(local), composed once */
     weft_mat4_t *floor_world; /* floor: world matrices */
     uint32_t n;
 } fixture_t;
 
-static weft_world_t *make_world(uint32_t workers)
-{
+static weft_world_t *make_world(uint32_t workers) {
     weft_world_t *w = NULL;
     if (weft_world_create(&(weft_world_desc_t){.worker_count = workers}, &w) != WEFT_OK) {
         fprintf(stderr, "bench hierarchy: cannot create a world: %s\n", weft_last_error());
@@ -155,8 +148,7 @@ static weft_world_t *make_world(uint32_t workers)
     return w;
 }
 
-static void must(weft_result_t r, const char *what)
-{
+static void must(weft_result_t r, const char *what) {
     if (r != WEFT_OK) {
         fprintf(stderr, "bench hierarchy: %s failed: %s (%s)\n", what, weft_result_name(r),
                 weft_last_error());
@@ -164,8 +156,7 @@ static void must(weft_result_t r, const char *what)
     }
 }
 
-static void fixture_build(fixture_t *f, shape_t shape, uint32_t n)
-{
+static void fixture_build(fixture_t *f, shape_t shape, uint32_t n) {
     memset(f, 0, sizeof(*f));
     f->n = n;
     f->world = make_world(2);
@@ -182,10 +173,11 @@ static void fixture_build(fixture_t *f, shape_t shape, uint32_t n)
         f->nodes[i] = p;
         const uint32_t parent = parent_of(shape, i, n);
         if (parent == UINT32_MAX) {
-            if (last_root != NULL)
+            if (last_root != NULL) {
                 last_root->next_sibling = p;
-            else
+            } else {
                 f->roots = p;
+            }
             last_root = p;
         } else {
             must(weft_hier_attach(f->world, f->ents[i], f->ents[parent]), "hier_attach");
@@ -208,10 +200,10 @@ static void fixture_build(fixture_t *f, shape_t shape, uint32_t n)
     must(weft_hier_update(f->world, WEFT_HIER_PASS_LEVELS), "hier_update");
 }
 
-static void fixture_free(fixture_t *f)
-{
-    for (uint32_t i = 0; i < f->n; i++)
+static void fixture_free(fixture_t *f) {
+    for (uint32_t i = 0; i < f->n; i++) {
         free(f->nodes[i]);
+    }
     free(f->nodes);
     free(f->ents);
     free(f->parent);
@@ -221,24 +213,24 @@ static void fixture_free(fixture_t *f)
 }
 
 /* Spot check: weft's world matrices equal the pointer walk's and the floor's, bit for bit. */
-static void check_same(const fixture_t *f, const char *shape)
-{
+static void check_same(const fixture_t *f, const char *shape) {
     uint32_t bad = 0, bad_floor = 0;
     for (uint32_t i = 0; i < f->n; i += 997) {
         const weft_mat4_t *w = weft_hier_world(f->world, f->ents[i]);
         bad += memcmp(w, &f->nodes[i]->world, sizeof(weft_mat4_t)) != 0;
         bad_floor += memcmp(w, &f->floor_world[i], sizeof(weft_mat4_t)) != 0;
     }
-    if (bad != 0 || bad_floor != 0)
-        fprintf(stderr, "bench hierarchy: %s: %u / %u sampled world matrices differ from the "
-                        "pointer walk / the floor (compiler contracted a baseline's arithmetic?)\n",
+    if (bad != 0 || bad_floor != 0) {
+        fprintf(stderr,
+                "bench hierarchy: %s: %u / %u sampled world matrices differ from the "
+                "pointer walk / the floor (compiler contracted a baseline's arithmetic?)\n",
                 shape, bad, bad_floor);
+    }
 }
 
 /* ---- cases -------------------------------------------------------------------- >>cases */
 
-static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n)
-{
+static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     fixture_t f;
     fixture_build(&f, shape, n);
     const int reps = wb_reps(ctx);
@@ -307,16 +299,16 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n)
     fixture_free(&f);
 }
 
-static bool is_ancestor(const weft_world_t *w, weft_entity_t a, weft_entity_t x)
-{
-    for (; x != 0; x = weft_hier_parent(w, x))
-        if (x == a)
+static bool is_ancestor(const weft_world_t *w, weft_entity_t a, weft_entity_t x) {
+    for (; x != 0; x = weft_hier_parent(w, x)) {
+        if (x == a) {
             return true;
+        }
+    }
     return false;
 }
 
-static void bench_attach(wb_ctx_t *ctx, uint32_t n)
-{
+static void bench_attach(wb_ctx_t *ctx, uint32_t n) {
     fixture_t f;
     fixture_build(&f, SHAPE_BALANCED, n);
     const int ops = wb_quick(ctx) ? 2000 : 20000;
@@ -332,8 +324,9 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n)
         double t1 = wb_now_ns();
         det[nd++] = (t1 - t0) / 1e3;
         const weft_entity_t to = is_ancestor(f.world, x, y) ? f.ents[0] : y;
-        if (to == x)
+        if (to == x) {
             continue;
+        }
         t0 = wb_now_ns();
         must(weft_hier_attach(f.world, x, to), "attach");
         t1 = wb_now_ns();
@@ -348,12 +341,10 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n)
     const double share = wb_share_end(&sh, NULL);
     weft_hier_stats_t st;
     weft_hier_stats(f.world, &st);
-    wb_report(ctx, SUITE, "attach_one_100k", "weft", 1, wb_median(att, na), "us", WB_AT_MOST,
-              50.0);
-    wb_report(ctx, SUITE, "detach_one_100k", "weft", 1, wb_median(det, nd), "us", WB_AT_MOST,
-              50.0);
-    wb_report(ctx, SUITE, "level_pass_with_regroup_100k", "weft", 2, regroup, "ms",
-              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "attach_one_100k", "weft", 1, wb_median(att, na), "us", WB_AT_MOST, 50.0);
+    wb_report(ctx, SUITE, "detach_one_100k", "weft", 1, wb_median(det, nd), "us", WB_AT_MOST, 50.0);
+    wb_report(ctx, SUITE, "level_pass_with_regroup_100k", "weft", 2, regroup, "ms", WB_NO_TARGET,
+              0);
     wb_report_share(ctx, SUITE, "level_pass_with_regroup_100k", 2, share, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "rows_moved_per_attach_100k", "weft", 1,
               na ? (double)st.moved_rows / na : 0.0, "rows", WB_NO_TARGET, 0);
@@ -362,8 +353,7 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n)
     fixture_free(&f);
 }
 
-static void bench_build(wb_ctx_t *ctx, uint32_t n)
-{
+static void bench_build(wb_ctx_t *ctx, uint32_t n) {
     const int reps = wb_quick(ctx) ? 1 : 3;
     double *t = malloc((size_t)reps * sizeof(double));
     weft_entity_t *ents = malloc((size_t)n * sizeof(*ents));
@@ -373,27 +363,26 @@ static void bench_build(wb_ctx_t *ctx, uint32_t n)
         must(weft_entity_create_n(w, n, ents), "entity_create_n");
         const weft_transform_t id = weft_transform_identity();
         double t0 = wb_now_ns();
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             must(weft_hier_add(w, ents[i], &id), "hier_add");
+        }
         for (uint32_t i = 0; i < n; i++) {
             const uint32_t k = i % per_tree;
-            if (k != 0)
+            if (k != 0) {
                 must(weft_hier_attach(w, ents[i], ents[i - k + (k - 1) / BRANCH]), "attach");
+            }
         }
         t[r] = (wb_now_ns() - t0) / 1e9;
         weft_world_destroy(w);
     }
     char name[64];
-    snprintf(name, sizeof(name), n >= 1000000 ? "build_1m_forest" : "build_%uk_forest",
-             n / 1000);
-    wb_report(ctx, SUITE, name, "weft", 1, wb_median(t, reps), "s", WB_AT_MOST,
-              2.0 * n / 1e6);
+    snprintf(name, sizeof(name), n >= 1000000 ? "build_1m_forest" : "build_%uk_forest", n / 1000);
+    wb_report(ctx, SUITE, name, "weft", 1, wb_median(t, reps), "s", WB_AT_MOST, 2.0 * n / 1e6);
     free(ents);
     free(t);
 }
 
-void wb_suite_hierarchy(wb_ctx_t *ctx)
-{
+void wb_suite_hierarchy(wb_ctx_t *ctx) {
     const uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
     wb_describe(ctx, SUITE, "pass", "weft",
                 "weft_hier_update over the whole forest (sequential: one thread; level_parallel: "
@@ -407,8 +396,9 @@ void wb_suite_hierarchy(wb_ctx_t *ctx)
                 "compose + 2 multiplies per node, the same formulas as weft");
     wb_describe(ctx, SUITE, "hier", "ratio",
                 "median over reps of weft sequential / baseline, timed back to back in each rep");
-    for (int s = 0; s < SHAPE_COUNT; s++)
+    for (int s = 0; s < SHAPE_COUNT; s++) {
         bench_shape(ctx, (shape_t)s, n);
+    }
     bench_attach(ctx, 100000u);
     bench_build(ctx, n);
 }

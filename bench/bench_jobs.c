@@ -392,7 +392,7 @@ static void case_heavy_loop(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "heavy_loop_speedup", "weft",
                 "median over reps of weft@1 / weft@2, both timed back to back in each rep");
     weft_heavy_ms(two, &h); /* warm up: page in, wake workers */
-    wb_share_t sh; /* `two` runs nothing else inside the loop */
+    wb_share_t sh;          /* `two` runs nothing else inside the loop */
     wb_share_begin(&sh, two);
     for (int r = 0; r < reps; ++r) {
         raw[r] = raw_heavy_ms(&h);
@@ -465,8 +465,8 @@ static void case_machine_ceiling(wb_ctx_t *ctx) {
     }
     wb_sink(&sink);
     if (r != NULL) {
-        wb_report(ctx, SUITE, "machine_ceiling", "openmp", 2, wb_median(r, reps), "x",
-                  WB_NO_TARGET, 0);
+        wb_report(ctx, SUITE, "machine_ceiling", "openmp", 2, wb_median(r, reps), "x", WB_NO_TARGET,
+                  0);
     }
     free(r);
 }
@@ -489,7 +489,8 @@ static void case_tiny_job(wb_ctx_t *ctx) {
     for (int i = 0; i < BATCH; ++i) {
         batch[i] = d;
     }
-    double *one = calloc((size_t)reps, sizeof(double)), *many = calloc((size_t)reps, sizeof(double));
+    double *one = calloc((size_t)reps, sizeof(double)),
+           *many = calloc((size_t)reps, sizeof(double));
     for (int r = 0; r < reps; ++r) {
         weft_counter_t c = {0};
         /* One submit call per job, then one wait: submit + run amortised. */
@@ -511,8 +512,8 @@ static void case_tiny_job(wb_ctx_t *ctx) {
     }
     wb_sink(&hits);
     wb_report(ctx, SUITE, "tiny_job", "weft", 1, wb_median(one, reps), "ns", WB_AT_MOST, 50.0);
-    wb_report(ctx, SUITE, "tiny_job_batched", "weft", 1, wb_median(many, reps), "ns",
-              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "tiny_job_batched", "weft", 1, wb_median(many, reps), "ns", WB_NO_TARGET,
+              0);
     weft_jobs_destroy(jobs);
     free(batch);
     free(one);

@@ -36,8 +36,9 @@ typedef struct vec3 {
 static weft_world_t *make_world(uint32_t workers) {
     weft_world_t *w = NULL;
     weft_world_desc_t d = {.worker_count = workers};
-    if (weft_world_create(&d, &w) != WEFT_OK)
+    if (weft_world_create(&d, &w) != WEFT_OK) {
         return NULL;
+    }
     return w;
 }
 
@@ -50,9 +51,11 @@ static weft_component_t reg(weft_world_t *w, const char *name, size_t size) {
 /* Run `frames` frames; returns ns per frame, or -1 on failure. */
 static double time_frames(weft_world_t *w, int frames) {
     double t0 = wb_now_ns();
-    for (int i = 0; i < frames; i++)
-        if (weft_world_progress(w, 0.016f) != WEFT_OK)
+    for (int i = 0; i < frames; i++) {
+        if (weft_world_progress(w, 0.016f) != WEFT_OK) {
             return -1.0;
+        }
+    }
     return (wb_now_ns() - t0) / frames;
 }
 
@@ -62,16 +65,18 @@ static void bump(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
         float *x = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++)
+        for (uint32_t i = 0; i < it->count; i++) {
             x[i] += 1.0f;
+        }
     }
 }
 
 /* 64 components, 64 systems; system i iterates component i; every 4th also writes "shared". */
 static weft_world_t *make_64(uint32_t workers, bool with_entities) {
     weft_world_t *w = make_world(workers);
-    if (!w)
+    if (!w) {
         return NULL;
+    }
     weft_component_t shared = reg(w, "shared", sizeof(float));
     for (int i = 0; i < 64; i++) {
         char name[16];
@@ -86,8 +91,9 @@ static weft_world_t *make_64(uint32_t workers, bool with_entities) {
         snprintf(name, sizeof name, "s%02d", i);
         weft_system_desc_t d = {
             .name = name, .fn = bump, .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
-        if (i % 4 == 0)
+        if (i % 4 == 0) {
             d.writes[0] = shared;
+        }
         if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             weft_world_destroy(w);
             return NULL;
@@ -149,16 +155,18 @@ static void
 work20_rows(float *x, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         float v = x[i];
-        for (int k = 0; k < WORK20_STEPS; k++)
+        for (int k = 0; k < WORK20_STEPS; k++) {
             v = v * 0.9999f + 0.5f;
+        }
         x[i] = v;
     }
 }
 
 static void work20(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
-    while (weft_iter_next(it))
+    while (weft_iter_next(it)) {
         work20_rows(it->columns[0], it->count);
+    }
 }
 
 /* The same work without weft: 64 arrays of 256 floats, one after the other (raw) or spread
@@ -167,13 +175,15 @@ static double raw_64x256_us(float (*a)[256], int frames, int threads) {
     double t0 = wb_now_ns();
     for (int f = 0; f < frames; f++) {
         if (threads == 1) {
-            for (int k = 0; k < 64; k++)
+            for (int k = 0; k < 64; k++) {
                 work20_rows(a[k], 256);
+            }
         } else {
 #ifdef WB_HAVE_OPENMP
 #pragma omp parallel for num_threads(2) schedule(dynamic, 1)
-            for (int k = 0; k < 64; k++)
+            for (int k = 0; k < 64; k++) {
                 work20_rows(a[k], 256);
+            }
 #endif
         }
     }
@@ -185,8 +195,9 @@ static double raw_64x256_us(float (*a)[256], int frames, int threads) {
  * systems, one job each (not parallel, so never split). */
 static weft_world_t *make_64x256(uint32_t workers) {
     weft_world_t *w = make_world(workers);
-    if (!w)
+    if (!w) {
         return NULL;
+    }
     for (int i = 0; i < 64; i++) {
         char name[16];
         snprintf(name, sizeof name, "c%02d", i);
@@ -194,14 +205,17 @@ static weft_world_t *make_64x256(uint32_t workers) {
         for (int k = 0; k < 256; k++) {
             weft_entity_t e;
             float v = (float)k;
-            if (weft_entity_create(w, &e) != WEFT_OK || weft_component_set(w, e, c, &v) != WEFT_OK)
+            if (weft_entity_create(w, &e) != WEFT_OK ||
+                weft_component_set(w, e, c, &v) != WEFT_OK) {
                 goto fail;
+            }
         }
         snprintf(name, sizeof name, "s%02d", i);
         weft_system_desc_t d = {
             .name = name, .fn = work20, .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
-        if (weft_system_register(w, &d, NULL) != WEFT_OK)
+        if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             goto fail;
+        }
     }
     return w;
 fail:
@@ -295,8 +309,9 @@ static void move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static weft_world_t *make_moving(uint32_t workers, uint32_t n, weft_component_t *pos,
                                  weft_component_t *vel) {
     weft_world_t *w = make_world(workers);
-    if (!w)
+    if (!w) {
         return NULL;
+    }
     *pos = reg(w, "Position", sizeof(vec3_t));
     *vel = reg(w, "Velocity", sizeof(vec3_t));
     weft_group_t g;
@@ -395,8 +410,9 @@ static void case_frame_1m(wb_ctx_t *ctx) {
     for (int r = 0; r < reps; r++) {
         raw_move(p, v, n, 0.016f);
         double t0 = wb_now_ns();
-        for (int f = 0; f < frames; f++)
+        for (int f = 0; f < frames; f++) {
             raw_move(p, v, n, 0.016f);
+        }
         tr[r] = (wb_now_ns() - t0) / frames / 1e6;
         time_frames(w1, 1);
         t1[r] = time_frames(w1, frames) / 1e6;
@@ -405,8 +421,9 @@ static void case_frame_1m(wb_ctx_t *ctx) {
 #ifdef WB_HAVE_OPENMP
         omp_move(p, v, n, 0.016f);
         t0 = wb_now_ns();
-        for (int f = 0; f < frames; f++)
+        for (int f = 0; f < frames; f++) {
             omp_move(p, v, n, 0.016f);
+        }
         to[r] = (wb_now_ns() - t0) / frames / 1e6;
         vo[r] = t2[r] / to[r];
 #endif
@@ -449,11 +466,13 @@ static void mixed_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
             float acc = 0;
-            for (uint32_t t = 1; t < it->term_count; t++)
+            for (uint32_t t = 1; t < it->term_count; t++) {
                 acc += *(const float *)weft_iter_get(it, t, i);
+            }
             float *x = weft_iter_get(it, 0, i);
-            for (uint32_t k = 0; k < work; k++)
+            for (uint32_t k = 0; k < work; k++) {
                 *x = *x * 0.999f + acc * 0.001f;
+            }
         }
     }
 }
@@ -480,20 +499,24 @@ static const mixed_sys_t mixed_systems[12] = {
 static weft_world_t *make_mixed(uint32_t workers, uint32_t n) {
     weft_component_t c[M_COUNT];
     weft_world_t *w = make_moving(workers, n, &c[M_POS], &c[M_VEL]);
-    if (!w)
+    if (!w) {
         return NULL;
+    }
     const char *names[] = {"", "", "Hp", "Mass", "Color", "Heading", "Ai", "Timer", "Timer2"};
-    for (int k = M_HP; k < M_COUNT; k++)
+    for (int k = M_HP; k < M_COUNT; k++) {
         c[k] = reg(w, names[k], sizeof(float));
+    }
     /* Membership by index: 1/2 Hp, 1/4 Mass, 1/10 Color+Heading, 1/100 Ai+Timer, 1/1000 Timer2. */
     const uint32_t every[M_COUNT] = {1, 1, 2, 4, 10, 10, 100, 100, 1000};
     float one = 1.0f;
     for (uint32_t r = 0; r < n; r++) {
         weft_entity_t e = weft_component_entity_at(w, c[M_POS], r);
         uint32_t idx = weft_entity_index(e);
-        for (int k = M_HP; k < M_COUNT; k++)
-            if (idx % every[k] == 0 && weft_component_set(w, e, c[k], &one) != WEFT_OK)
+        for (int k = M_HP; k < M_COUNT; k++) {
+            if (idx % every[k] == 0 && weft_component_set(w, e, c[k], &one) != WEFT_OK) {
                 goto fail;
+            }
+        }
     }
     for (int s = 0; s < 12; s++) {
         const mixed_sys_t *m = &mixed_systems[s];
@@ -502,11 +525,13 @@ static weft_world_t *make_mixed(uint32_t workers, uint32_t n) {
                                 .user = (void *)(uintptr_t)m->work,
                                 .parallel = m->parallel,
                                 .chunk_size = 16384};
-        for (int t = 0; t < 3 && m->terms[t] >= 0; t++)
+        for (int t = 0; t < 3 && m->terms[t] >= 0; t++) {
             d.terms[t] =
                 (weft_query_term_t){c[m->terms[t]], t == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ};
-        if (weft_system_register(w, &d, NULL) != WEFT_OK)
+        }
+        if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             goto fail;
+        }
     }
     return w;
 fail:

@@ -65,22 +65,27 @@ static int cmp_double(const void *a, const void *b) {
 
 /* NAN for an empty sample: a figure that was never measured must not look like zero. */
 double wb_median(double *v, int n) {
-    if (n <= 0)
+    if (n <= 0) {
         return NAN;
+    }
     qsort(v, (size_t)n, sizeof *v, cmp_double);
-    if (n % 2 == 1)
+    if (n % 2 == 1) {
         return v[n / 2];
+    }
     return 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double wb_median_ratio(const double *num, const double *den, int n) {
-    if (n <= 0)
+    if (n <= 0) {
         return NAN;
+    }
     double *r = malloc((size_t)n * sizeof *r);
-    if (r == NULL)
+    if (r == NULL) {
         return NAN;
-    for (int i = 0; i < n; i++)
+    }
+    for (int i = 0; i < n; i++) {
         r[i] = num[i] / den[i];
+    }
     double m = wb_median(r, n);
     free(r);
     return m;
@@ -100,16 +105,19 @@ wb_ctx_t *wb_ctx_create(const wb_options_t *opt) {
         abort();
     }
     ctx->opt = *opt;
-    if (ctx->opt.reps <= 0)
+    if (ctx->opt.reps <= 0) {
         ctx->opt.reps = ctx->opt.quick ? 5 : 11;
-    if (ctx->opt.max_workers == 0)
+    }
+    if (ctx->opt.max_workers == 0) {
         ctx->opt.max_workers = wb_hw_threads();
+    }
     return ctx;
 }
 
 void wb_ctx_destroy(wb_ctx_t *ctx) {
-    if (!ctx)
+    if (!ctx) {
         return;
+    }
     free(ctx->missed_names);
     free(ctx->descs);
     free(ctx);
@@ -127,22 +135,24 @@ void wb_put_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
+        if (c == '"' || c == '\\') {
             fprintf(f, "\\%c", c);
-        else if (c < 0x20)
+        } else if (c < 0x20) {
             fprintf(f, "\\u%04x", c);
-        else
+        } else {
             fputc(c, f);
+        }
     }
     fputc('"', f);
 }
 
 /* JSON has no NaN or infinity: a failed measurement is written as null. */
 static void put_json_number(FILE *f, double v) {
-    if (isfinite(v))
+    if (isfinite(v)) {
         fprintf(f, "%.8g", v);
-    else
+    } else {
         fputs("null", f);
+    }
 }
 
 /* About four significant digits without an exponent, e.g. 0.9134, 12.35, 1234, 1234567. */
@@ -153,10 +163,11 @@ static void format_value(char *buf, size_t n, double v) {
     }
     double mag = fabs(v);
     int decimals = mag >= 1000 ? 0 : mag >= 100 ? 1 : mag >= 10 ? 2 : mag >= 1 ? 3 : 4;
-    if (mag > 0 && mag < 0.001)
+    if (mag > 0 && mag < 0.001) {
         snprintf(buf, n, "%.3e", v);
-    else
+    } else {
         snprintf(buf, n, "%.*f", decimals, v);
+    }
 }
 
 static const char *goal_symbol(wb_goal_t goal) {
@@ -168,8 +179,9 @@ static void remember_missed(wb_ctx_t *ctx, const char *suite, const char *name, 
     if (ctx->named >= ctx->missed_cap) {
         int cap = ctx->missed_cap ? ctx->missed_cap * 2 : 16;
         void *grown = realloc(ctx->missed_names, (size_t)cap * MISSED_NAME_MAX);
-        if (!grown)
+        if (!grown) {
             return; /* the count stays right; only the name list is short */
+        }
         ctx->missed_names = grown;
         ctx->missed_cap = cap;
     }
@@ -178,8 +190,9 @@ static void remember_missed(wb_ctx_t *ctx, const char *suite, const char *name, 
 }
 
 void wb_suite_begin(wb_ctx_t *ctx, const char *suite) {
-    if (ctx->opt.json)
+    if (ctx->opt.json) {
         return;
+    }
     printf("\n== suite %s ==\n", suite);
     printf("  %-28s %-8s %7s %12s %-6s %12s  %s\n", "case", "impl", "workers", "value", "unit",
            "target", "met?");
@@ -187,10 +200,11 @@ void wb_suite_begin(wb_ctx_t *ctx, const char *suite) {
 }
 
 void wb_suite_end(wb_ctx_t *ctx, const char *suite, double seconds) {
-    if (ctx->opt.json)
+    if (ctx->opt.json) {
         fprintf(stderr, "# suite %s finished in %.1f s\n", suite, seconds);
-    else
+    } else {
         printf("  (suite %s: %.1f s)\n", suite, seconds);
+    }
     fflush(stdout);
 }
 
@@ -199,14 +213,16 @@ void wb_describe(wb_ctx_t *ctx, const char *suite, const char *name, const char 
     if (ctx->ndescs >= ctx->descs_cap) {
         int cap = ctx->descs_cap ? ctx->descs_cap * 2 : 32;
         void *grown = realloc(ctx->descs, (size_t)cap * sizeof *ctx->descs);
-        if (!grown)
+        if (!grown) {
             return; /* the figures stay right; only their description is missing */
+        }
         ctx->descs = grown;
         ctx->descs_cap = cap;
     }
     ctx->descs[ctx->ndescs++] = (wb_desc_t){suite, name, impl, did};
-    if (!ctx->opt.json)
+    if (!ctx->opt.json) {
         printf("  # %s/%s: %s\n", name, impl, did);
+    }
 }
 
 /* The description of (suite, name, impl): the longest described case that `name` equals or
@@ -220,8 +236,9 @@ static const char *description_of(const wb_ctx_t *ctx, const char *suite, const 
         size_t len = strlen(d->name);
         if (strcmp(d->suite, suite) != 0 || strcmp(d->impl, impl) != 0 ||
             strncmp(d->name, name, len) != 0 || (name[len] != '\0' && name[len] != '_') ||
-            len < best_len)
+            len < best_len) {
             continue;
+        }
         best = d->did;
         best_len = len;
     }
@@ -319,8 +336,9 @@ int wb_summary(wb_ctx_t *ctx) {
     } else {
         printf("\n== summary: %d figures, %d targets: %d met, %d missed ==\n", ctx->rows,
                ctx->met + ctx->missed, ctx->met, ctx->missed);
-        for (int i = 0; i < ctx->named; i++)
+        for (int i = 0; i < ctx->named; i++) {
             printf("  missed: %s\n", ctx->missed_names[i]);
+        }
     }
     fflush(stdout);
     return ctx->missed;

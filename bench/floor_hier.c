@@ -7,9 +7,10 @@
 void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
                           uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
-        if (parent[i] == UINT32_MAX)
+        if (parent[i] == UINT32_MAX) {
             world[i] = local[i];
-        else
+        } else {
             wb_mat4_mul(&world[i], &world[parent[i]], &local[i]);
+        }
     }
 }

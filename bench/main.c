@@ -73,16 +73,18 @@ static void wb_suite_harness(wb_ctx_t *ctx) {
         double t0 = prev;
         for (int i = 0; i < CALLS; i++) {
             double t = wb_now_ns();
-            if (t > prev && (step < 0 || t - prev < step))
+            if (t > prev && (step < 0 || t - prev < step)) {
                 step = t - prev;
+            }
             prev = t;
         }
         now_cost[r] = (prev - t0) / CALLS;
 
         double c0 = wb_now_ns();
         double sum = 0;
-        for (int i = 0; i < CALLS; i++)
+        for (int i = 0; i < CALLS; i++) {
             sum += wb_cpu_ns();
+        }
         cpu_cost[r] = (wb_now_ns() - c0) / CALLS;
         wb_sink(&sum);
     }
@@ -101,8 +103,9 @@ static void wb_suite_harness(wb_ctx_t *ctx) {
 static void cpu_model(char *buf, size_t n) {
     snprintf(buf, n, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
+    if (!f) {
         return;
+    }
     char line[256];
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, "model name", 10) == 0) {
@@ -166,15 +169,18 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
         printf("  options      %s, %d reps, workers up to %u\n", opt->quick ? "quick" : "full",
                wb_reps(ctx), wb_max_workers(ctx));
         printf("  suites      ");
-        for (int i = 0; i < SUITE_COUNT; i++)
-            if (selected[i])
+        for (int i = 0; i < SUITE_COUNT; i++) {
+            if (selected[i]) {
                 printf(" %s", suites[i].name);
+            }
+        }
         printf("\n");
     }
     /* Figures from a debug or sanitized build say nothing about weft's speed. */
-    if (strcmp(WB_BUILD_TYPE, "Release") != 0 || WB_SANITIZER[0] != '\0' || WB_DEBUG_LEVEL > 0)
+    if (strcmp(WB_BUILD_TYPE, "Release") != 0 || WB_SANITIZER[0] != '\0' || WB_DEBUG_LEVEL > 0) {
         fprintf(stderr, "weft_bench: WARNING: not a plain Release build; use the bench preset "
                         "(cmake --workflow --preset bench) for figures worth comparing\n");
+    }
     fflush(stdout);
 }
 
@@ -193,9 +199,11 @@ static void usage(FILE *f) {
 }
 
 static int find_suite(const char *name) {
-    for (int i = 0; i < SUITE_COUNT; i++)
-        if (strcmp(suites[i].name, name) == 0)
+    for (int i = 0; i < SUITE_COUNT; i++) {
+        if (strcmp(suites[i].name, name) == 0) {
             return i;
+        }
+    }
     return -1;
 }
 
@@ -222,8 +230,9 @@ int main(int argc, char **argv) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--suite") == 0 || strncmp(a, "--suite=", 8) == 0) {
             const char *name = a[7] == '=' ? a + 8 : next;
-            if (a[7] != '=')
+            if (a[7] != '=') {
                 i++;
+            }
             int s = name ? find_suite(name) : -1;
             if (s < 0) {
                 fprintf(stderr, "weft_bench: unknown suite '%s' (--list shows them)\n",
@@ -245,8 +254,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--strict") == 0) {
             strict = true;
         } else if (strcmp(a, "--list") == 0) {
-            for (int s = 0; s < SUITE_COUNT; s++)
+            for (int s = 0; s < SUITE_COUNT; s++) {
                 printf("%s\n", suites[s].name);
+            }
             return 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -257,15 +267,18 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (!any_selected)
-        for (int s = 0; s < SUITE_COUNT; s++)
+    if (!any_selected) {
+        for (int s = 0; s < SUITE_COUNT; s++) {
             selected[s] = true;
+        }
+    }
 
     wb_ctx_t *ctx = wb_ctx_create(&opt);
     print_config(&opt, ctx, selected);
     for (int s = 0; s < SUITE_COUNT; s++) {
-        if (!selected[s])
+        if (!selected[s]) {
             continue;
+        }
         double t0 = wb_now_ns();
         wb_suite_begin(ctx, suites[s].name);
         suites[s].fn(ctx);

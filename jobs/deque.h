@@ -22,10 +22,10 @@ struct weft__deque_buf {
 };
 
 typedef struct weft__deque {
-    _Alignas(WEFT_CACHE_LINE) weft_atomic_i64 top; /* next index to steal; thieves CAS it */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_i64 top;    /* next index to steal; thieves CAS it */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_i64 bottom; /* next index to push; owner writes */
-    weft_atomic_ptr buf;          /* current weft__deque_buf_t; owner replaces on growth */
-    weft__deque_buf_t *retired;   /* older buffers kept alive until fini; owner only */
+    weft_atomic_ptr buf;           /* current weft__deque_buf_t; owner replaces on growth */
+    weft__deque_buf_t *retired;    /* older buffers kept alive until fini; owner only */
     const weft_allocator_t *alloc; /* where buffers come from (the job system's hook) */
     int64_t cap;                   /* owner only: capacity of buf */
 } weft__deque_t;

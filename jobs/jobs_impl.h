@@ -42,12 +42,12 @@ typedef enum weft__rec_kind {
 
 /* One 64-byte record. Fields not named for a kind are unused by it. */
 struct weft__rec {
-    weft__rec_t *next;        /* intrusive list: freelist, queues, gate's jobs, waiters */
-    weft__ctx_t *owner;       /* context whose freelist it returns to */
-    weft_job_fn_t fn;         /* job: the body */
-    void *arg;                /* job: its argument; node: the gate (weft__rec_t *) */
-    const char *name;         /* job: profiler name */
-    weft_counter_t *done;     /* job: completion counter or NULL */
+    weft__rec_t *next;    /* intrusive list: freelist, queues, gate's jobs, waiters */
+    weft__ctx_t *owner;   /* context whose freelist it returns to */
+    weft_job_fn_t fn;     /* job: the body */
+    void *arg;            /* job: its argument; node: the gate (weft__rec_t *) */
+    const char *name;     /* job: profiler name */
+    weft_counter_t *done; /* job: completion counter or NULL */
     union {
         weft_atomic_u32 pending; /* gate: dependencies not yet at zero, +1 while parking */
         uint32_t tag;            /* job: the desc's tag */
@@ -104,27 +104,27 @@ typedef struct weft__pfor {
 
 struct weft__ctx {
     _Alignas(WEFT_CACHE_LINE) weft__deque_t dq[WEFT_PRIORITY_COUNT]; /* workers only */
-    _Alignas(WEFT_CACHE_LINE) weft_jobs_t *jobs; /* the job system */
-    uint32_t index;              /* worker index, or UINT32_MAX for a registered thread */
-    bool is_worker;              /* has deques and runs jobs */
-    weft__rec_t *free_local;     /* record freelist; this thread only */
-    weft__rec_t *slabs;          /* slabs this context allocated (first record of each) */
-    weft__frame_t *frames;       /* jobs running on this thread, innermost first */
-    void *scratch;               /* desc.scratch_size bytes; workers only */
-    uint64_t rng;                /* xorshift state for victim selection */
-    weft__list_t inline_queue;   /* inline mode: ready jobs in order; this thread only */
-    bool inline_draining;        /* inline mode: inside drain_inline() */
-    weft_thread_t thread;        /* spawned workers only */
-    uint32_t pfor_depth;         /* parallel-for slots in use on this thread */
-    uint32_t spin_backoff;       /* pauses between polls when it next spins (sleep.c) */
-    bool idle_job;               /* the last top-level job found nothing to do (parallel_for.c) */
-    uint64_t board_seen;         /* the last loop board word this worker looked at */
+    _Alignas(WEFT_CACHE_LINE) weft_jobs_t *jobs;                     /* the job system */
+    uint32_t index;            /* worker index, or UINT32_MAX for a registered thread */
+    bool is_worker;            /* has deques and runs jobs */
+    weft__rec_t *free_local;   /* record freelist; this thread only */
+    weft__rec_t *slabs;        /* slabs this context allocated (first record of each) */
+    weft__frame_t *frames;     /* jobs running on this thread, innermost first */
+    void *scratch;             /* desc.scratch_size bytes; workers only */
+    uint64_t rng;              /* xorshift state for victim selection */
+    weft__list_t inline_queue; /* inline mode: ready jobs in order; this thread only */
+    bool inline_draining;      /* inline mode: inside drain_inline() */
+    weft_thread_t thread;      /* spawned workers only */
+    uint32_t pfor_depth;       /* parallel-for slots in use on this thread */
+    uint32_t spin_backoff;     /* pauses between polls when it next spins (sleep.c) */
+    bool idle_job;             /* the last top-level job found nothing to do (parallel_for.c) */
+    uint64_t board_seen;       /* the last loop board word this worker looked at */
     /* The tallies sit apart from free_remote, which other threads CAS on every remote free:
      * sharing a line would make each submit pay for a cache miss. */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 submitted; /* jobs it submitted; written by it only */
-    weft_atomic_u64 finished;    /* jobs this thread finished; written by it only */
-    weft_atomic_u64 jobs_run;    /* user jobs it ran (weft_jobs_worker_stats); by it only */
-    weft_atomic_u64 ranges_run;  /* parallel-for ranges it ran; written by it only */
+    weft_atomic_u64 finished;   /* jobs this thread finished; written by it only */
+    weft_atomic_u64 jobs_run;   /* user jobs it ran (weft_jobs_worker_stats); by it only */
+    weft_atomic_u64 ranges_run; /* parallel-for ranges it ran; written by it only */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
     weft__pfor_t pfor[WEFT__PFOR_SLOTS]; /* parallel-for loops started by this thread */
 };
@@ -141,10 +141,10 @@ typedef struct weft__queue {
 /* Eventcount: sleepers read `epoch`, re-check for work, then sleep while it is unchanged. */
 typedef struct weft__sleep {
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 sleepers; /* threads between prepare and wake */
-    weft_atomic_u32 external;  /* how many of them are registered threads (cannot run jobs) */
-    weft_atomic_u32 epoch;                              /* bumped by every notify */
-    weft_mutex_t lock;                                  /* guards the cond wait on epoch */
-    weft_cond_t cond;                                   /* sleepers wait here */
+    weft_atomic_u32 external; /* how many of them are registered threads (cannot run jobs) */
+    weft_atomic_u32 epoch;    /* bumped by every notify */
+    weft_mutex_t lock;        /* guards the cond wait on epoch */
+    weft_cond_t cond;         /* sleepers wait here */
 } weft__sleep_t;
 
 enum weft__phase {
@@ -154,23 +154,23 @@ enum weft__phase {
 };
 
 struct weft_jobs {
-    weft_jobs_desc_t desc;          /* resolved desc; immutable after create */
-    weft_allocator_t alloc;         /* resolved allocator (never NULL functions) */
-    uint64_t id;                    /* unique per instance: binds TLS to this instance */
-    uint32_t worker_count;          /* contexts [0, worker_count) are workers */
-    bool is_inline;                 /* WEFT_EXECUTION_INLINE */
-    weft__ctx_t *ctx;               /* worker_count + WEFT__MAX_REGISTERED contexts */
-    weft__queue_t inject;           /* jobs submitted by registered threads */
-    weft__queue_t main;             /* jobs pinned to worker 0 */
-    weft__sleep_t sleep;            /* idle workers and blocked waiters */
-    bool oversubscribed;            /* more workers than hardware threads: spinners yield */
+    weft_jobs_desc_t desc;  /* resolved desc; immutable after create */
+    weft_allocator_t alloc; /* resolved allocator (never NULL functions) */
+    uint64_t id;            /* unique per instance: binds TLS to this instance */
+    uint32_t worker_count;  /* contexts [0, worker_count) are workers */
+    bool is_inline;         /* WEFT_EXECUTION_INLINE */
+    weft__ctx_t *ctx;       /* worker_count + WEFT__MAX_REGISTERED contexts */
+    weft__queue_t inject;   /* jobs submitted by registered threads */
+    weft__queue_t main;     /* jobs pinned to worker 0 */
+    weft__sleep_t sleep;    /* idle workers and blocked waiters */
+    bool oversubscribed;    /* more workers than hardware threads: spinners yield */
     /* The loop board: the latest parallel-for any thread started, as gen << 32 | slot + 1
      * (0: none yet). Idle spinning workers watch this one line and join the loop directly
      * (parallel_for.c); on a line of its own so watching it costs its writer nothing else. */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 board;
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
-    weft_atomic_u32 external_inflight; /* registered threads inside an API call */
-    weft_atomic_u32 registered;     /* registered slots handed out */
+    weft_atomic_u32 external_inflight;               /* registered threads inside an API call */
+    weft_atomic_u32 registered;                      /* registered slots handed out */
 };
 
 /* ---- cross-file functions ---------------------------------------------- >>internal */

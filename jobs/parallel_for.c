@@ -100,7 +100,6 @@ static void run_units(weft__ctx_t *ctx, const weft__pfor_t *pf, uint64_t first, 
     }
 }
 
-
 /* Publish one more helper if work is left for it and the budget allows. Called while
  * holding a claim, so the slot still holds our loop. */
 static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen) {
@@ -209,9 +208,7 @@ static void reclaim_helper(weft_jobs_t *jobs, weft__ctx_t *me, const weft__pfor_
 }
 
 /* a / b rounded up; b > 0. */
-static inline uint64_t ceil_div(uint64_t a, uint64_t b) {
-    return a / b + (a % b != 0);
-}
+static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* Everything on the calling thread, in order (inline mode, one worker, one chunk). */
 static void run_serial(weft__ctx_t *me, weft_range_fn_t fn, void *ctx, uint64_t count,

@@ -144,8 +144,7 @@ static bool spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, cons
     }
 }
 
-void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
-                      const void *arg) {
+void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
     if (spin(jobs, ctx, ready, arg)) {
         return;
     }

@@ -246,8 +246,8 @@ static bool reserve_for(weft__ctx_t *ctx, const weft_job_desc_t *descs, uint32_t
 }
 
 /* Park the gate on every live dependency, then drop the submitter's reference. */
-static void park_gate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate,
-                      weft__rec_t *nodes, weft_counter_t *const *deps, uint32_t ndeps) {
+static void park_gate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate, weft__rec_t *nodes,
+                      weft_counter_t *const *deps, uint32_t ndeps) {
     weft_atomic_store_relaxed(&gate->u.pending, 1u); /* the submitter's reference */
     for (uint32_t i = 0; i < ndeps && nodes; ++i) {
         weft__rec_t *node = nodes;
@@ -292,8 +292,8 @@ static weft_result_t submit_checked(weft_jobs_t *jobs, weft__ctx_t *ctx,
         if (gate) {
             weft__rec_free(ctx, gate);
         }
-        return WEFT__FAIL(&jobs->desc.logger, WEFT_ENOMEM, "%s: out of memory for %u jobs",
-                          what, n);
+        return WEFT__FAIL(&jobs->desc.logger, WEFT_ENOMEM, "%s: out of memory for %u jobs", what,
+                          n);
     }
     weft__rec_t *job = first;
     for (uint32_t i = 0; i < n; ++i, job = job->next) {
@@ -355,8 +355,8 @@ static inline weft_result_t submit_single(weft_jobs_t *jobs, weft__ctx_t *ctx,
 /* Argument checks shared by submit and submit_after; also enters/leaves the
  * registered-thread in-flight count around the real work. */
 static weft_result_t submit_api(weft_jobs_t *jobs, const weft_job_desc_t *descs, uint32_t n,
-                                weft_counter_t *const *deps, uint32_t ndeps,
-                                weft_counter_t *done, const char *what) {
+                                weft_counter_t *const *deps, uint32_t ndeps, weft_counter_t *done,
+                                const char *what) {
     WEFT__CONTRACT(jobs != NULL, NULL, WEFT_EINVAL, "%s: jobs is NULL", what);
     const weft_logger_t *log = &jobs->desc.logger;
     WEFT__CONTRACT(n == 0 || descs != NULL, log, WEFT_EINVAL, "%s: descs is NULL", what);

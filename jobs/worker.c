@@ -171,7 +171,7 @@ void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
 
 static bool worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
     (void)arg;
-    (void)final;
+    (void) final;
     /* seq_cst: part of the sleep handshake (sleep.c); destroy stores the phase seq_cst */
     return weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_STOPPED ||
            weft__has_work(jobs, ctx);
@@ -436,7 +436,7 @@ static bool all_done(weft_jobs_t *jobs) {
 
 static bool drain_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
     (void)arg;
-    (void)final;
+    (void) final;
     return weft__has_work(jobs, ctx) || all_done(jobs);
 }
 

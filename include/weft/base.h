@@ -48,31 +48,31 @@ WEFT_API const char *weft_version(void);
 
 /* One list feeds the enum, weft_result_name() and weft_result_str().
  * WEFT_OK is 0 and every failure is negative. */
-#define WEFT_RESULT_LIST(X)                                                          \
-    X(OK, 0, "success")                                                              \
-    X(EINVAL, -1, "invalid argument or broken contract")                            \
-    X(ENOMEM, -2, "out of memory")                                                   \
-    X(ESTALE, -3, "null or stale handle")                                            \
-    X(EEXIST, -4, "already exists")                                                  \
-    X(ENOENT, -5, "not found")                                                       \
-    X(ECAPACITY, -6, "capacity exhausted")                                           \
-    X(ESHUTDOWN, -7, "the job system is shutting down")                              \
-    X(EDEADLK, -8, "the wait would deadlock")                                        \
-    X(ETHREAD, -9, "thread creation failed")                                         \
-    X(ECYCLE, -10, "dependency cycle")                                               \
-    X(ECONFLICT, -11, "conflicting declaration")                                     \
-    X(ECORRUPT, -12, "corrupt or truncated data")                                    \
-    X(EVERSION, -13, "unsupported format or schema version")                         \
-    X(EMISMATCH, -14, "component layout mismatch")                                   \
-    X(EIO, -15, "I/O error")                                                         \
-    X(ESTATE, -16, "call not allowed in the current state")                          \
+#define WEFT_RESULT_LIST(X)                                  \
+    X(OK, 0, "success")                                      \
+    X(EINVAL, -1, "invalid argument or broken contract")     \
+    X(ENOMEM, -2, "out of memory")                           \
+    X(ESTALE, -3, "null or stale handle")                    \
+    X(EEXIST, -4, "already exists")                          \
+    X(ENOENT, -5, "not found")                               \
+    X(ECAPACITY, -6, "capacity exhausted")                   \
+    X(ESHUTDOWN, -7, "the job system is shutting down")      \
+    X(EDEADLK, -8, "the wait would deadlock")                \
+    X(ETHREAD, -9, "thread creation failed")                 \
+    X(ECYCLE, -10, "dependency cycle")                       \
+    X(ECONFLICT, -11, "conflicting declaration")             \
+    X(ECORRUPT, -12, "corrupt or truncated data")            \
+    X(EVERSION, -13, "unsupported format or schema version") \
+    X(EMISMATCH, -14, "component layout mismatch")           \
+    X(EIO, -15, "I/O error")                                 \
+    X(ESTATE, -16, "call not allowed in the current state")  \
     X(EACCESS, -17, "access not declared by the system")
 
 typedef enum weft_result {
 #define WEFT__RESULT_ENUM(name, value, str) WEFT_##name = (value),
     WEFT_RESULT_LIST(WEFT__RESULT_ENUM)
 #undef WEFT__RESULT_ENUM
-    WEFT_RESULT_MIN = -17 /* the most negative code; keep in step with the list */
+        WEFT_RESULT_MIN = -17 /* the most negative code; keep in step with the list */
 } weft_result_t;
 
 /* "WEFT_ENOMEM" for WEFT_ENOMEM; "WEFT_UNKNOWN" for a value not in the list. Never NULL. */
@@ -125,7 +125,7 @@ WEFT_API WEFT_NORETURN void weft_assert_fail(const char *expr, const char *msg, 
 
 #ifndef WEFT_ASSERT
 #if WEFT_DEBUG >= 1
-#define WEFT_ASSERT(cond, msg)                                                       \
+#define WEFT_ASSERT(cond, msg) \
     ((cond) ? (void)0 : weft_assert_fail(#cond, (msg), __FILE__, __LINE__, __func__))
 #else
 #define WEFT_ASSERT(cond, msg) ((void)0)

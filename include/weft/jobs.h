@@ -51,7 +51,7 @@ typedef struct weft_jobs_desc {
     weft_execution_t execution; /* 0: threaded */
     uint32_t queue_capacity;    /* 0: 4096 jobs per worker deque (grows on demand) */
     size_t scratch_size;        /* 0: 64 KiB of per-worker scratch (weft_jobs_scratch) */
-    uint32_t spin_us;           /* 0: 50 µs of spinning with backoff before an idle worker sleeps */
+    uint32_t spin_us; /* 0: 50 µs of spinning with backoff before an idle worker sleeps */
     weft_allocator_t allocator; /* 0: malloc/free */
     weft_logger_t logger;       /* 0: stderr in debug builds */
     weft_profiler_t profiler;   /* 0: no hooks */
@@ -162,8 +162,8 @@ typedef struct weft_job_desc {
  * Errors: WEFT_EINVAL (NULL fn, bad priority, unregistered thread: asserts in debug),
  * WEFT_ESHUTDOWN, WEFT_ENOMEM (nothing was submitted).
  * Thread: any worker or registered thread, including from inside a job. */
-WEFT_API weft_result_t weft_job_submit(weft_jobs_t *jobs, const weft_job_desc_t *descs,
-                                       uint32_t n, weft_counter_t *done);
+WEFT_API weft_result_t weft_job_submit(weft_jobs_t *jobs, const weft_job_desc_t *descs, uint32_t n,
+                                       weft_counter_t *done);
 
 /* Like weft_job_submit, but the jobs become ready only when every counter in deps[0..ndeps)
  * has reached zero. No thread blocks: the last dependency to finish makes them ready. This

@@ -153,8 +153,9 @@ WEFT_API weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i);
  * through it only for WEFT_ACCESS_WRITE terms. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
     const weft__iter_term_t *term = &it->terms[t];
-    if (it->columns[t])
+    if (it->columns[t]) {
         return (unsigned char *)it->columns[t] + (size_t)i * term->size;
+    }
     uint32_t idx = it->entities[i];
     uint32_t row = weft__sparse_get(term->sparse[idx >> WEFT__SPARSE_SHIFT],
                                     idx & WEFT__SPARSE_MASK, term->sparse_wide);

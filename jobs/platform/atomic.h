@@ -30,43 +30,53 @@ typedef atomic_bool weft_atomic_bool;
 #define weft_atomic_store_seq_cst(p, v) atomic_store_explicit((p), (v), memory_order_seq_cst)
 #define weft_atomic_exchange_acq_rel(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
 #define weft_atomic_exchange_seq_cst(p, v) atomic_exchange_explicit((p), (v), memory_order_seq_cst)
-#define weft_atomic_fetch_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
-#define weft_atomic_fetch_add_acq_rel(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
-#define weft_atomic_fetch_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
-#define weft_atomic_fetch_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
-#define weft_atomic_fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
-#define weft_atomic_fetch_sub_release(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_release)
+#define weft_atomic_fetch_add_relaxed(p, v) \
+    atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define weft_atomic_fetch_add_acq_rel(p, v) \
+    atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
+#define weft_atomic_fetch_add_release(p, v) \
+    atomic_fetch_add_explicit((p), (v), memory_order_release)
+#define weft_atomic_fetch_sub_relaxed(p, v) \
+    atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
+#define weft_atomic_fetch_sub_acq_rel(p, v) \
+    atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
+#define weft_atomic_fetch_sub_release(p, v) \
+    atomic_fetch_sub_explicit((p), (v), memory_order_release)
 #define weft_atomic_fetch_or_acq_rel(p, v) atomic_fetch_or_explicit((p), (v), memory_order_acq_rel)
-#define weft_atomic_fetch_and_acq_rel(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
+#define weft_atomic_fetch_and_acq_rel(p, v) \
+    atomic_fetch_and_explicit((p), (v), memory_order_acq_rel)
 
 /* seq_cst read-modify-writes: for Dekker-style handshakes (a publisher's write followed by a
  * read of a "sleepers" count, against a sleeper's increment followed by a read of the
  * published state). Justify each use at its call site. */
-#define weft_atomic_fetch_add_seq_cst(p, v) atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
-#define weft_atomic_fetch_sub_seq_cst(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
+#define weft_atomic_fetch_add_seq_cst(p, v) \
+    atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+#define weft_atomic_fetch_sub_seq_cst(p, v) \
+    atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
 #define weft_atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
-#define weft_atomic_fetch_and_release(p, v) atomic_fetch_and_explicit((p), (v), memory_order_release)
+#define weft_atomic_fetch_and_release(p, v) \
+    atomic_fetch_and_explicit((p), (v), memory_order_release)
 
 /* Compare-and-swap; `expected` is updated on failure. */
-#define weft_atomic_cas_weak_acq_rel(p, expected, desired)                                \
+#define weft_atomic_cas_weak_acq_rel(p, expected, desired)                                  \
     atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_acq_rel, \
                                           memory_order_acquire)
-#define weft_atomic_cas_strong_acq_rel(p, expected, desired)                                \
+#define weft_atomic_cas_strong_acq_rel(p, expected, desired)                                  \
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel, \
                                             memory_order_acquire)
 /* seq_cst CAS: needed where a Chase-Lev steal/pop race must be totally ordered with the
  * seq_cst fence in pop (Lê et al. 2013). Justify each use. */
-#define weft_atomic_cas_strong_seq_cst(p, expected, desired)                                \
+#define weft_atomic_cas_strong_seq_cst(p, expected, desired)                                  \
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_seq_cst, \
                                             memory_order_relaxed)
 
 /* Release on success, relaxed on failure: pushing onto a lock-free list (the node's fields
  * are published by the successful CAS; a failed CAS publishes nothing). */
-#define weft_atomic_cas_weak_release(p, expected, desired)                                \
+#define weft_atomic_cas_weak_release(p, expected, desired)                                  \
     atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_release, \
                                           memory_order_relaxed)
 /* seq_cst on both paths: the counter's zero transition and sleeper flag (jobs/counter.c). */
-#define weft_atomic_cas_weak_seq_cst(p, expected, desired)                                \
+#define weft_atomic_cas_weak_seq_cst(p, expected, desired)                                  \
     atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_seq_cst, \
                                           memory_order_seq_cst)
 

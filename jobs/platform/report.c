@@ -54,8 +54,8 @@ weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const cha
 void weft_assert_fail(const char *expr, const char *msg, const char *file, int line,
                       const char *func) {
     /* No allocation: the heap may be what is broken. */
-    fprintf(stderr, "weft: assertion failed: %s\n  %s\n  at %s:%d in %s()\n", expr,
-            msg ? msg : "", file, line, func);
+    fprintf(stderr, "weft: assertion failed: %s\n  %s\n  at %s:%d in %s()\n", expr, msg ? msg : "",
+            file, line, func);
     fflush(stderr);
     abort();
 }

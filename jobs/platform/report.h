@@ -28,10 +28,10 @@ WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, 
         }                                                                             \
     } while (0)
 #else
-#define WEFT__CONTRACT(cond, log, code, ...)                                          \
-    do {                                                                              \
-        if (!(cond))                                                                  \
-            return weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);        \
+#define WEFT__CONTRACT(cond, log, code, ...)                                   \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            return weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 #endif
 

@@ -71,10 +71,16 @@ void weft__thread_yield(void) { (void)sched_yield(); }
 
 /* ---- mutex and condition variable ---------------------------------------- >>mutex */
 
-void weft__mutex_init(weft_mutex_t *m) { check(pthread_mutex_init(&m->m, NULL), "pthread_mutex_init"); }
-void weft__mutex_fini(weft_mutex_t *m) { check(pthread_mutex_destroy(&m->m), "pthread_mutex_destroy"); }
+void weft__mutex_init(weft_mutex_t *m) {
+    check(pthread_mutex_init(&m->m, NULL), "pthread_mutex_init");
+}
+void weft__mutex_fini(weft_mutex_t *m) {
+    check(pthread_mutex_destroy(&m->m), "pthread_mutex_destroy");
+}
 void weft__mutex_lock(weft_mutex_t *m) { check(pthread_mutex_lock(&m->m), "pthread_mutex_lock"); }
-void weft__mutex_unlock(weft_mutex_t *m) { check(pthread_mutex_unlock(&m->m), "pthread_mutex_unlock"); }
+void weft__mutex_unlock(weft_mutex_t *m) {
+    check(pthread_mutex_unlock(&m->m), "pthread_mutex_unlock");
+}
 
 void weft__cond_init(weft_cond_t *c) {
     pthread_condattr_t attr;

@@ -23,20 +23,23 @@ static size_t round_pages(size_t size) {
 }
 
 void *weft__vmem_reserve(size_t size) {
-    if (size == 0)
+    if (size == 0) {
         return NULL;
+    }
     void *p = mmap(NULL, round_pages(size), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
 bool weft__vmem_commit(void *ptr, size_t size) {
-    if (size == 0)
+    if (size == 0) {
         return true;
+    }
     return mprotect(ptr, size, PROT_READ | PROT_WRITE) == 0;
 }
 
 void weft__vmem_release(void *ptr, size_t size) {
-    if (ptr != NULL)
+    if (ptr != NULL) {
         (void)munmap(ptr, round_pages(size));
+    }
 }

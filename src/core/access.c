@@ -30,8 +30,9 @@ static const char *component_name(const weft_world_t *world, uint32_t c) {
 
 void weft__access_check(const weft_world_t *world, uint32_t component, weft__access_mode_t mode) {
     const weft__access_set_t *set = current_set;
-    if (set == NULL || set->world != world)
+    if (set == NULL || set->world != world) {
         return; /* outside systems (or another world's system): everything is allowed */
+    }
     const char *name = set->system_name ? set->system_name : "<unnamed>";
     if (mode == WEFT__ACCESS_STRUCTURAL) {
         (void)weft__fail(world->log, WEFT_EACCESS, __FILE__, __LINE__,
@@ -41,8 +42,9 @@ void weft__access_check(const weft_world_t *world, uint32_t component, weft__acc
         weft_assert_fail("structural change inside a system", weft_last_error(), __FILE__, __LINE__,
                          __func__);
     }
-    if (component >= WEFT_MAX_COMPONENTS)
+    if (component >= WEFT_MAX_COMPONENTS) {
         return; /* unknown ids are reported by the caller */
+    }
     bool ok = weft__access_bit_has(set->write, component) ||
               (mode == WEFT__ACCESS_READ && weft__access_bit_has(set->read, component));
     if (!ok) {

@@ -22,8 +22,9 @@ static bool is_pow2(size_t x) { return x != 0 && (x & (x - 1u)) == 0; }
 
 static size_t natural_align(size_t size) {
     size_t a = 1;
-    while (a < 16u && size % (a * 2u) == 0)
+    while (a < 16u && size % (a * 2u) == 0) {
         a *= 2u;
+    }
     return size == 0 ? 1u : a;
 }
 
@@ -36,10 +37,11 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_component_
                    "weft_component_register: name is required");
     /* Returned in every build: truncating would let two long names collide silently. */
     size_t len = strlen(d->name);
-    if (len > WEFT_COMPONENT_NAME_MAX)
+    if (len > WEFT_COMPONENT_NAME_MAX) {
         return WEFT__FAIL(log, WEFT_EINVAL,
                           "weft_component_register: name '%.20s...' is %zu bytes (max %u)", d->name,
                           len, WEFT_COMPONENT_NAME_MAX);
+    }
     WEFT__CONTRACT((d->flags & ~WEFT_COMPONENT_MULTI) == 0, log, WEFT_EINVAL,
                    "weft_component_register: '%s': unknown flags 0x%x", d->name, d->flags);
     size_t align = d->align ? d->align : natural_align(d->size);
@@ -52,11 +54,12 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_component_
     WEFT__CONTRACT(d->entity_field_count <= WEFT_COMPONENT_MAX_ENTITY_FIELDS, log, WEFT_EINVAL,
                    "weft_component_register: '%s': %u entity fields (max %u)", d->name,
                    d->entity_field_count, WEFT_COMPONENT_MAX_ENTITY_FIELDS);
-    for (uint32_t i = 0; i < d->entity_field_count; i++)
+    for (uint32_t i = 0; i < d->entity_field_count; i++) {
         WEFT__CONTRACT((size_t)d->entity_fields[i] + sizeof(weft_entity_t) <= d->size, log,
                        WEFT_EINVAL,
                        "weft_component_register: '%s': entity field at %u overruns size %zu",
                        d->name, d->entity_fields[i], d->size);
+    }
     return WEFT_OK;
 }
 
@@ -67,27 +70,31 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_component_register: out is NULL");
     out->id = 0;
     weft_result_t r = check_desc(world, desc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     size_t align = desc->align ? desc->align : natural_align(desc->size);
     weft_component_t known = weft_component_lookup(world, desc->name);
     if (known.id != 0) {
         const weft__pool_t *pool = &world->components[known.id]->pool;
-        if (pool->size != desc->size || pool->align != align)
+        if (pool->size != desc->size || pool->align != align) {
             return WEFT__FAIL(world->log, WEFT_ECONFLICT,
                               "weft_component_register: '%s' is registered with size %u align "
                               "%u, not size %zu align %zu",
                               desc->name, pool->size, pool->align, desc->size, align);
+        }
         *out = known;
         return WEFT_OK;
     }
-    if (world->component_count + 1u >= WEFT_MAX_COMPONENTS)
+    if (world->component_count + 1u >= WEFT_MAX_COMPONENTS) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                           "weft_component_register: '%s': %u components already registered",
                           desc->name, world->component_count);
+    }
     weft__component_t *comp = weft__alloc(world, sizeof *comp, _Alignof(weft__component_t));
-    if (comp == NULL)
+    if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_register: out of memory");
+    }
     memset(comp, 0, sizeof *comp);
     uint32_t id = world->component_count + 1u;
     memcpy(comp->name, desc->name, strlen(desc->name)); /* fits: checked in check_desc */
@@ -102,8 +109,9 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
     comp->pool.size = (uint32_t)desc->size;
     comp->pool.align = (uint32_t)align;
     comp->pool.id = id;
-    if (desc->size == 0)
+    if (desc->size == 0) {
         comp->pool.data = (unsigned char *)&world->tag_dummy;
+    }
     if ((desc->flags & WEFT_COMPONENT_MULTI) != 0) {
         r = weft__multi_init(world, &comp->pool);
         if (r != WEFT_OK) {
@@ -118,11 +126,15 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
 }
 
 weft_component_t weft_component_lookup(const weft_world_t *world, const char *name) {
-    if (name == NULL)
+    if (name == NULL) {
         return (weft_component_t){0};
-    for (uint32_t c = 1; c <= world->component_count; c++)
-        if (strncmp(world->components[c]->name, name, sizeof world->components[c]->name - 1u) == 0)
+    }
+    for (uint32_t c = 1; c <= world->component_count; c++) {
+        if (strncmp(world->components[c]->name, name, sizeof world->components[c]->name - 1u) ==
+            0) {
             return (weft_component_t){c};
+        }
+    }
     return (weft_component_t){0};
 }
 
@@ -131,9 +143,10 @@ uint32_t weft_component_registered(const weft_world_t *world) { return world->co
 weft_result_t weft_component_describe(const weft_world_t *world, weft_component_t c,
                                       weft_component_desc_t *out) {
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || out == NULL)
+    if (comp == NULL || out == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_component_describe: unknown component %u",
                           c.id);
+    }
     memset(out, 0, sizeof *out);
     out->name = comp->name;
     out->size = comp->pool.size;
@@ -154,12 +167,14 @@ weft_result_t weft_component_describe(const weft_world_t *world, weft_component_
 /* Resolve (e, c) for a mutation: the live slot and the component record, or an error. */
 static weft_result_t resolve(weft_world_t *world, weft_entity_t e, weft_component_t c,
                              const char *fn, uint32_t *slot, weft__component_t **comp) {
-    if (!weft__entity_slot(world, e, slot))
+    if (!weft__entity_slot(world, e, slot)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE, "%s: entity 0x%llx is null or stale", fn,
                           (unsigned long long)e);
+    }
     *comp = weft__component(world, c.id);
-    if (*comp == NULL)
+    if (*comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
+    }
     return WEFT_OK;
 }
 
@@ -170,9 +185,10 @@ static void run_hook(weft_world_t *world, weft_component_hook_t hook, weft__comp
     world->hook_depth++;
     if (comp->pool.multi != NULL && all) {
         const weft__multi_t *m = comp->pool.multi;
-        for (uint32_t s = weft__pool_row(&comp->pool, idx); s != 0; s = m->slot_next[s])
+        for (uint32_t s = weft__pool_row(&comp->pool, idx); s != 0; s = m->slot_next[s]) {
             hook(world, e, (weft_component_t){comp->pool.id},
                  weft__pool_at(&comp->pool, m->slot_row[s]), comp->hook_user);
+        }
     } else {
         hook(world, e, (weft_component_t){comp->pool.id}, weft__pool_entity_data(&comp->pool, idx),
              comp->hook_user);
@@ -182,8 +198,9 @@ static void run_hook(weft_world_t *world, weft_component_hook_t hook, weft__comp
 
 void weft__component_fire_remove(weft_world_t *world, weft__component_t *comp, uint32_t idx,
                                  weft_entity_t e) {
-    if (comp->on_remove != NULL)
+    if (comp->on_remove != NULL) {
         run_hook(world, comp->on_remove, comp, e, idx, true);
+    }
 }
 
 /* ---- add / set ------------------------------------------------------------------ >>add */
@@ -194,21 +211,25 @@ static weft_result_t add_index(weft_world_t *world, weft__component_t *comp, wef
     uint32_t idx = weft_entity_index(e);
     uint32_t sig;
     weft_result_t r = weft__sig_step(world, weft__slot_sig(slot), comp->pool.id, false, &sig);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     r = weft__pool_prepare(world, &comp->pool, idx);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t row = weft__pool_push(&comp->pool, idx);
     weft__entity_set_sig(world, idx, sig);
     if (comp->pool.group != 0) {
         uint32_t moved = weft__group_on_add(world, comp->pool.group, idx);
-        if (moved != WEFT__ROW_NONE) /* alignment moved it into the prefix */
+        if (moved != WEFT__ROW_NONE) { /* alignment moved it into the prefix */
             row = moved;
+        }
     }
     *ptr = weft__pool_at(&comp->pool, row);
-    if (comp->on_add != NULL)
+    if (comp->on_add != NULL) {
         run_hook(world, comp->on_add, comp, e, idx, false);
+    }
     return WEFT_OK;
 }
 
@@ -216,24 +237,29 @@ weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_comp
                                  void **ptr) {
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
     WEFT__NOT_IN_HOOK(world, "weft_component_add");
-    if (ptr != NULL)
+    if (ptr != NULL) {
         *ptr = NULL;
+    }
     uint32_t slot = 0;
     weft__component_t *comp = NULL;
     weft_result_t r = resolve(world, e, c, "weft_component_add", &slot, &comp);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (comp->pool.multi != NULL)
+    }
+    if (comp->pool.multi != NULL) {
         return weft_component_add_instance(world, e, c, NULL, ptr);
+    }
     uint32_t idx = weft_entity_index(e);
-    if (weft__pool_row(&comp->pool, idx) != WEFT__ROW_NONE)
+    if (weft__pool_row(&comp->pool, idx) != WEFT__ROW_NONE) {
         return WEFT__FAIL(world->log, WEFT_EEXIST,
                           "weft_component_add: entity 0x%llx already has component '%s'",
                           (unsigned long long)e, comp->name);
+    }
     void *data;
     r = add_index(world, comp, e, slot, &data);
-    if (r == WEFT_OK && ptr != NULL)
+    if (r == WEFT_OK && ptr != NULL) {
         *ptr = data;
+    }
     return r;
 }
 
@@ -244,8 +270,9 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     uint32_t slot = 0;
     weft__component_t *comp = NULL;
     weft_result_t r = resolve(world, e, c, "weft_component_set", &slot, &comp);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     WEFT__CONTRACT(value != NULL || comp->pool.size == 0, world->log, WEFT_EINVAL,
                    "weft_component_set: value is NULL for '%s'", comp->name);
     uint32_t idx = weft_entity_index(e);
@@ -253,13 +280,16 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     if (data == NULL) {
         r = comp->pool.multi != NULL ? weft_component_add_instance(world, e, c, NULL, &data)
                                      : add_index(world, comp, e, slot, &data);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
-    if (comp->pool.size)
+    if (comp->pool.size) {
         memcpy(data, value, comp->pool.size);
-    if (comp->on_set != NULL)
+    }
+    if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
+    }
     return WEFT_OK;
 }
 
@@ -269,8 +299,9 @@ const void *weft_component_get(const weft_world_t *world, weft_entity_t e, weft_
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+    if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return NULL;
+    }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }
 
@@ -278,8 +309,9 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+    if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return NULL;
+    }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }
 
@@ -287,8 +319,9 @@ bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_compone
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || !weft__entity_slot(world, e, &slot))
+    if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return false;
+    }
     return weft__pool_row(&comp->pool, weft_entity_index(e)) != WEFT__ROW_NONE;
 }
 
@@ -302,14 +335,17 @@ void weft__component_remove_index(weft_world_t *world, weft__component_t *comp, 
         return;
     }
     uint32_t row = WEFT__ROW_NONE;
-    if (comp->pool.group != 0)
+    if (comp->pool.group != 0) {
         row = weft__group_on_remove(world, comp->pool.group, idx);
-    if (row == WEFT__ROW_NONE) /* not moved by the group */
+    }
+    if (row == WEFT__ROW_NONE) { /* not moved by the group */
         row = weft__pool_row(&comp->pool, idx);
-    if (ordered)
+    }
+    if (ordered) {
         weft__pool_remove_ordered(&comp->pool, row);
-    else
+    } else {
         weft__pool_remove_swap(&comp->pool, row);
+    }
 }
 
 static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_component_t c,
@@ -317,21 +353,26 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
     uint32_t slot = 0;
     weft__component_t *comp = NULL;
     weft_result_t r = resolve(world, e, c, fn, &slot, &comp);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t idx = weft_entity_index(e);
-    if (weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE)
+    if (weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
                           (unsigned long long)e, comp->name);
-    if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL))
+    }
+    if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL)) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
+    }
     uint32_t sig;
     r = weft__sig_step(world, weft__slot_sig(slot), c.id, true, &sig);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (comp->on_remove != NULL)
+    }
+    if (comp->on_remove != NULL) {
         run_hook(world, comp->on_remove, comp, e, idx, true);
+    }
     weft__component_remove_index(world, comp, idx, ordered);
     weft__entity_set_sig(world, idx, sig);
     return WEFT_OK;

@@ -23,24 +23,27 @@ uint32_t weft_component_count(const weft_world_t *world, weft_component_t c) {
 weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component_t c,
                                        uint32_t row) {
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || row >= comp->pool.count)
+    if (comp == NULL || row >= comp->pool.count) {
         return WEFT_ENTITY_NULL;
+    }
     return weft_entity_from_index(world, comp->pool.dense[row]);
 }
 
 const void *weft_component_row(const weft_world_t *world, weft_component_t c, uint32_t row) {
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || row >= comp->pool.count)
+    if (comp == NULL || row >= comp->pool.count) {
         return NULL;
+    }
     return weft__pool_at(&comp->pool, row);
 }
 
 void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t row) {
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     const weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL || row >= comp->pool.count)
+    if (comp == NULL || row >= comp->pool.count) {
         return NULL;
+    }
     return weft__pool_at(&comp->pool, row);
 }
 
@@ -50,11 +53,13 @@ void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t r
 static weft_result_t ordered_pool(weft_world_t *world, weft_component_t c, const char *fn,
                                   weft__pool_t **pool) {
     weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL)
+    if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
-    if (comp->pool.group != 0 || comp->pool.multi != NULL)
+    }
+    if (comp->pool.group != 0 || comp->pool.multi != NULL) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
+    }
     *pool = &comp->pool;
     return WEFT_OK;
 }
@@ -65,12 +70,14 @@ weft_result_t weft_component_move_row(weft_world_t *world, weft_component_t c, u
     WEFT__NOT_IN_HOOK(world, "weft_component_move_row");
     weft__pool_t *pool = NULL;
     weft_result_t r = ordered_pool(world, c, "weft_component_move_row", &pool);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (from >= pool->count || to >= pool->count)
+    }
+    if (from >= pool->count || to >= pool->count) {
         return WEFT__FAIL(world->log, WEFT_EINVAL,
                           "weft_component_move_row: rows %u -> %u out of range (%u rows)", from, to,
                           pool->count);
+    }
     weft__pool_move_row(pool, from, to);
     return WEFT_OK;
 }
@@ -95,18 +102,22 @@ static uint32_t *merge_sort(const sort_ctx_t *s, uint32_t *perm, uint32_t *tmp, 
             uint32_t mid = lo + width < n ? lo + width : n;
             uint32_t hi = lo + 2u * width < n ? lo + 2u * width : n;
             uint32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
+            while (i < mid && j < hi) {
                 tmp[k++] = compare_rows(s, perm[j], perm[i]) < 0 ? perm[j++] : perm[i++];
-            while (i < mid)
+            }
+            while (i < mid) {
                 tmp[k++] = perm[i++];
-            while (j < hi)
+            }
+            while (j < hi) {
                 tmp[k++] = perm[j++];
+            }
         }
         uint32_t *t = perm;
         perm = tmp;
         tmp = t;
-        if (width > n / 2u)
+        if (width > n / 2u) {
             break; /* done; also keeps width * 2 from wrapping for huge n */
+        }
     }
     return perm;
 }
@@ -118,8 +129,9 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
     WEFT__CONTRACT(cmp != NULL, world->log, WEFT_EINVAL, "weft_component_sort: cmp is NULL");
     weft__pool_t *pool = NULL;
     weft_result_t r = ordered_pool(world, c, "weft_component_sort", &pool);
-    if (r != WEFT_OK || pool->count < 2)
+    if (r != WEFT_OK || pool->count < 2) {
         return r;
+    }
     uint32_t n = pool->count;
     size_t perm_bytes = (size_t)n * sizeof(uint32_t) * 2u;
     size_t dense_bytes = (size_t)pool->cap * sizeof(uint32_t);
@@ -130,35 +142,41 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
     if (perm == NULL || dense == NULL || data == NULL) {
         weft__free(world, perm, perm_bytes);
         weft__free(world, dense, dense_bytes);
-        if (pool->size)
+        if (pool->size) {
             weft__free(world, data, data_bytes);
+        }
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_sort: out of memory");
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         perm[i] = i;
+    }
     sort_ctx_t s = {.world = world, .pool = pool, .cmp = cmp, .user = user};
     uint32_t *order = merge_sort(&s, perm, perm + n, n);
     for (uint32_t i = 0; i < n; i++) {
         dense[i] = pool->dense[order[i]];
-        if (pool->size)
+        if (pool->size) {
             memcpy(data + (size_t)i * pool->size, weft__pool_at(pool, order[i]), pool->size);
+        }
     }
     weft__free(world, perm, perm_bytes);
     weft__free(world, pool->dense, dense_bytes);
-    if (pool->size)
+    if (pool->size) {
         weft__free(world, pool->data, data_bytes);
+    }
     pool->dense = dense;
     pool->data = data;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         weft__pool_sparse_set(pool, dense[i], i);
+    }
     return WEFT_OK;
 }
 
 weft_result_t weft_component_reserve(weft_world_t *world, weft_component_t c, uint32_t n) {
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
     weft__component_t *comp = weft__component(world, c.id);
-    if (comp == NULL)
+    if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_component_reserve: unknown component %u",
                           c.id);
+    }
     return weft__pool_reserve(world, &comp->pool, n);
 }

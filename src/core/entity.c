@@ -17,8 +17,8 @@
 
 #include "access.h"
 #include "group.h"
-#include "signature.h"
 #include "jobs/platform/vmem.h"
+#include "signature.h"
 
 #define COMMIT_STEP (64u * 1024u) /* bytes committed at a time beyond the first commit */
 
@@ -27,19 +27,23 @@
 /* Commit enough of the table for `slots` slots. Errors: WEFT_ENOMEM. */
 static weft_result_t commit_slots(weft_world_t *world, uint64_t slots) {
     size_t need = (size_t)slots * sizeof(weft_atomic_u32);
-    if (need <= world->slots_committed)
+    if (need <= world->slots_committed) {
         return WEFT_OK;
+    }
     size_t page = weft__vmem_page_size();
     size_t step = world->slots_committed == 0 ? need : need - world->slots_committed;
-    if (world->slots_committed != 0 && step < COMMIT_STEP)
+    if (world->slots_committed != 0 && step < COMMIT_STEP) {
         step = COMMIT_STEP;
+    }
     size_t target = (world->slots_committed + step + page - 1) & ~(page - 1);
-    if (target > world->slots_reserved)
+    if (target > world->slots_reserved) {
         target = world->slots_reserved;
+    }
     if (!weft__vmem_commit((unsigned char *)world->slots + world->slots_committed,
-                           target - world->slots_committed))
+                           target - world->slots_committed)) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_entity: cannot commit %zu bytes",
                           target - world->slots_committed);
+    }
     world->slots_committed = target;
     return WEFT_OK;
 }
@@ -47,10 +51,11 @@ static weft_result_t commit_slots(weft_world_t *world, uint64_t slots) {
 weft_result_t weft__entity_init(weft_world_t *world) {
     world->slots_reserved = (size_t)world->desc.entity_limit * sizeof(weft_atomic_u32);
     world->slots = weft__vmem_reserve(world->slots_reserved);
-    if (world->slots == NULL)
+    if (world->slots == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM,
                           "weft_world_create: cannot reserve %zu bytes for the entity table",
                           world->slots_reserved);
+    }
     /* +1: slot 0 is reserved for the null entity. */
     weft_result_t r = commit_slots(world, (uint64_t)world->desc.entity_capacity + 1u);
     if (r != WEFT_OK) {
@@ -73,16 +78,20 @@ void weft__entity_fini(weft_world_t *world) {
 /* Make room for `extra` more free-list entries. Errors: WEFT_ENOMEM (unchanged). */
 weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t extra) {
     uint64_t need = (uint64_t)world->free_count + extra;
-    if (need <= world->free_cap)
+    if (need <= world->free_cap) {
         return WEFT_OK;
+    }
     uint64_t cap = world->free_cap ? (uint64_t)world->free_cap * 2u : 64u;
-    while (cap < need)
+    while (cap < need) {
         cap *= 2u;
+    }
     uint32_t *list = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
-    if (list == NULL)
+    if (list == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_entity_destroy: out of memory");
-    if (world->free_count)
+    }
+    if (world->free_count) {
         memcpy(list, world->free_list, (size_t)world->free_count * sizeof(uint32_t));
+    }
     weft__free(world, world->free_list, (size_t)world->free_cap * sizeof(uint32_t));
     world->free_list = list;
     world->free_cap = (uint32_t)cap;
@@ -95,10 +104,11 @@ weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n) {
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
     uint32_t fresh = n > world->free_count ? n - world->free_count : 0;
     uint64_t slots = (uint64_t)weft_atomic_load_relaxed(&world->slot_count) + fresh;
-    if (slots > world->desc.entity_limit)
+    if (slots > world->desc.entity_limit) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                           "weft_entity_reserve: %u more entities exceed entity_limit %u", n,
                           world->desc.entity_limit);
+    }
     return commit_slots(world, slots);
 }
 
@@ -125,10 +135,12 @@ weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, weft_entity_
     WEFT__CONTRACT(out != NULL || n == 0, world->log, WEFT_EINVAL,
                    "weft_entity_create_n: out is NULL");
     weft_result_t r = weft_entity_reserve(world, n);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    for (uint32_t i = 0; i < n; i++)
+    }
+    for (uint32_t i = 0; i < n; i++) {
         out[i] = create_one(world);
+    }
     return WEFT_OK;
 }
 
@@ -147,10 +159,12 @@ void weft__entity_destroy_index(weft_world_t *world, uint32_t idx) {
     const uint8_t *ids = weft__sig_ids(world, sig, &count);
     /* Hooks first (all of them see the entity whole), then the rows go. */
     weft_entity_t e = weft_entity_make(idx, weft__slot_gen(slot));
-    for (uint32_t i = 0; i < count; i++)
+    for (uint32_t i = 0; i < count; i++) {
         weft__component_fire_remove(world, world->components[ids[i]], idx, e);
-    for (uint32_t i = 0; i < count; i++)
+    }
+    for (uint32_t i = 0; i < count; i++) {
         weft__component_remove_index(world, world->components[ids[i]], idx, false);
+    }
     uint32_t gen = weft__slot_gen(slot);
     if (gen == WEFT__GEN_MASK) { /* the last generation: retire the slot */
         weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen, WEFT__SIG_DEAD));
@@ -165,13 +179,15 @@ weft_result_t weft_entity_destroy(weft_world_t *world, weft_entity_t e) {
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
     WEFT__NOT_IN_HOOK(world, "weft_entity_destroy");
     uint32_t slot;
-    if (!weft__entity_slot(world, e, &slot))
+    if (!weft__entity_slot(world, e, &slot)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE,
                           "weft_entity_destroy: entity 0x%llx is null or stale",
                           (unsigned long long)e);
+    }
     weft_result_t r = weft__entity_reserve_free(world, 1);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft__entity_destroy_index(world, weft_entity_index(e));
     return WEFT_OK;
 }
@@ -183,12 +199,14 @@ weft_result_t weft_entity_destroy_n(weft_world_t *world, const weft_entity_t *es
                    "weft_entity_destroy_n: es is NULL");
     /* n is an upper bound on the slots freed, so one reservation covers the whole call. */
     weft_result_t r = weft__entity_reserve_free(world, n);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t slot;
-        if (weft__entity_slot(world, es[i], &slot))
+        if (weft__entity_slot(world, es[i], &slot)) {
             weft__entity_destroy_index(world, weft_entity_index(es[i]));
+        }
     }
     return WEFT_OK;
 }
@@ -203,11 +221,13 @@ bool weft_entity_is_alive(const weft_world_t *world, weft_entity_t e) {
 weft_entity_t weft_entity_from_index(const weft_world_t *world, uint32_t index) {
     /* pairs with the release in create_one(): the slot is initialised */
     uint32_t n = weft_atomic_load_acquire(&((weft_world_t *)world)->slot_count);
-    if (index == 0 || index >= n)
+    if (index == 0 || index >= n) {
         return WEFT_ENTITY_NULL;
+    }
     uint32_t s = weft_atomic_load_relaxed(&world->slots[index]);
-    if (weft__slot_sig(s) == WEFT__SIG_DEAD)
+    if (weft__slot_sig(s) == WEFT__SIG_DEAD) {
         return WEFT_ENTITY_NULL;
+    }
     return weft_entity_make(index, weft__slot_gen(s));
 }
 

@@ -27,11 +27,13 @@ static inline bool weft__entity_slot(const weft_world_t *world, weft_entity_t e,
     uint32_t idx = weft_entity_index(e);
     /* pairs with the release in entity_publish_slot(): the slot is initialised */
     uint32_t n = weft_atomic_load_acquire(&((weft_world_t *)world)->slot_count);
-    if (idx == 0 || idx >= n)
+    if (idx == 0 || idx >= n) {
         return false;
+    }
     uint32_t s = weft_atomic_load_relaxed(&world->slots[idx]);
-    if (weft__slot_sig(s) == WEFT__SIG_DEAD || weft__slot_gen(s) != weft_entity_generation(e))
+    if (weft__slot_sig(s) == WEFT__SIG_DEAD || weft__slot_gen(s) != weft_entity_generation(e)) {
         return false;
+    }
     *slot = s;
     return true;
 }

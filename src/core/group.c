@@ -24,23 +24,27 @@ uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
     uint32_t rows[WEFT_GROUP_MAX_COMPONENTS];
     for (uint32_t m = 0; m < grp->count; m++) {
         rows[m] = weft__pool_row(member_pool(world, grp, m), idx);
-        if (rows[m] == WEFT__ROW_NONE)
+        if (rows[m] == WEFT__ROW_NONE) {
             return WEFT__ROW_NONE; /* not every member yet */
+        }
     }
-    for (uint32_t m = 0; m < grp->count; m++)
+    for (uint32_t m = 0; m < grp->count; m++) {
         weft__pool_swap_rows(member_pool(world, grp, m), rows[m], grp->n);
+    }
     return grp->n++;
 }
 
 uint32_t weft__group_on_remove(weft_world_t *world, uint32_t g, uint32_t idx) {
     weft__group_t *grp = &world->groups[g];
     uint32_t row = weft__pool_row(member_pool(world, grp, 0), idx);
-    if (row == WEFT__ROW_NONE || row >= grp->n)
+    if (row == WEFT__ROW_NONE || row >= grp->n) {
         return WEFT__ROW_NONE; /* not in the prefix */
+    }
     uint32_t last = grp->n - 1u;
     /* prefix rows agree across members, so member 0's row is every member's */
-    for (uint32_t m = 0; m < grp->count; m++)
+    for (uint32_t m = 0; m < grp->count; m++) {
         weft__pool_swap_rows(member_pool(world, grp, m), row, last);
+    }
     grp->n = last;
     return last;
 }
@@ -50,18 +54,23 @@ bool weft__group_check(const weft_world_t *world, uint32_t g) {
     const weft__pool_t *lead = member_pool(world, grp, 0);
     for (uint32_t m = 0; m < grp->count; m++) {
         const weft__pool_t *pool = member_pool(world, grp, m);
-        if (pool->count < grp->n || pool->group != g)
+        if (pool->count < grp->n || pool->group != g) {
             return false;
-        for (uint32_t r = 0; r < grp->n; r++)
-            if (pool->dense[r] != lead->dense[r])
+        }
+        for (uint32_t r = 0; r < grp->n; r++) {
+            if (pool->dense[r] != lead->dense[r]) {
                 return false;
+            }
+        }
         /* rows past the prefix must lack some member */
         for (uint32_t r = grp->n; r < pool->count; r++) {
             bool all = true;
-            for (uint32_t k = 0; k < grp->count && all; k++)
+            for (uint32_t k = 0; k < grp->count && all; k++) {
                 all = weft__pool_row(member_pool(world, grp, k), pool->dense[r]) != WEFT__ROW_NONE;
-            if (all)
+            }
+            if (all) {
                 return false;
+            }
         }
     }
     return true;
@@ -80,19 +89,22 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
                    WEFT_GROUP_MAX_COMPONENTS);
     for (uint32_t i = 0; i < d->count; i++) {
         uint32_t c = d->components[i].id;
-        if (weft__component(world, c) == NULL)
+        if (weft__component(world, c) == NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: unknown component id %u", c);
-        if (world->components[c]->pool.multi != NULL)
+        }
+        if (world->components[c]->pool.multi != NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: '%s' is multi-instance",
                               world->components[c]->name);
+        }
         /* insertion sort; refuse repeats */
         uint32_t j = i;
         while (j > 0 && ids[j - 1u] > c) {
             ids[j] = ids[j - 1u];
             j--;
         }
-        if (j > 0 && ids[j - 1u] == c)
+        if (j > 0 && ids[j - 1u] == c) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: component %u repeated", c);
+        }
         ids[j] = c;
     }
     return WEFT_OK;
@@ -106,22 +118,26 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     out->id = 0;
     uint32_t ids[WEFT_GROUP_MAX_COMPONENTS];
     weft_result_t r = check_desc(world, desc, ids);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t existing = world->components[ids[0]]->pool.group;
     if (existing != 0 && world->groups[existing].count == desc->count &&
         memcmp(world->groups[existing].members, ids, desc->count * sizeof(uint32_t)) == 0) {
         out->id = existing;
         return WEFT_OK;
     }
-    for (uint32_t i = 0; i < desc->count; i++)
-        if (world->components[ids[i]]->pool.group != 0)
+    for (uint32_t i = 0; i < desc->count; i++) {
+        if (world->components[ids[i]]->pool.group != 0) {
             return WEFT__FAIL(
                 world->log, WEFT_ECONFLICT, "weft_group_create: '%s' already belongs to group %u",
                 world->components[ids[i]]->name, world->components[ids[i]]->pool.group);
-    if (world->group_count + 1u >= WEFT__MAX_GROUPS)
+        }
+    }
+    if (world->group_count + 1u >= WEFT__MAX_GROUPS) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY, "weft_group_create: %u groups exist",
                           world->group_count);
+    }
     uint32_t g = ++world->group_count;
     weft__group_t *grp = &world->groups[g];
     memcpy(grp->members, ids, desc->count * sizeof(uint32_t));
@@ -130,14 +146,16 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     uint32_t smallest = 0;
     for (uint32_t m = 0; m < grp->count; m++) {
         member_pool(world, grp, m)->group = g;
-        if (member_pool(world, grp, m)->count < member_pool(world, grp, smallest)->count)
+        if (member_pool(world, grp, m)->count < member_pool(world, grp, smallest)->count) {
             smallest = m;
+        }
     }
     /* Rows [n, r) of the smallest pool were examined and rejected, so swapping row r with row
      * n never brings an unexamined row behind the cursor. */
     weft__pool_t *walk = member_pool(world, grp, smallest);
-    for (uint32_t row = 0; row < walk->count; row++)
+    for (uint32_t row = 0; row < walk->count; row++) {
         weft__group_on_add(world, g, walk->dense[row]);
+    }
     weft_assert_expensive(weft__group_check(world, g));
     out->id = g;
     return WEFT_OK;
@@ -166,11 +184,14 @@ const uint32_t *weft_group_entities(const weft_world_t *world, weft_group_t g) {
 
 static void *column(const weft_world_t *world, weft_group_t g, weft_component_t c) {
     const weft__group_t *grp = group_get(world, g);
-    if (grp == NULL)
+    if (grp == NULL) {
         return NULL;
-    for (uint32_t m = 0; m < grp->count; m++)
-        if (grp->members[m] == c.id)
+    }
+    for (uint32_t m = 0; m < grp->count; m++) {
+        if (grp->members[m] == c.id) {
             return member_pool(world, grp, m)->data;
+        }
+    }
     return NULL;
 }
 

@@ -32,8 +32,9 @@ static void mix_bytes(hasher_t *s, const unsigned char *p, size_t n) {
         mix_u64(s, w);
     }
     uint64_t tail = 0;
-    for (size_t k = 0; i < n; i++, k++)
+    for (size_t k = 0; i < n; i++, k++) {
         tail |= (uint64_t)p[i] << (8u * k);
+    }
     mix_u64(s, tail ^ ((uint64_t)n << 56));
 }
 
@@ -54,8 +55,9 @@ uint64_t weft_world_hash(const weft_world_t *world) {
         const weft__pool_t *pool = &world->components[c]->pool;
         mix_u64(&s, ((uint64_t)pool->count << 32) | pool->size);
         mix_bytes(&s, (const unsigned char *)pool->dense, (size_t)pool->count * sizeof(uint32_t));
-        if (pool->size)
+        if (pool->size) {
             mix_bytes(&s, pool->data, (size_t)pool->count * pool->size);
+        }
     }
     return s.h;
 }

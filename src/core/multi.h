@@ -33,10 +33,12 @@ typedef struct weft__multi {
  * NULL. Safe from any reader. */
 static inline void *weft__pool_entity_data(const weft__pool_t *pool, uint32_t idx) {
     uint32_t row = weft__pool_row(pool, idx);
-    if (row == WEFT__ROW_NONE)
+    if (row == WEFT__ROW_NONE) {
         return NULL;
-    if (pool->multi != NULL)
+    }
+    if (pool->multi != NULL) {
         row = pool->multi->slot_row[row];
+    }
     return weft__pool_at(pool, row);
 }
 

@@ -19,28 +19,32 @@
 /* ---- growth ------------------------------------------------------------------ >>growth */
 
 weft_result_t weft__pool_widen(weft_world_t *world, weft__pool_t *pool) {
-    if (pool->sparse_wide)
+    if (pool->sparse_wide) {
         return WEFT_OK;
+    }
     const size_t narrow = weft__pool_page_bytes(0), wide = weft__pool_page_bytes(1);
     unsigned char **fresh = NULL;
     if (pool->pages) {
         fresh = weft__alloc(world, (size_t)pool->pages * sizeof *fresh, _Alignof(unsigned char *));
-        if (fresh == NULL)
+        if (fresh == NULL) {
             goto fail;
+        }
     }
     for (uint32_t p = 0; p < pool->pages; p++) {
         fresh[p] = NULL;
         if (pool->sparse[p] != NULL && (fresh[p] = weft__alloc(world, wide, 16)) == NULL) {
-            while (p-- > 0)
+            while (p-- > 0) {
                 weft__free(world, fresh[p], wide);
+            }
             weft__free(world, fresh, (size_t)pool->pages * sizeof *fresh);
             goto fail;
         }
     }
     /* Nothing can fail from here: re-encode, then let go of the narrow pages. */
     for (uint32_t p = 0; p < pool->pages; p++) {
-        if (pool->sparse[p] == NULL)
+        if (pool->sparse[p] == NULL) {
             continue;
+        }
         for (uint32_t i = 0; i < WEFT__SPARSE_PAGE; i++) {
             uint32_t v = weft__sparse_get(pool->sparse[p], i, 0) + 1u; /* the stored row + 1 */
             memcpy(fresh[p] + (size_t)i * 4u, &v, 4u);
@@ -58,30 +62,36 @@ fail:
 }
 
 weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
-    if (cap <= pool->cap)
+    if (cap <= pool->cap) {
         return WEFT_OK;
+    }
     uint32_t *dense = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
-    if (dense == NULL)
+    if (dense == NULL) {
         goto fail;
+    }
     unsigned char *data = pool->data;
     if (pool->size != 0) {
         data = weft__alloc(world, (size_t)cap * pool->size, pool->align);
-        if (data == NULL)
+        if (data == NULL) {
             goto fail_free_dense;
+        }
     }
     /* Last fallible step, so a failure here also leaves the pool as it was. */
     if (cap > WEFT__SPARSE_NARROW_CAP && weft__pool_widen(world, pool) != WEFT_OK) {
-        if (pool->size != 0)
+        if (pool->size != 0) {
             weft__free(world, data, (size_t)cap * pool->size);
+        }
         goto fail_free_dense;
     }
     if (pool->size != 0) {
-        if (pool->count)
+        if (pool->count) {
             memcpy(data, pool->data, (size_t)pool->count * pool->size);
+        }
         weft__free(world, pool->data, (size_t)pool->cap * pool->size);
     }
-    if (pool->count)
+    if (pool->count) {
         memcpy(dense, pool->dense, (size_t)pool->count * sizeof(uint32_t));
+    }
     weft__free(world, pool->dense, (size_t)pool->cap * sizeof(uint32_t));
     pool->dense = dense;
     pool->data = data;
@@ -100,15 +110,18 @@ static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint3
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
     if (p >= pool->pages) {
         uint32_t pages = pool->pages ? pool->pages : 8u;
-        while (pages <= p)
+        while (pages <= p) {
             pages *= 2u;
+        }
         unsigned char **dir =
             weft__alloc(world, (size_t)pages * sizeof *dir, _Alignof(unsigned char *));
-        if (dir == NULL)
+        if (dir == NULL) {
             return WEFT__FAIL(world->log, WEFT_ENOMEM, "component pool %u: out of memory",
                               pool->id);
-        for (uint32_t i = 0; i < pages; i++)
+        }
+        for (uint32_t i = 0; i < pages; i++) {
             dir[i] = i < pool->pages ? pool->sparse[i] : NULL;
+        }
         weft__free(world, pool->sparse, (size_t)pool->pages * sizeof *dir);
         pool->sparse = dir;
         pool->pages = pages;
@@ -118,9 +131,10 @@ static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint3
         /* 16, not 64: 64-aligned 3 KiB blocks made glibc's memalign interleave fragments
          * with the pages, and add/remove/destroy measured 1-4 ns slower. */
         unsigned char *page = weft__alloc(world, bytes, 16);
-        if (page == NULL)
+        if (page == NULL) {
             return WEFT__FAIL(world->log, WEFT_ENOMEM, "component pool %u: out of memory",
                               pool->id);
+        }
         memset(page, 0, bytes); /* every entry absent */
         pool->sparse[p] = page;
     }
@@ -129,40 +143,49 @@ static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint3
 
 weft_result_t weft__pool_reserve_more(weft_world_t *world, weft__pool_t *pool, uint64_t extra) {
     uint64_t need = (uint64_t)pool->count + extra;
-    if (need <= pool->cap)
+    if (need <= pool->cap) {
         return WEFT_OK;
-    if (need > UINT32_MAX - 1u)
+    }
+    if (need > UINT32_MAX - 1u) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY, "component pool %u is full", pool->id);
+    }
     uint64_t cap = pool->cap < 16u ? 16u : (uint64_t)pool->cap * 2u;
-    if (cap < need)
+    if (cap < need) {
         cap = need;
-    if (cap > UINT32_MAX - 1u)
+    }
+    if (cap > UINT32_MAX - 1u) {
         cap = UINT32_MAX - 1u;
+    }
     return weft__pool_reserve(world, pool, (uint32_t)cap);
 }
 
 weft_result_t weft__pool_prepare(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
     weft_result_t r = weft__pool_reserve_more(world, pool, 1u);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     return prepare_page(world, pool, idx);
 }
 
 void weft__pool_fini(weft_world_t *world, weft__pool_t *pool) {
-    for (uint32_t p = 0; p < pool->pages; p++)
+    for (uint32_t p = 0; p < pool->pages; p++) {
         weft__free(world, pool->sparse[p], weft__pool_page_bytes(pool->sparse_wide));
+    }
     weft__free(world, pool->sparse, (size_t)pool->pages * sizeof *pool->sparse);
     weft__free(world, pool->dense, (size_t)pool->cap * sizeof(uint32_t));
-    if (pool->size != 0)
+    if (pool->size != 0) {
         weft__free(world, pool->data, (size_t)pool->cap * pool->size);
+    }
     memset(pool, 0, sizeof *pool);
 }
 
 size_t weft__pool_bytes(const weft__pool_t *pool) {
     size_t bytes = (size_t)pool->pages * sizeof *pool->sparse;
-    for (uint32_t p = 0; p < pool->pages; p++)
-        if (pool->sparse[p] != NULL)
+    for (uint32_t p = 0; p < pool->pages; p++) {
+        if (pool->sparse[p] != NULL) {
             bytes += weft__pool_page_bytes(pool->sparse_wide);
+        }
+    }
     return bytes + (size_t)pool->cap * (sizeof(uint32_t) + pool->size);
 }
 
@@ -172,14 +195,16 @@ size_t weft__pool_bytes(const weft__pool_t *pool) {
 static void copy_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
     uint32_t idx = pool->dense[from];
     pool->dense[to] = idx;
-    if (pool->size)
+    if (pool->size) {
         memcpy(weft__pool_at(pool, to), weft__pool_at(pool, from), pool->size);
+    }
     weft__pool_sparse_set(pool, idx, to);
 }
 
 void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
-    if (a == b)
+    if (a == b) {
         return;
+    }
     uint32_t ia = pool->dense[a];
     uint32_t ib = pool->dense[b];
     pool->dense[a] = ib;
@@ -201,36 +226,41 @@ void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
 void weft__pool_remove_swap(weft__pool_t *pool, uint32_t row) {
     uint32_t idx = pool->dense[row];
     uint32_t last = pool->count - 1u;
-    if (row != last)
+    if (row != last) {
         copy_row(pool, last, row);
+    }
     weft__pool_sparse_set(pool, idx, WEFT__ROW_NONE);
     pool->count = last;
 #if WEFT_DEBUG >= 2
-    if (pool->size)
+    if (pool->size) {
         memset(weft__pool_at(pool, last), 0xDD, pool->size);
+    }
 #endif /* WEFT_DEBUG */
 }
 
 /* Rewrite the sparse entries of rows [first, end) after a block move. */
 static void fix_sparse(weft__pool_t *pool, uint32_t first, uint32_t end) {
-    for (uint32_t r = first; r < end; r++)
+    for (uint32_t r = first; r < end; r++) {
         weft__pool_sparse_set(pool, pool->dense[r], r);
+    }
 }
 
 void weft__pool_remove_ordered(weft__pool_t *pool, uint32_t row) {
     uint32_t idx = pool->dense[row];
     uint32_t tail = pool->count - row - 1u;
     memmove(pool->dense + row, pool->dense + row + 1, (size_t)tail * sizeof(uint32_t));
-    if (pool->size)
+    if (pool->size) {
         memmove(weft__pool_at(pool, row), weft__pool_at(pool, row + 1u), (size_t)tail * pool->size);
+    }
     pool->count--;
     fix_sparse(pool, row, pool->count);
     weft__pool_sparse_set(pool, idx, WEFT__ROW_NONE);
 }
 
 void weft__pool_move_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
-    if (from == to)
+    if (from == to) {
         return;
+    }
     /* Rows up to 256 bytes: park the row in a stack buffer and shift the block between in
      * one memmove; larger rows bubble with swaps (no allocation either way). */
     uint32_t idx = pool->dense[from];
@@ -238,32 +268,38 @@ void weft__pool_move_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
     uint32_t lo = from < to ? from : to;
     uint32_t hi = from < to ? to : from;
     if (pool->size <= sizeof tmp) {
-        if (pool->size)
+        if (pool->size) {
             memcpy(tmp, weft__pool_at(pool, from), pool->size);
+        }
         if (from < to) {
             memmove(pool->dense + from, pool->dense + from + 1,
                     (size_t)(to - from) * sizeof(uint32_t));
-            if (pool->size)
+            if (pool->size) {
                 memmove(weft__pool_at(pool, from), weft__pool_at(pool, from + 1u),
                         (size_t)(to - from) * pool->size);
+            }
         } else {
             memmove(pool->dense + to + 1, pool->dense + to, (size_t)(from - to) * sizeof(uint32_t));
-            if (pool->size)
+            if (pool->size) {
                 memmove(weft__pool_at(pool, to + 1u), weft__pool_at(pool, to),
                         (size_t)(from - to) * pool->size);
+            }
         }
         pool->dense[to] = idx;
-        if (pool->size)
+        if (pool->size) {
             memcpy(weft__pool_at(pool, to), tmp, pool->size);
+        }
         fix_sparse(pool, lo, hi + 1u);
         return;
     }
     /* Large rows: walk the row step by step with swaps (O(distance * size), no buffer). */
     if (from < to) {
-        for (uint32_t r = from; r < to; r++)
+        for (uint32_t r = from; r < to; r++) {
             weft__pool_swap_rows(pool, r, r + 1u);
+        }
     } else {
-        for (uint32_t r = from; r > to; r--)
+        for (uint32_t r = from; r > to; r--) {
             weft__pool_swap_rows(pool, r, r - 1u);
+        }
     }
 }

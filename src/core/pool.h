@@ -54,8 +54,9 @@ struct weft_world;
 /* Row of entity index `idx`, or WEFT__ROW_NONE. Safe from any reader. */
 static inline uint32_t weft__pool_row(const weft__pool_t *pool, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
-    if (p >= pool->pages || pool->sparse[p] == NULL)
+    if (p >= pool->pages || pool->sparse[p] == NULL) {
         return WEFT__ROW_NONE;
+    }
     return weft__sparse_get(pool->sparse[p], idx & WEFT__SPARSE_MASK, pool->sparse_wide);
 }
 
@@ -95,8 +96,7 @@ weft_result_t weft__pool_prepare(struct weft_world *world, weft__pool_t *pool, u
 /* Room for `extra` more rows, growing geometrically (doubling, at least 16) like single
  * pushes do, so callers that add in batches stay amortised. Errors: WEFT_ECAPACITY (past
  * 2^32 - 2 rows), WEFT_ENOMEM (the pool is unchanged). */
-weft_result_t weft__pool_reserve_more(struct weft_world *world, weft__pool_t *pool,
-                                      uint64_t extra);
+weft_result_t weft__pool_reserve_more(struct weft_world *world, weft__pool_t *pool, uint64_t extra);
 
 /* Grow to at least `cap` rows (widening the sparse entries when cap passes
  * WEFT__SPARSE_NARROW_CAP). Errors: WEFT_ENOMEM (unchanged). */
@@ -106,8 +106,9 @@ weft_result_t weft__pool_reserve(struct weft_world *world, weft__pool_t *pool, u
 static inline uint32_t weft__pool_push(weft__pool_t *pool, uint32_t idx) {
     uint32_t row = pool->count++;
     pool->dense[row] = idx;
-    if (pool->size)
+    if (pool->size) {
         memset(weft__pool_at(pool, row), 0, pool->size);
+    }
     weft__pool_sparse_set(pool, idx, row);
     return row;
 }

@@ -53,18 +53,22 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
     for (uint32_t i = 0; i < d->term_count + d->exclude_count; i++) {
         bool term = i < d->term_count;
         uint32_t c = term ? d->terms[i].component.id : d->exclude[i - d->term_count].id;
-        if (weft__component(world, c) == NULL)
+        if (weft__component(world, c) == NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: unknown component id %u", c);
-        if ((seen[c >> 6] >> (c & 63u)) & 1u)
+        }
+        if ((seen[c >> 6] >> (c & 63u)) & 1u) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",
                               world->components[c]->name);
+        }
         seen[c >> 6] |= (uint64_t)1 << (c & 63u);
-        if (term && (unsigned)d->terms[i].access >= WEFT_ACCESS_COUNT)
+        if (term && (unsigned)d->terms[i].access >= WEFT_ACCESS_COUNT) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad access %d",
                               (int)d->terms[i].access);
-        if (term && world->components[c]->pool.multi != NULL && multi++ > 0)
+        }
+        if (term && world->components[c]->pool.multi != NULL && multi++ > 0) {
             return WEFT__FAIL(log, WEFT_EINVAL,
                               "weft_query_create: more than one multi-instance include term");
+        }
     }
     return WEFT_OK;
 }
@@ -74,42 +78,50 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_query_create: out is NULL");
     *out = NULL;
     weft_result_t r = check_desc(world, desc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft_query_t *q = weft__alloc(world, sizeof *q, _Alignof(weft_query_t));
-    if (q == NULL)
+    if (q == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_query_create: out of memory");
+    }
     q->world = world;
     q->desc = *desc;
     q->term_count = desc->term_count;
     q->exclude_count = desc->exclude_count;
-    for (uint32_t t = 0; t < desc->term_count; t++)
+    for (uint32_t t = 0; t < desc->term_count; t++) {
         q->pool[t] = &world->components[desc->terms[t].component.id]->pool;
+    }
     q->prev = NULL;
     q->next = world->queries;
-    if (world->queries != NULL)
+    if (world->queries != NULL) {
         world->queries->prev = q;
+    }
     world->queries = q;
     *out = q;
     return WEFT_OK;
 }
 
 void weft_query_destroy(weft_query_t *q) {
-    if (q == NULL)
+    if (q == NULL) {
         return;
+    }
     weft_world_t *world = q->world;
-    if (q->prev != NULL)
+    if (q->prev != NULL) {
         q->prev->next = q->next;
-    else
+    } else {
         world->queries = q->next;
-    if (q->next != NULL)
+    }
+    if (q->next != NULL) {
         q->next->prev = q->prev;
+    }
     weft__free(world, q, sizeof *q);
 }
 
 void weft__query_free_all(weft_world_t *world) {
-    while (world->queries != NULL)
+    while (world->queries != NULL) {
         weft_query_destroy(world->queries);
+    }
 }
 
 const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->desc; }
@@ -119,9 +131,11 @@ const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->des
 typedef weft__query_plan_t plan_t;
 
 static bool is_term(const weft_query_t *q, uint32_t c) {
-    for (uint32_t t = 0; t < q->desc.term_count; t++)
-        if (q->desc.terms[t].component.id == c)
+    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+        if (q->desc.terms[t].component.id == c) {
             return true;
+        }
+    }
     return false;
 }
 
@@ -148,11 +162,13 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
     uint32_t best = 0;
     for (uint32_t t = 0; t < q->term_count; t++) {
         uint32_t g = q->pool[t]->group;
-        if (g == 0 || world->groups[g].count <= best)
+        if (g == 0 || world->groups[g].count <= best) {
             continue;
+        }
         bool covered = true;
-        for (uint32_t m = 0; m < world->groups[g].count && covered; m++)
+        for (uint32_t m = 0; m < world->groups[g].count && covered; m++) {
             covered = is_term(q, world->groups[g].members[m]);
+        }
         if (covered) {
             best = world->groups[g].count;
             p->group = g;
@@ -164,9 +180,11 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         return;
     }
     p->drive = q->pool[0];
-    for (uint32_t t = 1; t < q->term_count; t++)
-        if (q->pool[t]->count < p->drive->count)
+    for (uint32_t t = 1; t < q->term_count; t++) {
+        if (q->pool[t]->count < p->drive->count) {
             p->drive = q->pool[t];
+        }
+    }
     p->rows = p->drive->count;
 }
 
@@ -182,10 +200,12 @@ uint32_t weft_query_rows(const weft_query_t *q) {
 
 uint32_t weft_query_chunk_count(const weft_query_t *q, uint32_t chunk_rows) {
     uint32_t rows = weft_query_rows(q);
-    if (rows == 0)
+    if (rows == 0) {
         return 0;
-    if (chunk_rows == 0)
+    }
+    if (chunk_rows == 0) {
         return 1;
+    }
     return (uint32_t)(((uint64_t)rows + chunk_rows - 1u) / chunk_rows);
 }
 
@@ -208,8 +228,9 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it) {
     it->count = 0;
     it->entities = NULL;
-    for (uint32_t t = 0; t < q->term_count; t++)
+    for (uint32_t t = 0; t < q->term_count; t++) {
         it->columns[t] = NULL;
+    }
     it->world = q->world;
     it->term_count = q->term_count;
     it->check_count = 0;
@@ -230,20 +251,23 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         it->terms[t].sparse_wide = pool->sparse_wide;
         it->terms[t].size = pool->size;
         bool covered = p->group ? pool->group == p->group : pool == p->drive;
-        if (covered)
+        if (covered) {
             it->contiguous |= 1u << t;
-        else
+        } else {
             add_check(it, pool, t);
+        }
     }
-    for (uint32_t x = 0; x < q->exclude_count; x++)
+    for (uint32_t x = 0; x < q->exclude_count; x++) {
         add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+    }
 }
 
 weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
                               weft_iter_t *it) {
-    if (q == NULL || it == NULL)
+    if (q == NULL || it == NULL) {
         return WEFT__FAIL(q ? q->world->log : NULL, WEFT_EINVAL,
                           "weft_query_iter: query or iterator is NULL");
+    }
     plan_t p;
     make_plan(q, &p);
     weft__query_iter_planned(q, &p, chunk_rows, chunk, it);
@@ -253,8 +277,9 @@ weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32
 /* Row of entity index idx in a checked pool, or WEFT__ROW_NONE. */
 static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
-    if (p >= c->pages || c->sparse[p] == NULL)
+    if (p >= c->pages || c->sparse[p] == NULL) {
         return WEFT__ROW_NONE;
+    }
     return weft__sparse_get(c->sparse[p], idx & WEFT__SPARSE_MASK, c->sparse_wide);
 }
 
@@ -264,8 +289,9 @@ static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
     for (uint32_t k = 0; k < it->check_count; k++) {
         const weft__iter_check_t *c = &it->checks[k];
         uint32_t row = check_row(c, idx);
-        if ((row != WEFT__ROW_NONE) == (c->term == UINT32_MAX))
+        if ((row != WEFT__ROW_NONE) == (c->term == UINT32_MAX)) {
             return false;
+        }
         rows[k] = row;
     }
     return true;
@@ -286,19 +312,24 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
         const uint32_t *a = c->dense + base[k];
         const uint32_t *b = it->drive_dense + start;
         uint32_t j = 0;
-        while (j + BLOCK <= n && memcmp(a + j, b + j, BLOCK * sizeof(uint32_t)) == 0)
+        while (j + BLOCK <= n && memcmp(a + j, b + j, BLOCK * sizeof(uint32_t)) == 0) {
             j += BLOCK;
-        while (j < n && a[j] == b[j])
+        }
+        while (j < n && a[j] == b[j]) {
             j++;
+        }
         len = j;
     }
-    if (k == it->check_count)
+    if (k == it->check_count) {
         return len; /* no excludes */
+    }
     for (uint32_t j = 0; j < len; j++) {
         uint32_t idx = it->drive_dense[start + j];
-        for (uint32_t x = k; x < it->check_count; x++)
-            if (check_row(&it->checks[x], idx) != WEFT__ROW_NONE)
+        for (uint32_t x = k; x < it->check_count; x++) {
+            if (check_row(&it->checks[x], idx) != WEFT__ROW_NONE) {
                 return j;
+            }
+        }
     }
     return len;
 }
@@ -312,17 +343,20 @@ bool weft_iter_next(weft_iter_t *it) {
         uint32_t start = it->row;
         it->count = it->end - start;
         it->row = it->end;
-        if (it->count == 0)
+        if (it->count == 0) {
             return false;
+        }
         it->entities = it->drive_dense + start;
-        for (uint32_t t = 0; t < it->term_count; t++)
+        for (uint32_t t = 0; t < it->term_count; t++) {
             it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+        }
         return true;
     }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->row;
-    while (r < it->end && !row_matches(it, r, rows))
+    while (r < it->end && !row_matches(it, r, rows)) {
         r++;
+    }
     it->count = 0;
     if (r >= it->end) {
         it->row = it->end;
@@ -330,33 +364,40 @@ bool weft_iter_next(weft_iter_t *it) {
     }
     uint32_t start = r;
     uint32_t aligned = 0;
-    if (it->check_count != 0)
+    if (it->check_count != 0) {
         aligned = aligned_run(it, start, it->end - start, rows);
+    }
     uint32_t together = it->contiguous;
     if (it->check_count == 0) {
         r = it->end; /* nothing to check: the whole chunk */
     } else if (aligned >= MIN_ALIGNED_RUN || aligned == it->end - start) {
         r = start + aligned; /* every include lines up: all columns are contiguous */
-        for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++)
+        for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
             together |= 1u << it->checks[k].term;
+        }
     } else {
         uint32_t scratch[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
         r++;
-        while (r < it->end && row_matches(it, r, scratch))
+        while (r < it->end && row_matches(it, r, scratch)) {
             r++;
+        }
     }
     it->row = r;
     it->count = r - start;
     it->entities = it->drive_dense + start;
-    for (uint32_t t = 0; t < it->term_count; t++)
+    for (uint32_t t = 0; t < it->term_count; t++) {
         it->columns[t] = NULL;
-    for (uint32_t t = 0; t < it->term_count; t++)
-        if ((it->contiguous >> t) & 1u)
+    }
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        if ((it->contiguous >> t) & 1u) {
             it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+        }
+    }
     for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
         uint32_t t = it->checks[k].term;
-        if ((together >> t) & 1u)
+        if ((together >> t) & 1u) {
             it->columns[t] = it->terms[t].data + (size_t)rows[k] * it->terms[t].size;
+        }
     }
     return true;
 }
@@ -368,9 +409,11 @@ weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i) {
 uint32_t weft_query_count(const weft_query_t *q) {
     weft_iter_t it;
     uint32_t n = 0;
-    if (weft_query_iter(q, 0, 0, &it) != WEFT_OK)
+    if (weft_query_iter(q, 0, 0, &it) != WEFT_OK) {
         return 0;
-    while (weft_iter_next(&it))
+    }
+    while (weft_iter_next(&it)) {
         n += it.count;
+    }
     return n;
 }

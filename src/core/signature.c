@@ -27,16 +27,20 @@ static uint64_t hash_ids(const uint8_t *ids, uint32_t n) {
 /* Grow an array of `elem`-byte items from *cap to at least `need` items. */
 static weft_result_t grow_array(weft_world_t *world, void **arr, uint32_t *cap, uint32_t used,
                                 uint32_t need, size_t elem) {
-    if (need <= *cap)
+    if (need <= *cap) {
         return WEFT_OK;
+    }
     uint32_t ncap = *cap ? *cap * 2u : 16u;
-    while (ncap < need)
+    while (ncap < need) {
         ncap *= 2u;
+    }
     void *p = weft__alloc(world, (size_t)ncap * elem, 8);
-    if (p == NULL)
+    if (p == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "component sets: out of memory");
-    if (used)
+    }
+    if (used) {
         memcpy(p, *arr, (size_t)used * elem);
+    }
     weft__free(world, *arr, (size_t)*cap * elem);
     *arr = p;
     *cap = ncap;
@@ -46,13 +50,15 @@ static weft_result_t grow_array(weft_world_t *world, void **arr, uint32_t *cap, 
 /* Rebuild sig_table at `cap` slots. */
 static weft_result_t rehash_sigs(weft_world_t *world, uint32_t cap) {
     uint32_t *t = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
-    if (t == NULL)
+    if (t == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "component sets: out of memory");
+    }
     memset(t, 0, (size_t)cap * sizeof(uint32_t));
     for (uint32_t s = 0; s < world->sig_count; s++) {
         uint32_t i = (uint32_t)world->sigs[s].hash & (cap - 1u);
-        while (t[i] != 0)
+        while (t[i] != 0) {
             i = (i + 1u) & (cap - 1u);
+        }
         t[i] = s + 1u;
     }
     weft__free(world, world->sig_table, (size_t)world->sig_table_cap * sizeof(uint32_t));
@@ -63,16 +69,19 @@ static weft_result_t rehash_sigs(weft_world_t *world, uint32_t cap) {
 
 static weft_result_t rehash_edges(weft_world_t *world, uint32_t cap) {
     uint64_t *t = weft__alloc(world, (size_t)cap * sizeof(uint64_t), _Alignof(uint64_t));
-    if (t == NULL)
+    if (t == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "component sets: out of memory");
+    }
     memset(t, 0, (size_t)cap * sizeof(uint64_t));
     for (uint32_t j = 0; j < world->edge_cap; j++) {
         uint64_t e = world->edges[j];
-        if (e == 0)
+        if (e == 0) {
             continue;
+        }
         uint32_t i = weft__sig_edge_hash((uint32_t)(e >> 32), cap);
-        while (t[i] != 0)
+        while (t[i] != 0) {
             i = (i + 1u) & (cap - 1u);
+        }
         t[i] = e;
     }
     weft__free(world, world->edges, (size_t)world->edge_cap * sizeof(uint64_t));
@@ -85,13 +94,15 @@ static weft_result_t rehash_edges(weft_world_t *world, uint32_t cap) {
 
 /* Find the id of set ids[0..n) (sorted), or UINT32_MAX. */
 static uint32_t find_sig(const weft_world_t *world, const uint8_t *ids, uint32_t n, uint64_t h) {
-    if (world->sig_table_cap == 0)
+    if (world->sig_table_cap == 0) {
         return UINT32_MAX;
+    }
     uint32_t i = (uint32_t)h & (world->sig_table_cap - 1u);
     for (; world->sig_table[i] != 0; i = (i + 1u) & (world->sig_table_cap - 1u)) {
         const weft__sig_t *s = &world->sigs[world->sig_table[i] - 1u];
-        if (s->hash == h && s->count == n && memcmp(world->sig_ids + s->first, ids, n) == 0)
+        if (s->hash == h && s->count == n && memcmp(world->sig_ids + s->first, ids, n) == 0) {
             return world->sig_table[i] - 1u;
+        }
     }
     return UINT32_MAX;
 }
@@ -104,27 +115,33 @@ static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n,
         *out = found;
         return WEFT_OK;
     }
-    if (world->sig_count > WEFT__SIG_MAX)
+    if (world->sig_count > WEFT__SIG_MAX) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                           "weft_component_add: more than %u distinct component sets",
                           WEFT__SIG_MAX + 1u);
+    }
     weft_result_t r = grow_array(world, (void **)&world->sigs, &world->sig_cap, world->sig_count,
                                  world->sig_count + 1u, sizeof(weft__sig_t));
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = grow_array(world, (void **)&world->sig_ids, &world->sig_ids_cap, world->sig_ids_len,
                        world->sig_ids_len + n, 1);
-    if (r == WEFT_OK && (world->sig_count + 1u) * 2u > world->sig_table_cap)
+    }
+    if (r == WEFT_OK && (world->sig_count + 1u) * 2u > world->sig_table_cap) {
         r = rehash_sigs(world, world->sig_table_cap ? world->sig_table_cap * 2u : 64u);
-    if (r != WEFT_OK)
+    }
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t id = world->sig_count++;
     world->sigs[id] = (weft__sig_t){.first = world->sig_ids_len, .count = n, .hash = h};
-    if (n)
+    if (n) {
         memcpy(world->sig_ids + world->sig_ids_len, ids, n);
+    }
     world->sig_ids_len += n;
     uint32_t i = (uint32_t)h & (world->sig_table_cap - 1u);
-    while (world->sig_table[i] != 0)
+    while (world->sig_table[i] != 0) {
         i = (i + 1u) & (world->sig_table_cap - 1u);
+    }
     world->sig_table[i] = id + 1u;
     *out = id;
     return WEFT_OK;
@@ -133,8 +150,9 @@ static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n,
 weft_result_t weft__sig_init(weft_world_t *world) {
     /* sig_ids is never NULL, so weft__sig_ids() can offset into it even for the empty set */
     weft_result_t r = grow_array(world, (void **)&world->sig_ids, &world->sig_ids_cap, 0, 64, 1);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t id;
     return intern(world, NULL, 0, &id);
 }
@@ -170,22 +188,26 @@ weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c,
         }
         ids[m++] = cur[i];
     }
-    if (!remove && !placed)
+    if (!remove && !placed) {
         ids[m++] = (uint8_t)c;
+    }
     /* Room in the edge cache first, so nothing below can fail after interning. */
     if ((world->edge_count + 1u) * 2u > world->edge_cap) {
         weft_result_t r = rehash_edges(world, world->edge_cap ? world->edge_cap * 2u : 256u);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
     uint32_t target = 0;
     weft_result_t r = intern(world, ids, m, &target);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t key = weft__sig_edge_key(sig, c, remove);
     uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
-    while (world->edges[i] != 0)
+    while (world->edges[i] != 0) {
         i = (i + 1u) & (world->edge_cap - 1u);
+    }
     world->edges[i] = ((uint64_t)key << 32) | target;
     world->edge_count++;
     *out = target;

@@ -41,8 +41,9 @@ static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, ui
         uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
         for (;;) {
             uint64_t e = world->edges[i];
-            if (e == 0)
+            if (e == 0) {
                 break;
+            }
             if ((uint32_t)(e >> 32) == key) {
                 *out = (uint32_t)e;
                 return WEFT_OK;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/platform/alloc.h"
 #include "entity.h"
+#include "jobs/platform/alloc.h"
 #include "multi.h"
 #include "signature.h"
 #include "weft/entity.h"
@@ -22,14 +22,16 @@
 
 void *weft__alloc(weft_world_t *world, size_t size, size_t align) {
     void *p = world->alloc.alloc(size, align, world->alloc.user);
-    if (p != NULL)
+    if (p != NULL) {
         world->heap_bytes += size;
+    }
     return p;
 }
 
 void weft__free(weft_world_t *world, void *p, size_t size) {
-    if (p == NULL)
+    if (p == NULL) {
         return;
+    }
     world->heap_bytes -= size;
     world->alloc.free(p, size, world->alloc.user);
 }
@@ -42,26 +44,31 @@ void weft__free(weft_world_t *world, void *p, size_t size) {
 
 weft_world_desc_t weft_world_desc_resolved(const weft_world_desc_t *desc) {
     weft_world_desc_t d;
-    if (desc != NULL)
+    if (desc != NULL) {
         d = *desc;
-    else
+    } else {
         memset(&d, 0, sizeof d);
+    }
     if (d.worker_count == 0) {
         weft_jobs_desc_t jd = {.execution = d.execution};
         d.worker_count = weft_jobs_desc_resolved(&jd).worker_count;
     }
-    if (d.entity_limit == 0)
+    if (d.entity_limit == 0) {
         d.entity_limit = DEFAULT_ENTITY_LIMIT;
-    if (d.entity_capacity == 0)
+    }
+    if (d.entity_capacity == 0) {
         d.entity_capacity = DEFAULT_ENTITY_CAPACITY;
-    if (d.entity_capacity > d.entity_limit)
+    }
+    if (d.entity_capacity > d.entity_limit) {
         d.entity_capacity = d.entity_limit;
+    }
     return d;
 }
 
 static weft_result_t check_desc(const weft_world_desc_t *d) {
-    if (d == NULL)
+    if (d == NULL) {
         return WEFT_OK;
+    }
     const weft_logger_t *log = &d->logger;
     WEFT__CONTRACT(d->_canary == 0, log, WEFT_EINVAL,
                    "weft_world_create: desc._canary is %u (the desc was not zero-initialised)",
@@ -79,18 +86,21 @@ static weft_result_t check_desc(const weft_world_desc_t *d) {
 /* ---- create / destroy -------------------------------------------------------- >>life */
 
 weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **out) {
-    if (out == NULL)
+    if (out == NULL) {
         return WEFT__FAIL(desc ? &desc->logger : NULL, WEFT_EINVAL,
                           "weft_world_create: out is NULL");
+    }
     *out = NULL;
     weft_result_t r = check_desc(desc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft_world_desc_t d = weft_world_desc_resolved(desc);
     weft_allocator_t alloc = weft__allocator_resolved(&d.allocator);
     weft_world_t *world = alloc.alloc(sizeof *world, _Alignof(weft_world_t), alloc.user);
-    if (world == NULL)
+    if (world == NULL) {
         return WEFT__FAIL(&d.logger, WEFT_ENOMEM, "weft_world_create: out of memory");
+    }
     memset(world, 0, sizeof *world);
     world->desc = d;
     world->alloc = alloc;
@@ -98,11 +108,13 @@ weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **ou
     world->heap_bytes = sizeof *world;
 
     r = weft__entity_init(world);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         goto fail_free_world;
+    }
     r = weft__sig_init(world);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         goto fail_entity;
+    }
     *out = world;
     return WEFT_OK;
 
@@ -115,8 +127,9 @@ fail_free_world:
 }
 
 void weft_world_destroy(weft_world_t *world) {
-    if (world == NULL)
+    if (world == NULL) {
         return;
+    }
     /* Modules first, newest first, while everything they may touch still exists. */
     while (world->module_count > 0) {
         world->module_count--;
@@ -139,10 +152,11 @@ void weft_world_destroy(weft_world_t *world) {
 }
 
 weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_world_t *world)) {
-    if (world->module_count >= WEFT__WORLD_MAX_MODULES)
+    if (world->module_count >= WEFT__WORLD_MAX_MODULES) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                           "weft__world_add_module_fini: %u finalisers already registered",
                           world->module_count);
+    }
     world->module_fini[world->module_count++] = fn;
     return WEFT_OK;
 }
@@ -150,8 +164,9 @@ weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_w
 /* ---- job system ------------------------------------------------------------- >>jobs */
 
 weft_jobs_t *weft_world_jobs(weft_world_t *world) {
-    if (world->jobs != NULL)
+    if (world->jobs != NULL) {
         return world->jobs;
+    }
     weft_jobs_desc_t jd = {
         .worker_count = world->desc.worker_count,
         .execution = world->desc.execution,
@@ -159,8 +174,9 @@ weft_jobs_t *weft_world_jobs(weft_world_t *world) {
         .logger = world->desc.logger,
     };
     weft_jobs_t *jobs = NULL;
-    if (weft_jobs_create(&jd, &jobs) != WEFT_OK)
+    if (weft_jobs_create(&jd, &jobs) != WEFT_OK) {
         return NULL;
+    }
     world->jobs = jobs;
     return jobs;
 }

@@ -20,8 +20,8 @@
 #include <stddef.h>
 
 #include "jobs/platform/atomic.h"
-#include "pool.h"
 #include "jobs/platform/report.h"
+#include "pool.h"
 #include "weft/group.h"
 #include "weft/query.h"
 #include "weft/world.h"

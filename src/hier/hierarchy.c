@@ -34,21 +34,17 @@ struct weft_hier {
 
 /* ---- module state -------------------------------------------------------- >>hier_state */
 
-static void *store_alloc(size_t size, size_t align, void *user)
-{
+static void *store_alloc(size_t size, size_t align, void *user) {
     return weft__alloc(user, size, align);
 }
 
-static void store_free(void *ptr, size_t size, void *user)
-{
-    weft__free(user, ptr, size);
-}
+static void store_free(void *ptr, size_t size, void *user) { weft__free(user, ptr, size); }
 
-static void hier_fini(weft_world_t *world)
-{
+static void hier_fini(weft_world_t *world) {
     struct weft_hier *h = world->hier;
-    if (h == NULL)
+    if (h == NULL) {
         return;
+    }
     weft__hstore_fini(&h->store);
     world->hier = NULL;
     weft__free(world, h, sizeof(*h));
@@ -56,15 +52,16 @@ static void hier_fini(weft_world_t *world)
 
 /* The world's hierarchy state into *out, created on first use (*created tells). Errors
  * (reported, nothing changed): WEFT_ENOMEM, or those of weft__world_add_module_fini. */
-static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, bool *created)
-{
+static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, bool *created) {
     *created = false;
     *out = world->hier;
-    if (world->hier != NULL)
+    if (world->hier != NULL) {
         return WEFT_OK;
+    }
     struct weft_hier *h = weft__alloc(world, sizeof(*h), _Alignof(struct weft_hier));
-    if (h == NULL)
+    if (h == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
+    }
     memset(h, 0, sizeof(*h));
     weft_result_t r = weft__world_add_module_fini(world, hier_fini);
     if (r != WEFT_OK) {
@@ -81,10 +78,10 @@ static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, boo
 
 /* Undo hier_state's creation (the state is still empty): the finaliser it registered is
  * the last one, since nothing else ran in between. */
-static void hier_state_drop(weft_world_t *world)
-{
-    if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini)
+static void hier_state_drop(weft_world_t *world) {
+    if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini) {
         world->module_fini[--world->module_count] = NULL;
+    }
     hier_fini(world);
 }
 
@@ -94,8 +91,7 @@ static void hier_state_drop(weft_world_t *world)
  * space, freed here), belongs to no group and (no MULTI flag here) has no side storage, so
  * freeing it puts the world back as it was. A signature interned by that failed add may
  * stay cached: it is a set of ids, and no entity has it. */
-static void unregister_since(weft_world_t *world, uint32_t before)
-{
+static void unregister_since(weft_world_t *world, uint32_t before) {
     while (world->component_count > before) {
         const uint32_t id = world->component_count;
         weft__pool_fini(world, &world->components[id]->pool);
@@ -106,21 +102,20 @@ static void unregister_since(weft_world_t *world, uint32_t before)
 }
 
 /* The store for read-only calls: NULL when nothing was ever added. */
-static const weft__hstore_t *store_of(const weft_world_t *world)
-{
+static const weft__hstore_t *store_of(const weft_world_t *world) {
     return world->hier != NULL ? &world->hier->store : NULL;
 }
 
 /* on_remove of the `node` tag: the entity is being destroyed (or the tag removed). */
 static void node_removed(weft_world_t *world, weft_entity_t e, weft_component_t c, void *ptr,
-                         void *user)
-{
+                         void *user) {
     (void)c;
     (void)ptr;
     (void)user;
     struct weft_hier *h = world->hier;
-    if (h != NULL && weft__hstore_row(&h->store, e) != WEFT__HROW_NONE)
+    if (h != NULL && weft__hstore_row(&h->store, e) != WEFT__HROW_NONE) {
         (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, world->log);
+    }
 }
 
 /* What a call that set the hierarchy up (state and components) takes back when it fails
@@ -132,24 +127,25 @@ typedef struct setup_undo {
 } setup_undo_t;
 
 /* Take back what the call recorded in *u did (nothing when it found everything set up). */
-static void setup_rollback(weft_world_t *world, const setup_undo_t *u)
-{
-    if (u->registered)
+static void setup_rollback(weft_world_t *world, const setup_undo_t *u) {
+    if (u->registered) {
         world->hier->registered = false;
+    }
     unregister_since(world, u->before); /* a no-op when the call registered nothing */
-    if (u->created)
+    if (u->created) {
         hier_state_drop(world);
+    }
 }
 
 /* weft_hier_components, recording in *u what it did for a caller that may fail later.
  * All or nothing by itself: on its own failure, it takes back what it did. */
-static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, setup_undo_t *u)
-{
+static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, setup_undo_t *u) {
     *u = (setup_undo_t){.before = world->component_count};
     struct weft_hier *h;
     weft_result_t r = hier_state(world, &h, &u->created);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     if (!h->registered) {
         /* On a failure, the components registered here and the state created here are
          * taken back (each failure was reported by its callee). */
@@ -157,19 +153,22 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
         r = weft_component_register(
             world, &(weft_component_desc_t){.name = "weft.hier_node", .on_remove = node_removed},
             &ids.node);
-        if (r == WEFT_OK)
-            r = weft_component_register(world,
-                                        &(weft_component_desc_t){.name = "weft.local_transform",
-                                                                 .size = sizeof(weft_transform_t),
-                                                                 .align = _Alignof(weft_transform_t)},
-                                        &ids.local);
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
+            r = weft_component_register(
+                world,
+                &(weft_component_desc_t){.name = "weft.local_transform",
+                                         .size = sizeof(weft_transform_t),
+                                         .align = _Alignof(weft_transform_t)},
+                &ids.local);
+        }
+        if (r == WEFT_OK) {
             r = weft_component_register(world,
                                         &(weft_component_desc_t){.name = "weft.world_matrix",
                                                                  .size = sizeof(weft_mat4_t),
                                                                  .align = _Alignof(weft_mat4_t)},
                                         &ids.world);
-        if (r == WEFT_OK)
+        }
+        if (r == WEFT_OK) {
             r = weft_component_register(
                 world,
                 &(weft_component_desc_t){.name = "weft.parent_link",
@@ -178,6 +177,7 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
                                          .entity_field_count = 1,
                                          .entity_fields = {offsetof(weft_parent_link_t, parent)}},
                 &ids.link);
+        }
         if (r != WEFT_OK) {
             setup_rollback(world, u); /* u->registered is still false */
             return r;
@@ -186,177 +186,183 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
         h->registered = true;
         u->registered = true;
     }
-    if (out != NULL)
+    if (out != NULL) {
         *out = h->ids;
+    }
     return WEFT_OK;
 }
 
-weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out)
-{
+weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out) {
     setup_undo_t u;
     return setup(world, out, &u);
 }
 
 /* ---- structure ----------------------------------------------------------- >>hier_structure */
 
-static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, const char *fn)
-{
-    if (!weft_entity_is_alive(world, e))
+static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, const char *fn) {
+    if (!weft_entity_is_alive(world, e)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE, "%s: entity 0x%llx is null or stale", fn,
                           (unsigned long long)e);
+    }
     return WEFT_OK;
 }
 
-weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_transform_t *local)
-{
+weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_transform_t *local) {
     WEFT__NOT_IN_HOOK(world, "weft_hier_add");
     weft_result_t r = check_alive(world, e, "weft_hier_add");
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft_hier_components_t ids;
     setup_undo_t undo;
-    if ((r = setup(world, &ids, &undo)) != WEFT_OK)
+    if ((r = setup(world, &ids, &undo)) != WEFT_OK) {
         return r;
+    }
     struct weft_hier *h = world->hier;
-    if (weft__hstore_row(&h->store, e) != WEFT__HROW_NONE)
+    if (weft__hstore_row(&h->store, e) != WEFT__HROW_NONE) {
         return WEFT__FAIL(world->log, WEFT_EEXIST, "weft_hier_add: entity 0x%llx is already a node",
                           (unsigned long long)e);
+    }
     const weft_transform_t identity = weft_transform_identity();
     r = weft__hstore_add(&h->store, e, local != NULL ? local : &identity);
     if (r == WEFT_OK) {
         /* The tag second: if it fails (leaving e as it was), the node is taken back out. */
         r = weft_component_add(world, e, ids.node, NULL);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, NULL);
+        }
     }
-    if (r != WEFT_OK) /* a first add that fails also takes back the set-up it did */
+    if (r != WEFT_OK) { /* a first add that fails also takes back the set-up it did */
         setup_rollback(world, &undo);
+    }
     return r;
 }
 
-bool weft_hier_has(const weft_world_t *world, weft_entity_t e)
-{
+bool weft_hier_has(const weft_world_t *world, weft_entity_t e) {
     const weft__hstore_t *s = store_of(world);
     return s != NULL && weft__hstore_row(s, e) != WEFT__HROW_NONE;
 }
 
-weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_entity_t parent)
-{
+weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_entity_t parent) {
     WEFT__NOT_IN_HOOK(world, "weft_hier_attach");
     weft_result_t r = check_alive(world, child, "weft_hier_attach");
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = check_alive(world, parent, "weft_hier_attach");
-    if (r != WEFT_OK)
+    }
+    if (r != WEFT_OK) {
         return r;
-    if (world->hier == NULL)
+    }
+    if (world->hier == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_attach: no hierarchy nodes yet");
+    }
     return weft__hstore_attach(&world->hier->store, child, parent, world->log);
 }
 
-weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child)
-{
+weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
     WEFT__NOT_IN_HOOK(world, "weft_hier_detach");
     weft_result_t r = check_alive(world, child, "weft_hier_detach");
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (world->hier == NULL)
+    }
+    if (world->hier == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_detach: 0x%llx is not a node",
                           (unsigned long long)child);
+    }
     return weft__hstore_detach(&world->hier->store, child, world->log);
 }
 
-weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode)
-{
+weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode) {
     WEFT__NOT_IN_HOOK(world, "weft_hier_destroy");
     weft_result_t r = check_alive(world, e, "weft_hier_destroy");
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (mode != WEFT_HIER_DESTROY_DETACH && mode != WEFT_HIER_DESTROY_SUBTREE)
+    }
+    if (mode != WEFT_HIER_DESTROY_DETACH && mode != WEFT_HIER_DESTROY_SUBTREE) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_destroy: bad mode %d", (int)mode);
-    if (!weft_hier_has(world, e))
+    }
+    if (!weft_hier_has(world, e)) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_destroy: 0x%llx is not a node",
                           (unsigned long long)e);
+    }
     /* Both modes go through entity destruction, whose `node` hook takes each node out of
      * the store (children detached and baked). weft_entity_destroy(_n) fail only before
      * destroying anything, so an error leaves world and hierarchy unchanged. For a subtree,
      * parents are destroyed first: each child is baked on its parent's removal and then
      * destroyed itself, which costs one decomposition per node and keeps a single path. */
-    if (mode == WEFT_HIER_DESTROY_DETACH)
+    if (mode == WEFT_HIER_DESTROY_DETACH) {
         return weft_entity_destroy(world, e);
+    }
     const weft__hentity_t *list = NULL;
     uint32_t n = 0;
     r = weft__hstore_subtree(&world->hier->store, e, &list, &n, world->log);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     return weft_entity_destroy_n(world, list, n);
 }
 
 /* ---- reading ------------------------------------------------------------- >>hier_read */
 
-weft_entity_t weft_hier_parent(const weft_world_t *world, weft_entity_t e)
-{
+weft_entity_t weft_hier_parent(const weft_world_t *world, weft_entity_t e) {
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? WEFT_ENTITY_NULL : s->rows.link[r].parent;
 }
 
-uint32_t weft_hier_depth(const weft_world_t *world, weft_entity_t e)
-{
+uint32_t weft_hier_depth(const weft_world_t *world, weft_entity_t e) {
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? 0 : weft__hstore_depth(s, r);
 }
 
-uint32_t weft_hier_count(const weft_world_t *world)
-{
+uint32_t weft_hier_count(const weft_world_t *world) {
     const weft__hstore_t *s = store_of(world);
     return s != NULL ? s->live : 0;
 }
 
-uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t cap)
-{
+uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t cap) {
     const weft__hstore_t *s = store_of(world);
-    if (s == NULL)
+    if (s == NULL) {
         return 0;
+    }
     uint32_t n = 0;
     for (uint32_t r = 0; r < s->count; r++) {
-        if (s->rows.ent[r] == 0)
+        if (s->rows.ent[r] == 0) {
             continue;
-        if (n < cap)
+        }
+        if (n < cap) {
             out[n] = s->rows.ent[r];
+        }
         n++;
     }
     return n;
 }
 
-weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e)
-{
+weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e) {
     weft__hstore_t *s = world->hier != NULL ? &world->hier->store : NULL;
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.local[r];
 }
 
-const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e)
-{
+const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e) {
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.world[r];
 }
 
-const weft_parent_link_t *weft_hier_link(const weft_world_t *world, weft_entity_t e)
-{
+const weft_parent_link_t *weft_hier_link(const weft_world_t *world, weft_entity_t e) {
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     /* Same layout (static asserts above): the store's link is the public one. */
     return r == WEFT__HROW_NONE ? NULL : (const weft_parent_link_t *)(const void *)&s->rows.link[r];
 }
 
-void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out)
-{
+void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out) {
     memset(out, 0, sizeof(*out));
     const weft__hstore_t *s = store_of(world);
-    if (s == NULL)
+    if (s == NULL) {
         return;
+    }
     out->nodes = s->live;
     out->rows = s->count;
     out->levels = s->levels_valid ? s->level_count : 0;
@@ -369,60 +375,64 @@ void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out)
 /* ---- update -------------------------------------------------------------- >>hier_update */
 
 /* Resolve AUTO by shape, run the pass. `regroup`: data may move (main thread only). */
-static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool regroup)
-{
+static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool regroup) {
     struct weft_hier *h = world->hier;
-    if (h == NULL)
+    if (h == NULL) {
         return WEFT_OK;
-    weft__hpass_t p = pass == WEFT_HIER_PASS_AUTO ? weft__hstore_auto_pass(&h->store)
+    }
+    weft__hpass_t p = pass == WEFT_HIER_PASS_AUTO     ? weft__hstore_auto_pass(&h->store)
                       : pass == WEFT_HIER_PASS_LEVELS ? WEFT__HPASS_LEVELS
                                                       : WEFT__HPASS_SEQUENTIAL;
     weft_jobs_t *jobs = NULL;
-    if (p == WEFT__HPASS_LEVELS)
+    if (p == WEFT__HPASS_LEVELS) {
         jobs = weft_world_jobs(world); /* NULL (creation failed): levels run inline */
+    }
     weft_result_t r = weft__hstore_update(&h->store, p, regroup, jobs);
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         h->last = p == WEFT__HPASS_LEVELS ? WEFT_HIER_PASS_LEVELS : WEFT_HIER_PASS_SEQUENTIAL;
+    }
     return r;
 }
 
-weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass)
-{
+weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass) {
     WEFT__NOT_IN_HOOK(world, "weft_hier_update");
     if (pass != WEFT_HIER_PASS_AUTO && pass != WEFT_HIER_PASS_SEQUENTIAL &&
-        pass != WEFT_HIER_PASS_LEVELS)
+        pass != WEFT_HIER_PASS_LEVELS) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_update: bad pass %d", (int)pass);
+    }
     return run_update(world, pass, true);
 }
 
 /* The system body: one job per frame, no iteration terms. Data must not move here (other
  * systems may read local transforms and links beside it), hence regroup = false; a failed
  * level index falls back to the sequential pass, which needs no memory. */
-static void hier_system(weft_iter_t *it, const weft_system_ctx_t *ctx)
-{
+static void hier_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)it;
     weft_world_t *world = ctx->world;
-    if (world->hier == NULL)
+    if (world->hier == NULL) {
         return;
-    if (run_update(world, world->hier->pass, false) != WEFT_OK)
+    }
+    if (run_update(world, world->hier->pass, false) != WEFT_OK) {
         (void)run_update(world, WEFT_HIER_PASS_SEQUENTIAL, false);
+    }
 }
 
 weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_system_desc_t *desc,
-                                        weft_system_t *out)
-{
+                                        weft_system_t *out) {
     const weft_hier_system_desc_t d = desc != NULL ? *desc : (weft_hier_system_desc_t){0};
     WEFT__CONTRACT(d._canary == 0, world->log, WEFT_EINVAL,
                    "weft_hier_register_system: desc._canary must be 0");
     if (d.pass != WEFT_HIER_PASS_AUTO && d.pass != WEFT_HIER_PASS_SEQUENTIAL &&
-        d.pass != WEFT_HIER_PASS_LEVELS)
+        d.pass != WEFT_HIER_PASS_LEVELS) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_register_system: bad pass %d",
                           (int)d.pass);
+    }
     weft_hier_components_t ids;
     setup_undo_t undo;
     weft_result_t r = setup(world, &ids, &undo);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     r = weft_system_register(world,
                              &(weft_system_desc_t){
                                  .name = d.name != NULL ? d.name : "weft.hierarchy",
@@ -432,15 +442,13 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
                                  .phase = d.phase,
                              },
                              out);
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         world->hier->pass = d.pass;
-    else
+    } else {
         setup_rollback(world, &undo); /* the system names no component when it failed */
+    }
     return r;
 }
 
 /* The store inside the world's hierarchy slot, for archive_hier.c and snapshot.c. */
-weft__hstore_t *weft__hier_store(struct weft_hier *h)
-{
-    return &h->store;
-}
+weft__hstore_t *weft__hier_store(struct weft_hier *h) { return &h->store; }

@@ -17,27 +17,24 @@
 
 /* ---- memory ------------------------------------------------------------- >>hstore_mem */
 
-void *weft__hstore_alloc(const weft__hstore_t *s, size_t size)
-{
+void *weft__hstore_alloc(const weft__hstore_t *s, size_t size) {
     return s->alloc.alloc(size, 64, s->alloc.user);
 }
 
-void weft__hstore_free(const weft__hstore_t *s, void *ptr, size_t size)
-{
-    if (ptr != NULL)
+void weft__hstore_free(const weft__hstore_t *s, void *ptr, size_t size) {
+    if (ptr != NULL) {
         s->alloc.free(ptr, size, s->alloc.user);
+    }
 }
 
-void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const weft_logger_t *log)
-{
+void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const weft_logger_t *log) {
     memset(s, 0, sizeof(*s));
     s->log = log;
     s->alloc = weft__allocator_resolved(alloc);
 }
 
 /* Free one row-array set of `cap` rows (any pointer may be NULL). */
-void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32_t cap)
-{
+void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32_t cap) {
     weft__hstore_free(s, rows->ent, (size_t)cap * sizeof(*rows->ent));
     weft__hstore_free(s, rows->parent, (size_t)cap * sizeof(uint32_t));
     weft__hstore_free(s, rows->first_child, (size_t)cap * sizeof(uint32_t));
@@ -51,8 +48,7 @@ void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32
 }
 
 /* Allocate one row-array set of `cap` rows: all or nothing. */
-weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32_t cap)
-{
+weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32_t cap) {
     memset(rows, 0, sizeof(*rows));
     rows->ent = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->ent));
     rows->parent = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
@@ -72,28 +68,31 @@ weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *ro
 }
 
 /* The logger a call reports to: its `log` argument, else the store's. */
-static const weft_logger_t *log_of(const weft__hstore_t *s, const weft_logger_t *log)
-{
+static const weft_logger_t *log_of(const weft__hstore_t *s, const weft_logger_t *log) {
     return log != NULL ? log : s->log;
 }
 
 /* Make room for `need` rows, doubling; the arrays keep their rows. Failures go to `log`. */
-static weft_result_t reserve(weft__hstore_t *s, uint64_t need, const weft_logger_t *log)
-{
-    if (need <= s->capacity)
+static weft_result_t reserve(weft__hstore_t *s, uint64_t need, const weft_logger_t *log) {
+    if (need <= s->capacity) {
         return WEFT_OK;
-    if (need > WEFT__HROW_NONE - 1)
+    }
+    if (need > WEFT__HROW_NONE - 1) {
         return WEFT__FAIL(log, WEFT_ECAPACITY, "hierarchy: more than %u nodes",
                           WEFT__HROW_NONE - 1);
+    }
     uint64_t cap = s->capacity ? (uint64_t)s->capacity * 2 : 256;
-    while (cap < need)
+    while (cap < need) {
         cap *= 2;
-    if (cap > WEFT__HROW_NONE - 1)
+    }
+    if (cap > WEFT__HROW_NONE - 1) {
         cap = WEFT__HROW_NONE - 1;
+    }
     weft__hrows_t rows;
-    if (weft__hstore_alloc_rows(s, &rows, (uint32_t)cap) != WEFT_OK)
+    if (weft__hstore_alloc_rows(s, &rows, (uint32_t)cap) != WEFT_OK) {
         return WEFT__FAIL(log, WEFT_ENOMEM, "hierarchy: cannot grow to %llu nodes",
                           (unsigned long long)cap);
+    }
     const size_t n = s->count;
     if (n > 0) { /* the first growth copies nothing (and the old arrays are NULL) */
         memcpy(rows.ent, s->rows.ent, n * sizeof(*rows.ent));
@@ -111,11 +110,11 @@ static weft_result_t reserve(weft__hstore_t *s, uint64_t need, const weft_logger
     return WEFT_OK;
 }
 
-void weft__hstore_fini(weft__hstore_t *s)
-{
+void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free_rows(s, &s->rows, s->capacity);
-    for (uint32_t p = 0; p < s->map.page_count; p++)
+    for (uint32_t p = 0; p < s->map.page_count; p++) {
         weft__hstore_free(s, s->map.pages[p], MAP_PAGE_SIZE * sizeof(uint32_t));
+    }
     weft__hstore_free(s, s->map.pages, s->map.page_count * sizeof(uint32_t *));
     weft__hstore_free(s, s->removed, (size_t)s->removed_capacity * sizeof(*s->removed));
     weft__hstore_free(s, s->level_start, (size_t)s->level_capacity * sizeof(uint32_t));
@@ -127,45 +126,46 @@ void weft__hstore_fini(weft__hstore_t *s)
 
 /* ---- entity map --------------------------------------------------------- >>hstore_map */
 
-static uint32_t entity_index(weft__hentity_t e)
-{
-    return (uint32_t)(e & 0xffffffffu);
-}
+static uint32_t entity_index(weft__hentity_t e) { return (uint32_t)(e & 0xffffffffu); }
 
-uint32_t weft__hstore_row(const weft__hstore_t *s, weft__hentity_t e)
-{
+uint32_t weft__hstore_row(const weft__hstore_t *s, weft__hentity_t e) {
     const uint32_t idx = entity_index(e);
     const uint32_t page = idx >> MAP_PAGE_BITS;
-    if (e == 0 || page >= s->map.page_count || s->map.pages[page] == NULL)
+    if (e == 0 || page >= s->map.page_count || s->map.pages[page] == NULL) {
         return WEFT__HROW_NONE;
+    }
     const uint32_t row = s->map.pages[page][idx & (MAP_PAGE_SIZE - 1)];
     /* The stored row must still hold this very handle: a stale generation is not a node. */
-    if (row == WEFT__HROW_NONE || s->rows.ent[row] != e)
+    if (row == WEFT__HROW_NONE || s->rows.ent[row] != e) {
         return WEFT__HROW_NONE;
+    }
     return row;
 }
 
 /* Ensure the page for e exists (the only map operation that can fail). */
-static weft_result_t map_reserve(weft__hstore_t *s, weft__hentity_t e)
-{
+static weft_result_t map_reserve(weft__hstore_t *s, weft__hentity_t e) {
     const uint32_t page = entity_index(e) >> MAP_PAGE_BITS;
     if (page >= s->map.page_count) {
         uint32_t n = s->map.page_count ? s->map.page_count : 4;
-        while (n <= page)
+        while (n <= page) {
             n *= 2;
+        }
         uint32_t **pages = weft__hstore_alloc(s, n * sizeof(uint32_t *));
-        if (pages == NULL)
+        if (pages == NULL) {
             return WEFT_ENOMEM;
-        for (uint32_t i = 0; i < n; i++)
+        }
+        for (uint32_t i = 0; i < n; i++) {
             pages[i] = i < s->map.page_count ? s->map.pages[i] : NULL;
+        }
         weft__hstore_free(s, s->map.pages, s->map.page_count * sizeof(uint32_t *));
         s->map.pages = pages;
         s->map.page_count = n;
     }
     if (s->map.pages[page] == NULL) {
         uint32_t *p = weft__hstore_alloc(s, MAP_PAGE_SIZE * sizeof(uint32_t));
-        if (p == NULL)
+        if (p == NULL) {
             return WEFT_ENOMEM;
+        }
         memset(p, 0xff, MAP_PAGE_SIZE * sizeof(uint32_t)); /* all WEFT__HROW_NONE */
         s->map.pages[page] = p;
     }
@@ -173,8 +173,7 @@ static weft_result_t map_reserve(weft__hstore_t *s, weft__hentity_t e)
 }
 
 /* Point e's map entry at row (its page exists because e was added). */
-void weft__hstore_map_set(weft__hstore_t *s, weft__hentity_t e, uint32_t row)
-{
+void weft__hstore_map_set(weft__hstore_t *s, weft__hentity_t e, uint32_t row) {
     const uint32_t idx = entity_index(e);
     s->map.pages[idx >> MAP_PAGE_BITS][idx & (MAP_PAGE_SIZE - 1)] = row;
 }
@@ -182,8 +181,7 @@ void weft__hstore_map_set(weft__hstore_t *s, weft__hentity_t e, uint32_t row)
 /* ---- rows and links ----------------------------------------------------- >>hstore_rows */
 
 /* A hole: a dead root with identity data, harmless to compute. */
-static void make_hole(weft__hstore_t *s, uint32_t r)
-{
+static void make_hole(weft__hstore_t *s, uint32_t r) {
     weft__hrows_t *w = &s->rows;
     w->ent[r] = 0;
     w->parent[r] = w->first_child[r] = w->next_sib[r] = w->prev_sib[r] = WEFT__HROW_NONE;
@@ -193,8 +191,7 @@ static void make_hole(weft__hstore_t *s, uint32_t r)
     s->holes++;
 }
 
-static void copy_row(weft__hrows_t *w, uint32_t from, uint32_t to)
-{
+static void copy_row(weft__hrows_t *w, uint32_t from, uint32_t to) {
     w->ent[to] = w->ent[from];
     w->parent[to] = w->parent[from];
     w->first_child[to] = w->first_child[from];
@@ -206,62 +203,62 @@ static void copy_row(weft__hrows_t *w, uint32_t from, uint32_t to)
 }
 
 /* Remove r from its parent's child list; r becomes a root (its link is left to the caller). */
-static void unlink_child(weft__hrows_t *w, uint32_t r)
-{
+static void unlink_child(weft__hrows_t *w, uint32_t r) {
     const uint32_t p = w->parent[r];
     const uint32_t prev = w->prev_sib[r];
     const uint32_t next = w->next_sib[r];
-    if (prev != WEFT__HROW_NONE)
+    if (prev != WEFT__HROW_NONE) {
         w->next_sib[prev] = next;
-    else
+    } else {
         w->first_child[p] = next;
-    if (next != WEFT__HROW_NONE)
+    }
+    if (next != WEFT__HROW_NONE) {
         w->prev_sib[next] = prev;
+    }
     w->parent[r] = w->next_sib[r] = w->prev_sib[r] = WEFT__HROW_NONE;
 }
 
 /* Push r at the head of p's child list. */
-static void link_child(weft__hrows_t *w, uint32_t p, uint32_t r)
-{
+static void link_child(weft__hrows_t *w, uint32_t p, uint32_t r) {
     const uint32_t head = w->first_child[p];
     w->parent[r] = p;
     w->prev_sib[r] = WEFT__HROW_NONE;
     w->next_sib[r] = head;
-    if (head != WEFT__HROW_NONE)
+    if (head != WEFT__HROW_NONE) {
         w->prev_sib[head] = r;
+    }
     w->first_child[p] = r;
 }
 
 /* Turn child r into a root: bake its (last computed) world matrix into its local transform. */
-static void bake_and_unlink(weft__hrows_t *w, uint32_t r)
-{
+static void bake_and_unlink(weft__hrows_t *w, uint32_t r) {
     w->local[r] = weft_transform_from_matrix(&w->world[r]);
     unlink_child(w, r);
     w->link[r].parent = 0;
     w->link[r].inverse_bind = weft_mat4_identity();
 }
 
-uint32_t weft__hstore_depth(const weft__hstore_t *s, uint32_t r)
-{
+uint32_t weft__hstore_depth(const weft__hstore_t *s, uint32_t r) {
     uint32_t d = 0;
-    for (r = s->rows.parent[r]; r != WEFT__HROW_NONE; r = s->rows.parent[r])
+    for (r = s->rows.parent[r]; r != WEFT__HROW_NONE; r = s->rows.parent[r]) {
         d++;
+    }
     return d;
 }
 
-bool weft__hstore_is_ancestor(const weft__hstore_t *s, uint32_t a, uint32_t r)
-{
+bool weft__hstore_is_ancestor(const weft__hstore_t *s, uint32_t a, uint32_t r) {
     /* Parents sit at lower rows (ORDER), so nothing below row a can have a as ancestor and
      * the walk stops as soon as it passes below a. */
-    for (; r != WEFT__HROW_NONE && r >= a; r = s->rows.parent[r])
-        if (r == a)
+    for (; r != WEFT__HROW_NONE && r >= a; r = s->rows.parent[r]) {
+        if (r == a) {
             return true;
+        }
+    }
     return false;
 }
 
 /* Nodes in r's subtree (r included); uses scratch as the DFS stack. */
-static uint32_t subtree_size(const weft__hstore_t *s, uint32_t r)
-{
+static uint32_t subtree_size(const weft__hstore_t *s, uint32_t r) {
     const weft__hrows_t *w = &s->rows;
     uint32_t *stack = w->scratch;
     uint32_t top = 0, n = 0;
@@ -269,8 +266,9 @@ static uint32_t subtree_size(const weft__hstore_t *s, uint32_t r)
     while (top > 0) {
         const uint32_t x = stack[--top];
         n++;
-        for (uint32_t c = w->first_child[x]; c != WEFT__HROW_NONE; c = w->next_sib[c])
+        for (uint32_t c = w->first_child[x]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             stack[top++] = c;
+        }
     }
     return n;
 }
@@ -278,8 +276,7 @@ static uint32_t subtree_size(const weft__hstore_t *s, uint32_t r)
 /* Move the subtree of root r (already unlinked) to rows [count, count + size), breadth-first,
  * so each parent again precedes its children; the old rows become holes. Capacity must be
  * reserved. Returns r's new row. O(subtree). */
-static uint32_t move_subtree_to_end(weft__hstore_t *s, uint32_t r)
-{
+static uint32_t move_subtree_to_end(weft__hstore_t *s, uint32_t r) {
     weft__hrows_t *w = &s->rows;
     uint32_t *old = w->scratch; /* old[i - base]: the row that new row i came from */
     const uint32_t base = s->count;
@@ -294,8 +291,9 @@ static uint32_t move_subtree_to_end(weft__hstore_t *s, uint32_t r)
          * sibling chain is intact because old rows are only cleared at the very end. */
         uint32_t c = w->first_child[i];
         uint32_t prev = WEFT__HROW_NONE;
-        if (c != WEFT__HROW_NONE)
+        if (c != WEFT__HROW_NONE) {
             w->first_child[i] = end;
+        }
         for (; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             const uint32_t k = end++;
             copy_row(w, c, k);
@@ -303,53 +301,59 @@ static uint32_t move_subtree_to_end(weft__hstore_t *s, uint32_t r)
             weft__hstore_map_set(s, w->ent[k], k);
             w->parent[k] = i;
             w->prev_sib[k] = prev;
-            if (prev != WEFT__HROW_NONE)
+            if (prev != WEFT__HROW_NONE) {
                 w->next_sib[prev] = k;
+            }
             prev = k;
         }
-        if (prev != WEFT__HROW_NONE)
+        if (prev != WEFT__HROW_NONE) {
             w->next_sib[prev] = WEFT__HROW_NONE;
+        }
     }
-    for (uint32_t i = 0; i < end - base; i++)
+    for (uint32_t i = 0; i < end - base; i++) {
         make_hole(s, old[i]);
+    }
     s->moved_rows += end - base;
     s->count = end;
     return base;
 }
 
 /* Drop holes once they exceed a quarter of the rows. Failing to compact is harmless. */
-static void maybe_compact(weft__hstore_t *s)
-{
-    if (s->holes > 64 && s->holes > s->count / 4)
+static void maybe_compact(weft__hstore_t *s) {
+    if (s->holes > 64 && s->holes > s->count / 4) {
         (void)weft__hstore_compact(s);
+    }
 }
 
 /* The level holding row r (levels_valid only): binary search in level_start. */
-static uint32_t level_of(const weft__hstore_t *s, uint32_t r)
-{
+static uint32_t level_of(const weft__hstore_t *s, uint32_t r) {
     uint32_t lo = 0, hi = s->level_count; /* level_start[lo] <= r < level_start[hi] */
     while (hi - lo > 1) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        if (s->level_start[mid] <= r)
+        if (s->level_start[mid] <= r) {
             lo = mid;
-        else
+        } else {
             hi = mid;
+        }
     }
     return lo;
 }
 
 /* ---- operations --------------------------------------------------------- >>hstore_ops */
 
-weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_transform_t *local)
-{
-    if (weft__hstore_row(s, e) != WEFT__HROW_NONE)
+weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e,
+                               const weft_transform_t *local) {
+    if (weft__hstore_row(s, e) != WEFT__HROW_NONE) {
         return WEFT__FAIL(s->log, WEFT_EEXIST, "hierarchy: entity 0x%llx is already a node",
                           (unsigned long long)e);
+    }
     weft_result_t r = reserve(s, (uint64_t)s->count + 1, s->log);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (map_reserve(s, e) != WEFT_OK)
+    }
+    if (map_reserve(s, e) != WEFT_OK) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory adding a node");
+    }
     weft__hrows_t *w = &s->rows;
     const uint32_t row = s->count++;
     w->ent[row] = e;
@@ -366,32 +370,36 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_
     return WEFT_OK;
 }
 
-weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
-                                  weft__hentity_t parent, const weft_logger_t *log)
-{
+weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft__hentity_t parent,
+                                  const weft_logger_t *log) {
     log = log_of(s, log);
     uint32_t rc = weft__hstore_row(s, child);
     const uint32_t rp = weft__hstore_row(s, parent);
-    if (rc == WEFT__HROW_NONE || rp == WEFT__HROW_NONE)
+    if (rc == WEFT__HROW_NONE || rp == WEFT__HROW_NONE) {
         return WEFT__FAIL(log, WEFT_ENOENT, "weft_hier_attach: %s 0x%llx is not a hierarchy node",
                           rc == WEFT__HROW_NONE ? "child" : "parent",
                           (unsigned long long)(rc == WEFT__HROW_NONE ? child : parent));
+    }
     weft__hrows_t *w = &s->rows;
-    if (rc == rp || (w->first_child[rc] != WEFT__HROW_NONE && weft__hstore_is_ancestor(s, rc, rp)))
+    if (rc == rp ||
+        (w->first_child[rc] != WEFT__HROW_NONE && weft__hstore_is_ancestor(s, rc, rp))) {
         return WEFT__FAIL(log, WEFT_ECYCLE,
                           "weft_hier_attach: parent 0x%llx is the child 0x%llx or one of its "
                           "descendants",
                           (unsigned long long)parent, (unsigned long long)child);
+    }
     weft_mat4_t inverse_bind;
-    if (!weft_mat4_inverse(&w->world[rp], &inverse_bind))
+    if (!weft_mat4_inverse(&w->world[rp], &inverse_bind)) {
         return WEFT__FAIL(log, WEFT_EINVAL,
                           "weft_hier_attach: the world matrix of parent 0x%llx is singular",
                           (unsigned long long)parent);
+    }
     const bool move = rp > rc;
     if (move) {
         weft_result_t r = reserve(s, (uint64_t)s->count + subtree_size(s, rc), log);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
         w = &s->rows; /* reserve may have replaced the arrays */
     }
 
@@ -399,8 +407,9 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
      * world: its current world is baked into local, then bound to the new parent. */
     s->index_valid = false;
     s->auto_known = false;
-    if (w->parent[rc] != WEFT__HROW_NONE)
+    if (w->parent[rc] != WEFT__HROW_NONE) {
         bake_and_unlink(w, rc);
+    }
     if (move) {
         rc = move_subtree_to_end(s, rc);
         s->levels_valid = false;
@@ -410,17 +419,19 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
     link_child(w, rp, rc);
     w->link[rc].parent = parent;
     w->link[rc].inverse_bind = inverse_bind;
-    if (move)
+    if (move) {
         maybe_compact(s);
+    }
     return WEFT_OK;
 }
 
-weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const weft_logger_t *log)
-{
+weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const weft_logger_t *log) {
     const uint32_t r = weft__hstore_row(s, e);
-    if (r == WEFT__HROW_NONE)
+    if (r == WEFT__HROW_NONE) {
         return WEFT__FAIL(log_of(s, log), WEFT_ENOENT,
-                          "weft_hier_detach: 0x%llx is not a hierarchy node", (unsigned long long)e);
+                          "weft_hier_detach: 0x%llx is not a hierarchy node",
+                          (unsigned long long)e);
+    }
     /* A root in place keeps ORDER and the level cut (it simply reads no parent). */
     if (s->rows.parent[r] != WEFT__HROW_NONE) {
         bake_and_unlink(&s->rows, r);
@@ -431,16 +442,18 @@ weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const we
 }
 
 /* Grow the removed-entities buffer to n entries. */
-static weft_result_t reserve_removed(weft__hstore_t *s, uint32_t n)
-{
-    if (n <= s->removed_capacity)
+static weft_result_t reserve_removed(weft__hstore_t *s, uint32_t n) {
+    if (n <= s->removed_capacity) {
         return WEFT_OK;
+    }
     uint32_t cap = s->removed_capacity ? s->removed_capacity : 64;
-    while (cap < n)
+    while (cap < n) {
         cap = cap > UINT32_MAX / 2 ? n : cap * 2;
+    }
     weft__hentity_t *p = weft__hstore_alloc(s, (size_t)cap * sizeof(*p));
-    if (p == NULL)
+    if (p == NULL) {
         return WEFT_ENOMEM;
+    }
     weft__hstore_free(s, s->removed, (size_t)s->removed_capacity * sizeof(*s->removed));
     s->removed = p;
     s->removed_capacity = cap;
@@ -449,19 +462,20 @@ static weft_result_t reserve_removed(weft__hstore_t *s, uint32_t n)
 
 /* Breadth-first over the subtree of row r, parents first: rows into scratch, entities into
  * `removed` (reserved by the caller). Returns the node count. */
-static uint32_t collect_subtree(weft__hstore_t *s, uint32_t r)
-{
+static uint32_t collect_subtree(weft__hstore_t *s, uint32_t r) {
     const weft__hrows_t *w = &s->rows;
     uint32_t *queue = w->scratch;
     uint32_t head = 0, tail = 0;
     queue[tail++] = r;
     while (head < tail) {
         const uint32_t x = queue[head++];
-        for (uint32_t c = w->first_child[x]; c != WEFT__HROW_NONE; c = w->next_sib[c])
+        for (uint32_t c = w->first_child[x]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             queue[tail++] = c;
+        }
     }
-    for (uint32_t i = 0; i < tail; i++)
+    for (uint32_t i = 0; i < tail; i++) {
         s->removed[i] = w->ent[queue[i]];
+    }
     return tail;
 }
 
@@ -470,27 +484,27 @@ static uint32_t collect_subtree(weft__hstore_t *s, uint32_t r)
  * operation in the failure message, reported to log_of(s, log). */
 static weft_result_t prepare_subtree_call(weft__hstore_t *s, weft__hentity_t e, bool list,
                                           const char *what, const weft_logger_t *log,
-                                          uint32_t *row)
-{
+                                          uint32_t *row) {
     *row = weft__hstore_row(s, e);
-    if (*row == WEFT__HROW_NONE)
-        return WEFT__FAIL(log_of(s, log), WEFT_ENOENT,
-                          "hierarchy: %s 0x%llx: not a hierarchy node", what,
-                          (unsigned long long)e);
-    if (list && reserve_removed(s, subtree_size(s, *row)) != WEFT_OK)
-        return WEFT__FAIL(log_of(s, log), WEFT_ENOMEM, "hierarchy: %s 0x%llx: out of memory",
+    if (*row == WEFT__HROW_NONE) {
+        return WEFT__FAIL(log_of(s, log), WEFT_ENOENT, "hierarchy: %s 0x%llx: not a hierarchy node",
                           what, (unsigned long long)e);
+    }
+    if (list && reserve_removed(s, subtree_size(s, *row)) != WEFT_OK) {
+        return WEFT__FAIL(log_of(s, log), WEFT_ENOMEM, "hierarchy: %s 0x%llx: out of memory", what,
+                          (unsigned long long)e);
+    }
     return WEFT_OK;
 }
 
 weft_result_t weft__hstore_subtree(weft__hstore_t *s, weft__hentity_t e,
                                    const weft__hentity_t **out, uint32_t *count,
-                                   const weft_logger_t *log)
-{
+                                   const weft_logger_t *log) {
     uint32_t r;
     weft_result_t res = prepare_subtree_call(s, e, true, "listing the subtree of", log, &r);
-    if (res != WEFT_OK)
+    if (res != WEFT_OK) {
         return res;
+    }
     *count = collect_subtree(s, r);
     *out = s->removed;
     return WEFT_OK;
@@ -498,23 +512,25 @@ weft_result_t weft__hstore_subtree(weft__hstore_t *s, weft__hentity_t e,
 
 weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool subtree,
                                   const weft__hentity_t **removed, uint32_t *removed_count,
-                                  const weft_logger_t *log)
-{
+                                  const weft_logger_t *log) {
     uint32_t r;
     weft_result_t res = prepare_subtree_call(
         s, e, subtree, subtree ? "removing the subtree of" : "removing", log, &r);
-    if (res != WEFT_OK)
+    if (res != WEFT_OK) {
         return res;
+    }
     weft__hrows_t *w = &s->rows;
 
     s->index_valid = false;
     s->auto_known = false;
-    if (w->parent[r] != WEFT__HROW_NONE)
+    if (w->parent[r] != WEFT__HROW_NONE) {
         unlink_child(w, r);
+    }
     uint32_t n = 1;
     if (!subtree) {
-        while (w->first_child[r] != WEFT__HROW_NONE)
+        while (w->first_child[r] != WEFT__HROW_NONE) {
             bake_and_unlink(w, w->first_child[r]);
+        }
         weft__hstore_map_set(s, e, WEFT__HROW_NONE);
         make_hole(s, r);
     } else {
@@ -526,56 +542,67 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
         }
     }
     s->live -= n;
-    if (removed != NULL)
+    if (removed != NULL) {
         *removed = subtree ? s->removed : NULL;
-    if (removed_count != NULL)
+    }
+    if (removed_count != NULL) {
         *removed_count = subtree ? n : 0;
+    }
     maybe_compact(s);
     return WEFT_OK;
 }
 
 /* ---- checker ------------------------------------------------------------ >>hstore_check */
 
-const char *weft__hstore_check(const weft__hstore_t *s)
-{
+const char *weft__hstore_check(const weft__hstore_t *s) {
     const weft__hrows_t *w = &s->rows;
     uint32_t live = 0, holes = 0;
     for (uint32_t r = 0; r < s->count; r++) {
         if (w->ent[r] == 0) {
             holes++;
-            if (w->parent[r] != WEFT__HROW_NONE || w->first_child[r] != WEFT__HROW_NONE)
+            if (w->parent[r] != WEFT__HROW_NONE || w->first_child[r] != WEFT__HROW_NONE) {
                 return "a hole has links";
+            }
             continue;
         }
         live++;
-        if (weft__hstore_row(s, w->ent[r]) != r)
+        if (weft__hstore_row(s, w->ent[r]) != r) {
             return "the entity map does not point at the node's row";
+        }
         const uint32_t p = w->parent[r];
         if (p != WEFT__HROW_NONE) {
-            if (p >= r)
+            if (p >= r) {
                 return "ORDER: a parent does not precede its child";
-            if (w->ent[p] == 0)
+            }
+            if (w->ent[p] == 0) {
                 return "a node's parent is a hole";
-            if (w->link[r].parent != w->ent[p])
+            }
+            if (w->link[r].parent != w->ent[p]) {
                 return "a parent link names another entity than the parent row";
+            }
         } else if (w->link[r].parent != 0) {
             return "a root has a parent link";
         }
         uint32_t prev = WEFT__HROW_NONE;
         for (uint32_t c = w->first_child[r]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
-            if (c >= s->count || w->parent[c] != r)
+            if (c >= s->count || w->parent[c] != r) {
                 return "a child list holds a node of another parent";
-            if (w->prev_sib[c] != prev)
+            }
+            if (w->prev_sib[c] != prev) {
                 return "a sibling back link is wrong";
+            }
             prev = c;
         }
-        if (s->levels_valid && p != WEFT__HROW_NONE && level_of(s, p) >= level_of(s, r))
+        if (s->levels_valid && p != WEFT__HROW_NONE && level_of(s, p) >= level_of(s, r)) {
             return "LEVELS: a parent is not in an earlier level";
+        }
     }
-    if (live != s->live || holes != s->holes)
+    if (live != s->live || holes != s->holes) {
         return "live or hole counters are wrong";
-    if (s->levels_valid && (s->level_count == 0 ? s->count != 0
-                                                : s->level_start[s->level_count] != s->count))
+    }
+    if (s->levels_valid &&
+        (s->level_count == 0 ? s->count != 0 : s->level_start[s->level_count] != s->count)) {
         return "LEVELS: the levels do not cover every row";
+    }
     return NULL;
 }

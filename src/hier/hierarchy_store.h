@@ -80,7 +80,7 @@ typedef struct weft__hstore {
 
     weft__hrows_t rows; /* the per-row arrays, `capacity` rows each */
 
-    weft__hmap_t map;  /* entity index -> row */
+    weft__hmap_t map;          /* entity index -> row */
     weft__hentity_t *removed;  /* entities of the last subtree removal (parents first) */
     uint32_t removed_capacity; /* entries allocated in removed */
 
@@ -141,8 +141,8 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_
  * before any change: on error nothing changed. Errors: WEFT_ENOENT (not a node),
  * WEFT_ECYCLE (parent is child or a descendant of it), WEFT_EINVAL (singular parent world),
  * WEFT_ENOMEM. `log` names the failure. */
-weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child,
-                                  weft__hentity_t parent, const weft_logger_t *log);
+weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft__hentity_t parent,
+                                  const weft_logger_t *log);
 
 /* Detach a child: bake world into local, unlink, stays in place. A root: no change, WEFT_OK.
  * Errors: WEFT_ENOENT. */

@@ -24,29 +24,29 @@
 #include <string.h>
 
 #include "hierarchy_store.h"
-#include "math_inline.h"
 #include "jobs/platform/report.h"
+#include "math_inline.h"
 
 /* ---- regrouping ------------------------------------------------------------ >>hier_regroup */
 
-static uint32_t remap(const uint32_t *newrow, uint32_t r)
-{
+static uint32_t remap(const uint32_t *newrow, uint32_t r) {
     return r == WEFT__HROW_NONE ? WEFT__HROW_NONE : newrow[r];
 }
 
 /* Rewrite the store so that old row r lands at newrow[r] (NONE: dropped hole), with
  * new_count rows in all. newrow must be s->rows.scratch or outlive the call. */
-static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t new_count)
-{
+static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t new_count) {
     weft__hrows_t to;
-    if (weft__hstore_alloc_rows(s, &to, s->capacity) != WEFT_OK)
+    if (weft__hstore_alloc_rows(s, &to, s->capacity) != WEFT_OK) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory rewriting %u rows",
                           s->count);
+    }
     const weft__hrows_t *from = &s->rows;
     for (uint32_t r = 0; r < s->count; r++) {
         const uint32_t n = newrow[r];
-        if (n == WEFT__HROW_NONE)
+        if (n == WEFT__HROW_NONE) {
             continue;
+        }
         to.ent[n] = from->ent[r];
         to.parent[n] = remap(newrow, from->parent[r]);
         to.first_child[n] = remap(newrow, from->first_child[r]);
@@ -67,8 +67,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
 }
 
 /* Depth of every row into scratch (holes: NONE); returns the largest depth + 1 (0: empty). */
-uint32_t weft__hstore_depths(weft__hstore_t *s)
-{
+uint32_t weft__hstore_depths(weft__hstore_t *s) {
     const weft__hrows_t *w = &s->rows;
     uint32_t *depth = w->scratch;
     uint32_t levels = 0;
@@ -80,46 +79,53 @@ uint32_t weft__hstore_depths(weft__hstore_t *s)
         const uint32_t p = w->parent[r];
         const uint32_t d = p == WEFT__HROW_NONE ? 0 : depth[p] + 1; /* p < r: already set */
         depth[r] = d;
-        if (d + 1 > levels)
+        if (d + 1 > levels) {
             levels = d + 1;
+        }
     }
     return levels;
 }
 
-static weft_result_t reserve_levels(weft__hstore_t *s, uint32_t n)
-{
-    if (n <= s->level_capacity)
+static weft_result_t reserve_levels(weft__hstore_t *s, uint32_t n) {
+    if (n <= s->level_capacity) {
         return WEFT_OK;
+    }
     uint32_t cap = s->level_capacity ? s->level_capacity : 16;
-    while (cap < n)
+    while (cap < n) {
         cap *= 2;
+    }
     uint32_t *p = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
-    if (p == NULL)
+    if (p == NULL) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for %u levels", n);
+    }
     weft__hstore_free(s, s->level_start, (size_t)s->level_capacity * sizeof(uint32_t));
     s->level_start = p;
     s->level_capacity = cap;
     return WEFT_OK;
 }
 
-weft_result_t weft__hstore_level_sort(weft__hstore_t *s)
-{
-    if (s->levels_valid)
+weft_result_t weft__hstore_level_sort(weft__hstore_t *s) {
+    if (s->levels_valid) {
         return WEFT_OK;
+    }
     const uint32_t levels = weft__hstore_depths(s);
     weft_result_t r = reserve_levels(s, levels + 1);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t *cursor = weft__hstore_alloc(s, ((size_t)levels + 1) * sizeof(uint32_t));
-    if (cursor == NULL)
+    if (cursor == NULL) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory sorting levels");
+    }
 
     /* Histogram, then prefix sums: level_start[d] is where depth d begins. */
     uint32_t *depth = s->rows.scratch;
     memset(cursor, 0, ((size_t)levels + 1) * sizeof(uint32_t));
-    for (uint32_t i = 0; i < s->count; i++)
-        if (depth[i] != WEFT__HROW_NONE)
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (depth[i] != WEFT__HROW_NONE) {
             cursor[depth[i]]++;
+        }
+    }
     uint32_t sum = 0, widest = 0;
     for (uint32_t d = 0; d < levels; d++) {
         const uint32_t width = cursor[d];
@@ -131,14 +137,17 @@ weft_result_t weft__hstore_level_sort(weft__hstore_t *s)
     s->level_start[levels] = sum;
     /* Stable: increasing old rows take increasing slots of their level. The depth of row i is
      * replaced by its new row in place (scratch becomes the old -> new map). */
-    for (uint32_t i = 0; i < s->count; i++)
-        if (depth[i] != WEFT__HROW_NONE)
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (depth[i] != WEFT__HROW_NONE) {
             depth[i] = cursor[depth[i]]++;
+        }
+    }
     weft__hstore_free(s, cursor, ((size_t)levels + 1) * sizeof(uint32_t));
 
     r = permute(s, depth, sum);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     s->level_count = levels;
     s->max_level_width = widest;
     s->levels_valid = true;
@@ -148,17 +157,19 @@ weft_result_t weft__hstore_level_sort(weft__hstore_t *s)
 
 /* Order-keeping compaction. It is cheaper than a level sort (no depths, no histogram) but
  * shifts level boundaries, so the level cut is dropped: the next level pass re-sorts. */
-weft_result_t weft__hstore_compact(weft__hstore_t *s)
-{
-    if (s->holes == 0)
+weft_result_t weft__hstore_compact(weft__hstore_t *s) {
+    if (s->holes == 0) {
         return WEFT_OK;
+    }
     uint32_t *newrow = s->rows.scratch;
     uint32_t k = 0;
-    for (uint32_t r = 0; r < s->count; r++)
+    for (uint32_t r = 0; r < s->count; r++) {
         newrow[r] = s->rows.ent[r] != 0 ? k++ : WEFT__HROW_NONE;
+    }
     weft_result_t res = permute(s, newrow, k);
-    if (res != WEFT_OK)
+    if (res != WEFT_OK) {
         return res;
+    }
     s->levels_valid = false;
     return WEFT_OK;
 }
@@ -167,8 +178,7 @@ weft_result_t weft__hstore_compact(weft__hstore_t *s)
  * steady hierarchy pays for the depth walk only once. */
 static weft__hpass_t choose_pass(weft__hstore_t *s);
 
-weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s)
-{
+weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s) {
     if (!s->auto_known) {
         s->auto_choice = (int)choose_pass(s);
         s->auto_known = true;
@@ -176,22 +186,24 @@ weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s)
     return (weft__hpass_t)s->auto_choice;
 }
 
-static weft__hpass_t choose_pass(weft__hstore_t *s)
-{
-    if (s->live < 16 * WEFT__HIER_GRAIN)
+static weft__hpass_t choose_pass(weft__hstore_t *s) {
+    if (s->live < 16 * WEFT__HIER_GRAIN) {
         return WEFT__HPASS_SEQUENTIAL;
+    }
     uint32_t widest = s->max_level_width;
     if (!s->levels_valid) {
         const uint32_t levels = weft__hstore_depths(s);
         uint32_t *hist = weft__hstore_alloc(s, (size_t)levels * sizeof(uint32_t));
-        if (hist == NULL)
+        if (hist == NULL) {
             return WEFT__HPASS_SEQUENTIAL; /* the sequential pass needs no memory */
+        }
         memset(hist, 0, (size_t)levels * sizeof(uint32_t));
         const uint32_t *depth = s->rows.scratch;
         widest = 0;
         for (uint32_t i = 0; i < s->count; i++) {
-            if (depth[i] != WEFT__HROW_NONE && ++hist[depth[i]] > widest)
+            if (depth[i] != WEFT__HROW_NONE && ++hist[depth[i]] > widest) {
                 widest = hist[depth[i]];
+            }
         }
         weft__hstore_free(s, hist, (size_t)levels * sizeof(uint32_t));
     }
@@ -201,8 +213,7 @@ static weft__hpass_t choose_pass(weft__hstore_t *s)
 /* ---- passes ---------------------------------------------------------------- >>hier_pass */
 
 /* Compute world[] for rows [begin, end). */
-static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end)
-{
+static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
     const weft_transform_t *local = w->local;
     const weft__hlink_t *link = w->link;
     const uint32_t *parent = w->parent;
@@ -216,8 +227,7 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end)
 
 /* Compute world[] for the rows idx[begin, end) (a slice of one level of the index). */
 static void update_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t begin,
-                           uint32_t end)
-{
+                           uint32_t end) {
     for (uint32_t i = begin; i < end; i++) {
         const uint32_t r = idx[i];
         const uint32_t p = w->parent[r];
@@ -232,23 +242,22 @@ typedef struct level_ctx {
     uint32_t base;             /* first row (or index entry) of the level */
 } level_ctx_t;
 
-static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker)
-{
+static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
     (void)worker;
     const level_ctx_t *ctx = arg;
     const uint32_t a = ctx->base + (uint32_t)begin;
     const uint32_t b = ctx->base + (uint32_t)end;
-    if (ctx->idx != NULL)
+    if (ctx->idx != NULL) {
         update_indexed(ctx->rows, ctx->idx, a, b);
-    else
+    } else {
         update_rows(ctx->rows, a, b);
+    }
 }
 
 /* Run levels start[0..levels) one after the other; see the file comment for why a level
  * needs no more synchronisation than parallel-for's return. */
 static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uint32_t *start,
-                       uint32_t levels, weft_jobs_t *jobs)
-{
+                       uint32_t levels, weft_jobs_t *jobs) {
     for (uint32_t d = 0; d < levels; d++) {
         const uint32_t a = start[d];
         const uint32_t b = start[d + 1];
@@ -258,26 +267,30 @@ static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uin
              * system refuses (out of memory, shutting down), the level is simply recomputed
              * here: every row's value is a pure function of earlier levels, so ranges that
              * did run are overwritten with identical bits. */
-            if (weft_parallel_for(jobs, b - a, WEFT__HIER_GRAIN, level_range, &ctx) == WEFT_OK)
+            if (weft_parallel_for(jobs, b - a, WEFT__HIER_GRAIN, level_range, &ctx) == WEFT_OK) {
                 continue;
+            }
         }
-        if (idx != NULL)
+        if (idx != NULL) {
             update_indexed(rows, idx, a, b);
-        else
+        } else {
             update_rows(rows, a, b);
+        }
     }
 }
 
-static weft_result_t grow_u32(weft__hstore_t *s, uint32_t **p, uint32_t *cap, uint32_t need)
-{
-    if (need <= *cap)
+static weft_result_t grow_u32(weft__hstore_t *s, uint32_t **p, uint32_t *cap, uint32_t need) {
+    if (need <= *cap) {
         return WEFT_OK;
+    }
     uint32_t n = *cap ? *cap : 64;
-    while (n < need)
+    while (n < need) {
         n = n > UINT32_MAX / 2 ? need : n * 2;
+    }
     uint32_t *q = weft__hstore_alloc(s, (size_t)n * sizeof(uint32_t));
-    if (q == NULL)
+    if (q == NULL) {
         return WEFT_ENOMEM;
+    }
     weft__hstore_free(s, *p, (size_t)*cap * sizeof(uint32_t));
     *p = q;
     *cap = n;
@@ -286,50 +299,57 @@ static weft_result_t grow_u32(weft__hstore_t *s, uint32_t **p, uint32_t *cap, ui
 
 /* Build the level index: live rows grouped by depth, ascending rows within a level (a
  * counting sort of row numbers; no data moves). */
-static weft_result_t build_index(weft__hstore_t *s)
-{
-    if (s->index_valid)
+static weft_result_t build_index(weft__hstore_t *s) {
+    if (s->index_valid) {
         return WEFT_OK;
+    }
     const uint32_t levels = weft__hstore_depths(s);
     if (grow_u32(s, &s->index_rows, &s->index_capacity, s->live + 1) != WEFT_OK ||
-        grow_u32(s, &s->index_start, &s->index_start_capacity, levels + 2) != WEFT_OK)
+        grow_u32(s, &s->index_start, &s->index_start_capacity, levels + 2) != WEFT_OK) {
         return WEFT_ENOMEM;
+    }
     const uint32_t *depth = s->rows.scratch;
     uint32_t *start = s->index_start;
     memset(start, 0, ((size_t)levels + 2) * sizeof(uint32_t));
-    for (uint32_t r = 0; r < s->count; r++)
-        if (depth[r] != WEFT__HROW_NONE)
+    for (uint32_t r = 0; r < s->count; r++) {
+        if (depth[r] != WEFT__HROW_NONE) {
             start[depth[r] + 2]++;
+        }
+    }
     /* start[d + 1] becomes the fill cursor of level d; after the fill it is level d's end,
      * which is level d + 1's start. */
-    for (uint32_t d = 2; d < levels + 2; d++)
+    for (uint32_t d = 2; d < levels + 2; d++) {
         start[d] += start[d - 1];
-    for (uint32_t r = 0; r < s->count; r++)
-        if (depth[r] != WEFT__HROW_NONE)
+    }
+    for (uint32_t r = 0; r < s->count; r++) {
+        if (depth[r] != WEFT__HROW_NONE) {
             s->index_rows[start[depth[r] + 1]++] = r;
+        }
+    }
     s->index_levels = levels;
     s->index_valid = true;
     return WEFT_OK;
 }
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
-                                  weft_jobs_t *jobs)
-{
+                                  weft_jobs_t *jobs) {
     if (pass != WEFT__HPASS_LEVELS) {
         update_rows(&s->rows, 0, s->count);
         return WEFT_OK;
     }
     if (regroup) {
         weft_result_t r = weft__hstore_level_sort(s);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
     if (s->levels_valid) {
         run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
         return WEFT_OK;
     }
-    if (build_index(s) != WEFT_OK)
+    if (build_index(s) != WEFT_OK) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for the level index");
+    }
     run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
     return WEFT_OK;
 }

@@ -12,8 +12,7 @@
 
 /* Column-major product r = a * b; sum order fixed: ((a0 b0 + a1 b1) + a2 b2) + a3 b3. */
 static inline void weft__mat4_mul_into(weft_mat4_t *restrict r, const weft_mat4_t *a,
-                                       const weft_mat4_t *b)
-{
+                                       const weft_mat4_t *b) {
     for (int c = 0; c < 4; c++) {
         const float b0 = b->m[c * 4 + 0];
         const float b1 = b->m[c * 4 + 1];
@@ -31,8 +30,7 @@ static inline void weft__mat4_mul_into(weft_mat4_t *restrict r, const weft_mat4_
 
 /* r = translation * rotation(q) * scale. */
 static inline void weft__mat4_compose_into(weft_mat4_t *restrict r, const weft_vec3_t *t,
-                                           const weft_quat_t *q, const weft_vec3_t *s)
-{
+                                           const weft_quat_t *q, const weft_vec3_t *s) {
     const float xx = q->x * q->x;
     const float yy = q->y * q->y;
     const float zz = q->z * q->z;
@@ -65,8 +63,7 @@ static inline void weft__mat4_compose_into(weft_mat4_t *restrict r, const weft_v
  * roots: compose(local); children: parent_world * (inverse_bind * compose(local)). */
 static inline void weft__hier_node_world(weft_mat4_t *restrict out, const weft_transform_t *local,
                                          const weft_mat4_t *inverse_bind,
-                                         const weft_mat4_t *parent_world)
-{
+                                         const weft_mat4_t *parent_world) {
     if (parent_world == NULL) {
         weft__mat4_compose_into(out, &local->position, &local->rotation, &local->scale);
         return;

@@ -113,8 +113,9 @@ typedef struct weft__cursor {
 
 /* Take `n` bytes; NULL (cursor unchanged) when fewer remain. */
 static inline const unsigned char *weft__take(weft__cursor_t *c, uint64_t n) {
-    if (n > c->left)
+    if (n > c->left) {
         return NULL;
+    }
     const unsigned char *p = c->p;
     c->p += n;
     c->left -= n;

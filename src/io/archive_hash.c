@@ -72,8 +72,9 @@ void weft__hash_update(weft__hash_t *h, const void *data, size_t size) {
         h->tail_len += (uint32_t)n;
         p += n;
         size -= n;
-        if (h->tail_len < 32u)
+        if (h->tail_len < 32u) {
             return;
+        }
         absorb_stripes(h->lane, h->tail, 32u);
         h->tail_len = 0;
     }
@@ -87,8 +88,9 @@ void weft__hash_update(weft__hash_t *h, const void *data, size_t size) {
 uint64_t weft__hash_final(const weft__hash_t *h) {
     uint64_t r = rotl64(h->lane[0], 1) + rotl64(h->lane[1], 7) + rotl64(h->lane[2], 12) +
                  rotl64(h->lane[3], 18);
-    for (unsigned i = 0; i < 4u; ++i)
+    for (unsigned i = 0; i < 4u; ++i) {
         r = merge_lane(r, h->lane[i]);
+    }
     r += h->total;
 
     /* The tail (< 32 bytes): 8-byte words, then one 4-byte word, then single bytes. */

@@ -34,11 +34,13 @@ static weft__hstore_t *store_of(weft_world_t *world) { return weft__hier_store(w
 static weft_result_t nodes_in_order(weft_world_t *world, weft_entity_t **out, uint32_t *n) {
     *out = NULL;
     *n = world->hier != NULL ? weft_hier_count(world) : 0;
-    if (*n == 0)
+    if (*n == 0) {
         return WEFT_OK;
+    }
     *out = weft__alloc(world, (size_t)*n * sizeof(weft_entity_t), _Alignof(weft_entity_t));
-    if (*out == NULL)
+    if (*out == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_archive_save: out of memory");
+    }
     weft_hier_order(world, *out, *n);
     return WEFT_OK;
 }
@@ -47,14 +49,16 @@ weft_result_t weft__hier_mark_descendants(weft_world_t *world, uint32_t *local, 
     weft_entity_t *order;
     uint32_t n;
     weft_result_t r = nodes_in_order(world, &order, &n);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     /* Parents come first, so one pass marks whole subtrees. */
     for (uint32_t i = 0; i < n; ++i) {
         weft_entity_t p = weft_hier_parent(world, order[i]);
         uint32_t pi = weft_entity_index(p), ci = weft_entity_index(order[i]);
-        if (p != 0 && pi < slots && ci < slots && local[pi] != 0)
+        if (p != 0 && pi < slots && ci < slots && local[pi] != 0) {
             local[ci] = 1;
+        }
     }
     weft__free(world, order, (size_t)n * sizeof(weft_entity_t));
     return WEFT_OK;
@@ -63,11 +67,13 @@ weft_result_t weft__hier_mark_descendants(weft_world_t *world, uint32_t *local, 
 uint64_t weft__hier_saved_nodes(weft_world_t *world, const uint32_t *local, uint32_t slots) {
     weft__component_t *tag =
         weft__component(world, weft_component_lookup(world, WEFT__ARC_HIER_NODE).id);
-    if (world->hier == NULL || tag == NULL)
+    if (world->hier == NULL || tag == NULL) {
         return 0;
+    }
     uint64_t n = 0;
-    for (uint32_t r = 0; r < tag->pool.count; ++r)
+    for (uint32_t r = 0; r < tag->pool.count; ++r) {
         n += tag->pool.dense[r] < slots && local[tag->pool.dense[r]] != 0;
+    }
     return n;
 }
 
@@ -76,8 +82,9 @@ weft_result_t weft__hier_write(weft_world_t *world, weft__secw_t *w, const uint3
     weft_entity_t *order;
     uint32_t n;
     weft_result_t r = nodes_in_order(world, &order, &n);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t *rec = weft__alloc(world, (size_t)slots * sizeof(uint32_t), _Alignof(uint32_t));
     if (rec == NULL) {
         weft__free(world, order, (size_t)n * sizeof(weft_entity_t));
@@ -89,8 +96,9 @@ weft_result_t weft__hier_write(weft_world_t *world, weft__secw_t *w, const uint3
     for (uint32_t i = 0; i < n; ++i) {
         weft_entity_t e = order[i];
         uint32_t ei = weft_entity_index(e);
-        if (ei >= slots || local[ei] == 0)
+        if (ei >= slots || local[ei] == 0) {
             continue;
+        }
         weft_entity_t p = weft_hier_parent(world, e);
         uint32_t pi = weft_entity_index(p);
         unsigned char b[WEFT__ARC_HIER_RECORD];
@@ -116,8 +124,9 @@ static uint32_t node_section(const weft__stage_t *st) {
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         const weft__arc_comp_t *ac = &st->arc.comps[i];
         if (ac->name_len == sizeof WEFT__ARC_HIER_NODE - 1u &&
-            memcmp(ac->name, WEFT__ARC_HIER_NODE, ac->name_len) == 0)
+            memcmp(ac->name, WEFT__ARC_HIER_NODE, ac->name_len) == 0) {
             return i;
+        }
     }
     return UINT32_MAX;
 }
@@ -125,24 +134,28 @@ static uint32_t node_section(const weft__stage_t *st) {
 /* The archived node set must equal the set of entities carrying the tag, each node once. */
 static weft_result_t check_node_sets(weft__stage_t *st, const weft__arc_comp_t *tag) {
     uint64_t n = st->arc.entity_count;
-    if (tag->rows != st->arc.hier_count)
+    if (tag->rows != st->arc.hier_count) {
         return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                           "archive corrupt: %llu hierarchy nodes but %llu node tags",
                           (unsigned long long)st->arc.hier_count, (unsigned long long)tag->rows);
+    }
     unsigned char *mark = weft__alloc(st->world, (size_t)n + 1u, 1);
-    if (mark == NULL)
+    if (mark == NULL) {
         return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
+    }
     memset(mark, 0, (size_t)n + 1u);
-    for (uint64_t k = 0; k < tag->rows; ++k)
+    for (uint64_t k = 0; k < tag->rows; ++k) {
         mark[weft__le32(tag->ids + 4u * k)] = 1;
+    }
     weft_result_t r = WEFT_OK;
     for (uint64_t i = 0; r == WEFT_OK && i < st->arc.hier_count; ++i) {
         uint32_t local = weft__le32(st->arc.hier + i * WEFT__ARC_HIER_RECORD);
-        if (mark[local] != 1)
+        if (mark[local] != 1) {
             r = WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                            "archive corrupt: hierarchy node %llu (entity %u) is repeated or "
                            "lacks the node tag",
                            (unsigned long long)i, local);
+        }
         mark[local] = 2;
     }
     weft__free(st->world, mark, (size_t)n + 1u);
@@ -156,39 +169,46 @@ static weft_entity_t record_entity(const weft__stage_t *st, uint64_t i) {
 /* Remove the first `added` nodes again, children (later records) first. */
 static void undo_inserts(weft__stage_t *st, uint64_t added) {
     weft__hstore_t *s = store_of(st->world);
-    while (added-- > 0)
+    while (added-- > 0) {
         (void)weft__hstore_remove(s, record_entity(st, added), false, NULL, NULL, NULL);
+    }
 }
 
 weft_result_t weft__load_stage_hierarchy(weft__stage_t *st) {
     uint32_t ts = node_section(st);
     bool tag_loaded = ts != UINT32_MAX && st->comps[ts].comp != NULL;
     if (st->arc.hier_count == 0) {
-        if (tag_loaded && st->arc.comps[ts].rows != 0)
+        if (tag_loaded && st->arc.comps[ts].rows != 0) {
             return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                               "archive corrupt: node tags without a hierarchy section");
+        }
         return WEFT_OK;
     }
-    if (ts == UINT32_MAX)
+    if (ts == UINT32_MAX) {
         return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                           "archive corrupt: a hierarchy section without node tags");
-    if (!tag_loaded)
+    }
+    if (!tag_loaded) {
         return WEFT_OK; /* skip_unknown: the world has no hierarchy; skip it whole */
-    if (st->world->hier == NULL)
+    }
+    if (st->world->hier == NULL) {
         return WEFT__FAIL(st->world->log, WEFT_EMISMATCH,
                           "weft_archive_load: the archive holds a hierarchy; call "
                           "weft_hier_components() on the world first");
+    }
     weft_result_t r = check_node_sets(st, &st->arc.comps[ts]);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft__hstore_t *s = store_of(st->world);
     uint64_t added = 0;
     for (; added < st->arc.hier_count; ++added) {
         weft_transform_t local;
         memcpy(&local, st->arc.hier + added * WEFT__ARC_HIER_RECORD + 8u, sizeof local);
         r = weft__hstore_add(s, record_entity(st, added), &local);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             goto fail_undo;
+        }
     }
     /* Attach binds to the parent's current world matrix; make it invertible for now (the
      * commit writes the archived values over both link and world). */
@@ -198,12 +218,14 @@ weft_result_t weft__load_stage_hierarchy(weft__stage_t *st) {
     }
     for (uint64_t i = 0; i < st->arc.hier_count; ++i) {
         uint32_t prec = weft__le32(st->arc.hier + i * WEFT__ARC_HIER_RECORD + 4u);
-        if (prec == 0)
+        if (prec == 0) {
             continue;
+        }
         r = weft__hstore_attach(s, record_entity(st, i), record_entity(st, prec - 1u),
                                 st->world->log);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             goto fail_undo;
+        }
     }
     st->hier_inserted = true;
     return WEFT_OK;
@@ -214,8 +236,9 @@ fail_undo:
 }
 
 void weft__load_commit_hierarchy(weft__stage_t *st) {
-    if (!st->hier_inserted)
+    if (!st->hier_inserted) {
         return;
+    }
     for (uint64_t i = 0; i < st->arc.hier_count; ++i) {
         const unsigned char *rec = st->arc.hier + i * WEFT__ARC_HIER_RECORD;
         weft_entity_t e = record_entity(st, i);

@@ -26,8 +26,9 @@ weft_result_t weft__load_stage_fresh_ids(weft__stage_t *st) {
     weft_world_t *world = st->world;
     uint64_t n = st->arc.entity_count;
     weft_result_t r = weft_entity_reserve(world, (uint32_t)n);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t fc = world->free_count;
     uint32_t next = weft_atomic_load_relaxed(&world->slot_count);
     for (uint64_t k = 0; k < n; ++k) {
@@ -64,12 +65,14 @@ static bool archived(const weft__stage_t *st, uint32_t idx) {
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2u;
         uint32_t mi = weft_entity_index(weft__le64(st->arc.ents + mid * 8u));
-        if (mi == idx)
+        if (mi == idx) {
             return true;
-        if (mi < idx)
+        }
+        if (mi < idx) {
             lo = mid + 1u;
-        else
+        } else {
             hi = mid;
+        }
     }
     return false;
 }
@@ -83,16 +86,18 @@ weft_result_t weft__load_stage_kept_ids(weft__stage_t *st) {
     for (uint64_t k = 0; k < n; ++k) {
         uint64_t e = weft__le64(st->arc.ents + k * 8u);
         uint32_t idx = weft_entity_index(e);
-        if (weft_entity_generation(e) > WEFT__GEN_MASK)
+        if (weft_entity_generation(e) > WEFT__GEN_MASK) {
             return WEFT__FAIL(world->log, WEFT_ECORRUPT,
                               "archive corrupt: entity 0x%llx has a generation beyond %u bits",
                               (unsigned long long)e, WEFT_ENTITY_GENERATION_BITS);
+        }
         if (idx < slots) {
-            if (weft__slot_sig(weft__entity_slot_raw(world, idx)) != WEFT__SIG_DEAD)
+            if (weft__slot_sig(weft__entity_slot_raw(world, idx)) != WEFT__SIG_DEAD) {
                 return WEFT__FAIL(world->log, WEFT_EEXIST,
                                   "weft_archive_load: keep_ids: entity index %u is in use "
                                   "(archived 0x%llx)",
                                   idx, (unsigned long long)e);
+            }
             reused++;
         } else if (idx >= world->desc.entity_limit) {
             return WEFT__FAIL(world->log, WEFT_ECAPACITY,
@@ -101,34 +106,39 @@ weft_result_t weft__load_stage_kept_ids(weft__stage_t *st) {
                               idx, world->desc.entity_limit);
         }
         st->handles[k] = e;
-        if ((uint64_t)idx + 1u > high)
+        if ((uint64_t)idx + 1u > high) {
             high = (uint64_t)idx + 1u;
+        }
     }
     /* Every dead slot the archive takes must be a free one: a slot retired at its last
      * generation (entity.c) is on no free list and must never name an entity again. */
     uint64_t reused_free = 0;
-    for (uint32_t i = 0; i < world->free_count; ++i)
+    for (uint32_t i = 0; i < world->free_count; ++i) {
         reused_free += archived(st, world->free_list[i]);
-    if (reused_free != reused)
+    }
+    if (reused_free != reused) {
         return WEFT__FAIL(world->log, WEFT_EEXIST,
                           "weft_archive_load: keep_ids: %llu archived entity indices are retired "
                           "slots of this world (destroyed at their last generation)",
                           (unsigned long long)(reused - reused_free));
+    }
     uint64_t fresh_archived = n - reused;
     uint64_t gap = high - slots - fresh_archived; /* skipped slots: become free */
-    if (gap > GAP_MIN && gap > 4u * n)
+    if (gap > GAP_MIN && gap > 4u * n) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY,
                           "weft_archive_load: keep_ids would create %llu unused slots for %llu "
                           "entities",
                           (unsigned long long)gap, (unsigned long long)n);
+    }
     /* Commit table pages for every slot up to `high`. */
     weft_result_t r = weft_entity_reserve(world, (uint32_t)(world->free_count + (high - slots)));
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint64_t cap = (uint64_t)world->free_count - reused + gap;
     st->new_free_cap = (uint32_t)(cap ? cap : 1u);
-    st->new_free = weft__alloc(world, (size_t)st->new_free_cap * sizeof(uint32_t),
-                               _Alignof(uint32_t));
+    st->new_free =
+        weft__alloc(world, (size_t)st->new_free_cap * sizeof(uint32_t), _Alignof(uint32_t));
     if (!st->new_free) {
         st->new_free_cap = 0;
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
@@ -136,12 +146,16 @@ weft_result_t weft__load_stage_kept_ids(weft__stage_t *st) {
     /* Old entries minus the reused slots keep their order; skipped slots go on top, lowest
      * index last so it is recycled first. */
     uint32_t m = 0;
-    for (uint32_t i = 0; i < world->free_count; ++i)
-        if (!archived(st, world->free_list[i]))
+    for (uint32_t i = 0; i < world->free_count; ++i) {
+        if (!archived(st, world->free_list[i])) {
             st->new_free[m++] = world->free_list[i];
-    for (uint64_t idx = high; idx-- > slots;)
-        if (!archived(st, (uint32_t)idx))
+        }
+    }
+    for (uint64_t idx = high; idx-- > slots;) {
+        if (!archived(st, (uint32_t)idx)) {
             st->new_free[m++] = (uint32_t)idx;
+        }
+    }
     weft_assert_internal(m == cap);
     st->new_free_count = m;
     st->new_slot_count = (uint32_t)high;
@@ -151,8 +165,9 @@ weft_result_t weft__load_stage_kept_ids(weft__stage_t *st) {
 void weft__load_commit_kept_ids(weft__stage_t *st) {
     weft_world_t *world = st->world;
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
-    for (uint32_t idx = slots; idx < st->new_slot_count; ++idx)
+    for (uint32_t idx = slots; idx < st->new_slot_count; ++idx) {
         weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(0, WEFT__SIG_DEAD));
+    }
     for (uint64_t k = 0; k < st->arc.entity_count; ++k) {
         uint64_t e = st->handles[k];
         weft_atomic_store_relaxed(&world->slots[weft_entity_index(e)],
@@ -173,14 +188,18 @@ void weft__load_commit_kept_ids(weft__stage_t *st) {
 
 void weft__load_commit_groups(weft__stage_t *st) {
     bool touched[WEFT__MAX_GROUPS] = {false};
-    for (uint32_t i = 0; i < st->arc.comp_count; ++i)
-        if (st->comps[i].comp && st->comps[i].comp->pool.group != 0)
+    for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
+        if (st->comps[i].comp && st->comps[i].comp->pool.group != 0) {
             touched[st->comps[i].comp->pool.group] = true;
+        }
+    }
     for (uint32_t g = 1; g <= st->world->group_count; ++g) {
-        if (!touched[g])
+        if (!touched[g]) {
             continue;
-        for (uint64_t k = 0; k < st->arc.entity_count; ++k)
+        }
+        for (uint64_t k = 0; k < st->arc.entity_count; ++k) {
             weft__group_on_add(st->world, g, weft_entity_index(st->handles[k]));
+        }
         weft_assert_expensive(weft__group_check(st->world, g));
     }
 }
@@ -189,8 +208,9 @@ void weft__load_fire_hooks(weft__stage_t *st) {
     weft_world_t *world = st->world;
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         weft__component_t *c = st->comps[i].comp;
-        if (!c || !c->on_add)
+        if (!c || !c->on_add) {
             continue;
+        }
         const weft__arc_comp_t *ac = &st->arc.comps[i];
         for (uint64_t k = 0; k < ac->rows; ++k) {
             weft_entity_t e = st->handles[weft__le32(ac->ids + 4u * k)];

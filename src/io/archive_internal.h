@@ -18,8 +18,8 @@
 
 #include <stdlib.h>
 
-#include "jobs/platform/alloc.h"
 #include "archive_format.h"
+#include "jobs/platform/alloc.h"
 #include "weft/archive.h"
 
 /* One parsed COMP section. Pointers point into the input bytes. */

@@ -48,10 +48,12 @@ weft_result_t weft__io_report(const weft_logger_t *log, weft_result_t code, cons
  * allocator hook has no realloc. Errors: WEFT_ENOMEM (b unchanged, nothing reported). */
 static weft_result_t membuf_regrow(weft_membuf_t *b, size_t cap) {
     unsigned char *p = weft__hook_alloc(&b->allocator, cap, 16);
-    if (!p)
+    if (!p) {
         return WEFT_ENOMEM;
-    if (b->size)
+    }
+    if (b->size) {
         memcpy(p, b->data, b->size);
+    }
     weft__hook_free(&b->allocator, b->data, b->capacity);
     b->data = p;
     b->capacity = cap;
@@ -61,16 +63,19 @@ static weft_result_t membuf_regrow(weft_membuf_t *b, size_t cap) {
 /* Grow `b` to hold at least `need` bytes (doubling). On failure the detail is left for the
  * caller to report. Errors: WEFT_ENOMEM (b unchanged). */
 static weft_result_t membuf_reserve(weft_membuf_t *b, size_t need) {
-    if (need <= b->capacity)
+    if (need <= b->capacity) {
         return WEFT_OK;
+    }
     size_t cap = b->capacity ? b->capacity : 4096u;
     while (cap < need) {
-        if (cap > SIZE_MAX / 2u)
+        if (cap > SIZE_MAX / 2u) {
             return io_fail(WEFT_ENOMEM, "weft_membuf: %zu bytes is too large", need);
+        }
         cap *= 2u;
     }
-    if (membuf_regrow(b, cap) != WEFT_OK)
+    if (membuf_regrow(b, cap) != WEFT_OK) {
         return io_fail(WEFT_ENOMEM, "weft_membuf: cannot allocate %zu bytes", cap);
+    }
     return WEFT_OK;
 }
 
@@ -88,11 +93,13 @@ weft_result_t weft_membuf_reserve(weft_membuf_t *buf, size_t capacity) {
 
 static weft_result_t membuf_write(const void *data, size_t size, void *user) {
     weft_membuf_t *b = user;
-    if (size > SIZE_MAX - b->size)
+    if (size > SIZE_MAX - b->size) {
         return io_fail(WEFT_ENOMEM, "weft_membuf: size overflow");
+    }
     weft_result_t r = membuf_reserve(b, b->size + size);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     memcpy(b->data + b->size, data, size);
     b->size += size;
     return WEFT_OK;
@@ -103,8 +110,9 @@ weft_writer_t weft_membuf_writer(weft_membuf_t *buf) {
 }
 
 void weft_membuf_free(weft_membuf_t *buf) {
-    if (!buf)
+    if (!buf) {
         return;
+    }
     weft__hook_free(&buf->allocator, buf->data, buf->capacity);
     buf->data = NULL;
     buf->size = 0;
@@ -117,8 +125,9 @@ static weft_result_t memreader_read(void *dst, size_t size, size_t *got, void *u
     weft_memreader_t *m = user;
     size_t left = m->size - m->pos;
     size_t n = size < left ? size : left;
-    if (n)
+    if (n) {
         memcpy(dst, m->data + m->pos, n);
+    }
     m->pos += n;
     *got = n;
     return WEFT_OK;
@@ -140,16 +149,18 @@ weft_reader_t weft_memreader(weft_memreader_t *m, const void *data, size_t size)
 /* ---- stdio ------------------------------------------------------------- >>file */
 
 static weft_result_t file_write(const void *data, size_t size, void *user) {
-    if (size && fwrite(data, 1, size, (FILE *)user) != size)
+    if (size && fwrite(data, 1, size, (FILE *)user) != size) {
         return io_fail(WEFT_EIO, "weft_file_writer: fwrite of %zu bytes failed", size);
+    }
     return WEFT_OK;
 }
 
 static weft_result_t file_read(void *dst, size_t size, size_t *got, void *user) {
     FILE *f = user;
     *got = fread(dst, 1, size, f);
-    if (*got < size && ferror(f))
+    if (*got < size && ferror(f)) {
         return io_fail(WEFT_EIO, "weft_file_reader: fread of %zu bytes failed", size);
+    }
     return WEFT_OK;
 }
 
@@ -161,11 +172,13 @@ weft_writer_t weft_file_writer(FILE *file) {
 static bool file_remaining(uint64_t *bytes, void *user) {
     FILE *f = user;
     long pos = ftell(f);
-    if (pos < 0 || fseek(f, 0, SEEK_END) != 0)
+    if (pos < 0 || fseek(f, 0, SEEK_END) != 0) {
         return false;
+    }
     long end = ftell(f);
-    if (fseek(f, pos, SEEK_SET) != 0 || end < pos)
+    if (fseek(f, pos, SEEK_SET) != 0 || end < pos) {
         return false; /* the reads that follow will report a broken stream */
+    }
     *bytes = (uint64_t)(end - pos);
     return true;
 }
@@ -187,15 +200,18 @@ weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_alloca
      * end without a regrow); capped by the limit, so a wrong hint costs at most a regrow. */
     uint64_t hint = 0;
     size_t first = 64u * 1024u;
-    if (reader->remaining && reader->remaining(&hint, reader->user))
+    if (reader->remaining && reader->remaining(&hint, reader->user)) {
         first = hint < (uint64_t)limit ? (size_t)hint + 1u : limit;
+    }
     for (;;) {
         if (out->size == out->capacity) {
-            if (out->size >= limit)
+            if (out->size >= limit) {
                 goto fail_too_large;
+            }
             size_t want = out->capacity ? out->capacity * 2u : first;
-            if (want > limit || want < out->capacity)
+            if (want > limit || want < out->capacity) {
                 want = limit;
+            }
             if (membuf_regrow(out, want) != WEFT_OK) {
                 r = WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive_load: cannot allocate %zu bytes",
                                want);
@@ -208,8 +224,9 @@ weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_alloca
             r = weft__io_report(log, r, "weft_archive_load: the reader", out->size);
             goto fail_free_buffer;
         }
-        if (got == 0)
+        if (got == 0) {
             break;
+        }
         if (got > out->capacity - out->size) {
             r = WEFT__FAIL(log, WEFT_EIO,
                            "weft_archive_load: the reader returned %zu bytes, %zu were asked for",
@@ -218,8 +235,9 @@ weft_result_t weft__archive_slurp(const weft_reader_t *reader, const weft_alloca
         }
         out->size += got;
     }
-    if (out->size > max_bytes)
+    if (out->size > max_bytes) {
         goto fail_too_large;
+    }
     return WEFT_OK;
 
 fail_too_large:

@@ -17,9 +17,9 @@
  * cannot make the loader allocate more than a small multiple of its own size. */
 #include <string.h>
 
-#include "src/core/access.h"
 #include "archive_internal.h"
 #include "archive_load.h"
+#include "src/core/access.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
@@ -39,8 +39,9 @@ static void stage_free(weft__stage_t *st, void *p, size_t size) {
 static void stage_fini(weft__stage_t *st) {
     uint64_t n = st->arc.entity_count;
     if (st->comps) {
-        for (uint32_t i = 0; i < st->arc.comp_count; ++i)
+        for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
             stage_free(st, st->comps[i].converted, st->comps[i].converted_bytes);
+        }
         stage_free(st, st->comps, sizeof(weft__stage_comp_t) * st->arc.comp_count);
     }
     stage_free(st, st->handles, (size_t)n * sizeof(uint64_t));
@@ -57,18 +58,22 @@ static const weft_archive_upgrade_t *find_upgrade(const weft_archive_load_desc_t
     for (uint32_t i = 0; i < d->upgrade_count; ++i) {
         const weft_archive_upgrade_t *u = &d->upgrades[i];
         if (u->component && u->fn && strcmp(u->component, name) == 0 &&
-            u->from_schema == ac->schema && (u->from_size == 0 || u->from_size == ac->size))
+            u->from_schema == ac->schema && (u->from_size == 0 || u->from_size == ac->size)) {
             return u;
+        }
     }
     return NULL;
 }
 
 static bool same_fields(const weft__arc_comp_t *ac, const weft__component_t *c) {
-    if (ac->field_count != c->entity_field_count)
+    if (ac->field_count != c->entity_field_count) {
         return false;
-    for (uint32_t f = 0; f < ac->field_count; ++f)
-        if (weft__le32(ac->fields + 4u * f) != c->entity_fields[f])
+    }
+    for (uint32_t f = 0; f < ac->field_count; ++f) {
+        if (weft__le32(ac->fields + 4u * f) != c->entity_fields[f]) {
             return false;
+        }
+    }
     return true;
 }
 
@@ -82,31 +87,36 @@ static weft_result_t match_section(weft__stage_t *st, uint32_t i, uint8_t *seen)
     weft_component_t id = weft_component_lookup(st->world, name);
     weft__component_t *c = weft__component(st->world, id.id);
     if (!c) {
-        if (st->desc.skip_unknown)
+        if (st->desc.skip_unknown) {
             return WEFT_OK;
+        }
         return WEFT__FAIL(st->world->log, WEFT_EMISMATCH,
                           "weft_archive_load: component '%s' is not registered in this world",
                           name);
     }
-    if (seen[id.id])
+    if (seen[id.id]) {
         return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                           "weft_archive_load: component '%s' appears twice", name);
+    }
     seen[id.id] = 1;
     sc->comp = c;
     /* Exact layout match is the fast path (bulk copy). Otherwise an upgrade hook for the
      * archived schema version decides; without one, a schema difference is a version error
      * and a same-schema layout difference a mismatch. */
     if (ac->schema == c->version && ac->size == c->pool.size && ac->align == c->pool.align &&
-        same_fields(ac, c))
+        same_fields(ac, c)) {
         return WEFT_OK;
+    }
     sc->up = find_upgrade(&st->desc, ac, name);
-    if (sc->up)
+    if (sc->up) {
         return WEFT_OK;
-    if (ac->schema != c->version)
+    }
+    if (ac->schema != c->version) {
         return WEFT__FAIL(st->world->log, WEFT_EVERSION,
                           "weft_archive_load: component '%s' was saved with schema %u, the world "
                           "has %u, and no upgrade hook handles %u",
                           name, ac->schema, c->version, ac->schema);
+    }
     return WEFT__FAIL(st->world->log, WEFT_EMISMATCH,
                       "weft_archive_load: component '%s' layout differs (archive: size %u align "
                       "%u, %u entity fields; world: size %u align %u, %u entity fields)",
@@ -119,8 +129,9 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
     const weft__arc_comp_t *ac = &st->arc.comps[i];
     weft__stage_comp_t *sc = &st->comps[i];
     size_t size = sc->comp->pool.size;
-    if (ac->rows > SIZE_MAX / (size ? size : 1u))
+    if (ac->rows > SIZE_MAX / (size ? size : 1u)) {
         return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: upgrade too large");
+    }
     sc->converted_bytes = (size_t)ac->rows * size;
     sc->converted = stage_alloc(st, sc->converted_bytes, sc->comp->pool.align);
     if (!sc->converted) {
@@ -129,12 +140,13 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
     }
     memset(sc->converted, 0, sc->converted_bytes);
     for (uint64_t r = 0; r < ac->rows; ++r) {
-        weft_result_t res = sc->up->fn(ac->data + r * ac->size, ac->size,
-                                       sc->converted + r * size, sc->up->user);
-        if (res != WEFT_OK)
+        weft_result_t res =
+            sc->up->fn(ac->data + r * ac->size, ac->size, sc->converted + r * size, sc->up->user);
+        if (res != WEFT_OK) {
             return WEFT__FAIL(st->world->log, res,
                               "weft_archive_load: upgrade hook of '%s' failed on row %llu (%s)",
                               sc->comp->name, (unsigned long long)r, weft_result_name(res));
+        }
     }
     return WEFT_OK;
 }
@@ -149,22 +161,25 @@ static weft_result_t stage_signatures(weft__stage_t *st) {
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         const weft__arc_comp_t *ac = &st->arc.comps[i];
         weft__stage_comp_t *sc = &st->comps[i];
-        if (!sc->comp)
+        if (!sc->comp) {
             continue;
+        }
         uint32_t memo_from = UINT32_MAX, memo_to = 0;
         for (uint64_t r = 0; r < ac->rows; ++r) {
             uint32_t local = weft__le32(ac->ids + 4u * r);
-            if (st->stamp[local] == i + 1u)
+            if (st->stamp[local] == i + 1u) {
                 return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                                   "archive corrupt: entity %u has component '%s' twice", local,
                                   sc->comp->name);
+            }
             st->stamp[local] = i + 1u;
             uint32_t from = st->sig[local];
             if (from != memo_from) {
-                weft_result_t res = weft__sig_step(st->world, from, sc->comp->pool.id, false,
-                                                   &memo_to);
-                if (res != WEFT_OK)
+                weft_result_t res =
+                    weft__sig_step(st->world, from, sc->comp->pool.id, false, &memo_to);
+                if (res != WEFT_OK) {
                     return res;
+                }
                 memo_from = from;
             }
             st->sig[local] = memo_to;
@@ -180,12 +195,14 @@ static weft_result_t stage_pools(weft__stage_t *st) {
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         const weft__arc_comp_t *ac = &st->arc.comps[i];
         weft__pool_t *pool = st->comps[i].comp ? &st->comps[i].comp->pool : NULL;
-        if (!pool || ac->rows == 0)
+        if (!pool || ac->rows == 0) {
             continue;
-        if (ac->rows > (uint64_t)(UINT32_MAX - 1u) - pool->count)
+        }
+        if (ac->rows > (uint64_t)(UINT32_MAX - 1u) - pool->count) {
             return WEFT__FAIL(st->world->log, WEFT_ECAPACITY,
                               "weft_archive_load: component '%s' would exceed 2^32 rows",
                               st->comps[i].comp->name);
+        }
         weft_result_t r = weft__pool_reserve(st->world, pool, pool->count + (uint32_t)ac->rows);
         uint32_t last_page = UINT32_MAX;
         for (uint64_t k = 0; r == WEFT_OK && k < ac->rows; ++k) {
@@ -195,8 +212,9 @@ static weft_result_t stage_pools(weft__stage_t *st) {
                 last_page = idx >> WEFT__SPARSE_SHIFT;
             }
         }
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
     return WEFT_OK;
 }
@@ -204,8 +222,9 @@ static weft_result_t stage_pools(weft__stage_t *st) {
 /* Rewrite the declared entity fields of `rows` values at `data` through the remap table. */
 static void remap_fields(const weft__stage_t *st, const weft__component_t *c, unsigned char *data,
                          uint64_t rows) {
-    if (c->entity_field_count == 0)
+    if (c->entity_field_count == 0) {
         return;
+    }
     /* The external-reference rule: with kept ids every handle is kept verbatim (the id
      * spaces are the same); with remapping, outside references become null unless the
      * caller asked to keep them (keep_external). */
@@ -214,8 +233,9 @@ static void remap_fields(const weft__stage_t *st, const weft__component_t *c, un
         unsigned char *row = data + r * c->pool.size;
         for (uint32_t f = 0; f < c->entity_field_count; ++f) {
             uint64_t v = weft__le64(row + c->entity_fields[f]);
-            if (v == 0)
+            if (v == 0) {
                 continue;
+            }
             uint64_t local = weft__arc_find(&st->arc, v);
             uint64_t nv = local != UINT64_MAX ? st->handles[local] : keep ? v : 0u;
             weft__put64(row + c->entity_fields[f], nv);
@@ -253,70 +273,85 @@ static weft_result_t load_begin(weft_world_t *world, const weft_archive_load_des
     WEFT__NOT_IN_HOOK(world, "weft_archive_load");
     *d = desc ? *desc : (weft_archive_load_desc_t){0};
     WEFT__CONTRACT(d->_canary == 0, world->log, WEFT_EINVAL,
-                   "weft_archive_load: desc._canary is %u (desc not zero-initialised)",
-                   d->_canary);
+                   "weft_archive_load: desc._canary is %u (desc not zero-initialised)", d->_canary);
     WEFT__CONTRACT(d->upgrades != NULL || d->upgrade_count == 0, world->log, WEFT_EINVAL,
                    "weft_archive_load: upgrade_count %u with NULL upgrades", d->upgrade_count);
-    for (uint32_t i = 0; i < d->upgrade_count; ++i)
+    for (uint32_t i = 0; i < d->upgrade_count; ++i) {
         WEFT__CONTRACT(d->upgrades[i].component != NULL && d->upgrades[i].fn != NULL, world->log,
                        WEFT_EINVAL, "weft_archive_load: upgrades[%u] lacks component or fn", i);
+    }
     return WEFT_OK;
 }
 
 /* Stage 2: everything that can fail. */
 static weft_result_t stage_all(weft__stage_t *st) {
     uint64_t n = st->arc.entity_count;
-    if (st->desc.out_entities && st->desc.out_capacity < n)
+    if (st->desc.out_entities && st->desc.out_capacity < n) {
         return WEFT__FAIL(st->world->log, WEFT_ECAPACITY,
                           "weft_archive_load: out_capacity %zu < %llu archived entities",
                           st->desc.out_capacity, (unsigned long long)n);
+    }
     uint32_t ncomp = st->arc.comp_count;
     st->comps = stage_alloc(st, sizeof(weft__stage_comp_t) * ncomp, _Alignof(weft__stage_comp_t));
-    if (st->comps)
+    if (st->comps) {
         memset(st->comps, 0, sizeof(weft__stage_comp_t) * ncomp);
+    }
     st->handles = stage_alloc(st, (size_t)n * sizeof(uint64_t), _Alignof(uint64_t));
     st->sig = stage_alloc(st, (size_t)n * sizeof(uint32_t), _Alignof(uint32_t));
     st->stamp = stage_alloc(st, (size_t)n * sizeof(uint32_t), _Alignof(uint32_t));
-    if (!st->comps || !st->handles || !st->sig || !st->stamp)
+    if (!st->comps || !st->handles || !st->sig || !st->stamp) {
         return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
+    }
     memset(st->sig, 0, (size_t)n * sizeof(uint32_t));
     memset(st->stamp, 0, (size_t)n * sizeof(uint32_t));
 
     uint8_t seen[WEFT_MAX_COMPONENTS] = {0};
     weft_result_t r = WEFT_OK;
-    for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i)
+    for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
         r = match_section(st, i, seen);
-    for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i)
-        if (st->comps[i].up)
+    }
+    for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
+        if (st->comps[i].up) {
             r = upgrade_section(st, i);
-    if (r == WEFT_OK)
+        }
+    }
+    if (r == WEFT_OK) {
         r = stage_signatures(st);
-    if (r == WEFT_OK)
+    }
+    if (r == WEFT_OK) {
         r = st->desc.keep_ids ? weft__load_stage_kept_ids(st) : weft__load_stage_fresh_ids(st);
-    if (r == WEFT_OK)
+    }
+    if (r == WEFT_OK) {
         r = stage_pools(st);
-    if (r == WEFT_OK)
+    }
+    if (r == WEFT_OK) {
         r = weft__load_stage_hierarchy(st);
+    }
     return r;
 }
 
 /* Stage 3: cannot fail. */
 static void commit_all(weft__stage_t *st) {
     uint64_t n = st->arc.entity_count;
-    if (st->desc.keep_ids)
+    if (st->desc.keep_ids) {
         weft__load_commit_kept_ids(st);
-    else
+    } else {
         weft__load_commit_fresh_ids(st);
-    for (uint32_t i = 0; i < st->arc.comp_count; ++i)
-        if (st->comps[i].comp)
+    }
+    for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
+        if (st->comps[i].comp) {
             commit_section(st, i);
-    for (uint64_t k = 0; k < n; ++k)
+        }
+    }
+    for (uint64_t k = 0; k < n; ++k) {
         weft__entity_set_sig(st->world, weft_entity_index(st->handles[k]), st->sig[k]);
+    }
     weft__load_commit_groups(st);
     weft__load_commit_hierarchy(st);
     weft__load_fire_hooks(st);
-    if (st->desc.out_entities)
+    if (st->desc.out_entities) {
         memcpy(st->desc.out_entities, st->handles, (size_t)n * sizeof(uint64_t));
+    }
 }
 
 static weft_result_t load_bytes(weft_world_t *world, const void *data, size_t size,
@@ -327,18 +362,20 @@ static weft_result_t load_bytes(weft_world_t *world, const void *data, size_t si
     st.desc = *d;
     weft_result_t r =
         weft__arc_parse(data, size, !d->skip_checksums, &world->alloc, world->log, &st.arc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     r = stage_all(&st);
     if (r == WEFT_OK) {
         commit_all(&st);
-        if (info)
+        if (info) {
             *info = (weft_archive_info_t){.format_version = st.arc.format_version,
                                           .component_count = st.arc.comp_count,
                                           .entity_count = st.arc.entity_count,
                                           .row_count = st.arc.row_count,
                                           .hierarchy_nodes = st.arc.hier_count,
                                           .byte_size = st.arc.byte_size};
+        }
     }
     stage_fini(&st);
     return r;
@@ -350,8 +387,9 @@ weft_result_t weft_archive_load_memory(weft_world_t *world, const void *data, si
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_archive_load: world is NULL");
     weft_archive_load_desc_t d;
     weft_result_t r = load_begin(world, desc, &d);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     return load_bytes(world, data, size, &d, info);
 }
 
@@ -362,13 +400,15 @@ weft_result_t weft_archive_load(weft_world_t *world, const weft_reader_t *reader
                    "weft_archive_load: reader or reader->read is NULL");
     weft_archive_load_desc_t d;
     weft_result_t r = load_begin(world, desc, &d);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft_membuf_t buf;
     r = weft__archive_slurp(reader, &world->alloc, d.max_bytes ? d.max_bytes : DEFAULT_MAX_BYTES,
                             world->log, &buf);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     r = load_bytes(world, buf.data, buf.size, &d, info);
     weft_membuf_free(&buf);
     return r;

@@ -37,49 +37,56 @@ static weft_result_t read_section(const weft_logger_t *log, weft__cursor_t *c,
     memset(s, 0, sizeof *s);
     s->at = offset_of(c, base);
     const unsigned char *h = weft__take(c, WEFT__ARC_SECTION_HEADER);
-    if (!h)
+    if (!h) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive truncated: section %u header at offset %llu is missing", index,
                           (unsigned long long)s->at);
-    if (weft__hash64(h, 24) != weft__le64(h + 24))
+    }
+    if (weft__hash64(h, 24) != weft__le64(h + 24)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: section %u header at offset %llu fails its check",
                           index, (unsigned long long)s->at);
+    }
     /* The header check comes first: a flipped size must not be trusted even for the bounds
      * test below, or a corrupt file would report a misleading "truncated". */
     s->tag = weft__le32(h);
     s->count = weft__le64(h + 16);
     uint64_t size = weft__le64(h + 8);
-    if (weft__le32(h + 4) != 0 || size % 8u != 0)
+    if (weft__le32(h + 4) != 0 || size % 8u != 0) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: section %u at offset %llu has a malformed header",
                           index, (unsigned long long)s->at);
-    if (c->left < WEFT__ARC_TRAILER || size > c->left - WEFT__ARC_TRAILER)
+    }
+    if (c->left < WEFT__ARC_TRAILER || size > c->left - WEFT__ARC_TRAILER) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive truncated: section %u at offset %llu declares %llu bytes, only "
                           "%llu remain",
                           index, (unsigned long long)s->at, (unsigned long long)size,
                           (unsigned long long)(c->left >= 8u ? c->left - 8u : 0u));
+    }
     /* The payload is hashed in place: the loader never copies input it might reject. */
     s->payload.p = weft__take(c, size);
     s->payload.left = size;
     const unsigned char *trailer = weft__take(c, WEFT__ARC_TRAILER);
-    if (verify && weft__hash64(s->payload.p, (size_t)size) != weft__le64(trailer))
+    if (verify && weft__hash64(s->payload.p, (size_t)size) != weft__le64(trailer)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: section %u at offset %llu fails its checksum", index,
                           (unsigned long long)s->at);
+    }
     return WEFT_OK;
 }
 
 static weft_result_t parse_entities(const weft_logger_t *log, const section_t *s,
                                     weft__arc_t *arc) {
-    if (s->tag != WEFT__ARC_TAG_ENTS)
+    if (s->tag != WEFT__ARC_TAG_ENTS) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: first section is not ENTS");
+    }
     if (s->count > s->payload.left / 8u || s->count * 8u != s->payload.left ||
-        s->count > UINT32_MAX)
+        s->count > UINT32_MAX) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: ENTS declares %llu entities in %llu bytes",
                           (unsigned long long)s->count, (unsigned long long)s->payload.left);
+    }
     arc->entity_count = s->count;
     arc->ents = s->payload.p;
     /* Strictly ascending indices: distinct handles, and binary search for field remapping. */
@@ -87,11 +94,12 @@ static weft_result_t parse_entities(const weft_logger_t *log, const section_t *s
     for (uint64_t i = 0; i < s->count; ++i) {
         uint64_t e = weft__le64(arc->ents + i * 8u);
         uint64_t index = e & 0xffffffffu;
-        if (index == 0 || (i > 0 && index <= prev))
+        if (index == 0 || (i > 0 && index <= prev)) {
             return WEFT__FAIL(log, WEFT_ECORRUPT,
                               "archive corrupt: entity %llu (0x%llx) is null, repeated or out of "
                               "order",
                               (unsigned long long)i, (unsigned long long)e);
+        }
         prev = index;
     }
     return WEFT_OK;
@@ -101,9 +109,10 @@ static weft_result_t parse_entities(const weft_logger_t *log, const section_t *s
 static weft_result_t parse_comp_desc(const weft_logger_t *log, weft__cursor_t *c, uint32_t index,
                                      weft__arc_comp_t *cp) {
     const unsigned char *d = weft__take(c, WEFT__ARC_COMP_DESC);
-    if (!d)
+    if (!d) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: component section %u is too short",
                           index);
+    }
     /* Every field is bounded before use: the name by WEFT__ARC_NAME_MAX, the value size by
      * WEFT__ARC_SIZE_MAX (so rows * size below cannot overflow 64 bits), alignment to a power
      * of two the registration could have, entity fields to offsets inside the value. */
@@ -112,77 +121,88 @@ static weft_result_t parse_comp_desc(const weft_logger_t *log, weft__cursor_t *c
     cp->align = weft__le32(d + 8);
     cp->schema = weft__le32(d + 12);
     cp->field_count = weft__le32(d + 16);
-    if (cp->name_len == 0 || cp->name_len > WEFT__ARC_NAME_MAX || weft__le32(d + 20) != 0)
+    if (cp->name_len == 0 || cp->name_len > WEFT__ARC_NAME_MAX || weft__le32(d + 20) != 0) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component section %u has a bad name length %u", index,
                           cp->name_len);
+    }
     if (cp->size > WEFT__ARC_SIZE_MAX || cp->align == 0 || (cp->align & (cp->align - 1u)) != 0 ||
-        cp->align > 4096u || cp->size % cp->align != 0)
+        cp->align > 4096u || cp->size % cp->align != 0) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component section %u has size %u / align %u", index,
                           cp->size, cp->align);
-    if (cp->field_count > WEFT__ARC_FIELDS_MAX)
+    }
+    if (cp->field_count > WEFT__ARC_FIELDS_MAX) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component section %u declares %u entity fields", index,
                           cp->field_count);
+    }
     const unsigned char *name = weft__take(c, weft__pad8(cp->name_len));
     const unsigned char *fields = name ? weft__take(c, weft__pad8(cp->field_count * 4ull)) : NULL;
-    if (!fields)
+    if (!fields) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: component section %u is truncated",
                           index);
+    }
     /* Names are compared as C strings with registered names: an embedded NUL would let two
      * different archived names match the same component. */
-    if (memchr(name, 0, cp->name_len) != NULL)
+    if (memchr(name, 0, cp->name_len) != NULL) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component section %u name contains NUL", index);
+    }
     cp->name = (const char *)name;
     cp->fields = fields;
     for (uint32_t f = 0; f < cp->field_count; ++f) {
         uint32_t off = weft__le32(fields + 4u * f);
-        if (cp->size < 8u || off > cp->size - 8u)
+        if (cp->size < 8u || off > cp->size - 8u) {
             return WEFT__FAIL(log, WEFT_ECORRUPT,
                               "archive corrupt: component '%.*s' entity field at %u is outside "
                               "its %u bytes",
                               (int)cp->name_len, cp->name, off, cp->size);
+        }
     }
     return WEFT_OK;
 }
 
 static weft_result_t parse_comp(const weft_logger_t *log, const section_t *s, uint32_t index,
                                 weft__arc_t *arc, weft__arc_comp_t *cp) {
-    if (s->tag != WEFT__ARC_TAG_COMP)
+    if (s->tag != WEFT__ARC_TAG_COMP) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: section %u at offset %llu is not a component", index,
                           (unsigned long long)s->at);
+    }
     weft__cursor_t c = s->payload;
     weft_result_t r = parse_comp_desc(log, &c, index, cp);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     /* rows x (4 id bytes + size data bytes) must fill the rest exactly (ids padded to 8). */
     uint64_t rows = s->count;
     uint64_t per_row = 4u + (uint64_t)cp->size; /* padding is at most 14 more bytes */
-    if (rows > c.left / per_row)
+    if (rows > c.left / per_row) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component '%.*s' declares %llu rows in %llu bytes",
                           (int)cp->name_len, cp->name, (unsigned long long)rows,
                           (unsigned long long)c.left);
+    }
     cp->rows = rows;
     cp->ids = weft__take(&c, weft__pad8(rows * 4u));
     cp->data = cp->ids ? weft__take(&c, weft__pad8(rows * cp->size)) : NULL;
-    if (!cp->data || c.left != 0)
+    if (!cp->data || c.left != 0) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component '%.*s' section length does not match its "
                           "%llu rows",
                           (int)cp->name_len, cp->name, (unsigned long long)rows);
+    }
     /* Range only here; an entity listed twice is caught while staging (it needs a table). */
     for (uint64_t i = 0; i < rows; ++i) {
         uint32_t id = weft__le32(cp->ids + 4u * i);
-        if (id >= arc->entity_count)
+        if (id >= arc->entity_count) {
             return WEFT__FAIL(log, WEFT_ECORRUPT,
                               "archive corrupt: component '%.*s' row %llu refers to entity %u "
                               "of %llu",
                               (int)cp->name_len, cp->name, (unsigned long long)i, id,
                               (unsigned long long)arc->entity_count);
+        }
     }
     arc->row_count += rows;
     return WEFT_OK;
@@ -191,21 +211,24 @@ static weft_result_t parse_comp(const weft_logger_t *log, const section_t *s, ui
 /* The optional hierarchy: records parents first, so a parent is an earlier record (which
  * also rules out cycles); local ids in range. Uniqueness is checked while staging. */
 static weft_result_t parse_hier(const weft_logger_t *log, const section_t *s, weft__arc_t *arc) {
-    if (s->tag != WEFT__ARC_TAG_HIER)
+    if (s->tag != WEFT__ARC_TAG_HIER) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: last section is not HIER");
+    }
     if (s->count > s->payload.left / WEFT__ARC_HIER_RECORD ||
-        s->count * WEFT__ARC_HIER_RECORD != s->payload.left)
+        s->count * WEFT__ARC_HIER_RECORD != s->payload.left) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: HIER declares %llu nodes in %llu bytes",
                           (unsigned long long)s->count, (unsigned long long)s->payload.left);
+    }
     for (uint64_t i = 0; i < s->count; ++i) {
         const unsigned char *rec = s->payload.p + i * WEFT__ARC_HIER_RECORD;
         uint32_t local = weft__le32(rec), parent = weft__le32(rec + 4);
-        if (local >= arc->entity_count || parent > i)
+        if (local >= arc->entity_count || parent > i) {
             return WEFT__FAIL(log, WEFT_ECORRUPT,
                               "archive corrupt: hierarchy node %llu (entity %u, parent record "
                               "%u) is out of range or precedes its parent",
                               (unsigned long long)i, local, parent);
+        }
     }
     arc->hier_count = s->count;
     arc->hier = s->payload.p;
@@ -217,29 +240,35 @@ static weft_result_t parse_file_header(const weft_logger_t *log, weft__cursor_t 
     /* Magic first (a different file type is EVERSION, not "corrupt"), then the header check,
      * then the version: a bit flip in the version field is corruption, not a future file. */
     const unsigned char *h = weft__take(c, WEFT__ARC_FILE_HEADER);
-    if (!h || memcmp(h, WEFT__ARC_MAGIC, 8) != 0)
+    if (!h || memcmp(h, WEFT__ARC_MAGIC, 8) != 0) {
         return WEFT__FAIL(log, WEFT_EVERSION, "not a weft archive (bad magic)");
+    }
     uint32_t version = weft__le32(h + 8);
-    if (weft__hash64(h, 24) != weft__le64(h + 24))
+    if (weft__hash64(h, 24) != weft__le64(h + 24)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: file header fails its check");
-    if (version != WEFT__ARC_FORMAT_VERSION)
+    }
+    if (version != WEFT__ARC_FORMAT_VERSION) {
         return WEFT__FAIL(log, WEFT_EVERSION,
                           "archive format version %u is not supported (this build reads %u)",
                           version, WEFT__ARC_FORMAT_VERSION);
-    if (weft__le32(h + 12) != 0)
+    }
+    if (weft__le32(h + 12) != 0) {
         return WEFT__FAIL(log, WEFT_EVERSION, "archive uses unknown feature flags 0x%x",
                           weft__le32(h + 12));
+    }
     uint32_t sections = weft__le32(h + 16);
     *comp_count = weft__le32(h + 20);
     *has_hier = sections >= 2u && sections - 2u == *comp_count;
-    if (sections == 0 || (sections - 1u != *comp_count && !*has_hier))
+    if (sections == 0 || (sections - 1u != *comp_count && !*has_hier)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: %u sections for %u components",
                           sections, *comp_count);
+    }
     /* Bound the section table by the input before allocating it. */
-    if (*comp_count > c->left / (SECTION_MIN + WEFT__ARC_COMP_DESC + 8u))
+    if (*comp_count > c->left / (SECTION_MIN + WEFT__ARC_COMP_DESC + 8u)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: %u component sections cannot fit in %llu bytes",
                           *comp_count, (unsigned long long)c->left);
+    }
     return WEFT_OK;
 }
 
@@ -248,24 +277,28 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
                               weft__arc_t *out) {
     memset(out, 0, sizeof *out);
     out->alloc = *alloc;
-    if (!data && size)
+    if (!data && size) {
         return WEFT__FAIL(log, WEFT_EINVAL, "weft_archive: data is NULL");
+    }
     const unsigned char *base = data;
     weft__cursor_t c = {.p = base, .left = size};
     uint32_t ncomp = 0;
     bool has_hier = false;
     weft_result_t r = parse_file_header(log, &c, &ncomp, &has_hier);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     out->format_version = WEFT__ARC_FORMAT_VERSION;
     out->byte_size = size;
 
     section_t s;
     r = read_section(log, &c, base, 0, verify_checksums, &s);
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = parse_entities(log, &s, out);
-    if (r != WEFT_OK)
+    }
+    if (r != WEFT_OK) {
         goto fail_reset;
+    }
     if (ncomp) {
         out->comps = weft__hook_alloc(alloc, sizeof(weft__arc_comp_t) * ncomp, 16);
         if (!out->comps) {
@@ -277,17 +310,21 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
     }
     for (uint32_t i = 0; i < ncomp; ++i) {
         r = read_section(log, &c, base, i + 1u, verify_checksums, &s);
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             r = parse_comp(log, &s, i + 1u, out, &out->comps[i]);
-        if (r != WEFT_OK)
+        }
+        if (r != WEFT_OK) {
             goto fail_free_comps;
+        }
     }
     if (has_hier) {
         r = read_section(log, &c, base, ncomp + 1u, verify_checksums, &s);
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             r = parse_hier(log, &s, out);
-        if (r != WEFT_OK)
+        }
+        if (r != WEFT_OK) {
             goto fail_free_comps;
+        }
     }
     if (c.left != 0) {
         r = WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: %llu trailing bytes after offset %llu",
@@ -319,12 +356,14 @@ uint64_t weft__arc_find(const weft__arc_t *arc, uint64_t handle) {
         uint64_t mid = lo + (hi - lo) / 2u;
         uint64_t e = weft__le64(arc->ents + mid * 8u);
         uint64_t mi = e & 0xffffffffu;
-        if (mi == index)
+        if (mi == index) {
             return e == handle ? mid : UINT64_MAX;
-        if (mi < index)
+        }
+        if (mi < index) {
             lo = mid + 1u;
-        else
+        } else {
             hi = mid;
+        }
     }
     return UINT64_MAX;
 }
@@ -333,15 +372,17 @@ weft_result_t weft_archive_inspect(const void *data, size_t size, weft_archive_i
     weft__arc_t arc;
     /* No world here: failures go to the default logger (stderr in debug builds). */
     weft_result_t r = weft__arc_parse(data, size, true, &(weft_allocator_t){0}, NULL, &arc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
-    if (info)
+    }
+    if (info) {
         *info = (weft_archive_info_t){.format_version = arc.format_version,
                                       .component_count = arc.comp_count,
                                       .entity_count = arc.entity_count,
                                       .row_count = arc.row_count,
                                       .hierarchy_nodes = arc.hier_count,
                                       .byte_size = arc.byte_size};
+    }
     weft__arc_free(&arc);
     return WEFT_OK;
 }

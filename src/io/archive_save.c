@@ -15,16 +15,16 @@
 
 #include "archive_internal.h"
 #include "archive_secw.h"
-#include "src/core/entity.h"
 #include "src/core/access.h"
+#include "src/core/entity.h"
 #include "src/core/world.h"
 
 typedef struct save_set {
-    uint32_t *local;   /* [slots] archive-local id + 1 by entity index; 0: not saved */
-    uint32_t slots;    /* entries in local (the table's high-water mark) */
-    uint64_t *ents;    /* [n] saved handles, ascending index */
-    uint32_t n;        /* saved entities */
-    bool whole;        /* every alive entity is saved */
+    uint32_t *local; /* [slots] archive-local id + 1 by entity index; 0: not saved */
+    uint32_t slots;  /* entries in local (the table's high-water mark) */
+    uint64_t *ents;  /* [n] saved handles, ascending index */
+    uint32_t n;      /* saved entities */
+    bool whole;      /* every alive entity is saved */
 } save_set_t;
 
 static void save_set_free(weft_world_t *world, save_set_t *s) {
@@ -42,14 +42,17 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
     s->slots = weft_atomic_load_relaxed(&world->slot_count);
     s->whole = d->entities == NULL;
     s->local = weft__alloc(world, (size_t)s->slots * sizeof(uint32_t), _Alignof(uint32_t));
-    if (!s->local)
+    if (!s->local) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_archive_save: out of memory");
+    }
     memset(s->local, 0, (size_t)s->slots * sizeof(uint32_t));
     uint32_t n = 0;
     if (s->whole) {
-        for (uint32_t i = 1; i < s->slots; ++i)
-            if (weft__slot_sig(weft__entity_slot_raw(world, i)) != WEFT__SIG_DEAD)
+        for (uint32_t i = 1; i < s->slots; ++i) {
+            if (weft__slot_sig(weft__entity_slot_raw(world, i)) != WEFT__SIG_DEAD) {
                 s->local[i] = 1u;
+            }
+        }
         n = world->live;
     } else {
         for (size_t k = 0; k < d->entity_count; ++k) {
@@ -69,8 +72,9 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
                 return r;
             }
         }
-        for (uint32_t i = 1; i < s->slots; ++i)
+        for (uint32_t i = 1; i < s->slots; ++i) {
             n += s->local[i] != 0;
+        }
     }
     s->n = n;
     s->ents = weft__alloc(world, ((size_t)n + 1u) * sizeof(uint64_t), _Alignof(uint64_t));
@@ -80,8 +84,9 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
     }
     uint32_t k = 0;
     for (uint32_t i = 1; i < s->slots; ++i) {
-        if (s->local[i] == 0)
+        if (s->local[i] == 0) {
             continue;
+        }
         uint32_t gen = weft__slot_gen(weft__entity_slot_raw(world, i));
         s->ents[k] = weft_entity_make(i, gen);
         s->local[i] = ++k;
@@ -94,11 +99,13 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
  * because each section header carries its payload size (the writer streams, it never seeks
  * back). */
 static uint64_t rows_saved(const save_set_t *s, const weft__pool_t *pool) {
-    if (s->whole)
+    if (s->whole) {
         return pool->count;
+    }
     uint64_t rows = 0;
-    for (uint32_t r = 0; r < pool->count; ++r)
+    for (uint32_t r = 0; r < pool->count; ++r) {
         rows += s->local[pool->dense[r]] != 0;
+    }
     return rows;
 }
 
@@ -122,11 +129,12 @@ static void write_comp_desc(weft__secw_t *w, const weft__component_t *c) {
     weft__secw_put(w, c->name, name_len);
     weft__secw_zeros(w, (size_t)(weft__pad8(name_len) - name_len));
     unsigned char f[4u * WEFT_COMPONENT_MAX_ENTITY_FIELDS];
-    for (uint32_t i = 0; i < c->entity_field_count; ++i)
+    for (uint32_t i = 0; i < c->entity_field_count; ++i) {
         weft__put32(f + 4u * i, c->entity_fields[i]);
+    }
     weft__secw_put(w, f, 4u * c->entity_field_count);
-    weft__secw_zeros(w, (size_t)(weft__pad8(4ull * c->entity_field_count) -
-                                 4ull * c->entity_field_count));
+    weft__secw_zeros(
+        w, (size_t)(weft__pad8(4ull * c->entity_field_count) - 4ull * c->entity_field_count));
 }
 
 /* The owner column: archive-local ids, converted straight into the staging block. */
@@ -139,8 +147,9 @@ static void write_comp_ids(weft__secw_t *w, const save_set_t *s, const weft__poo
         size_t k = 0;
         for (; r < pool->count && k + 4u <= room; ++r) {
             uint32_t id = s->local[pool->dense[r]];
-            if (id == 0)
+            if (id == 0) {
                 continue;
+            }
             weft__put32(dst + k, id - 1u);
             k += 4u;
         }
@@ -151,16 +160,19 @@ static void write_comp_ids(weft__secw_t *w, const save_set_t *s, const weft__poo
 
 static void write_comp_data(weft__secw_t *w, const save_set_t *s, const weft__pool_t *pool,
                             uint64_t rows) {
-    if (pool->size == 0)
+    if (pool->size == 0) {
         return;
+    }
     /* A whole pool (always the case for whole-world saves) is one contiguous span: the
      * section writer hashes and forwards it without staging. A partial pool goes row by row. */
     if (rows == pool->count) {
         weft__secw_put(w, pool->data, (size_t)rows * pool->size); /* bulk, zero-copy */
     } else {
-        for (uint32_t r = 0; r < pool->count; ++r)
-            if (s->local[pool->dense[r]] != 0)
+        for (uint32_t r = 0; r < pool->count; ++r) {
+            if (s->local[pool->dense[r]] != 0) {
                 weft__secw_put(w, weft__pool_at(pool, r), pool->size);
+            }
+        }
     }
     uint64_t bytes = rows * pool->size;
     weft__secw_zeros(w, (size_t)(weft__pad8(bytes) - bytes));
@@ -178,24 +190,27 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
      * so it loads into worlds that lack that registration. */
     weft__secw_t w;
     weft_result_t r = weft__secw_init(&w, writer, &world->alloc, world->log);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint64_t nodes = weft__hier_saved_nodes(world, s->local, s->slots);
     weft__secw_file_header(&w, ncomp, nodes != 0);
     weft__secw_begin(&w, WEFT__ARC_TAG_ENTS, 8ull * s->n, s->n);
     weft__secw_put(&w, s->ents, (size_t)s->n * 8u);
     weft__secw_end(&w);
     for (uint32_t c = 1; c <= world->component_count; ++c) {
-        if (rows[c] == 0)
+        if (rows[c] == 0) {
             continue;
+        }
         const weft__component_t *comp = world->components[c];
         weft__secw_begin(&w, WEFT__ARC_TAG_COMP, comp_section_size(comp, rows[c]), rows[c]);
         write_comp_desc(&w, comp);
         write_comp_ids(&w, s, &comp->pool, rows[c]);
         write_comp_data(&w, s, &comp->pool, rows[c]);
         weft__secw_end(&w);
-        if (w.error != WEFT_OK)
+        if (w.error != WEFT_OK) {
             break;
+        }
     }
     if (nodes != 0 && w.error == WEFT_OK) {
         r = weft__hier_write(world, &w, s->local, s->slots, nodes);
@@ -222,8 +237,9 @@ weft_result_t weft_archive_save(weft_world_t *world, const weft_archive_save_des
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
     save_set_t s;
     weft_result_t r = save_set_build(world, &d, &s);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     r = write_archive(world, &s, writer);
     save_set_free(world, &s);
     return r;

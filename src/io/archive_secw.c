@@ -25,21 +25,24 @@ weft_result_t weft__secw_init(weft__secw_t *w, const weft_writer_t *writer,
     w->alloc = *alloc;
     weft__io_clear();
     w->block = weft__hook_alloc(alloc, WEFT__SECW_BLOCK, 64);
-    if (!w->block)
+    if (!w->block) {
         return WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive_save: cannot allocate %u bytes",
                           WEFT__SECW_BLOCK);
+    }
     return WEFT_OK;
 }
 
 /* Hand `n` bytes to the writer (no hashing here). */
 static void emit(weft__secw_t *w, const void *p, size_t n) {
-    if (w->error != WEFT_OK || n == 0)
+    if (w->error != WEFT_OK || n == 0) {
         return;
+    }
     weft_result_t r = w->writer->write(p, n, w->writer->user);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         w->error = weft__io_report(w->log, r, "weft_archive_save: the writer", w->written);
-    else
+    } else {
         w->written += n;
+    }
 }
 
 static void flush_block(weft__secw_t *w) {
@@ -49,8 +52,9 @@ static void flush_block(weft__secw_t *w) {
 
 /* Raw bytes outside any payload (file header, section framing). */
 static void put_raw(weft__secw_t *w, const void *p, size_t n) {
-    if (n > WEFT__SECW_BLOCK - w->used)
+    if (n > WEFT__SECW_BLOCK - w->used) {
         flush_block(w);
+    }
     memcpy(w->block + w->used, p, n);
     w->used += n;
 }
@@ -107,8 +111,9 @@ void weft__secw_zeros(weft__secw_t *w, size_t n) {
 
 unsigned char *weft__secw_space(weft__secw_t *w, size_t *n) {
     /* Never hand out a sliver: callers convert whole items (ids) into the space. */
-    if (WEFT__SECW_BLOCK - w->used < 256u)
+    if (WEFT__SECW_BLOCK - w->used < 256u) {
         flush_block(w);
+    }
     *n = WEFT__SECW_BLOCK - w->used;
     return w->block + w->used;
 }

@@ -31,9 +31,9 @@
 
 #include "src/core/access.h"
 #include "src/core/entity.h"
+#include "src/core/world.h"
 #include "src/hier/hierarchy_store.h"
 #include "weft/hierarchy.h"
-#include "src/core/world.h"
 
 #define ALIGN_DATA 64u /* alignment of each array inside the block */
 
@@ -83,8 +83,9 @@ weft_result_t weft_snapshot_create(weft_world_t *world, weft_snapshot_t **out) {
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_snapshot_create: out is NULL");
     *out = NULL;
     weft_snapshot_t *s = weft__alloc(world, sizeof *s, _Alignof(weft_snapshot_t));
-    if (!s)
+    if (!s) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_snapshot_create: out of memory");
+    }
     memset(s, 0, sizeof *s);
     s->world = world;
     *out = s;
@@ -92,8 +93,9 @@ weft_result_t weft_snapshot_create(weft_world_t *world, weft_snapshot_t **out) {
 }
 
 void weft_snapshot_destroy(weft_snapshot_t *snap) {
-    if (!snap)
+    if (!snap) {
         return;
+    }
     weft_world_t *world = snap->world;
     weft__free(world, snap->block, snap->block_cap);
     weft__free(world, snap, sizeof *snap);
@@ -126,8 +128,9 @@ static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32
  * order reader wants a plain array), then expanded in place from the back. */
 static void capture_nodes(weft_world_t *world, snap_node_t *nodes) {
     uint32_t n = hier_nodes(world);
-    if (n == 0)
+    if (n == 0) {
         return;
+    }
     weft_entity_t *order = (weft_entity_t *)(void *)nodes;
     weft_hier_order(world, order, n);
     for (uint32_t i = n; i-- > 0;) {
@@ -153,27 +156,32 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     size_t need = plan_capture(world, pools, slots, &nodes_off);
     if (need > snap->block_cap) {
         unsigned char *b = weft__alloc(world, need, ALIGN_DATA);
-        if (!b)
+        if (!b) {
             return WEFT__FAIL(world->log, WEFT_ENOMEM,
                               "weft_snapshot_capture: cannot allocate %zu bytes", need);
+        }
         weft__free(world, snap->block, snap->block_cap);
         snap->block = b;
         snap->block_cap = need;
     }
     /* Slots are atomics written only by this (main) thread: relaxed loads are exact. */
     uint32_t *dst = (uint32_t *)(void *)snap->block;
-    for (uint32_t i = 0; i < slots; ++i)
+    for (uint32_t i = 0; i < slots; ++i) {
         dst[i] = weft__entity_slot_raw(world, i);
-    if (world->free_count)
+    }
+    if (world->free_count) {
         memcpy(snap->block + align_up((size_t)slots * 4u), world->free_list,
                (size_t)world->free_count * 4u);
+    }
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         const weft__pool_t *p = &world->components[c]->pool;
-        if (p->count == 0)
+        if (p->count == 0) {
             continue;
+        }
         memcpy(snap->block + pools[c].dense_off, p->dense, (size_t)p->count * 4u);
-        if (p->size)
+        if (p->size) {
             memcpy(snap->block + pools[c].data_off, p->data, (size_t)p->count * p->size);
+        }
     }
     capture_nodes(world, (snap_node_t *)(void *)(snap->block + nodes_off));
     snap->node_count = hier_nodes(world);
@@ -184,8 +192,9 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     snap->live = world->live;
     snap->component_count = world->component_count;
     snap->group_count = world->group_count;
-    for (uint32_t g = 1; g <= world->group_count; ++g)
+    for (uint32_t g = 1; g <= world->group_count; ++g) {
         snap->group_n[g] = world->groups[g].n;
+    }
     snap->block_used = need;
     snap->valid = true;
     return WEFT_OK;
@@ -200,19 +209,22 @@ static weft_result_t restore_reserve(weft_world_t *world, const weft_snapshot_t 
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     if (s->slot_count > slots) {
         weft_result_t r = weft_entity_reserve(world, world->free_count + (s->slot_count - slots));
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
     for (uint32_t c = 1; c <= s->component_count; ++c) {
         weft__pool_t *p = &world->components[c]->pool;
         weft_result_t r = weft__pool_reserve(world, p, s->pools[c].count);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
     }
     if (s->free_count > world->free_cap) {
         *new_free = weft__alloc(world, (size_t)s->free_count * 4u, _Alignof(uint32_t));
-        if (!*new_free)
+        if (!*new_free) {
             return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_snapshot_restore: out of memory");
+        }
     }
     return WEFT_OK;
 }
@@ -223,22 +235,27 @@ static void restore_pool(weft__pool_t *p, const unsigned char *block, const snap
     bool same = p->count == sp->count &&
                 (sp->count == 0 || memcmp(p->dense, dense, (size_t)sp->count * 4u) == 0);
     if (!same) {
-        for (uint32_t r = 0; r < p->count; ++r)
+        for (uint32_t r = 0; r < p->count; ++r) {
             weft__pool_sparse_set(p, p->dense[r], WEFT__ROW_NONE);
-        if (sp->count)
+        }
+        if (sp->count) {
             memcpy(p->dense, dense, (size_t)sp->count * 4u);
-        for (uint32_t r = 0; r < sp->count; ++r)
+        }
+        for (uint32_t r = 0; r < sp->count; ++r) {
             weft__pool_sparse_set(p, dense[r], r);
+        }
         p->count = sp->count;
     }
-    if (p->size && sp->count)
+    if (p->size && sp->count) {
         memcpy(p->data, block + sp->data_off, (size_t)sp->count * p->size);
+    }
 }
 
 /* Empty a pool registered after the capture. */
 static void clear_pool(weft__pool_t *p) {
-    for (uint32_t r = 0; r < p->count; ++r)
+    for (uint32_t r = 0; r < p->count; ++r) {
         weft__pool_sparse_set(p, p->dense[r], WEFT__ROW_NONE);
+    }
     p->count = 0;
 }
 
@@ -249,11 +266,14 @@ static weft_result_t build_store(weft_world_t *world, const weft_snapshot_t *s,
     weft__hstore_init(fresh, &store_of(world)->alloc, world->log); /* failures reach the world */
     const weft_transform_t identity = weft_transform_identity();
     weft_result_t r = WEFT_OK;
-    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i)
+    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i) {
         r = weft__hstore_add(fresh, nodes[i].e, &identity);
-    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i)
-        if (nodes[i].parent != 0)
+    }
+    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i) {
+        if (nodes[i].parent != 0) {
             r = weft__hstore_attach(fresh, nodes[i].e, nodes[i].parent, world->log);
+        }
+    }
     if (r != WEFT_OK) {
         weft__hstore_fini(fresh);
         return r == WEFT_ENOMEM
@@ -285,18 +305,22 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     WEFT__CONTRACT(snap->world == world, world->log, WEFT_EINVAL,
                    "weft_snapshot_restore: the snapshot belongs to another world");
     WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    if (!snap->valid)
+    if (!snap->valid) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "weft_snapshot_restore: nothing captured");
-    if (snap->group_count != world->group_count)
+    }
+    if (snap->group_count != world->group_count) {
         return WEFT__FAIL(world->log, WEFT_ESTATE,
                           "weft_snapshot_restore: %u groups now, %u at capture", world->group_count,
                           snap->group_count);
-    if (snap->node_count > 0 && world->hier == NULL)
+    }
+    if (snap->node_count > 0 && world->hier == NULL) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "weft_snapshot_restore: no hierarchy state");
+    }
     uint32_t *new_free;
     weft_result_t r = restore_reserve(world, snap, &new_free);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     weft__hstore_t fresh;
     bool swap_store = world->hier != NULL;
     if (swap_store) {
@@ -309,8 +333,9 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
 
     /* ---- commit: nothing below can fail ---- */
     const uint32_t *slots = (const uint32_t *)(const void *)snap->block;
-    for (uint32_t i = 0; i < snap->slot_count; ++i)
+    for (uint32_t i = 0; i < snap->slot_count; ++i) {
         weft_atomic_store_relaxed(&world->slots[i], slots[i]);
+    }
     /* pairs with the acquire in weft__entity_slot(): restored slots are visible */
     weft_atomic_store_release(&world->slot_count, snap->slot_count);
     if (new_free) {
@@ -318,20 +343,24 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
         world->free_list = new_free;
         world->free_cap = snap->free_count;
     }
-    if (snap->free_count)
+    if (snap->free_count) {
         memcpy(world->free_list, snap->block + align_up((size_t)snap->slot_count * 4u),
                (size_t)snap->free_count * 4u);
+    }
     world->free_count = snap->free_count;
     world->live = snap->live;
     for (uint32_t c = 1; c <= world->component_count; ++c) {
-        if (c <= snap->component_count)
+        if (c <= snap->component_count) {
             restore_pool(&world->components[c]->pool, snap->block, &snap->pools[c]);
-        else
+        } else {
             clear_pool(&world->components[c]->pool);
+        }
     }
-    for (uint32_t g = 1; g <= world->group_count; ++g)
+    for (uint32_t g = 1; g <= world->group_count; ++g) {
         world->groups[g].n = snap->group_n[g];
-    if (swap_store)
+    }
+    if (swap_store) {
         install_store(world, snap, &fresh);
+    }
     return WEFT_OK;
 }

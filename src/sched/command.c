@@ -5,10 +5,10 @@
 
 #include <string.h>
 
-#include "src/core/entity.h"
-#include "src/core/multi.h"
 #include "jobs/platform/report.h"
 #include "schedule.h"
+#include "src/core/entity.h"
+#include "src/core/multi.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
 
@@ -22,16 +22,20 @@ static size_t pad8(size_t n) { return (n + 7u) & ~(size_t)7u; }
  * thread-safe by contract (weft/base.h). The old arena is copied, not realloc'd, because the
  * hook has no realloc. */
 static bool reserve(weft_cmd_t *cmd, size_t extra) {
-    if (cmd->cap - cmd->len >= extra)
+    if (cmd->cap - cmd->len >= extra) {
         return true;
+    }
     size_t cap = cmd->cap ? cmd->cap : CMD_MIN_ARENA;
-    while (cap - cmd->len < extra)
+    while (cap - cmd->len < extra) {
         cap *= 2;
+    }
     unsigned char *data = weft__sched_alloc(cmd->alloc, cap);
-    if (!data)
+    if (!data) {
         return false;
-    if (cmd->len)
+    }
+    if (cmd->len) {
         memcpy(data, cmd->data, cmd->len);
+    }
     weft__sched_free(cmd->alloc, cmd->data, cmd->cap);
     cmd->data = data;
     cmd->cap = cap;
@@ -42,9 +46,10 @@ static bool reserve(weft_cmd_t *cmd, size_t extra) {
 static weft_result_t push(weft_cmd_t *cmd, weft__cmd_op_t op, uint64_t e, uint32_t component,
                           const void *payload, uint32_t size) {
     size_t need = sizeof(weft__cmd_rec_t) + pad8(size);
-    if (!reserve(cmd, need))
+    if (!reserve(cmd, need)) {
         return WEFT__FAIL(cmd->log, WEFT_ENOMEM, "command buffer of system %u: out of memory",
                           cmd->system);
+    }
     weft__cmd_rec_t rec = {.op = (uint8_t)op,
                            .component = component,
                            .entity = e,
@@ -53,10 +58,11 @@ static weft_result_t push(weft_cmd_t *cmd, weft__cmd_op_t op, uint64_t e, uint32
     memcpy(cmd->data + cmd->len, &rec, sizeof rec);
     if (size) {
         unsigned char *dst = cmd->data + cmd->len + sizeof rec;
-        if (payload)
+        if (payload) {
             memcpy(dst, payload, size);
-        else
+        } else {
             memset(dst, 0, size);
+        }
     }
     cmd->len += need;
     return WEFT_OK;
@@ -90,8 +96,9 @@ weft_entity_t weft_cmd_create(weft_cmd_t *cmd) {
         return WEFT_ENTITY_NULL;
     }
     weft_entity_t ph = weft_entity_make(0, cmd->created + 1);
-    if (push(cmd, WEFT__CMD_CREATE, ph, 0, NULL, 0) != WEFT_OK)
+    if (push(cmd, WEFT__CMD_CREATE, ph, 0, NULL, 0) != WEFT_OK) {
         return WEFT_ENTITY_NULL;
+    }
     cmd->created++;
     return ph;
 }
@@ -103,17 +110,20 @@ weft_result_t weft_cmd_destroy(weft_cmd_t *cmd, weft_entity_t e) {
 
 weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
     weft_result_t r = check_entity(cmd, e, "weft_cmd_add");
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_add");
+    }
     return r != WEFT_OK ? r : push(cmd, WEFT__CMD_ADD, e, c.id, NULL, 0);
 }
 
 weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c, const void *data) {
     weft_result_t r = check_entity(cmd, e, "weft_cmd_set");
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_set");
-    if (r != WEFT_OK)
+    }
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t size = weft__component(cmd->world, c.id)->pool.size;
     WEFT__CONTRACT(data != NULL || size == 0, cmd->log, WEFT_EINVAL,
                    "weft_cmd_set: data is NULL for component '%s'",
@@ -123,8 +133,9 @@ weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c,
 
 weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
     weft_result_t r = check_entity(cmd, e, "weft_cmd_remove");
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_remove");
+    }
     return r != WEFT_OK ? r : push(cmd, WEFT__CMD_REMOVE, e, c.id, NULL, 0);
 }
 
@@ -169,14 +180,17 @@ weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64
             weft_entity_t real = WEFT_ENTITY_NULL;
             weft_result_t r = weft_entity_create(world, &real);
             map[weft_entity_generation(e) - 1] = real;
-            if (r != WEFT_OK && first == WEFT_OK)
+            if (r != WEFT_OK && first == WEFT_OK) {
                 first = r;
+            }
             continue;
         }
-        if (weft__cmd_is_placeholder(e))
+        if (weft__cmd_is_placeholder(e)) {
             e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed: skipped */
-        if (e == WEFT_ENTITY_NULL)
+        }
+        if (e == WEFT_ENTITY_NULL) {
             continue;
+        }
         weft_result_t r = WEFT_OK;
         switch ((weft__cmd_op_t)rec.op) {
         case WEFT__CMD_DESTROY:
@@ -194,8 +208,9 @@ weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64
         case WEFT__CMD_CREATE:
             break;
         }
-        if (!benign(r) && first == WEFT_OK)
+        if (!benign(r) && first == WEFT_OK) {
             first = r;
+        }
     }
     return first;
 }
@@ -207,16 +222,20 @@ weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64
 /* Grow a uint32_t scratch array to at least `need` entries (contents kept). */
 static bool grow_u32(const weft_allocator_t *alloc, uint32_t **arr, uint32_t *cap, uint32_t used,
                      uint32_t need) {
-    if (need <= *cap)
+    if (need <= *cap) {
         return true;
+    }
     uint32_t ncap = *cap ? *cap : 256u;
-    while (ncap < need)
+    while (ncap < need) {
         ncap = ncap > UINT32_MAX / 2u ? need : ncap * 2u;
+    }
     uint32_t *a = weft__sched_alloc(alloc, (size_t)ncap * sizeof *a);
-    if (!a)
+    if (!a) {
         return false;
-    if (used)
+    }
+    if (used) {
         memcpy(a, *arr, (size_t)used * sizeof *a);
+    }
     weft__sched_free(alloc, *arr, (size_t)*cap * sizeof **arr);
     *arr = a;
     *cap = ncap;
@@ -234,10 +253,12 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
      * it is cleared only when the epoch wraps (or when it grows: new entries are zero). */
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     uint32_t old_cap = st->sim_cap;
-    if (!grow_u32(alloc, &st->sim, &st->sim_cap, old_cap, slots))
+    if (!grow_u32(alloc, &st->sim, &st->sim_cap, old_cap, slots)) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
-    if (st->sim_cap > old_cap)
+    }
+    if (st->sim_cap > old_cap) {
         memset(st->sim + old_cap, 0, (size_t)(st->sim_cap - old_cap) * sizeof *st->sim);
+    }
     if (++st->epoch > 0xFFFFu) {
         memset(st->sim, 0, (size_t)st->sim_cap * sizeof *st->sim);
         st->epoch = 1;
@@ -248,9 +269,11 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
 static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
     uint32_t n;
     const uint8_t *ids = weft__sig_ids(world, sig, &n);
-    for (uint32_t i = 0; i < n && ids[i] <= c; i++)
-        if (ids[i] == c)
+    for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
+        if (ids[i] == c) {
             return true;
+        }
+    }
     return false;
 }
 
@@ -280,8 +303,9 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             sig =
                 (st->sim[idx] & 0xFFFF0000u) == tag ? st->sim[idx] & 0xFFFFu : weft__slot_sig(slot);
         }
-        if (sig == STAGE_DEAD)
+        if (sig == STAGE_DEAD) {
             continue;
+        }
         uint32_t next = sig;
         weft_result_t r = WEFT_OK;
         weft__component_t *comp = rec.component ? weft__component(world, rec.component) : NULL;
@@ -290,8 +314,9 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             next = STAGE_DEAD;
             st->destroys++;
             if (!ph) {
-                if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u))
+                if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u)) {
                     return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+                }
                 st->dead[st->ndead++] = idx;
             }
             break;
@@ -299,30 +324,36 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         case WEFT__CMD_SET: {
             bool has = sig_has(world, sig, rec.component);
             bool multi = comp->pool.multi != NULL;
-            if (has && (rec.op == WEFT__CMD_SET || !multi))
+            if (has && (rec.op == WEFT__CMD_SET || !multi)) {
                 break; /* a write in place, or EEXIST */
-            if (!has)
+            }
+            if (!has) {
                 r = weft__sig_step(world, sig, rec.component, false, &next);
+            }
             st->rows[rec.component]++;
-            if (ph)
+            if (ph) {
                 st->placeholder[rec.component] = 1;
-            else if (r == WEFT_OK)
+            } else if (r == WEFT_OK) {
                 r = weft__pool_prepare(world, &comp->pool, idx); /* its sparse page */
+            }
             break;
         }
         case WEFT__CMD_REMOVE:
-            if (sig_has(world, sig, rec.component))
+            if (sig_has(world, sig, rec.component)) {
                 r = weft__sig_step(world, sig, rec.component, true, &next);
+            }
             break;
         case WEFT__CMD_CREATE:
             break;
         }
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r; /* reported by the core */
-        if (ph)
+        }
+        if (ph) {
             map[weft_entity_generation(rec.entity) - 1] = next;
-        else if (next != sig)
+        } else if (next != sig) {
             st->sim[idx] = tag | next; /* unchanged needs no entry: the slot still says it */
+        }
     }
     return WEFT_OK;
 }
@@ -333,32 +364,40 @@ static weft_result_t placeholder_pages(const weft__cmd_stage_t *st, weft_world_t
                                        weft__pool_t *pool) {
     weft_result_t r = WEFT_OK;
     uint32_t from = world->free_count > st->creates ? world->free_count - st->creates : 0;
-    for (uint32_t i = from; i < world->free_count && r == WEFT_OK; i++)
+    for (uint32_t i = from; i < world->free_count && r == WEFT_OK; i++) {
         r = weft__pool_prepare(world, pool, world->free_list[i]);
-    for (uint32_t i = 0; i < st->ndead && r == WEFT_OK; i++)
+    }
+    for (uint32_t i = 0; i < st->ndead && r == WEFT_OK; i++) {
         r = weft__pool_prepare(world, pool, st->dead[i]);
+    }
     uint64_t first = weft_atomic_load_relaxed(&world->slot_count);
     uint64_t end = first + st->creates;
-    for (uint64_t i = first; i < end && r == WEFT_OK; i = (i | WEFT__SPARSE_MASK) + 1u)
+    for (uint64_t i = first; i < end && r == WEFT_OK; i = (i | WEFT__SPARSE_MASK) + 1u) {
         r = weft__pool_prepare(world, pool, (uint32_t)i); /* one call per page */
+    }
     return r;
 }
 
 weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, weft_world_t *world) {
     weft_result_t r = WEFT_OK;
-    if (st->creates)
+    if (st->creates) {
         r = weft_entity_reserve(world, st->creates);
-    if (r == WEFT_OK && st->destroys)
+    }
+    if (r == WEFT_OK && st->destroys) {
         r = weft__entity_reserve_free(world, st->destroys);
+    }
     for (uint32_t c = 1; c < WEFT_MAX_COMPONENTS && r == WEFT_OK; c++) {
-        if (!st->rows[c])
+        if (!st->rows[c]) {
             continue;
+        }
         weft__pool_t *pool = &weft__component(world, c)->pool;
         r = weft__pool_reserve_more(world, pool, st->rows[c]);
-        if (r == WEFT_OK && pool->multi != NULL) /* rows[c] bounds its instance adds */
+        if (r == WEFT_OK && pool->multi != NULL) { /* rows[c] bounds its instance adds */
             r = weft__multi_reserve(world, pool, st->rows[c]);
-        if (r == WEFT_OK && st->placeholder[c])
+        }
+        if (r == WEFT_OK && st->placeholder[c]) {
             r = placeholder_pages(st, world, pool);
+        }
     }
     return r;
 }

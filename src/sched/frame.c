@@ -70,10 +70,12 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
         sys->fn(&it, &ctx);
         if (timed) {
             uint64_t end = weft__trace_now();
-            if (s->sampling)
+            if (s->sampling) {
                 weft__cost_add_chunk(&sys->cost, end - begin);
-            if (trace)
+            }
+            if (trace) {
                 weft__trace_record(trace, worker, sys->id, chunk, begin, end);
+            }
         }
     }
 #if WEFT_DEBUG >= 1
@@ -104,14 +106,16 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
             n = (*rows - 1) / sys->split_above + 1;
             sys->chunk_rows = sys->split_above;
             weft_result_t r = weft__sched_reserve_chunks(s, sys, n);
-            if (r != WEFT_OK)
+            if (r != WEFT_OK) {
                 return r;
+            }
         }
     }
     sys->nchunks = n;
     weft__cost_begin_system(&sys->cost, *rows);
-    for (uint32_t c = 0; c < n; c++)
+    for (uint32_t c = 0; c < n; c++) {
         weft__cmd_reset(&sys->cmds[c]);
+    }
     return WEFT_OK;
 }
 
@@ -126,8 +130,9 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
         weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t rows;
         weft_result_t r = prepare_system(s, sys, &rows);
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r;
+        }
         weft__cost_estimate(&sys->cost, &work, &all_known);
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
@@ -140,23 +145,28 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
 static void measure_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
                           bool threaded, uint64_t wall_ns) {
     double work = 0;
-    for (uint32_t p = first; p < end; p++)
+    for (uint32_t p = first; p < end; p++) {
         work += weft__cost_fold_system(&s->systems[s->graph.order[p]]->cost);
-    if (threaded)
+    }
+    if (threaded) {
         weft__cost_fold_phase(&s->phase_cost[ph], work, wall_ns, s->workers);
+    }
     s->sampling = false;
 }
 
 /* Grow the placeholder map to `n` entries. */
 static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
-    if (n <= s->map_cap)
+    if (n <= s->map_cap) {
         return WEFT_OK;
+    }
     uint32_t cap = s->map_cap ? s->map_cap : 64;
-    while (cap < n)
+    while (cap < n) {
         cap *= 2;
+    }
     uint64_t *map = weft__sched_alloc(s->alloc, cap * sizeof *map);
-    if (!map)
+    if (!map) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "command apply: out of memory");
+    }
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     s->map = map;
     s->map_cap = cap;
@@ -177,8 +187,9 @@ static buffer_cursor_t buffers_of(const struct weft_sched *s, uint32_t ph) {
 static weft_cmd_t *next_buffer(struct weft_sched *s, uint32_t ph, buffer_cursor_t *it) {
     for (; it->k < s->apply_first[ph + 1]; it->k++, it->c = 0) {
         weft__system_t *sys = s->systems[s->apply_list[it->k]];
-        if (it->c < sys->nchunks)
+        if (it->c < sys->nchunks) {
             return &sys->cmds[it->c++];
+        }
     }
     return NULL;
 }
@@ -186,17 +197,20 @@ static weft_cmd_t *next_buffer(struct weft_sched *s, uint32_t ph, buffer_cursor_
 /* Dry-run one buffer (see stage_phase); `*begun` starts the stage at the first non-empty one,
  * so a phase without commands costs one length check per buffer. */
 static weft_result_t stage_one(struct weft_sched *s, const weft_cmd_t *cmd, bool *begun) {
-    if (cmd->len == 0)
+    if (cmd->len == 0) {
         return WEFT_OK;
+    }
     weft_result_t r = WEFT_OK;
     if (!*begun) {
         r = weft__cmd_stage_begin(&s->stage, s->world, s->alloc);
         *begun = r == WEFT_OK;
     }
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = reserve_map(s, cmd->created);
-    if (r == WEFT_OK)
+    }
+    if (r == WEFT_OK) {
         r = weft__cmd_stage_scan(&s->stage, s->world, s->alloc, cmd, s->map);
+    }
     return r;
 }
 
@@ -206,18 +220,21 @@ static weft_result_t stage_phase(struct weft_sched *s, uint32_t ph, bool *any) {
     bool begun = false;
     weft_result_t r = WEFT_OK;
     buffer_cursor_t it = buffers_of(s, ph);
-    for (weft_cmd_t *cmd; r == WEFT_OK && (cmd = next_buffer(s, ph, &it)) != NULL;)
+    for (weft_cmd_t *cmd; r == WEFT_OK && (cmd = next_buffer(s, ph, &it)) != NULL;) {
         r = stage_one(s, cmd, &begun);
-    if (r == WEFT_OK && begun)
+    }
+    if (r == WEFT_OK && begun) {
         r = weft__cmd_stage_reserve(&s->stage, s->world);
+    }
     *any = begun;
     return r;
 }
 
 /* Apply one buffer, keeping the first error. The map was grown by stage_phase. */
 static weft_result_t apply_one(struct weft_sched *s, weft_cmd_t *cmd, weft_result_t err) {
-    if (cmd->len == 0)
+    if (cmd->len == 0) {
         return err;
+    }
     weft_result_t r = weft__cmd_apply(s->world, cmd, s->map);
     weft__cmd_reset(cmd); /* applied: a resumed frame must not apply it again */
     return err != WEFT_OK ? err : r;
@@ -232,21 +249,25 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
     bool any = false;
     weft_result_t first_err = known_empty ? WEFT_OK : stage_phase(s, ph, &any);
     *staged = first_err == WEFT_OK;
-    if (!*staged)
+    if (!*staged) {
         return first_err;
+    }
     if (any) { /* else nothing was recorded: no buffer to walk again */
         buffer_cursor_t it = buffers_of(s, ph);
-        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;)
+        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
             first_err = apply_one(s, cmd, first_err);
+        }
     }
-    if (s->trace)
+    if (s->trace) {
         weft__trace_record(s->trace, 0, 0, ph, begin, weft__trace_now());
+    }
     return first_err;
 }
 
 static void run_system_inline(struct weft_sched *s, weft__system_t *sys) {
-    for (uint32_t c = 0; c < sys->nchunks; c++)
+    for (uint32_t c = 0; c < sys->nchunks; c++) {
         run_chunk(s, sys, c, 0);
+    }
 }
 
 /* Submit the phase's graph and wait for its sinks (threaded path). A system with nothing to
@@ -261,26 +282,31 @@ static weft_result_t run_phase_jobs(struct weft_sched *s, uint32_t ph, uint32_t 
     for (; p < end; p++) {
         weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t n = sys->nchunks ? sys->nchunks : 1;
-        if (sys->ndeps == 0)
+        if (sys->ndeps == 0) {
             r = weft_job_submit(s->jobs, sys->jobs, n, &sys->done);
-        else
+        } else {
             r = weft_job_submit_after(s->jobs, sys->jobs, n, (weft_counter_t *const *)sys->deps,
                                       sys->ndeps, &sys->done);
-        if (r != WEFT_OK)
+        }
+        if (r != WEFT_OK) {
             break;
+        }
     }
     if (p < end) {
-        for (uint32_t q = first; q < p; q++)
+        for (uint32_t q = first; q < p; q++) {
             (void)weft_counter_wait(s->jobs, &s->systems[s->graph.order[q]]->done);
-        for (; p < end; p++)
+        }
+        for (; p < end; p++) {
             run_system_inline(s, s->systems[s->graph.order[p]]);
+        }
         return WEFT_OK;
     }
     for (uint32_t k = s->phase_sinks[ph]; k < s->phase_sinks[ph + 1]; k++) {
         weft_result_t w =
             weft_counter_wait(s->jobs, &s->systems[s->graph.order[s->sinks[k]]]->done);
-        if (w != WEFT_OK && r == WEFT_OK)
+        if (w != WEFT_OK && r == WEFT_OK) {
             r = w;
+        }
     }
     return r;
 }
@@ -302,14 +328,16 @@ static void run_flat_units(void *arg, uint64_t begin, uint64_t end, uint32_t wor
     uint32_t lo = f->first, hi = f->end; /* the last p with at[p] <= begin */
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (at[mid] <= begin)
+        if (at[mid] <= begin) {
             lo = mid;
-        else
+        } else {
             hi = mid;
+        }
     }
     for (uint64_t u = begin; u < end; u++) {
-        while (u >= at[lo + 1])
+        while (u >= at[lo + 1]) {
             lo++;
+        }
         run_chunk(s, s->systems[s->graph.order[lo]], (uint32_t)(u - at[lo]), worker);
     }
 }
@@ -326,8 +354,9 @@ static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32
 }
 
 static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
-    for (uint32_t p = first; p < end; p++)
+    for (uint32_t p = first; p < end; p++) {
         run_system_inline(s, s->systems[s->graph.order[p]]);
+    }
 }
 
 /* ---- the frame --------------------------------------------------------------- >>frame */
@@ -355,8 +384,9 @@ static weft_result_t run_phase_fused(struct weft_sched *s, uint32_t from, uint32
         }
         *fresh = false;
         run_system_inline(s, sys);
-        for (uint32_t c = 0; c < sys->nchunks; c++)
+        for (uint32_t c = 0; c < sys->nchunks; c++) {
             any = any || sys->cmds[c].len != 0;
+        }
     }
     *recorded = any;
     return WEFT_OK;
@@ -387,17 +417,20 @@ static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos,
                 r = prepare_phase(s, ph, first, end, &run_inline);
                 if (r == WEFT_OK) {
                     uint64_t t0 = s->sampling ? weft__trace_now() : 0;
-                    if (run_inline)
+                    if (run_inline) {
                         run_phase_inline(s, first, end);
-                    else if (s->phase_flat[ph])
+                    } else if (s->phase_flat[ph]) {
                         r = run_phase_flat(s, first, end);
-                    else
+                    } else {
                         r = run_phase_jobs(s, ph, first, end);
+                    }
                     fresh = false;
-                    if (s->sampling)
+                    if (s->sampling) {
                         measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
-                    if (r != WEFT_OK)
+                    }
+                    if (r != WEFT_OK) {
                         return r; /* a wait failed: the job system is unusable (reported) */
+                    }
                 }
             }
             if (r != WEFT_OK) {
@@ -417,8 +450,9 @@ static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos,
             s->resume_apply = true;
             return r;
         }
-        if (r != WEFT_OK)
+        if (r != WEFT_OK) {
             return r; /* a non-memory error after staging (e.g. a hook's): the frame ends here */
+        }
     }
     return WEFT_OK;
 }
@@ -426,15 +460,18 @@ static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos,
 weft_result_t weft_world_progress(weft_world_t *world, float dt) {
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_world_progress: world is NULL");
     struct weft_sched *s = weft__sched_get(world);
-    if (!s)
+    if (!s) {
         return WEFT_ENOMEM;
+    }
     WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
                    "weft_world_progress: called from inside a frame");
     weft_result_t r = weft__sched_jobs(s);
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = weft__sched_build(s);
-    if (r != WEFT_OK)
+    }
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t ph = 0, pos = UINT32_MAX;
     bool at_apply = false, fresh = true;
     if (s->resume_phase != UINT32_MAX) {
@@ -446,8 +483,9 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
     } else {
         s->dt = dt;
         s->frame_no++;
-        if (s->trace)
+        if (s->trace) {
             weft__trace_frame_begin(s->trace);
+        }
     }
     s->running = true;
     r = run_phases(s, ph, pos, at_apply, fresh);

@@ -6,28 +6,31 @@
 #include <string.h>
 
 #include "jobs/platform/report.h"
-#include "system.h"
 #include "src/core/world.h"
+#include "system.h"
 
 /* The scheduler with an up-to-date graph, or NULL (reported). */
 static struct weft_sched *built(weft_world_t *world) {
     struct weft_sched *s = world ? weft__sched_get(world) : NULL;
-    if (!s || weft__sched_build(s) != WEFT_OK)
+    if (!s || weft__sched_build(s) != WEFT_OK) {
         return NULL;
+    }
     return s;
 }
 
 uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap) {
     struct weft_sched *s = built(world);
-    if (!s)
+    if (!s) {
         return 0;
+    }
     const weft__graph_t *g = &s->graph;
     uint32_t at = 0;
     for (uint32_t p = 0; p < g->n; p++) {
         uint32_t v = g->order[p];
         for (uint32_t e = g->pred_first[v]; e < g->pred_first[v + 1]; e++, at++) {
-            if (at >= cap)
+            if (at >= cap) {
                 continue;
+            }
             uint32_t label = g->pred_label[e];
             out[at] = (weft_schedule_edge_t){
                 .from = {g->preds[e] + 1},
@@ -41,10 +44,12 @@ uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uin
 
 uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap) {
     struct weft_sched *s = built(world);
-    if (!s)
+    if (!s) {
         return 0;
-    for (uint32_t p = 0; p < s->graph.n && p < cap; p++)
+    }
+    for (uint32_t p = 0; p < s->graph.n && p < cap; p++) {
         out[p] = (weft_system_t){s->graph.order[p] + 1};
+    }
     return s->graph.n;
 }
 
@@ -52,17 +57,20 @@ uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t c
  * declarations, so it ignores what phases and constraints already order. */
 uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out, uint32_t cap) {
     struct weft_sched *s = built(world);
-    if (!s)
+    if (!s) {
         return 0;
+    }
     uint32_t at = 0;
     for (uint32_t a = 0; a < s->count; a++) {
         for (uint32_t b = a + 1; b < s->count; b++) {
             uint32_t c = weft__sched_conflict(&s->gsys[a], &s->gsys[b]);
-            if (c == UINT32_MAX)
+            if (c == UINT32_MAX) {
                 continue;
-            if (at < cap)
+            }
+            if (at < cap) {
                 out[at] =
                     (weft_system_conflict_t){.first = {a + 1}, .second = {b + 1}, .component = {c}};
+            }
             at++;
         }
     }
@@ -88,17 +96,19 @@ static void sb_printf(sbuf_t *sb, const char *fmt, ...) {
     size_t room = sb->len < sb->cap ? sb->cap - sb->len : 0;
     int n = vsnprintf(dst, room, fmt, ap);
     va_end(ap);
-    if (n > 0)
+    if (n > 0) {
         sb->len += (size_t)n;
+    }
 }
 
 /* A quoted-string body for DOT: names are user text. */
 static void sb_escaped(sbuf_t *sb, const char *str) {
     for (const char *p = str; *p; p++) {
-        if (*p == '"' || *p == '\\')
+        if (*p == '"' || *p == '\\') {
             sb_printf(sb, "\\%c", *p);
-        else
+        } else {
             sb_printf(sb, "%c", *p);
+        }
     }
 }
 
@@ -124,37 +134,42 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
 /* Node ids are "s<system id>" so a DOT file can be matched against trace events by id. */
 size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap) {
     struct weft_sched *s = built(world);
-    if (!s)
+    if (!s) {
         return 0;
+    }
     const weft__graph_t *g = &s->graph;
     sbuf_t sb = {.buf = buf, .cap = cap};
-    if (buf && cap)
+    if (buf && cap) {
         buf[0] = '\0';
+    }
     sb_printf(&sb, "digraph weft_schedule {\n  rankdir=LR;\n"
                    "  node [shape=box, fontname=\"monospace\"];\n");
     for (uint32_t ph = 0; ph < g->nphases; ph++) {
         uint32_t first = g->phase_first[ph];
         sb_printf(&sb, "  subgraph cluster_phase_%u {\n    label=\"phase %u\";\n", ph,
                   s->systems[g->order[first]]->desc.phase);
-        for (uint32_t p = first; p < g->phase_first[ph + 1]; p++)
+        for (uint32_t p = first; p < g->phase_first[ph + 1]; p++) {
             dot_node(&sb, s, s->systems[g->order[p]]);
+        }
         sb_printf(&sb, "  }\n");
     }
     for (uint32_t p = 0; p < g->n; p++) {
         uint32_t v = g->order[p];
         for (uint32_t e = g->pred_first[v]; e < g->pred_first[v + 1]; e++) {
             sb_printf(&sb, "  s%u -> s%u [label=\"", g->preds[e] + 1, v + 1);
-            if (g->pred_label[e] == WEFT__EDGE_CONSTRAINT)
+            if (g->pred_label[e] == WEFT__EDGE_CONSTRAINT) {
                 sb_printf(&sb, "before/after");
-            else
+            } else {
                 sb_escaped(&sb, weft__component(s->world, g->pred_label[e])->name);
+            }
             sb_printf(&sb, "\"];\n");
         }
     }
     /* Phase barriers: the last system of each phase to the first of the next, dashed. */
-    for (uint32_t ph = 0; ph + 1 < g->nphases; ph++)
+    for (uint32_t ph = 0; ph + 1 < g->nphases; ph++) {
         sb_printf(&sb, "  s%u -> s%u [style=dashed, label=\"apply\"];\n",
                   g->order[g->phase_first[ph + 1] - 1] + 1, g->order[g->phase_first[ph + 1]] + 1);
+    }
     sb_printf(&sb, "}\n");
     return sb.len;
 }
@@ -163,11 +178,13 @@ size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap) {
 
 uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                      uint64_t *total_ns) {
-    if (total_ns)
+    if (total_ns) {
         *total_ns = 0;
+    }
     struct weft_sched *s = built(world);
-    if (!s || !s->trace || s->trace->frame == UINT32_MAX)
+    if (!s || !s->trace || s->trace->frame == UINT32_MAX) {
         return 0;
+    }
     const weft__graph_t *g = &s->graph;
     uint32_t n = g->n;
     /* Per system: span begin/end, best path length ending here, and its predecessor. */
@@ -187,8 +204,9 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
     for (uint32_t w = 0; w < t->workers; w++) {
         for (uint32_t i = 0; i < t->lanes[w].count; i++) {
             const weft_trace_event_t *e = &t->lanes[w].events[i];
-            if (e->frame != t->frame || e->system == 0 || e->system > n)
+            if (e->frame != t->frame || e->system == 0 || e->system > n) {
                 continue;
+            }
             uint32_t v = e->system - 1;
             lo[v] = e->begin_ns < lo[v] ? e->begin_ns : lo[v];
             hi[v] = e->end_ns > hi[v] ? e->end_ns : hi[v];
@@ -211,22 +229,26 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
                 }
             }
             best[v] = base + span[v];
-            if (phase_best == UINT32_MAX || best[v] > best[phase_best])
+            if (phase_best == UINT32_MAX || best[v] > best[phase_best]) {
                 phase_best = v;
+            }
         }
         prev_best = phase_best;
     }
     uint32_t len = 0;
-    for (uint32_t v = prev_best; v != UINT32_MAX; v = parent[v])
+    for (uint32_t v = prev_best; v != UINT32_MAX; v = parent[v]) {
         len++;
+    }
     uint32_t k = len;
     for (uint32_t v = prev_best; v != UINT32_MAX; v = parent[v]) {
         k--;
-        if (k < cap)
+        if (k < cap) {
             out[k] = (weft_system_t){v + 1};
+        }
     }
-    if (total_ns && prev_best != UINT32_MAX)
+    if (total_ns && prev_best != UINT32_MAX) {
         *total_ns = best[prev_best];
+    }
     weft__sched_free(s->alloc, lo, bytes);
     return len;
 }

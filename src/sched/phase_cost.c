@@ -25,12 +25,14 @@ void weft__cost_begin_system(weft__sys_cost_t *c, uint32_t rows) {
 }
 
 void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_known) {
-    if (c->rows == 0)
+    if (c->rows == 0) {
         return; /* nothing to do this frame */
-    if (c->known)
+    }
+    if (c->known) {
         *work += (double)c->rows * c->ns_per_row;
-    else
+    } else {
         *all_known = false;
+    }
 }
 
 bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
@@ -42,8 +44,9 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
     uint32_t kept =
         ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples : WEFT__COST_DISPATCH_SAMPLES;
     float d = ph->dispatch[0];
-    for (uint32_t i = 1; i < kept; i++)
+    for (uint32_t i = 1; i < kept; i++) {
         d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
+    }
     double gain = work * (double)(workers - 1u) / (double)workers; /* what threads would save */
     bool run_inline = gain <= d;
     if (run_inline && sample_frame) {
@@ -60,8 +63,9 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
 }
 
 double weft__cost_fold_system(weft__sys_cost_t *c) {
-    if (c->rows == 0)
+    if (c->rows == 0) {
         return 0;
+    }
     uint64_t ns = weft_atomic_load_relaxed(&c->sampled);
     double per_row = (double)ns / c->rows;
     /* Interference (a cold first frame, pre-emption, a shared core) only ever makes a sample
@@ -75,8 +79,9 @@ double weft__cost_fold_system(weft__sys_cost_t *c) {
 void weft__cost_fold_phase(weft__phase_cost_t *ph, double work_ns, uint64_t wall_ns,
                            uint32_t workers) {
     ph->inline_runs = 0;
-    if (ph->threaded_runs++ == 0)
+    if (ph->threaded_runs++ == 0) {
         return; /* the first threaded run pays cold caches, page faults, sleeping workers */
+    }
     double d = (double)wall_ns - work_ns / workers;
     ph->dispatch[ph->nsamples++ % WEFT__COST_DISPATCH_SAMPLES] = d > 0 ? (float)d : 0.0f;
 }

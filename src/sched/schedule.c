@@ -29,12 +29,14 @@ void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size) {
 static uint32_t first_common(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb) {
     uint32_t i = 0, j = 0;
     while (i < na && j < nb) {
-        if (a[i] == b[j])
+        if (a[i] == b[j]) {
             return a[i];
-        if (a[i] < b[j])
+        }
+        if (a[i] < b[j]) {
             i++;
-        else
+        } else {
             j++;
+        }
     }
     return UINT32_MAX;
 }
@@ -50,9 +52,11 @@ uint32_t weft__sched_conflict(const weft__sched_sys_t *a, const weft__sched_sys_
 }
 
 static bool has_after(const weft__sched_sys_t *s, uint32_t idx) {
-    for (uint32_t i = 0; i < s->nafter; i++)
-        if (s->after[i] == idx)
+    for (uint32_t i = 0; i < s->nafter; i++) {
+        if (s->after[i] == idx) {
             return true;
+        }
+    }
     return false;
 }
 
@@ -63,13 +67,15 @@ static bool has_after(const weft__sched_sys_t *s, uint32_t idx) {
 static weft_result_t report_cycle(const weft__sched_sys_t *systems, uint32_t n,
                                   const uint32_t *indeg, uint32_t *walk, const weft_logger_t *log) {
     uint32_t v = 0;
-    while (v < n && indeg[v] == 0)
+    while (v < n && indeg[v] == 0) {
         v++;
+    }
     uint32_t len = 0;
     for (;;) {
         for (uint32_t k = 0; k < len; k++) {
-            if (walk[k] != v)
+            if (walk[k] != v) {
                 continue;
+            }
             /* walk[k..len) is the cycle, in "runs after" direction: print it reversed. */
             char msg[512];
             size_t at = 0;
@@ -78,8 +84,9 @@ static weft_result_t report_cycle(const weft__sched_sys_t *systems, uint32_t n,
                 int w = snprintf(msg + at, sizeof msg - at, "'%s' -> ", systems[walk[m]].name);
                 at += w > 0 ? (size_t)w : 0;
             }
-            if (at < sizeof msg)
+            if (at < sizeof msg) {
                 (void)snprintf(msg + at, sizeof msg - at, "'%s'", systems[walk[len - 1]].name);
+            }
             return WEFT__FAIL(log, WEFT_ECYCLE, "before/after constraints form a cycle: %s", msg);
         }
         walk[len++] = v;
@@ -103,39 +110,45 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
         const weft__sched_sys_t *s = &systems[v];
         for (uint32_t i = 0; i < s->nafter; i++) {
             const weft__sched_sys_t *t = &systems[s->after[i]];
-            if (t->phase > s->phase)
+            if (t->phase > s->phase) {
                 return WEFT__FAIL(log, WEFT_ECYCLE,
                                   "'%s' (phase %u) must run after '%s' (phase %u), but phases "
                                   "run in ascending order",
                                   s->name, s->phase, t->name, t->phase);
+            }
         }
     }
     size_t bytes = (size_t)n * 3 * sizeof(uint32_t);
     uint32_t *indeg = weft__sched_alloc(alloc, bytes);
-    if (!indeg)
+    if (!indeg) {
         return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory checking constraints");
+    }
     uint32_t *stack = indeg + n, *walk = indeg + 2 * (size_t)n;
     /* indeg[v] = number of distinct systems v must follow that are not yet placed. Kahn
      * over "after" edges: placing t releases every s that lists t. O(n * constraints). */
     uint32_t top = 0, placed = 0;
     for (uint32_t v = 0; v < n; v++) {
         indeg[v] = systems[v].nafter;
-        if (indeg[v] == 0)
+        if (indeg[v] == 0) {
             stack[top++] = v;
+        }
     }
     while (top > 0) {
         uint32_t t = stack[--top];
         placed++;
         for (uint32_t v = 0; v < n; v++) {
             const weft__sched_sys_t *s = &systems[v];
-            for (uint32_t i = 0; i < s->nafter; i++)
-                if (s->after[i] == t && --indeg[v] == 0)
+            for (uint32_t i = 0; i < s->nafter; i++) {
+                if (s->after[i] == t && --indeg[v] == 0) {
                     stack[top++] = v;
+                }
+            }
         }
     }
     weft_result_t r = WEFT_OK;
-    if (placed != n)
+    if (placed != n) {
         r = report_cycle(systems, n, indeg, walk, log);
+    }
     weft__sched_free(alloc, indeg, bytes);
     return r;
 }
@@ -157,33 +170,43 @@ static void compute_order(const weft__sched_sys_t *sys, uint32_t n, uint32_t *or
     while (have_phase) {
         /* The smallest phase not yet placed. */
         have_phase = false;
-        for (uint32_t v = 0; v < n; v++)
+        for (uint32_t v = 0; v < n; v++) {
             if (!done[v] && (!have_phase || sys[v].phase < phase)) {
                 phase = sys[v].phase;
                 have_phase = true;
             }
-        if (!have_phase)
+        }
+        if (!have_phase) {
             break;
+        }
         for (uint32_t v = 0; v < n; v++) {
             indeg[v] = 0;
-            if (sys[v].phase != phase)
+            if (sys[v].phase != phase) {
                 continue;
-            for (uint32_t i = 0; i < sys[v].nafter; i++)
-                if (sys[sys[v].after[i]].phase == phase && !done[sys[v].after[i]])
+            }
+            for (uint32_t i = 0; i < sys[v].nafter; i++) {
+                if (sys[sys[v].after[i]].phase == phase && !done[sys[v].after[i]]) {
                     indeg[v]++;
+                }
+            }
         }
         for (;;) {
             uint32_t pick = UINT32_MAX;
-            for (uint32_t v = 0; v < n && pick == UINT32_MAX; v++)
-                if (!done[v] && sys[v].phase == phase && indeg[v] == 0)
+            for (uint32_t v = 0; v < n && pick == UINT32_MAX; v++) {
+                if (!done[v] && sys[v].phase == phase && indeg[v] == 0) {
                     pick = v;
-            if (pick == UINT32_MAX)
+                }
+            }
+            if (pick == UINT32_MAX) {
                 break; /* phase complete (cycles were rejected at registration) */
+            }
             done[pick] = 1;
             order[at++] = pick;
-            for (uint32_t v = 0; v < n; v++)
-                if (!done[v] && sys[v].phase == phase && has_after(&sys[v], pick))
+            for (uint32_t v = 0; v < n; v++) {
+                if (!done[v] && sys[v].phase == phase && has_after(&sys[v], pick)) {
                     indeg[v]--;
+                }
+            }
         }
     }
 }
@@ -195,30 +218,34 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
                                 const weft_allocator_t *alloc, const weft_logger_t *log,
                                 weft__graph_t *out) {
     weft_result_t r = weft__sched_check_cycles(sys, n, alloc, log);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     size_t words = ((size_t)n + 63) / 64;
     size_t scratch_bytes =
         2 * (size_t)n * words * sizeof(word_t) + (size_t)n * 3 * sizeof(uint32_t) + (size_t)n;
     word_t *adj = weft__sched_alloc(alloc, scratch_bytes);
-    if (!adj)
+    if (!adj) {
         return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
+    }
     memset(adj, 0, scratch_bytes);
     word_t *reach = adj + (size_t)n * words;
     uint32_t *order = (uint32_t *)(reach + (size_t)n * words);
     uint32_t *pos = order + n, *indeg = pos + n;
     uint8_t *done = (uint8_t *)(indeg + n);
     compute_order(sys, n, order, indeg, done);
-    for (uint32_t p = 0; p < n; p++)
+    for (uint32_t p = 0; p < n; p++) {
         pos[order[p]] = p;
+    }
 
     /* Full edge set by run position, then reachability from the back. */
     for (uint32_t p = 0; p < n; p++) {
         const weft__sched_sys_t *a = &sys[order[p]];
         for (uint32_t q = p + 1; q < n && sys[order[q]].phase == a->phase; q++) {
             const weft__sched_sys_t *b = &sys[order[q]];
-            if (weft__sched_conflict(a, b) != UINT32_MAX || has_after(b, order[p]))
+            if (weft__sched_conflict(a, b) != UINT32_MAX || has_after(b, order[p])) {
                 bit_set(adj + (size_t)p * words, q);
+            }
         }
     }
     uint32_t nedges = 0;
@@ -228,8 +255,9 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
         /* Successors ascending: a successor already reachable through an earlier kept one is
          * redundant (anything reaching q sits before q in the run order). */
         for (uint32_t q = p + 1; q < n; q++) {
-            if (!bit_get(ap, q))
+            if (!bit_get(ap, q)) {
                 continue;
+            }
             if (bit_get(rp, q)) {
                 ap[q >> 6] &= ~((word_t)1 << (q & 63));
                 continue;
@@ -237,15 +265,18 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
             nedges++;
             bit_set(rp, q);
             const word_t *rq = reach + (size_t)q * words;
-            for (size_t w = 0; w < words; w++)
+            for (size_t w = 0; w < words; w++) {
                 rp[w] |= rq[w];
+            }
         }
     }
 
     uint32_t nphases = 0;
-    for (uint32_t p = 0; p < n; p++)
-        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase)
+    for (uint32_t p = 0; p < n; p++) {
+        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase) {
             nphases++;
+        }
+    }
     size_t count = (size_t)n * 4 + 1 + 2 * (size_t)nedges + nphases + 1;
     size_t block_size = count * sizeof(uint32_t);
     uint32_t *block = weft__sched_alloc(alloc, block_size);
@@ -272,8 +303,9 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
         g.pred_first[v] = e;
         uint32_t q = pos[v];
         for (uint32_t p = 0; p < q; p++) {
-            if (!bit_get(adj + (size_t)p * words, q))
+            if (!bit_get(adj + (size_t)p * words, q)) {
                 continue;
+            }
             uint32_t c = weft__sched_conflict(&sys[order[p]], &sys[v]);
             g.preds[e] = order[p];
             g.pred_label[e] = c != UINT32_MAX ? c : WEFT__EDGE_CONSTRAINT;
@@ -283,9 +315,11 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
     }
     g.pred_first[n] = e;
     uint32_t ph = 0;
-    for (uint32_t p = 0; p < n; p++)
-        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase)
+    for (uint32_t p = 0; p < n; p++) {
+        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase) {
             g.phase_first[ph++] = p;
+        }
+    }
     g.phase_first[nphases] = n;
     weft__sched_free(alloc, adj, scratch_bytes);
     *out = g;
@@ -293,7 +327,8 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
 }
 
 void weft__graph_free(weft__graph_t *g, const weft_allocator_t *alloc) {
-    if (g->block)
+    if (g->block) {
         weft__sched_free(alloc, g->block, g->block_size);
+    }
     memset(g, 0, sizeof *g);
 }

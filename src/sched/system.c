@@ -49,10 +49,12 @@ static void free_derived(struct weft_sched *s) {
 /* Free one record with its query, chunk tables and command arenas. Also the rollback path of
  * a failed registration, so every field may still be in its zeroed state. */
 static void system_free(struct weft_sched *s, weft__system_t *sys) {
-    if (sys->query)
+    if (sys->query) {
         weft_query_destroy(sys->query);
-    for (uint32_t c = 0; c < sys->cap; c++)
+    }
+    for (uint32_t c = 0; c < sys->cap; c++) {
         weft__cmd_fini(&sys->cmds[c]);
+    }
     weft__sched_free(s->alloc, sys->jobs, sys->cap * sizeof *sys->jobs);
     weft__sched_free(s->alloc, sys->args, sys->cap * sizeof *sys->args);
     weft__sched_free(s->alloc, sys->cmds, sys->cap * sizeof *sys->cmds);
@@ -63,11 +65,13 @@ static void system_free(struct weft_sched *s, weft__system_t *sys) {
 /* Module finaliser: runs at world destroy while the world is still usable. */
 static void sched_fini(weft_world_t *world) {
     struct weft_sched *s = world->sched;
-    if (!s)
+    if (!s) {
         return;
+    }
     free_derived(s);
-    for (uint32_t i = 0; i < s->count; i++)
+    for (uint32_t i = 0; i < s->count; i++) {
         system_free(s, s->systems[i]);
+    }
     weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
@@ -83,8 +87,9 @@ struct weft_sched *weft__sched_peek(const weft_world_t *world) {
 /* Created lazily so a world without systems pays nothing; the finaliser is registered at the
  * same time so that world destroy frees it before the pools go (our queries live there). */
 struct weft_sched *weft__sched_get(weft_world_t *world) {
-    if (world->sched)
+    if (world->sched) {
         return world->sched;
+    }
     struct weft_sched *s = weft__sched_alloc(&world->alloc, sizeof *s);
     if (!s) {
         (void)WEFT__FAIL(world->log, WEFT_ENOMEM, "scheduler: out of memory");
@@ -106,11 +111,13 @@ struct weft_sched *weft__sched_get(weft_world_t *world) {
 }
 
 weft_result_t weft__sched_jobs(struct weft_sched *s) {
-    if (s->jobs)
+    if (s->jobs) {
         return WEFT_OK;
+    }
     s->jobs = weft_world_jobs(s->world);
-    if (!s->jobs)
+    if (!s->jobs) {
         return WEFT_ENOMEM; /* reported by the world */
+    }
     s->workers = weft_jobs_worker_count(s->jobs);
     return WEFT_OK;
 }
@@ -126,11 +133,13 @@ const char *weft__sched_system_name(const struct weft_sched *s, uint32_t id) {
  * complete here (fn, arg, name, tag, main_thread are fixed per chunk), so a frame only has to
  * submit them. */
 weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *sys, uint32_t n) {
-    if (n <= sys->cap)
+    if (n <= sys->cap) {
         return WEFT_OK;
+    }
     uint32_t cap = sys->cap ? sys->cap : 1;
-    while (cap < n)
+    while (cap < n) {
         cap *= 2;
+    }
     weft_job_desc_t *jobs = weft__sched_alloc(s->alloc, cap * sizeof *jobs);
     weft__chunk_arg_t *args = weft__sched_alloc(s->alloc, cap * sizeof *args);
     weft_cmd_t *cmds = weft__sched_alloc(s->alloc, cap * sizeof *cmds);
@@ -142,11 +151,13 @@ weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *s
                           sys->name, n);
     }
     /* Command buffers keep their arenas: move the old ones, then set up the new ones. */
-    if (sys->cap)
+    if (sys->cap) {
         memcpy(cmds, sys->cmds, sys->cap * sizeof *cmds);
-    for (uint32_t c = sys->cap; c < cap; c++)
+    }
+    for (uint32_t c = sys->cap; c < cap; c++) {
         cmds[c] =
             (weft_cmd_t){.system = sys->id, .world = s->world, .alloc = s->alloc, .log = s->log};
+    }
     for (uint32_t c = 0; c < cap; c++) {
         args[c] = (weft__chunk_arg_t){.sched = s, .sys = sys, .chunk = c};
         jobs[c] = (weft_job_desc_t){.fn = weft__sched_chunk_job,
@@ -187,21 +198,24 @@ static void describe_systems(const struct weft_sched *s, weft__sched_sys_t *out)
  * sinks (what the main thread waits on) and its apply list (registration order). One block
  * holds all of it, so a rebuild is one allocation and one free. */
 weft_result_t weft__sched_build(struct weft_sched *s) {
-    if (!s->dirty)
+    if (!s->dirty) {
         return WEFT_OK;
+    }
     free_derived(s);
     uint32_t n = s->count;
     size_t nsys_bytes = (size_t)n * sizeof(weft__sched_sys_t);
     /* deps: at most one per reduced edge; sinks: at most n; phase offsets: at most n + 1. */
     weft__sched_sys_t *gsys = weft__sched_alloc(s->alloc, nsys_bytes);
-    if (!gsys)
+    if (!gsys) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
+    }
     describe_systems(s, gsys);
     weft__graph_t g;
     weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
     weft__sched_free(s->alloc, gsys, nsys_bytes);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
                    2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
                    (size_t)g.nphases * sizeof(weft__phase_cost_t) +
@@ -230,15 +244,18 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
         weft__system_t *sys = s->systems[v];
         sys->deps = s->dep_store + g.pred_first[v];
         sys->ndeps = g.pred_first[v + 1] - g.pred_first[v];
-        for (uint32_t e = 0; e < sys->ndeps; e++)
+        for (uint32_t e = 0; e < sys->ndeps; e++) {
             sys->deps[e] = &s->systems[g.preds[g.pred_first[v] + e]]->done;
+        }
     }
     uint32_t at = 0;
     for (uint32_t ph = 0; ph < g.nphases; ph++) {
         s->phase_sinks[ph] = at;
-        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++)
-            if (g.succ_count[g.order[p]] == 0)
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++) {
+            if (g.succ_count[g.order[p]] == 0) {
                 s->sinks[at++] = p;
+            }
+        }
     }
     s->phase_sinks[g.nphases] = at;
     s->nsinks = at;
@@ -248,8 +265,9 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
         bool flat = true;
         for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1] && flat; p++) {
             uint32_t v = g.order[p];
-            for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1] && flat; e++)
+            for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1] && flat; e++) {
                 flat = g.pos[g.preds[e]] < g.phase_first[ph];
+            }
         }
         s->phase_flat[ph] = flat;
     }
@@ -258,9 +276,11 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     for (uint32_t ph = 0; ph < g.nphases; ph++) {
         s->apply_first[ph] = at;
         uint32_t phase = s->systems[g.order[g.phase_first[ph]]]->desc.phase;
-        for (uint32_t i = 0; i < n; i++)
-            if (s->systems[i]->desc.phase == phase)
+        for (uint32_t i = 0; i < n; i++) {
+            if (s->systems[i]->desc.phase == phase) {
                 s->apply_list[at++] = i;
+            }
+        }
     }
     s->apply_first[g.nphases] = at;
     s->dirty = false;
@@ -277,8 +297,9 @@ static const char *component_name(const weft_world_t *world, uint32_t id) {
 /* Number of leading non-zero components in list[0..max). */
 static uint32_t list_len(const weft_component_t *list, uint32_t max) {
     uint32_t n = 0;
-    while (n < max && list[n].id != 0)
+    while (n < max && list[n].id != 0) {
         n++;
+    }
     return n;
 }
 
@@ -293,17 +314,20 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
     uint32_t nterms;
     for (nterms = 0; nterms < WEFT_QUERY_MAX_TERMS && d->terms[nterms].component.id; nterms++) {
         uint32_t id = d->terms[nterms].component.id;
-        if (!weft__component(world, id))
+        if (!weft__component(world, id)) {
             return WEFT__FAIL(world->log, WEFT_EINVAL,
                               "system '%s': terms[%u] names unknown component id %u", who, nterms,
                               id);
-        if (weft__access_bit_has(seen, id))
+        }
+        if (weft__access_bit_has(seen, id)) {
             return WEFT__FAIL(world->log, WEFT_EINVAL,
                               "system '%s': component '%s' is listed twice in terms", who,
                               component_name(world, id));
-        if ((unsigned)d->terms[nterms].access >= WEFT_ACCESS_COUNT)
+        }
+        if ((unsigned)d->terms[nterms].access >= WEFT_ACCESS_COUNT) {
             return WEFT__FAIL(world->log, WEFT_EINVAL, "system '%s': terms[%u] has a bad access",
                               who, nterms);
+        }
         weft__access_bit_set(seen, id);
         weft__access_bit_set(d->terms[nterms].access == WEFT_ACCESS_WRITE ? acc->write : acc->read,
                              id);
@@ -312,50 +336,60 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
     for (int l = 0; l < 2; l++) {
         for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_LOOKUPS && lists[l][i].id; i++) {
             uint32_t id = lists[l][i].id;
-            if (!weft__component(world, id))
+            if (!weft__component(world, id)) {
                 return WEFT__FAIL(world->log, WEFT_EINVAL,
                                   "system '%s': %s[%u] names unknown component id %u", who,
                                   l ? "writes" : "reads", i, id);
+            }
             weft__access_bit_set(l ? acc->write : acc->read, id);
         }
     }
     for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && d->exclude[i].id; i++) {
         uint32_t id = d->exclude[i].id;
-        if (!weft__component(world, id))
+        if (!weft__component(world, id)) {
             return WEFT__FAIL(world->log, WEFT_EINVAL,
                               "system '%s': exclude[%u] names unknown component id %u", who, i, id);
-        if (weft__access_bit_has(acc->write, id))
+        }
+        if (weft__access_bit_has(acc->write, id)) {
             return WEFT__FAIL(world->log, WEFT_ECONFLICT,
                               "system '%s' writes component '%s' but also excludes it", who,
                               component_name(world, id));
-        if (weft__access_bit_has(seen, id))
+        }
+        if (weft__access_bit_has(seen, id)) {
             return WEFT__FAIL(world->log, WEFT_ECONFLICT,
                               "system '%s' iterates component '%s' but also excludes it", who,
                               component_name(world, id));
+        }
     }
     return WEFT_OK;
 }
 
 static weft__system_t *find_system(const struct weft_sched *s, const char *name) {
-    for (uint32_t i = 0; i < s->count; i++)
-        if (strcmp(s->systems[i]->name, name) == 0)
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (strcmp(s->systems[i]->name, name) == 0) {
             return s->systems[i];
+        }
+    }
     return NULL;
 }
 
 /* Add `idx` to sys's "after" list unless present. */
 /* Lists stay duplicate-free because the graph code counts in-degrees per entry. */
 static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32_t idx) {
-    for (uint32_t i = 0; i < sys->nafter; i++)
-        if (sys->after[i] == idx)
+    for (uint32_t i = 0; i < sys->nafter; i++) {
+        if (sys->after[i] == idx) {
             return WEFT_OK;
+        }
+    }
     if (sys->nafter == sys->after_cap) {
         uint32_t cap = sys->after_cap ? sys->after_cap * 2 : 8;
         uint32_t *a = weft__sched_alloc(s->alloc, cap * sizeof *a);
-        if (!a)
+        if (!a) {
             return WEFT__FAIL(s->log, WEFT_ENOMEM, "system '%s': out of memory", sys->name);
-        if (sys->nafter)
+        }
+        if (sys->nafter) {
             memcpy(a, sys->after, sys->nafter * sizeof *a);
+        }
         weft__sched_free(s->alloc, sys->after, sys->after_cap * sizeof *sys->after);
         sys->after = a;
         sys->after_cap = cap;
@@ -371,19 +405,23 @@ static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys) {
     weft_result_t r = WEFT_OK;
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
         weft__system_t *t;
-        if (sys->order_names[0][i][0] && (t = find_system(s, sys->order_names[0][i])))
+        if (sys->order_names[0][i][0] && (t = find_system(s, sys->order_names[0][i]))) {
             r = add_after(s, t, me);
+        }
         if (r == WEFT_OK && sys->order_names[1][i][0] &&
-            (t = find_system(s, sys->order_names[1][i])))
+            (t = find_system(s, sys->order_names[1][i]))) {
             r = add_after(s, sys, t->id - 1);
+        }
     }
     for (uint32_t j = 0; j < me && r == WEFT_OK; j++) {
         weft__system_t *t = s->systems[j];
         for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
-            if (strcmp(t->order_names[0][i], sys->name) == 0)
+            if (strcmp(t->order_names[0][i], sys->name) == 0) {
                 r = add_after(s, sys, j);
-            if (r == WEFT_OK && strcmp(t->order_names[1][i], sys->name) == 0)
+            }
+            if (r == WEFT_OK && strcmp(t->order_names[1][i], sys->name) == 0) {
                 r = add_after(s, t, me);
+            }
         }
     }
     return r;
@@ -392,8 +430,9 @@ static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys) {
 /* Copy a name into fixed storage; false when it does not fit or is empty. */
 static bool copy_name(char *dst, const char *src) {
     size_t len = strlen(src);
-    if (len == 0 || len > WEFT_SYSTEM_NAME_MAX)
+    if (len == 0 || len > WEFT_SYSTEM_NAME_MAX) {
         return false;
+    }
     memcpy(dst, src, len + 1);
     return true;
 }
@@ -409,11 +448,12 @@ static weft_result_t check_desc(weft_world_t *world, const weft_system_desc_t *d
                    "weft_system_register: system '%s' has no fn", d->name);
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
         const char *names[2] = {d->before[i], d->after[i]};
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2; k++) {
             WEFT__CONTRACT(!names[k] || (names[k][0] && strlen(names[k]) <= WEFT_SYSTEM_NAME_MAX),
                            world->log, WEFT_EINVAL,
                            "weft_system_register: system '%s': bad %s[%u] name", d->name,
                            k ? "after" : "before", i);
+        }
     }
     return WEFT_OK;
 }
@@ -425,17 +465,20 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
                                  weft__system_t **out) {
     weft_world_t *world = s->world;
     weft__system_t *sys = weft__sched_alloc(s->alloc, sizeof *sys);
-    if (!sys)
+    if (!sys) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "system '%s': out of memory", d->name);
+    }
     memset(sys, 0, sizeof *sys);
     weft_counter_init(&sys->done);
     sys->desc = *d;
     (void)copy_name(sys->name, d->name);
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
-        if (d->before[i])
+        if (d->before[i]) {
             (void)copy_name(sys->order_names[0][i], d->before[i]);
-        if (d->after[i])
+        }
+        if (d->after[i]) {
             (void)copy_name(sys->order_names[1][i], d->after[i]);
+        }
         sys->desc.before[i] = d->before[i] ? sys->order_names[0][i] : NULL;
         sys->desc.after[i] = d->after[i] ? sys->order_names[1][i] : NULL;
     }
@@ -450,8 +493,9 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     sys->access.system_name = sys->name;
     weft_result_t r = check_access(world, d, &sys->access);
     for (sys->term_count = 0;
-         sys->term_count < WEFT_QUERY_MAX_TERMS && d->terms[sys->term_count].component.id;)
+         sys->term_count < WEFT_QUERY_MAX_TERMS && d->terms[sys->term_count].component.id;) {
         sys->term_count++;
+    }
     if (r == WEFT_OK && sys->term_count > 0) {
         weft_query_desc_t qd = {.term_count = sys->term_count};
         memcpy(qd.terms, d->terms, sizeof qd.terms);
@@ -459,18 +503,20 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         memcpy(qd.exclude, d->exclude, sizeof qd.exclude);
         r = weft_query_create(world, &qd, &sys->query);
     }
-    if (r == WEFT_OK)
+    if (r == WEFT_OK) {
         r = weft__sched_reserve_chunks(s, sys, 1);
+    }
     if (r != WEFT_OK) {
         system_free(s, sys);
         return r;
     }
     /* Sorted id lists for the graph (ascending by construction): write wins over read. */
     for (uint32_t id = 1; id < WEFT_MAX_COMPONENTS; id++) {
-        if (weft__access_bit_has(sys->access.write, id))
+        if (weft__access_bit_has(sys->access.write, id)) {
             sys->writes[sys->nwrites++] = id;
-        else if (weft__access_bit_has(sys->access.read, id))
+        } else if (weft__access_bit_has(sys->access.read, id)) {
             sys->reads[sys->nreads++] = id;
+        }
     }
     memcpy(&sys->view, &sys->access, sizeof sys->view);
     *out = sys;
@@ -481,35 +527,42 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
                                    weft_system_t *out) {
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_system_register: world is NULL");
     weft_result_t r = check_desc(world, desc);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     struct weft_sched *s = weft__sched_get(world);
-    if (!s)
+    if (!s) {
         return WEFT_ENOMEM;
+    }
     WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
                    "weft_system_register: called during weft_world_progress");
-    if (find_system(s, desc->name))
+    if (find_system(s, desc->name)) {
         return WEFT__FAIL(s->log, WEFT_EEXIST,
                           "weft_system_register: a system named '%s' "
                           "already exists",
                           desc->name);
-    if (s->count == UINT16_MAX)
+    }
+    if (s->count == UINT16_MAX) {
         return WEFT__FAIL(s->log, WEFT_ECAPACITY, "weft_system_register: too many systems");
+    }
     if (s->count == s->systems_cap) {
         uint32_t cap = s->systems_cap ? s->systems_cap * 2 : 16;
         weft__system_t **a = weft__sched_alloc(s->alloc, cap * sizeof *a);
-        if (!a)
+        if (!a) {
             return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
-        if (s->count)
+        }
+        if (s->count) {
             memcpy(a, s->systems, s->count * sizeof *a);
+        }
         weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
         s->systems = a;
         s->systems_cap = cap;
     }
     weft__system_t *sys = NULL;
     r = system_make(s, desc, &sys);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     /* Link it, resolve names, check cycles. Earlier systems only ever gain the new index in
      * their "after" lists here, so a failure is undone by removing that index again. */
     s->systems[s->count++] = sys;
@@ -519,11 +572,12 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
         if (!tmp) {
             r = WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
         } else {
-            for (uint32_t i = 0; i < s->count; i++)
+            for (uint32_t i = 0; i < s->count; i++) {
                 tmp[i] = (weft__sched_sys_t){.name = s->systems[i]->name,
                                              .phase = s->systems[i]->desc.phase,
                                              .after = s->systems[i]->after,
                                              .nafter = s->systems[i]->nafter};
+            }
             r = weft__sched_check_cycles(tmp, s->count, s->alloc, s->log);
             weft__sched_free(s->alloc, tmp, s->count * sizeof *tmp);
         }
@@ -533,9 +587,11 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
         for (uint32_t j = 0; j < me; j++) {
             weft__system_t *t = s->systems[j];
             uint32_t kept = 0;
-            for (uint32_t k = 0; k < t->nafter; k++)
-                if (t->after[k] != me)
+            for (uint32_t k = 0; k < t->nafter; k++) {
+                if (t->after[k] != me) {
                     t->after[kept++] = t->after[k];
+                }
+            }
             t->nafter = kept;
         }
         s->count--;
@@ -544,8 +600,9 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
     }
     free_derived(s);
     weft__sched_drop_suspended(s); /* its phase indices belong to the old graph */
-    if (out)
+    if (out) {
         *out = (weft_system_t){sys->id};
+    }
     return WEFT_OK;
 }
 

@@ -17,11 +17,11 @@
 #include "weft/system.h"
 #include "weft/trace.h"
 
-#include "src/core/access.h"
 #include "command.h"
 #include "phase_cost.h"
-#include "src/core/query.h"
 #include "schedule.h"
+#include "src/core/access.h"
+#include "src/core/query.h"
 #include "trace.h"
 
 struct weft__system;

@@ -11,8 +11,8 @@
 
 #include "jobs/platform/report.h"
 #include "schedule.h"
-#include "system.h"
 #include "src/core/world.h"
+#include "system.h"
 
 #define TRACE_DEFAULT_CAPACITY 65536u
 
@@ -34,11 +34,13 @@ void weft__trace_frame_begin(weft__trace_t *t) {
 }
 
 void weft__trace_destroy(weft__trace_t *t, const weft_allocator_t *alloc) {
-    if (!t)
+    if (!t) {
         return;
-    for (uint32_t w = 0; w < t->workers; w++)
+    }
+    for (uint32_t w = 0; w < t->workers; w++) {
         weft__sched_free(alloc, t->lanes[w].events,
                          (size_t)t->capacity * sizeof(weft_trace_event_t));
+    }
     weft__sched_free(alloc, t->lanes, t->workers * sizeof(weft__trace_lane_t));
     weft__sched_free(alloc, t, sizeof *t);
 }
@@ -50,20 +52,23 @@ void weft__trace_destroy(weft__trace_t *t, const weft_allocator_t *alloc) {
 weft_result_t weft_trace_enable(weft_world_t *world, const weft_trace_desc_t *desc) {
     weft_trace_desc_t d = desc ? *desc : (weft_trace_desc_t){0};
     struct weft_sched *s = weft__sched_get(world);
-    if (!s)
+    if (!s) {
         return WEFT_ENOMEM;
+    }
     WEFT__CONTRACT(d._canary == 0, s->log, WEFT_EINVAL, "weft_trace_enable: desc._canary != 0");
     WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
                    "weft_trace_enable: called while a frame runs");
     weft_result_t r = weft__sched_jobs(s);
-    if (r != WEFT_OK)
+    if (r != WEFT_OK) {
         return r;
+    }
     uint32_t cap = d.capacity ? d.capacity : TRACE_DEFAULT_CAPACITY;
     uint32_t workers = s->workers;
     weft__trace_t *t = weft__sched_alloc(s->alloc, sizeof *t);
     weft__trace_lane_t *lanes = weft__sched_alloc(s->alloc, workers * sizeof *lanes);
-    if (!t || !lanes)
+    if (!t || !lanes) {
         goto fail_free;
+    }
     memset(t, 0, sizeof *t);
     memset(lanes, 0, workers * sizeof *lanes);
     *t = (weft__trace_t){.lanes = lanes,
@@ -75,8 +80,9 @@ weft_result_t weft_trace_enable(weft_world_t *world, const weft_trace_desc_t *de
     t->frame = UINT32_MAX;
     for (uint32_t w = 0; w < workers; w++) {
         lanes[w].events = weft__sched_alloc(s->alloc, (size_t)cap * sizeof(weft_trace_event_t));
-        if (!lanes[w].events)
+        if (!lanes[w].events) {
             goto fail_free;
+        }
     }
     weft__trace_destroy(s->trace, s->alloc);
     s->trace = t;
@@ -93,8 +99,9 @@ fail_free:
 
 void weft_trace_disable(weft_world_t *world) {
     struct weft_sched *s = weft__sched_peek(world);
-    if (!s || !s->trace)
+    if (!s || !s->trace) {
         return;
+    }
     weft__trace_destroy(s->trace, s->alloc);
     s->trace = NULL;
 }
@@ -106,38 +113,45 @@ bool weft_trace_is_enabled(const weft_world_t *world) {
 
 static int cmp_event(const void *pa, const void *pb) {
     const weft_trace_event_t *a = pa, *b = pb;
-    if (a->begin_ns != b->begin_ns)
+    if (a->begin_ns != b->begin_ns) {
         return a->begin_ns < b->begin_ns ? -1 : 1;
-    if (a->worker != b->worker)
+    }
+    if (a->worker != b->worker) {
         return a->worker < b->worker ? -1 : 1;
+    }
     return 0;
 }
 
 /* Lanes are merged and sorted only here, off the hot path. */
 uint32_t weft_trace_events(const weft_world_t *world, weft_trace_event_t *out, uint32_t cap) {
     const struct weft_sched *s = weft__sched_peek(world);
-    if (!s || !s->trace)
+    if (!s || !s->trace) {
         return 0;
+    }
     const weft__trace_t *t = s->trace;
     uint32_t total = 0, at = 0;
     for (uint32_t w = 0; w < t->workers; w++) {
         const weft__trace_lane_t *lane = &t->lanes[w];
         total += lane->count;
-        for (uint32_t i = 0; i < lane->count && at < cap; i++)
+        for (uint32_t i = 0; i < lane->count && at < cap; i++) {
             out[at++] = lane->events[i];
+        }
     }
-    if (at > 0)
+    if (at > 0) {
         qsort(out, at, sizeof *out, cmp_event);
+    }
     return total;
 }
 
 uint64_t weft_trace_dropped(const weft_world_t *world) {
     const struct weft_sched *s = weft__sched_peek(world);
-    if (!s || !s->trace)
+    if (!s || !s->trace) {
         return 0;
+    }
     uint64_t n = 0;
-    for (uint32_t w = 0; w < s->trace->workers; w++)
+    for (uint32_t w = 0; w < s->trace->workers; w++) {
         n += s->trace->lanes[w].dropped;
+    }
     return n;
 }
 
@@ -148,38 +162,43 @@ uint64_t weft_trace_dropped(const weft_world_t *world) {
 static void write_json_string(FILE *f, const char *str) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-        if (*p == '"' || *p == '\\')
+        if (*p == '"' || *p == '\\') {
             fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
+        } else if (*p < 0x20) {
             fprintf(f, "\\u%04x", *p);
-        else
+        } else {
             fputc(*p, f);
+        }
     }
     fputc('"', f);
 }
 
 weft_result_t weft_trace_write_chrome(const weft_world_t *world, const char *path) {
     const struct weft_sched *s = weft__sched_peek(world);
-    if (!s || !s->trace)
+    if (!s || !s->trace) {
         return WEFT__FAIL(s       ? s->log
                           : world ? world->log
                                   : NULL,
                           WEFT_ESTATE, "weft_trace_write_chrome: tracing is off");
-    if (!path)
+    }
+    if (!path) {
         return WEFT__FAIL(s->log, WEFT_EINVAL, "weft_trace_write_chrome: path is NULL");
+    }
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
         return WEFT__FAIL(s->log, WEFT_EIO, "weft_trace_write_chrome: cannot open '%s'", path);
+    }
     const weft__trace_t *t = s->trace;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
           "\"args\":{\"name\":\"weft\"}}",
           f);
-    for (uint32_t w = 0; w < t->workers; w++)
+    for (uint32_t w = 0; w < t->workers; w++) {
         fprintf(f,
                 ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
                 "\"args\":{\"name\":\"weft-worker-%u\"}}",
                 w, w);
+    }
     /* Lanes are written in worker order; viewers sort by timestamp themselves. Timestamps
      * are microseconds with nanosecond decimals, as the format specifies. */
     for (uint32_t w = 0; w < t->workers; w++) {
@@ -200,7 +219,8 @@ weft_result_t weft_trace_write_chrome(const weft_world_t *world, const char *pat
     }
     fputs("\n]}\n", f);
     bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad)
+    if (fclose(f) != 0 || bad) {
         return WEFT__FAIL(s->log, WEFT_EIO, "weft_trace_write_chrome: write to '%s' failed", path);
+    }
     return WEFT_OK;
 }

@@ -51,12 +51,14 @@ typedef struct fx_fail {
 
 /* Record `cond` failing with a printf-style message (the first failure wins); false. */
 static inline bool fx_fail_note(fx_fail_t *fl, const char *cond, const char *fmt, ...) {
-    if (fl->failed)
+    if (fl->failed) {
         return false;
+    }
     fl->failed = true;
     int k = snprintf(fl->msg, sizeof fl->msg, "(%s) ", cond);
-    if (k < 0 || (size_t)k >= sizeof fl->msg)
+    if (k < 0 || (size_t)k >= sizeof fl->msg) {
         return false;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(fl->msg + k, sizeof fl->msg - (size_t)k, fmt, ap);
@@ -83,9 +85,10 @@ static inline void fx_register(fx_world_t *f) {
          .entity_fields = {8, 16},
          .version = 3},
     };
-    for (int i = 0; i < FX_COUNT; ++i)
+    for (int i = 0; i < FX_COUNT; ++i) {
         cr_assert_eq(weft_component_register(f->w, &descs[i], &f->c[i]), WEFT_OK, "%s",
                      weft_last_error());
+    }
 }
 
 /* An inline world with nothing registered (destroy with weft_world_destroy). */
@@ -133,31 +136,39 @@ static inline void fx_populate(fx_world_t *f, uint64_t seed, uint32_t n) {
         uint64_t r = fx_rand(&s);
         if (r & 1) {
             pos3_t p = {(float)i, (float)(r % 97), -1.5f};
-            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_POS], &p), "set Position"))
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_POS], &p), "set Position")) {
                 break;
+            }
         }
         if (r & 2) {
             pos3_t v = {0.25f, (float)(r % 13), (float)i};
-            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_VEL], &v), "set Velocity"))
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_VEL], &v), "set Velocity")) {
                 break;
+            }
         }
         if (r & 4) {
             ref_t rf = {.target = (r & 8) ? es[fx_rand(&s) % n] : 0, .tag = (uint32_t)i};
-            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_REF], &rf), "set Ref"))
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_REF], &rf), "set Ref")) {
                 break;
+            }
         }
-        if ((r & 16) && !FX_POP_OK(weft_component_add(f->w, es[i], f->c[FX_TAG], NULL), "add Tag"))
+        if ((r & 16) &&
+            !FX_POP_OK(weft_component_add(f->w, es[i], f->c[FX_TAG], NULL), "add Tag")) {
             break;
+        }
         if (r & 32) {
             pair_t p = {.a = r, .first = es[fx_rand(&s) % n], .second = es[i]};
-            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_PAIR], &p), "set Pair"))
+            if (!FX_POP_OK(weft_component_set(f->w, es[i], f->c[FX_PAIR], &p), "set Pair")) {
                 break;
+            }
         }
     }
     /* Destroy ~10%: references to them become dangling (stale) handles. */
-    for (uint32_t i = 0; i < n && !fl.failed; ++i)
-        if (fx_rand(&s) % 10 == 0)
+    for (uint32_t i = 0; i < n && !fl.failed; ++i) {
+        if (fx_rand(&s) % 10 == 0) {
             (void)FX_POP_OK(weft_entity_destroy(f->w, es[i]), "destroy");
+        }
+    }
 #undef FX_POP_OK
     free(es);
     FX_ASSERT_NO_FAIL(&fl);
@@ -173,8 +184,9 @@ static inline uint32_t fx_alive(const fx_world_t *f, weft_entity_t *out, uint32_
         weft_entity_t e = weft_entity_from_index(f->w, i);
         if (e != 0) {
             over = k >= cap;
-            if (!over)
+            if (!over) {
                 out[k++] = e;
+            }
         }
     }
     cr_assert(!over, "more than %u alive entities", cap);
@@ -186,18 +198,21 @@ static inline uint32_t fx_alive(const fx_world_t *f, weft_entity_t *out, uint32_
  * remapped, others follow the rule (keep or null). */
 static inline weft_entity_t fx_map(weft_entity_t v, const weft_entity_t *src,
                                    const weft_entity_t *dst, uint32_t n, bool keep_external) {
-    if (v == 0)
+    if (v == 0) {
         return 0;
+    }
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (weft_entity_index(src[mid]) < weft_entity_index(v))
+        if (weft_entity_index(src[mid]) < weft_entity_index(v)) {
             lo = mid + 1;
-        else
+        } else {
             hi = mid;
+        }
     }
-    if (lo < n && src[lo] == v)
+    if (lo < n && src[lo] == v) {
         return dst[lo];
+    }
     return keep_external ? v : 0;
 }
 
@@ -207,17 +222,21 @@ static inline bool fx_check_equal(const fx_world_t *a, const fx_world_t *b,
                                   const weft_entity_t *src, const weft_entity_t *dst, uint32_t n,
                                   bool keep_external, fx_fail_t *fl) {
     for (uint32_t i = 0; i < n; ++i) {
-        if (!FX_CHECK(fl, weft_entity_is_alive(b->w, dst[i]), "entity %u not alive after load", i))
+        if (!FX_CHECK(fl, weft_entity_is_alive(b->w, dst[i]), "entity %u not alive after load",
+                      i)) {
             return false;
+        }
         for (int c = 0; c < FX_COUNT; ++c) {
             const void *pa = weft_component_get(a->w, src[i], a->c[c]);
             const void *pb = weft_component_get(b->w, dst[i], b->c[c]);
             if (!FX_CHECK(fl, (pa != NULL) == (pb != NULL),
                           "entity %u component %d presence differs (%d vs %d)", i, c, pa != NULL,
-                          pb != NULL))
+                          pb != NULL)) {
                 return false;
-            if (!pa)
+            }
+            if (!pa) {
                 continue;
+            }
             bool ok = true;
             if (c == FX_POS || c == FX_VEL) {
                 ok = FX_CHECK(fl, memcmp(pa, pb, sizeof(pos3_t)) == 0, "entity %u comp %d data", i,
@@ -241,8 +260,9 @@ static inline bool fx_check_equal(const fx_world_t *a, const fx_world_t *b,
                      FX_CHECK(fl, w2 == qb->second, "entity %u pair.second 0x%llx, want 0x%llx", i,
                               (unsigned long long)qb->second, (unsigned long long)w2);
             }
-            if (!ok)
+            if (!ok) {
                 return false;
+            }
         }
     }
     return true;
@@ -330,22 +350,27 @@ typedef struct fx_counting {
 
 static inline void *fx_count_alloc(size_t size, size_t align, void *user) {
     fx_counting_t *c = user;
-    if (c->fail_at && ++c->count == c->fail_at)
+    if (c->fail_at && ++c->count == c->fail_at) {
         return NULL;
-    if (c->watch && size > c->largest)
+    }
+    if (c->watch && size > c->largest) {
         c->largest = size;
-    if (align < sizeof(void *))
+    }
+    if (align < sizeof(void *)) {
         align = sizeof(void *);
+    }
     void *p = aligned_alloc(align, (size + align - 1) / align * align);
-    if (p)
+    if (p) {
         c->live += size;
+    }
     return p;
 }
 
 static inline void fx_count_free(void *p, size_t size, void *user) {
     fx_counting_t *c = user;
-    if (p)
+    if (p) {
         c->live -= size;
+    }
     free(p);
 }
 

@@ -34,13 +34,15 @@ static void build(hier_world_t *h, uint64_t seed, const weft_world_desc_t *desc)
         weft_transform_t t = transform_of(&s);
         if (!FX_CHECK(&fl, (r = weft_hier_add(h->f.w, h->e[i], &t)) == WEFT_OK,
                       "seed %llu node %d: hier_add: %s", (unsigned long long)seed, i,
-                      weft_last_error()))
+                      weft_last_error())) {
             break;
+        }
         pos3_t p = {(float)i, 0, 0};
         if (!FX_CHECK(&fl, (r = weft_component_set(h->f.w, h->e[i], h->f.c[FX_POS], &p)) == WEFT_OK,
                       "seed %llu node %d: set Position: %s", (unsigned long long)seed, i,
-                      weft_last_error()))
+                      weft_last_error())) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     /* The write-up's counter-example first, then random parents. */
@@ -51,8 +53,9 @@ static void build(hier_world_t *h, uint64_t seed, const weft_world_desc_t *desc)
         int p = (int)(fx_rand(&s) % (uint64_t)NODES);
         r = weft_hier_attach(h->f.w, h->e[i], h->e[p]);
         if (!FX_CHECK(&fl, r == WEFT_OK || r == WEFT_ECYCLE, "seed %llu: attach %d to %d: %s",
-                      (unsigned long long)seed, i, p, weft_last_error()))
+                      (unsigned long long)seed, i, p, weft_last_error())) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     cr_assert_eq(weft_hier_detach(h->f.w, h->e[10]), WEFT_OK);
@@ -67,14 +70,17 @@ static void expect_order_valid(weft_world_t *w) {
     fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i) {
         weft_entity_t p = weft_hier_parent(w, order[i]);
-        if (!p)
+        if (!p) {
             continue;
+        }
         bool before = false;
-        for (uint32_t j = 0; j < i; ++j)
+        for (uint32_t j = 0; j < i; ++j) {
             before |= order[j] == p;
+        }
         if (!FX_CHECK(&fl, before, "parent 0x%llx of node %u (0x%llx) comes after it",
-                      (unsigned long long)p, i, (unsigned long long)order[i]))
+                      (unsigned long long)p, i, (unsigned long long)order[i])) {
             break;
+        }
     }
     free(order);
     FX_ASSERT_NO_FAIL(&fl);
@@ -86,10 +92,12 @@ static void expect_same_nodes(weft_world_t *a, weft_world_t *b, const weft_entit
     fx_fail_t fl = {0};
     for (uint32_t i = 0; i < n; ++i) {
         bool ha = weft_hier_has(a, src[i]), hb = weft_hier_has(b, dst[i]);
-        if (!FX_CHECK(&fl, ha == hb, "node %u: in the hierarchy %d -> %d", i, ha, hb))
+        if (!FX_CHECK(&fl, ha == hb, "node %u: in the hierarchy %d -> %d", i, ha, hb)) {
             break;
-        if (!ha)
+        }
+        if (!ha) {
             continue;
+        }
         weft_entity_t pa = weft_hier_parent(a, src[i]);
         weft_entity_t want = fx_map(pa, src, dst, n, false);
         weft_entity_t pb = weft_hier_parent(b, dst[i]);
@@ -102,14 +110,16 @@ static void expect_same_nodes(weft_world_t *a, weft_world_t *b, const weft_entit
             !FX_CHECK(&fl,
                       memcmp(weft_hier_world(a, src[i]), weft_hier_world(b, dst[i]),
                              sizeof(weft_mat4_t)) == 0,
-                      "node %u world", i))
+                      "node %u world", i)) {
             break;
+        }
         if ((want != 0 || !outside_root) &&
             !FX_CHECK(&fl,
                       memcmp(&weft_hier_link(a, src[i])->inverse_bind,
                              &weft_hier_link(b, dst[i])->inverse_bind, sizeof(weft_mat4_t)) == 0,
-                      "node %u inverse bind", i))
+                      "node %u inverse bind", i)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
 }
@@ -185,8 +195,9 @@ Test(archive_hier, saving_a_subtree_with_descendants_makes_its_top_a_root) {
     uint32_t subtree = 0;
     for (int i = 0; i < NODES; ++i) {
         weft_entity_t x = a.e[i];
-        while (x && x != a.e[3])
+        while (x && x != a.e[3]) {
             x = weft_hier_parent(a.f.w, x);
+        }
         subtree += x == a.e[3];
     }
     fx_world_t b;
@@ -199,8 +210,9 @@ Test(archive_hier, saving_a_subtree_with_descendants_makes_its_top_a_root) {
     uint32_t roots = 0;
     weft_entity_t order[NODES];
     weft_hier_order(b.w, order, NODES);
-    for (uint32_t i = 0; i < subtree; ++i)
+    for (uint32_t i = 0; i < subtree; ++i) {
         roots += weft_hier_parent(b.w, order[i]) == 0;
+    }
     cr_assert_eq(roots, 1, "only the subtree's top is a root");
     cr_assert_eq(weft_hier_parent(b.w, order[0]), 0);
     expect_order_valid(b.w);
@@ -230,8 +242,9 @@ Test(archive_hier, out_of_memory_while_loading_a_hierarchy_leaves_it_unchanged) 
         c.fail_at = k;
         weft_result_t r = weft_archive_load_memory(b.f.w, buf.data, buf.size, NULL, NULL);
         c.fail_at = 0;
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             break;
+        }
         weft_entity_t now[NODES];
         weft_hier_order(b.f.w, now, NODES);
         if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
@@ -240,8 +253,9 @@ Test(archive_hier, out_of_memory_while_loading_a_hierarchy_leaves_it_unchanged) 
             !FX_CHECK(&fl, weft_hier_count(b.f.w) == nodes, "k=%ld: %u nodes, want %u", k,
                       weft_hier_count(b.f.w), nodes) ||
             !FX_CHECK(&fl, memcmp(now, before, sizeof now) == 0, "k=%ld: order changed", k) ||
-            !FX_CHECK(&fl, k < 10000, "k=%ld: still failing", k))
+            !FX_CHECK(&fl, k < 10000, "k=%ld: still failing", k)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     cr_assert_eq(weft_hier_count(b.f.w), 2 * NODES);
@@ -357,16 +371,19 @@ Test(archive_hier, out_of_memory_while_restoring_a_hierarchy_changes_nothing) {
         c.fail_at = k;
         weft_result_t r = weft_snapshot_restore(a.f.w, snap);
         c.fail_at = 0;
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             break;
+        }
         if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
                       weft_last_error()) ||
-            !FX_CHECK(&fl, weft_world_hash(a.f.w) == h, "k=%ld changed the world hash", k))
+            !FX_CHECK(&fl, weft_world_hash(a.f.w) == h, "k=%ld changed the world hash", k)) {
             break;
+        }
         hier_state(a.f.w, &now);
         if (!FX_CHECK(&fl, memcmp(&mid, &now, sizeof mid) == 0, "k=%ld: hierarchy changed", k) ||
-            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k))
+            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     cr_assert_gt(k, 1, "the hierarchy rebuild allocates");

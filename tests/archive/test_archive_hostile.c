@@ -126,10 +126,12 @@ Test(archive_hostile, random_bytes_fail_before_any_allocation) {
     fx_fail_t fl = {0};
     for (int iter = 0; iter < 2000 && !fl.failed; ++iter) {
         size_t n = fx_rand(&s) % 4096;
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < n; ++i) {
             m[i] = (unsigned char)fx_rand(&s);
-        if (iter & 1) /* keep a valid file header so the section parser is reached */
+        }
+        if (iter & 1) { /* keep a valid file header so the section parser is reached */
             memcpy(m, good.data, n < 32 ? n : 32);
+        }
         c.watch = true;
         c.largest = 0;
         weft_result_t r = try_load(&f, m, n, iter % 4 == 1, &fl);
@@ -201,8 +203,9 @@ static framed_t framed_bare_entities(uint32_t n) {
     fx_init(&a);
     weft_entity_t *es = malloc(sizeof *es * n);
     cr_assert_eq(weft_entity_create_n(a.w, n, es), WEFT_OK);
-    for (uint32_t i = 0; i < n; i += 100)
+    for (uint32_t i = 0; i < n; i += 100) {
         cr_assert_eq(weft_component_add(a.w, es[i], a.c[FX_TAG], NULL), WEFT_OK);
+    }
     free(es);
     framed_t t = framed(fx_save(&a, NULL));
     fx_fini(&a);
@@ -239,8 +242,9 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
     case DAMAGE_TAIL: { /* valid file header and ENTS, then random bytes */
         size_t keep = t->end[0];
         n = keep + (size_t)(fx_rand(s) % (fx_rand(s) & 1 ? 256 : cap - keep));
-        for (size_t i = keep; i < n; ++i)
+        for (size_t i = keep; i < n; ++i) {
             m[i] = (unsigned char)fx_rand(s);
+        }
         desc->skip_checksums = fx_rand(s) & 1;
         break;
     }
@@ -249,8 +253,9 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
         for (int j = 0; j < k && t->sections > 1; ++j) {
             uint32_t sec = 1u + (uint32_t)(fx_rand(s) % (t->sections - 1u));
             size_t lo = t->at[sec] + 32, len = t->end[sec] - 8 - lo;
-            if (len)
+            if (len) {
                 m[lo + fx_rand(s) % len] = (unsigned char)fx_rand(s);
+            }
         }
         break;
     }
@@ -258,12 +263,13 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
         for (uint32_t sec = 1; sec < t->sections; ++sec) {
             uint64_t rows;
             size_t ids = comp_ids_at(t, m, sec, &rows);
-            for (uint64_t r = 0; r < rows && t->entities; ++r)
+            for (uint64_t r = 0; r < rows && t->entities; ++r) {
                 if (fx_rand(s) % 8 == 0) {
                     uint64_t v = fx_rand(s);
                     uint32_t id = (uint32_t)(v % 64 ? (v >> 8) % t->entities : v >> 32);
                     memcpy(m + ids + 4 * r, &id, 4);
                 }
+            }
         }
         break;
     }
@@ -343,8 +349,9 @@ Test(archive_hostile, damaged_archives_allocate_within_the_input_bound) {
         weft_result_t r = fx_load_try(&f, m, n, &desc, &fl);
         c.watch = false;
         allocating[kind] += c.largest > 0;
-        if (c.largest > worst[desc.keep_ids])
+        if (c.largest > worst[desc.keep_ids]) {
             worst[desc.keep_ids] = c.largest, worst_len[desc.keep_ids] = n;
+        }
         (void)FX_CHECK(&fl, c.largest <= bound,
                        "iter %d (%s%s): allocation of %zu for %zu input bytes, bound %zu", iter,
                        damage_name[kind], desc.keep_ids ? ", keep_ids" : "", c.largest, n, bound);
@@ -363,15 +370,17 @@ Test(archive_hostile, damaged_archives_allocate_within_the_input_bound) {
     int missing = -1;
     for (int k = 0; k < DAMAGE_KINDS; ++k) {
         fprintf(stderr, " %s %d", damage_name[k], allocating[k]);
-        if (allocating[k] == 0 && missing < 0)
+        if (allocating[k] == 0 && missing < 0) {
             missing = k;
+        }
     }
     fprintf(stderr, "\n");
     cr_assert(missing < 0, "seed %llu: no '%s' load reached an allocation: the bound went untested",
               (unsigned long long)seed, missing < 0 ? "" : damage_name[missing]);
     free(m);
-    for (int i = 0; i < TEMPLATES; ++i)
+    for (int i = 0; i < TEMPLATES; ++i) {
         weft_membuf_free(&t[i].buf);
+    }
     fx_fini(&f);
     cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
 }
@@ -399,8 +408,9 @@ Test(archive_hostile, fuzz_corpus_replays_cleanly) {
     int files = 0, ok = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
+        if (de->d_name[0] == '.') {
             continue;
+        }
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", WEFT_ARCHIVE_CORPUS_DIR, de->d_name);
         FILE *fp = fopen(path, "rb");
@@ -441,13 +451,15 @@ static long load_failing_each_allocation(weft_world_t *w, fx_counting_t *c,
         c->fail_at = k;
         weft_result_t r = weft_archive_load_memory(w, buf->data, buf->size, desc, NULL);
         c->fail_at = 0;
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             break;
+        }
         if (!FX_CHECK(fl, r == WEFT_ENOMEM, "%sk=%ld: %s: %s", label, k, weft_result_name(r),
                       weft_last_error()) ||
             !FX_CHECK(fl, weft_world_hash(w) == h, "%sk=%ld changed the world", label, k) ||
-            !FX_CHECK(fl, k < 10000, "%sk=%ld: still failing", label, k))
+            !FX_CHECK(fl, k < 10000, "%sk=%ld: still failing", label, k)) {
             break;
+        }
     }
     return k;
 }

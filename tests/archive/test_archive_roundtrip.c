@@ -24,13 +24,15 @@ static void roundtrip_seed(uint64_t seed, uint32_t n) {
     cr_assert_eq(info.byte_size, buf.size);
     cr_assert_eq(weft_entity_count(b.w), alive);
     fx_fail_t fl = {0};
-    if (fx_check_equal(&a, &b, src, dst, alive, false, &fl))
+    if (fx_check_equal(&a, &b, src, dst, alive, false, &fl)) {
         for (int c = 0; c < FX_COUNT; ++c) {
             uint32_t ca = weft_component_count(a.w, a.c[c]);
             uint32_t cb = weft_component_count(b.w, b.c[c]);
-            if (!FX_CHECK(&fl, ca == cb, "component %d count %u -> %u", c, ca, cb))
+            if (!FX_CHECK(&fl, ca == cb, "component %d count %u -> %u", c, ca, cb)) {
                 break;
+            }
         }
+    }
     cr_assert(!fl.failed, "seed %llu n %u: %s", (unsigned long long)seed, n, fl.msg);
     weft_membuf_free(&buf);
     fx_fini(&a);
@@ -58,8 +60,9 @@ struct tagged_handle {
 /* By handle, then by set (so equal handles from different sets end up adjacent). */
 static int cmp_tagged_handle(const void *x, const void *y) {
     const struct tagged_handle *a = x, *b = y;
-    if (a->e != b->e)
+    if (a->e != b->e) {
         return a->e < b->e ? -1 : 1;
+    }
     return a->set < b->set ? -1 : a->set > b->set;
 }
 
@@ -84,12 +87,14 @@ Test(archive, loading_twice_gives_two_disjoint_copies) {
     qsort(all, 3 * (size_t)n, sizeof all[0], cmp_tagged_handle);
     static const char *const set_name[3] = {"src", "d1", "d2"};
     fx_fail_t fl = {0};
-    for (uint32_t k = 1; k < 3 * n; ++k)
+    for (uint32_t k = 1; k < 3 * n; ++k) {
         if (all[k].set != all[k - 1].set &&
             !FX_CHECK(&fl, all[k].e != all[k - 1].e, "%s[%u] == %s[%u] == 0x%llx",
                       set_name[all[k - 1].set], all[k - 1].at, set_name[all[k].set], all[k].at,
-                      (unsigned long long)all[k].e))
+                      (unsigned long long)all[k].e)) {
             break;
+        }
+    }
     FX_ASSERT_NO_FAIL(&fl);
     /* Each copy's references point into that copy (or to null for dangling ones). */
     fx_expect_equal(&a, &a, src, d1, n, false);
@@ -110,21 +115,25 @@ Test(archive, keep_ids_reproduces_handles_in_an_empty_world) {
     cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, &ld, NULL), WEFT_OK, "%s",
                  weft_last_error());
     fx_fail_t fl = {0};
-    for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t i = 0; i < n; ++i) {
         if (!FX_CHECK(&fl, src[i] == dst[i], "entity %u: 0x%llx loaded as 0x%llx", i,
-                      (unsigned long long)src[i], (unsigned long long)dst[i]))
+                      (unsigned long long)src[i], (unsigned long long)dst[i])) {
             break;
+        }
+    }
     FX_ASSERT_NO_FAIL(&fl);
     /* Kept ids: every reference, dangling ones included, is kept verbatim. */
     fx_expect_equal(&a, &b, src, dst, n, true);
     /* New entities of b still get unused ids. */
     weft_entity_t e;
     cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
-    for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t i = 0; i < n; ++i) {
         if (!FX_CHECK(&fl, weft_entity_index(e) != weft_entity_index(src[i]),
                       "new entity 0x%llx reuses the index of loaded entity %u (0x%llx)",
-                      (unsigned long long)e, i, (unsigned long long)src[i]))
+                      (unsigned long long)e, i, (unsigned long long)src[i])) {
             break;
+        }
+    }
     FX_ASSERT_NO_FAIL(&fl);
     weft_membuf_free(&buf);
     fx_fini(&a);
@@ -153,8 +162,9 @@ Test(archive, keep_ids_onto_a_retired_slot_fails_and_changes_nothing) {
     for (; rounds <= (1u << WEFT_ENTITY_GENERATION_BITS); rounds++) {
         cr_assert_eq(weft_entity_destroy(b.w, e), WEFT_OK);
         cr_assert_eq(weft_entity_create(b.w, &e), WEFT_OK);
-        if (weft_entity_index(e) != idx)
+        if (weft_entity_index(e) != idx) {
             break;
+        }
     }
     cr_assert(weft_entity_index(e) != idx, "slot %u was never retired", idx);
     cr_assert_eq(weft_entity_destroy(b.w, e), WEFT_OK);
@@ -287,8 +297,9 @@ Test(archive, a_wrong_size_hint_changes_nothing_but_how_the_input_buffer_grows) 
             weft_archive_load(b.w, &rd, &(weft_archive_load_desc_t){.max_bytes = buf.size}, NULL),
             WEFT_OK, "hint %llu: %s", (unsigned long long)hints[i], weft_last_error());
         uint64_t h = weft_world_hash(b.w);
-        if (i == 0)
+        if (i == 0) {
             want = h;
+        }
         cr_expect_eq(h, want, "hint %llu gave another world", (unsigned long long)hints[i]);
         fx_fini(&b);
     }
@@ -366,13 +377,15 @@ Test(archive, layout_and_schema_mismatches_fail_unless_an_upgrade_hook_applies) 
         const pos3_t *p = weft_component_get(a.w, src[i], a.c[FX_POS]);
         const pos4_t *q = weft_component_get(w, dst[i], pos);
         if (!FX_CHECK(&fl, (p != NULL) == (q != NULL), "entity %u: presence %d -> %d", i, p != NULL,
-                      q != NULL))
+                      q != NULL)) {
             break;
+        }
         if (p && !FX_CHECK(&fl, p->x == q->x && p->y == q->y && p->z == q->z && q->w == 1.0f,
                            "entity %u: (%g %g %g) upgraded to (%g %g %g %g)", i, (double)p->x,
                            (double)p->y, (double)p->z, (double)q->x, (double)q->y, (double)q->z,
-                           (double)q->w))
+                           (double)q->w)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     weft_world_destroy(w);
@@ -451,8 +464,9 @@ Test(archive, loaded_entities_join_groups_aligned) {
         weft_entity_t ep = weft_component_entity_at(b.w, b.c[FX_POS], r);
         weft_entity_t ev = weft_component_entity_at(b.w, b.c[FX_VEL], r);
         if (!FX_CHECK(&fl, ep == ev, "row %u of %u: Position 0x%llx, Velocity 0x%llx", r, both,
-                      (unsigned long long)ep, (unsigned long long)ev))
+                      (unsigned long long)ep, (unsigned long long)ev)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     weft_membuf_free(&buf);

@@ -25,8 +25,9 @@ static void mutate(fx_world_t *f, uint64_t *s, int steps) {
             (void)MUTATE_OK(weft_entity_create(f->w, &e), "create");
             break;
         case 2:
-            if (e)
+            if (e) {
                 (void)MUTATE_OK(weft_entity_destroy(f->w, e), "destroy");
+            }
             break;
         case 3:
         case 4:
@@ -36,12 +37,14 @@ static void mutate(fx_world_t *f, uint64_t *s, int steps) {
             }
             break;
         case 5:
-            if (e && weft_component_has(f->w, e, f->c[FX_POS]))
+            if (e && weft_component_has(f->w, e, f->c[FX_POS])) {
                 (void)MUTATE_OK(weft_component_remove(f->w, e, f->c[FX_POS]), "remove Position");
+            }
             break;
         case 6:
-            if (e)
+            if (e) {
                 (void)weft_component_add(f->w, e, f->c[FX_TAG], NULL);
+            }
             break;
         default:
             if (e) {
@@ -216,8 +219,9 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
         weft_transform_t t = weft_transform_identity();
         t.position.x = (float)i;
         weft_result_t r = weft_hier_add(f.w, nodes[i], &t);
-        if (r == WEFT_OK && i > 0 && i % 7 != 0)
+        if (r == WEFT_OK && i > 0 && i % 7 != 0) {
             r = weft_hier_attach(f.w, nodes[i], nodes[(i - 1u) / 3u]);
+        }
         (void)FX_CHECK(&fl, r == WEFT_OK, "node %u: %s (%s)", i, weft_result_name(r),
                        weft_last_error());
     }
@@ -255,8 +259,9 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
         c.fail_at = k;
         weft_result_t r = weft_snapshot_restore(f.w, snap);
         c.fail_at = 0;
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             break;
+        }
         failing++;
         if (!FX_CHECK(&fl, r == WEFT_ENOMEM, "k=%ld: %s: %s", k, weft_result_name(r),
                       weft_last_error()) ||
@@ -266,8 +271,9 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
             !FX_CHECK(&fl, log.calls == 1 && log.code == WEFT_ENOMEM,
                       "k=%ld: %d logger calls, last %s", k, log.calls,
                       weft_result_name(log.code)) ||
-            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k))
+            !FX_CHECK(&fl, k < 1000, "k=%ld: still failing", k)) {
             break;
+        }
     }
     FX_ASSERT_NO_FAIL(&fl);
     cr_assert_gt(failing, 0, "the restore never allocated: no failure was injected");
@@ -319,19 +325,22 @@ Test(snapshot, rollback_between_frames_of_a_running_schedule_is_exact) {
                      &(weft_system_desc_t){.name = "spawner", .fn = spawner, .user = &f.c[FX_TAG]},
                      NULL),
                  WEFT_OK);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
         cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    }
     weft_snapshot_t *snap = fx_captured(f.w);
     uint64_t at_capture = weft_world_hash(f.w);
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 5; ++i) {
         cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    }
     uint64_t after_five = weft_world_hash(f.w);
     cr_assert_neq(after_five, at_capture);
     cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
     cr_assert_eq(weft_world_hash(f.w), at_capture);
     /* Replaying the same frames from the restored state gives the same world. */
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 5; ++i) {
         cr_assert_eq(weft_world_progress(f.w, 0.5f), WEFT_OK);
+    }
     cr_assert_eq(weft_world_hash(f.w), after_five);
     weft_snapshot_destroy(snap);
     fx_fini(&f);

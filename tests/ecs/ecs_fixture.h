@@ -25,10 +25,12 @@ typedef struct test_alloc {
 static inline void *test_alloc_fn(size_t size, size_t align, void *user) {
     test_alloc_t *a = user;
     a->calls++;
-    if (a->fail_at != 0 && (a->calls == a->fail_at || (a->fail_after && a->calls > a->fail_at)))
+    if (a->fail_at != 0 && (a->calls == a->fail_at || (a->fail_after && a->calls > a->fail_at))) {
         return NULL;
-    if (align < sizeof(void *))
+    }
+    if (align < sizeof(void *)) {
         align = sizeof(void *);
+    }
     void *p = NULL;
     size_t rounded = (size + align - 1) & ~(align - 1);
     p = aligned_alloc(align, rounded ? rounded : align);
@@ -63,8 +65,9 @@ static inline weft_world_t *test_world(test_alloc_t *a) {
                            .worker_count = 1,
                            .allocator = test_allocator(a),
                            .logger = {.fn = test_quiet_log}};
-    if (weft_world_create(&d, &w) != WEFT_OK)
+    if (weft_world_create(&d, &w) != WEFT_OK) {
         return NULL;
+    }
     return w;
 }
 

@@ -4,8 +4,8 @@
 #include <criterion/new/assert.h>
 #include <signal.h>
 
-#include "src/core/access.h"
 #include "ecs_fixture.h"
+#include "src/core/access.h"
 #include "src/core/world.h"
 
 static test_alloc_t alloc;

@@ -65,8 +65,9 @@ static weft__pool_t *pool_of(int c) { return &world->components[comp[c].id]->poo
 
 static void check_entity(int s) {
     weft_entity_t e = m.handle[s];
-    if (e == 0)
+    if (e == 0) {
         return;
+    }
     cr_assert(weft_entity_is_alive(world, e), "model slot %d should be alive", s);
     uint32_t idx = weft_entity_index(e);
     uint32_t slot = weft__entity_slot_raw(world, idx);
@@ -77,8 +78,9 @@ static void check_entity(int s) {
         cr_assert(eq(int, weft_component_has(world, e, comp[c]), m.has[s][c]), "has c=%d", c);
         uint32_t row = weft__pool_row(pool_of(c), idx);
         cr_assert(eq(int, row != WEFT__ROW_NONE, m.has[s][c]));
-        if (!m.has[s][c])
+        if (!m.has[s][c]) {
             continue;
+        }
         cr_assert(k < n && ids[k] == comp[c].id, "signature lists c=%d", c);
         k++;
         cr_assert(row < pool_of(c)->count, "row < pool_of(c)->count (%u vs %u)", (unsigned)(row),
@@ -94,34 +96,40 @@ static void check_entity(int s) {
 }
 
 static void check_all(void) {
-    for (int s = 0; s < MAX_E; s++)
+    for (int s = 0; s < MAX_E; s++) {
         check_entity(s);
-    for (int d = 0; d < m.dead_n; d++)
+    }
+    for (int d = 0; d < m.dead_n; d++) {
         cr_assert(not(weft_entity_is_alive(world, m.dead[d])), "stale handle seen alive");
+    }
     cr_assert(eq(u32, weft_entity_count(world), m.live));
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     cr_assert(eq(u32, world->free_count + m.live + 1u, slots), "free list + live = slots");
-    for (uint32_t f = 0; f < world->free_count; f++)
+    for (uint32_t f = 0; f < world->free_count; f++) {
         cr_assert(eq(u32, weft__slot_sig(weft__entity_slot_raw(world, world->free_list[f])),
                      WEFT__SIG_DEAD));
+    }
     for (int c = 0; c < NC; c++) {
         const weft__pool_t *p = pool_of(c);
         uint32_t want = 0;
-        for (int s = 0; s < MAX_E; s++)
+        for (int s = 0; s < MAX_E; s++) {
             want += m.handle[s] && m.has[s][c];
+        }
         cr_assert(eq(u32, p->count, want), "row count of c=%d", c);
-        for (uint32_t r = 0; r < p->count; r++)
+        for (uint32_t r = 0; r < p->count; r++) {
             cr_assert(eq(u32, weft__pool_row(p, p->dense[r]), r), "dense -> sparse agreement");
+        }
     }
     cr_assert(weft__group_check(world, pool_of(0)->group), "group alignment");
     /* the query sees exactly the model's matches, with the right data */
     uint32_t want = 0, seen = 0;
-    for (int s = 0; s < MAX_E; s++)
+    for (int s = 0; s < MAX_E; s++) {
         want += m.handle[s] && m.has[s][0] && m.has[s][2] && !m.has[s][3];
+    }
     for (uint32_t k = 0; k < weft_query_chunk_count(query, 16); k++) {
         weft_iter_t it;
         weft_query_iter(query, 16, k, &it);
-        while (weft_iter_next(&it))
+        while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.count; i++, seen++) {
                 weft_entity_t e = weft_iter_entity(&it, i);
                 int s = slot_of[weft_entity_index(e)];
@@ -132,21 +140,25 @@ static void check_all(void) {
                 memcpy(&c, weft_iter_get(&it, 1, i), 4);
                 cr_assert(a == m.value[s][0] && c == m.value[s][2], "query data");
             }
+        }
     }
     cr_assert(eq(u32, seen, want), "query count");
     cr_assert(eq(u32, pool_of(2)->count, (uint32_t)m.c_count));
-    for (int r = 0; r < m.c_count; r++)
+    for (int r = 0; r < m.c_count; r++) {
         cr_assert(
             eq(u64, weft_component_entity_at(world, comp[2], (uint32_t)r), m.handle[m.c_order[r]]),
             "ordered pool row %d", r);
+    }
 }
 
 /* ---- model mirror of C's row order ---- */
 
 static int c_find(int s) {
-    for (int r = 0; r < m.c_count; r++)
-        if (m.c_order[r] == s)
+    for (int r = 0; r < m.c_count; r++) {
+        if (m.c_order[r] == s) {
             return r;
+        }
+    }
     return -1;
 }
 
@@ -185,12 +197,14 @@ static void c_sort(void) {
 /* ---- operations ---- */
 
 static int random_live(void) {
-    if (m.live == 0)
+    if (m.live == 0) {
         return -1;
+    }
     for (;;) {
         int s = (int)below(MAX_E);
-        if (m.handle[s])
+        if (m.handle[s]) {
             return s;
+        }
     }
 }
 
@@ -200,8 +214,9 @@ static int op(void) {
     int c = (int)below(NC);
     if (kind < 12 || s < 0) { /* create */
         int f = (int)below(MAX_E);
-        if (m.handle[f])
+        if (m.handle[f]) {
             return -1;
+        }
         cr_assert(eq(int, weft_entity_create(world, &m.handle[f]), WEFT_OK));
         cr_assert(weft_entity_index(m.handle[f]) < 4 * MAX_E,
                   "weft_entity_index(m.handle[f]) < 4 * MAX_E (%u vs %u)",
@@ -214,8 +229,9 @@ static int op(void) {
     weft_entity_t e = m.handle[s];
     if (kind < 22) { /* destroy */
         cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
-        if (m.has[s][2])
+        if (m.has[s][2]) {
             c_remove_swap(s);
+        }
         m.dead[m.dead_n < DEAD_KEEP ? m.dead_n++ : (int)below(DEAD_KEEP)] = e;
         m.handle[s] = 0;
         slot_of[weft_entity_index(e)] = -1;
@@ -241,8 +257,9 @@ static int op(void) {
             return s;
         }
         cr_assert(eq(int, r, WEFT_OK));
-        if (!m.has[s][c] && c == 2)
+        if (!m.has[s][c] && c == 2) {
             m.c_order[m.c_count++] = s;
+        }
         m.has[s][c] = true;
         m.value[s][c] = set ? v : 0;
         return s;
@@ -250,8 +267,9 @@ static int op(void) {
     if (kind < 80) { /* remove (swap) */
         weft_result_t r = weft_component_remove(world, e, comp[c]);
         cr_assert(eq(int, r, m.has[s][c] ? WEFT_OK : WEFT_ENOENT));
-        if (m.has[s][c] && c == 2)
+        if (m.has[s][c] && c == 2) {
             c_remove_swap(s);
+        }
         m.has[s][c] = false;
         return s;
     }
@@ -259,11 +277,11 @@ static int op(void) {
         weft_component_t t = c == 0 ? comp[0] : comp[2];
         weft_result_t r = weft_component_remove_ordered(world, e, t);
         int tc = c == 0 ? 0 : 2;
-        if (!m.has[s][tc])
+        if (!m.has[s][tc]) {
             cr_assert(eq(int, r, WEFT_ENOENT));
-        else if (tc == 0)
+        } else if (tc == 0) {
             cr_assert(eq(int, r, WEFT_ESTATE));
-        else {
+        } else {
             cr_assert(eq(int, r, WEFT_OK));
             c_remove_ordered(s);
             m.has[s][2] = false;
@@ -271,15 +289,17 @@ static int op(void) {
         return s;
     }
     if (kind < 98) { /* move a row of C */
-        if (m.c_count == 0)
+        if (m.c_count == 0) {
             return -1;
+        }
         uint32_t from = below((uint32_t)m.c_count), to = below((uint32_t)m.c_count);
         cr_assert(eq(int, weft_component_move_row(world, comp[2], from, to), WEFT_OK));
         int moving = m.c_order[from];
-        if (from < to)
+        if (from < to) {
             memmove(m.c_order + from, m.c_order + from + 1, (to - from) * sizeof(int));
-        else
+        } else {
             memmove(m.c_order + to + 1, m.c_order + to, (from - to) * sizeof(int));
+        }
         m.c_order[to] = moving;
         return moving;
     }
@@ -305,8 +325,9 @@ Test(model, a_million_random_operations_agree_with_the_reference_model) {
     world = test_world(&a);
     cr_assert(world != NULL);
     const char *names[NC] = {"A", "B", "C", "T"};
-    for (int c = 0; c < NC; c++)
+    for (int c = 0; c < NC; c++) {
         comp[c] = test_register(world, names[c], comp_size[c]);
+    }
     weft_group_t g;
     weft_group_desc_t gd = {.components = {comp[0], comp[1]}, .count = 2};
     cr_assert(eq(int, weft_group_create(world, &gd, &g), WEFT_OK));
@@ -316,24 +337,29 @@ Test(model, a_million_random_operations_agree_with_the_reference_model) {
                             .exclude_count = 1};
     cr_assert(eq(int, weft_query_create(world, &qd, &query), WEFT_OK));
     memset(&m, 0, sizeof m);
-    for (int i = 0; i < 4 * MAX_E; i++)
+    for (int i = 0; i < 4 * MAX_E; i++) {
         slot_of[i] = -1;
+    }
     uint64_t widen_at[NC];
-    for (int c = 0; c < NC; c++)
+    for (int c = 0; c < NC; c++) {
         widen_at[c] = ops ? next() % ops : 0;
+    }
     for (uint64_t i = 0; i < ops; i++) {
-        for (int c = 0; c < NC; c++)
+        for (int c = 0; c < NC; c++) {
             if (i == widen_at[c]) {
                 cr_assert(eq(int, pool_of(c)->sparse_wide, 0));
                 cr_assert(eq(int, weft__pool_widen(world, pool_of(c)), WEFT_OK));
                 cr_assert(eq(int, pool_of(c)->sparse_wide, 1));
                 check_all();
             }
+        }
         int touched = op();
-        if (touched >= 0)
+        if (touched >= 0) {
             check_entity(touched);
-        if (i % CHECK_EVERY == 0)
+        }
+        if (i % CHECK_EVERY == 0) {
             check_all();
+        }
     }
     check_all();
     weft_world_destroy(world);

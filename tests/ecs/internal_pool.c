@@ -27,8 +27,9 @@ static void setup(void) {
         ents[i] = test_entity(world);
         cr_assert(eq(int, weft_component_set(world, ents[i], comp, &i), WEFT_OK));
     }
-    for (uint32_t i = 0; i < N; i += 3)
+    for (uint32_t i = 0; i < N; i += 3) {
         cr_assert(eq(int, weft_component_remove(world, ents[i], comp), WEFT_OK));
+    }
 }
 
 static void teardown(void) {
@@ -40,8 +41,9 @@ static void teardown(void) {
 static void check_values(void) {
     const weft__pool_t *p = pool_of(comp);
     bool ok = true;
-    for (uint32_t r = 0; r < p->count; r++)
+    for (uint32_t r = 0; r < p->count; r++) {
         ok &= weft__pool_row(p, p->dense[r]) == r;
+    }
     for (uint32_t i = 0; i < N; i++) {
         const uint32_t *v = weft_component_get(world, ents[i], comp);
         ok &= i % 3 == 0 ? v == NULL : v != NULL && *v == i;
@@ -70,10 +72,12 @@ Test(sparse_width, widening_keeps_every_row_and_later_changes_work) {
     check_values();
     cr_assert(eq(int, weft__pool_widen(world, pool_of(comp)), WEFT_OK), "widening is idempotent");
     /* put back the removed ones, take the others out, and back again */
-    for (uint32_t i = 0; i < N; i += 3)
+    for (uint32_t i = 0; i < N; i += 3) {
         cr_assert(eq(int, weft_component_set(world, ents[i], comp, &i), WEFT_OK));
-    for (uint32_t i = 0; i < N; i += 3)
+    }
+    for (uint32_t i = 0; i < N; i += 3) {
         cr_assert(eq(int, weft_component_remove(world, ents[i], comp), WEFT_OK));
+    }
     check_values();
 }
 
@@ -97,8 +101,9 @@ Test(sparse_width, a_failed_widening_leaves_the_pool_unchanged) {
         alloc.fail_at = alloc.calls + k;
         r = weft_component_reserve(world, comp, WEFT__SPARSE_NARROW_CAP + 1u);
         alloc.fail_at = 0;
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             break;
+        }
         failures++;
         cr_assert(eq(int, r, WEFT_ENOMEM));
         cr_assert(eq(u32, pool_of(comp)->sparse_wide, 0));

@@ -192,8 +192,9 @@ Test(component, move_row_shifts_rows_between_and_fixes_lookups) {
     }
     cr_assert(eq(int, weft_component_move_row(world, pos, 0, 4), WEFT_OK));
     int want2[] = {4, 1, 2, 3, 0};
-    for (uint32_t r = 0; r < 5; r++)
+    for (uint32_t r = 0; r < 5; r++) {
         cr_expect(eq(u64, weft_component_entity_at(world, pos, r), e[want2[r]]));
+    }
     cr_expect(eq(int, weft_component_move_row(world, pos, 0, 5), WEFT_EINVAL));
 }
 
@@ -257,8 +258,9 @@ Test(component, reserve_avoids_reallocation) {
     weft_entity_t e = test_entity(world);
     weft_component_add(world, e, pos, NULL);
     const void *first = weft_component_row(world, pos, 0);
-    for (int i = 0; i < 999; i++)
+    for (int i = 0; i < 999; i++) {
         weft_component_add(world, test_entity(world), pos, NULL);
+    }
     cr_expect(weft_component_row(world, pos, 0) == first, "the data array never moved");
 }
 
@@ -305,8 +307,9 @@ Test(component, hooks_fire_in_order_with_the_data) {
     const char *want[] = {"add:1:4:0",    "set:1:4:5", "set:1:4:6",
                           "remove:1:4:6", "add:1:4:0", "remove:1:4:0"};
     cr_assert(eq(int, log.n, 6));
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 6; i++) {
         cr_expect(eq(str, log.events[i], (char *)want[i]));
+    }
 }
 
 #if WEFT_DEBUG >= 1

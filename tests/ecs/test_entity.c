@@ -63,8 +63,9 @@ Test(entity, destroy_of_stale_handle_returns_estale_and_changes_nothing) {
 
 Test(entity, recycling_is_lifo) {
     weft_entity_t e[4];
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         e[i] = test_entity(world);
+    }
     weft_entity_destroy(world, e[1]);
     weft_entity_destroy(world, e[3]);
     cr_expect(eq(u32, weft_entity_index(test_entity(world)), weft_entity_index(e[3])));
@@ -84,8 +85,9 @@ static uint32_t recycle_until_retired(weft_entity_t first) {
         cr_assert(weft_entity_is_alive(world, first) == false,
                   "round %u: the first handle is alive", rounds);
         cr_assert(e != first, "round %u: the first handle was handed out again", rounds);
-        if (weft_entity_index(e) != idx)
+        if (weft_entity_index(e) != idx) {
             break;
+        }
     }
     cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
     return rounds;
@@ -115,8 +117,9 @@ Test(entity, a_snapshot_restore_keeps_a_retired_slot_retired) {
     weft_entity_t later = test_entity(world);
     cr_assert(eq(int, weft_snapshot_restore(world, snap), WEFT_OK));
     (void)later;
-    for (uint32_t i = 0; i < 100; i++)
+    for (uint32_t i = 0; i < 100; i++) {
         cr_assert(ne(u32, weft_entity_index(test_entity(world)), idx));
+    }
     weft_snapshot_destroy(snap);
 }
 
@@ -125,16 +128,19 @@ Test(entity, create_n_and_destroy_n_handle_many_entities) {
     weft_entity_t *es = malloc(N * sizeof *es);
     cr_assert(eq(int, weft_entity_create_n(world, N, es), WEFT_OK));
     cr_expect(eq(u32, weft_entity_count(world), N));
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < N; i++) {
         cr_assert(weft_entity_is_alive(world, es[i]));
+    }
     /* destroy the even ones twice over: repeats and stale handles are skipped */
     weft_entity_t *even = malloc(N * sizeof *even);
-    for (int i = 0; i < N / 2; i++)
+    for (int i = 0; i < N / 2; i++) {
         even[i] = even[N / 2 + i] = es[2 * i];
+    }
     cr_assert(eq(int, weft_entity_destroy_n(world, even, N), WEFT_OK));
     cr_expect(eq(u32, weft_entity_count(world), N / 2));
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < N; i++) {
         cr_assert(eq(int, weft_entity_is_alive(world, es[i]), i % 2 == 1));
+    }
     free(even);
     free(es);
 }
@@ -175,10 +181,13 @@ typedef struct reader_arg {
 
 static void *reader(void *p) {
     reader_arg_t *r = p;
-    for (int round = 0; round < 200; round++)
-        for (uint32_t i = 0; i < r->n; i++)
-            if (!weft_entity_is_alive(r->world, r->watched[i]))
+    for (int round = 0; round < 200; round++) {
+        for (uint32_t i = 0; i < r->n; i++) {
+            if (!weft_entity_is_alive(r->world, r->watched[i])) {
                 r->failures++;
+            }
+        }
+    }
     return NULL;
 }
 
@@ -189,8 +198,9 @@ Test(entity, is_alive_is_safe_from_another_thread_while_creating) {
     reader_arg_t arg = {.world = world, .watched = watched, .n = WATCHED};
     pthread_t t;
     cr_assert(eq(int, pthread_create(&t, NULL, reader, &arg), 0));
-    for (int i = 0; i < CREATED; i++)
+    for (int i = 0; i < CREATED; i++) {
         cr_assert(ne(u64, test_entity(world), WEFT_ENTITY_NULL));
+    }
     pthread_join(t, NULL);
     cr_expect(eq(int, arg.failures, 0));
 }

@@ -41,10 +41,12 @@ static void expect_aligned(weft_group_t g, weft_component_t a, weft_component_t 
         cr_assert(eq(u64, weft_component_entity_at(world, a, r), e));
         cr_assert(eq(u64, weft_component_entity_at(world, b, r), e));
     }
-    for (uint32_t r = n; r < weft_component_count(world, a); r++)
+    for (uint32_t r = n; r < weft_component_count(world, a); r++) {
         cr_assert(not(weft_component_has(world, weft_component_entity_at(world, a, r), b)));
-    for (uint32_t r = n; r < weft_component_count(world, b); r++)
+    }
+    for (uint32_t r = n; r < weft_component_count(world, b); r++) {
         cr_assert(not(weft_component_has(world, weft_component_entity_at(world, b, r), a)));
+    }
 }
 
 Test(group, entities_with_every_member_form_the_prefix) {
@@ -53,15 +55,17 @@ Test(group, entities_with_every_member_form_the_prefix) {
     for (int i = 0; i < 6; i++) {
         e[i] = test_entity(world);
         weft_component_set(world, e[i], pos, &(vec3_t){(float)i, 0, 0});
-        if (i % 2 == 0)
+        if (i % 2 == 0) {
             weft_component_set(world, e[i], vel, &(vec3_t){0, (float)i, 0});
+        }
     }
     cr_expect(eq(u32, weft_group_count(world, g), 3));
     expect_aligned(g, pos, vel);
     const vec3_t *p = weft_group_column(world, g, pos);
     const vec3_t *v = weft_group_column(world, g, vel);
-    for (uint32_t r = 0; r < 3; r++)
+    for (uint32_t r = 0; r < 3; r++) {
         cr_expect(eq(flt, p[r].x, v[r].y), "row r of both columns is the same entity");
+    }
     cr_expect(weft_group_column(world, g, mass) == NULL);
 }
 
@@ -87,15 +91,18 @@ Test(group, removing_a_member_takes_the_entity_out) {
 Test(group, creating_a_group_aligns_existing_entities) {
     for (int i = 0; i < 100; i++) {
         weft_entity_t e = test_entity(world);
-        if (i % 3 != 0)
+        if (i % 3 != 0) {
             weft_component_add(world, e, pos, NULL);
-        if (i % 2 != 0)
+        }
+        if (i % 2 != 0) {
             weft_component_add(world, e, vel, NULL);
+        }
     }
     weft_group_t g = make_group(vel, pos);
     int want = 0;
-    for (int i = 0; i < 100; i++)
+    for (int i = 0; i < 100; i++) {
         want += (i % 3 != 0) && (i % 2 != 0);
+    }
     cr_expect(eq(u32, weft_group_count(world, g), (uint32_t)want));
     expect_aligned(g, pos, vel);
 }
@@ -134,30 +141,35 @@ Test(group, three_member_group_stays_aligned_under_churn) {
     weft_group_desc_t d = {.components = {pos, vel, mass}, .count = 3};
     cr_assert(eq(int, weft_group_create(world, &d, &g), WEFT_OK));
     weft_entity_t e[64];
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 64; i++) {
         e[i] = test_entity(world);
+    }
     weft_component_t cs[3] = {pos, vel, mass};
     uint32_t x = 12345;
     for (int step = 0; step < 5000; step++) {
         x = x * 1664525u + 1013904223u;
         weft_entity_t t = e[(x >> 8) % 64];
         weft_component_t c = cs[(x >> 20) % 3];
-        if (weft_component_has(world, t, c))
+        if (weft_component_has(world, t, c)) {
             weft_component_remove(world, t, c);
-        else
+        } else {
             weft_component_add(world, t, c, NULL);
+        }
         uint32_t members = 0;
-        for (int i = 0; i < 64; i++)
+        for (int i = 0; i < 64; i++) {
             members += weft_component_has(world, e[i], pos) &&
                        weft_component_has(world, e[i], vel) &&
                        weft_component_has(world, e[i], mass);
+        }
         cr_assert(eq(u32, weft_group_count(world, g), members));
     }
     const uint32_t *ents = weft_group_entities(world, g);
-    for (uint32_t r = 0; r < weft_group_count(world, g); r++)
-        for (int k = 0; k < 3; k++)
+    for (uint32_t r = 0; r < weft_group_count(world, g); r++) {
+        for (int k = 0; k < 3; k++) {
             cr_assert(eq(u64, weft_component_entity_at(world, cs[k], r),
                          weft_entity_from_index(world, ents[r])));
+        }
+    }
 }
 
 #if WEFT_DEBUG >= 1

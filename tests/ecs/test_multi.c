@@ -98,8 +98,9 @@ Test(multi, destroy_and_remove_take_every_instance_and_fire_each_hook) {
     cr_assert(eq(int, weft_entity_destroy(world, a), WEFT_OK));
     cr_expect(eq(int, removed_sum, 10));
     cr_expect(eq(u32, weft_component_count(world, emitter), 3));
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         cr_expect(weft_instance_get(world, ia[k]) == NULL);
+    }
     cr_assert(eq(int, weft_component_remove(world, b, emitter), WEFT_OK));
     cr_expect(eq(int, removed_sum, 10 + 100 + 101 + 102));
     cr_expect(eq(u32, weft_component_count(world, emitter), 0));
@@ -144,11 +145,13 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
         weft_component_add(world, e, pos, NULL);
         weft_instance_t i[3];
         give(e, k % 4, k * 10, i);
-        if (k % 5 == 0)
+        if (k % 5 == 0) {
             weft_component_add(world, e, frozen, NULL);
-        else
-            for (int j = 0; j < k % 4; j++, want_n++)
+        } else {
+            for (int j = 0; j < k % 4; j++, want_n++) {
                 want_sum += k * 10 + j;
+            }
+        }
     }
     weft_query_t *q = NULL;
     weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {emitter, WEFT_ACCESS_READ}},
@@ -160,12 +163,13 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     for (uint32_t k = 0; k < weft_query_chunk_count(q, 8); k++) {
         weft_iter_t it;
         weft_query_iter(q, 8, k, &it);
-        while (weft_iter_next(&it))
+        while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.count; i++, n++) {
                 sum += ((const emitter_t *)weft_iter_get(&it, 1, i))->rate;
                 weft_entity_t e = weft_iter_entity(&it, i);
                 cr_assert(weft_iter_get(&it, 0, i) == weft_component_get(world, e, pos));
             }
+        }
     }
     cr_expect(eq(int, n, want_n));
     cr_expect(eq(int, sum, want_sum));
@@ -187,11 +191,13 @@ static void reserve_scene(weft_world_t *w, weft_entity_t *a, weft_entity_t *b) {
     cr_assert(eq(int, weft_entity_create(w, a), WEFT_OK));
     cr_assert(eq(int, weft_entity_create(w, b), WEFT_OK));
     weft_instance_t ia[6];
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 6; i++) {
         cr_assert(eq(int, weft_component_add_instance(w, *a, emitter, &ia[i], NULL), WEFT_OK));
+    }
     cr_assert(eq(int, weft_component_add_instance(w, *b, emitter, NULL, NULL), WEFT_OK));
-    for (int i = 0; i < 6; i += 2)
+    for (int i = 0; i < 6; i += 2) {
         cr_assert(eq(int, weft_instance_remove(w, ia[i]), WEFT_OK));
+    }
 }
 
 Test(multi, a_reserve_makes_the_next_k_adds_allocate_nothing_and_changes_no_handle) {
@@ -227,9 +233,10 @@ Test(multi, a_reserve_makes_the_next_k_adds_allocate_nothing_and_changes_no_hand
         weft_entity_t on = i % 3 ? a : b, on2 = i % 3 ? a2 : b2;
         if (weft_component_add_instance(world, on, emitter, &got, NULL) != WEFT_OK ||
             weft_component_add_instance(twin, on2, emitter, &want, NULL) != WEFT_OK ||
-            got.id != want.id)
+            got.id != want.id) {
             cr_fatal("add %d: handle 0x%llx, without the reserve 0x%llx (%s)", i,
                      (unsigned long long)got.id, (unsigned long long)want.id, weft_last_error());
+        }
     }
     cr_expect(eq(sz, alloc.calls, calls), "the %d reserved adds allocated %zu times", K,
               alloc.calls - calls);
@@ -252,11 +259,12 @@ Test(multi, a_failed_reserve_changes_nothing_not_even_capacity) {
         alloc.fail_at = 0;
         failures += r != WEFT_OK;
         if (r != WEFT_ENOMEM || m->row_cap != row_cap || m->slot_cap != slot_cap ||
-            alloc.live_bytes != bytes || weft_world_hash(world) != hash)
+            alloc.live_bytes != bytes || weft_world_hash(world) != hash) {
             cr_fatal("allocation %zu of the reserve failed: %s, row_cap %u -> %u, "
                      "slot_cap %u -> %u, live bytes %zu -> %zu",
                      f, weft_result_name(r), row_cap, m->row_cap, slot_cap, m->slot_cap, bytes,
                      alloc.live_bytes);
+        }
     }
     cr_expect(eq(u32, failures, 4));
     cr_expect(eq(int, weft__multi_reserve(world, pool, UINT32_MAX), WEFT_ECAPACITY));

@@ -68,23 +68,30 @@ static void run(scenario_t *s) {
                             .term_count = 2};
     STEP(s, weft_query_create(w, &qd, &s->q));
     STEP(s, weft_entity_create_n(w, 300, s->e));
-    for (int i = 300; i < 600; i++)
+    for (int i = 300; i < 600; i++) {
         STEP(s, weft_entity_create(w, &s->e[i]));
+    }
     for (int i = 0; i < 600; i++) {
         STEP(s, weft_component_set(w, s->e[i], s->c[0], &(vec3_t){(float)(i * 7 % 600), 0, 0}));
-        if (i % 2)
+        if (i % 2) {
             STEP(s, weft_component_add(w, s->e[i], s->c[1], NULL));
-        if (i % 3 == 0)
+        }
+        if (i % 3 == 0) {
             STEP(s, weft_component_add(w, s->e[i], s->c[2], NULL));
+        }
     }
-    for (int i = 0; i < 600; i += 4)
+    for (int i = 0; i < 600; i += 4) {
         STEP(s, weft_component_remove(w, s->e[i + 1], s->c[1]));
-    for (int i = 0; i < 600; i += 5)
+    }
+    for (int i = 0; i < 600; i += 5) {
         STEP(s, weft_entity_destroy(w, s->e[i]));
-    for (int i = 0; i < 40; i++)
+    }
+    for (int i = 0; i < 40; i++) {
         STEP(s, weft_component_add_instance(w, s->e[i * 5 + 1], s->c[3], &s->inst[i], NULL));
-    for (int i = 0; i < 40; i += 3)
+    }
+    for (int i = 0; i < 40; i += 3) {
         STEP(s, weft_instance_remove(w, s->inst[i]));
+    }
     STEP(s, weft_component_sort(w, s->c[2], by_x, NULL));
     STEP(s, weft_entity_destroy_n(w, s->e + 100, 50));
     STEP(s, weft_component_reserve(w, s->c[2], 5000));

@@ -33,12 +33,15 @@ static void populate(int n) {
     for (int i = 0; i < n; i++) {
         weft_entity_t e = test_entity(world);
         weft_component_set(world, e, pos, &(vec3_t){(float)i, 0, 0});
-        if (i % 2 == 0)
+        if (i % 2 == 0) {
             weft_component_set(world, e, vel, &(vec3_t){0, (float)i, 0});
-        if (i % 3 == 0)
+        }
+        if (i % 3 == 0) {
             weft_component_set(world, e, mass, &(float){(float)i});
-        if (i % 5 == 0)
+        }
+        if (i % 5 == 0) {
             weft_component_add(world, e, frozen, NULL);
+        }
     }
 }
 
@@ -78,8 +81,9 @@ Test(query, includes_and_excludes_select_the_right_entities) {
                            .exclude_count = 1};
     weft_query_t *q = make_query(&d);
     int want = 0;
-    for (int i = 0; i < 300; i++)
+    for (int i = 0; i < 300; i++) {
         want += i % 2 == 0 && i % 5 != 0;
+    }
     cr_expect(eq(u32, weft_query_count(q), (uint32_t)want));
     cr_expect(eq(u32, walk_checked(q, 0), (uint32_t)want));
     cr_expect(eq(u32, walk_checked(q, 7), (uint32_t)want));
@@ -133,8 +137,9 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
         e[i] = test_entity(world);
         weft_component_set(world, e[i], pos, &(vec3_t){(float)i, 0, 0});
         weft_component_set(world, e[i], vel, &(vec3_t){0, (float)i, 0});
-        if (i % 50 == 7)
+        if (i % 50 == 7) {
             weft_component_add(world, e[i], frozen, NULL);
+        }
     }
     weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}},
                            .term_count = 2};
@@ -149,8 +154,9 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
     weft_component_remove(world, e[10], vel);
     weft_component_remove(world, e[150], pos);
     uint32_t want = 198;
-    for (uint32_t rows = 0; rows <= 64; rows += 8)
+    for (uint32_t rows = 0; rows <= 64; rows += 8) {
         cr_expect(eq(u32, walk_checked(q, rows), want), "chunk_rows %u", rows);
+    }
     uint32_t batches = 0, contiguous = 0;
     weft_query_iter(q, 0, 0, &it);
     while (weft_iter_next(&it)) {
@@ -168,13 +174,14 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
     uint32_t total = 0;
     for (uint32_t k = 0; k < weft_query_chunk_count(qx, 32); k++) {
         weft_query_iter(qx, 32, k, &it);
-        while (weft_iter_next(&it))
+        while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.count; i++, total++) {
                 weft_entity_t en = weft_iter_entity(&it, i);
                 cr_assert(not(weft_component_has(world, en, frozen)));
                 cr_assert(weft_iter_get(&it, 0, i) == weft_component_get(world, en, vel));
                 cr_assert(weft_iter_get(&it, 1, i) == weft_component_get(world, en, pos));
             }
+        }
     }
     cr_expect(eq(u32, total, 194));
 }
@@ -191,15 +198,17 @@ Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
     for (uint32_t k = 0; k < weft_query_chunk_count(q, 10); k++) {
         weft_iter_t it;
         weft_query_iter(q, 10, k, &it);
-        while (weft_iter_next(&it))
+        while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.count; i++) {
                 weft_entity_t e = weft_iter_entity(&it, i);
                 uint32_t row = 0;
-                while (weft_component_entity_at(world, vel, row) != e)
+                while (weft_component_entity_at(world, vel, row) != e) {
                     row++;
+                }
                 cr_assert(row >= 10 * k && row < 10 * (k + 1));
                 cr_assert(not(weft_component_has(world, e, mass)));
             }
+        }
     }
     weft_iter_t past;
     weft_query_iter(q, 10, 1000, &past);
@@ -247,13 +256,14 @@ static void *run_chunks(void *p) {
     for (uint32_t k = j->first; k < j->chunks; k += j->step) {
         weft_iter_t it;
         weft_query_iter(j->q, 128, k, &it);
-        while (weft_iter_next(&it))
+        while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.count; i++) {
                 vec3_t *pp = weft_iter_get(&it, 0, i);
                 const vec3_t *v = weft_iter_get(&it, 1, i);
                 pp->z += v->y; /* each entity belongs to exactly one chunk */
                 j->sum += (double)v->y;
             }
+        }
     }
     return NULL;
 }
@@ -277,8 +287,9 @@ Test(query, several_threads_can_iterate_different_chunks_at_once) {
         sum += jobs[t].sum;
     }
     double want = 0;
-    for (int i = 0; i < 20000; i += 2)
+    for (int i = 0; i < 20000; i += 2) {
         want += i;
+    }
     cr_expect(eq(dbl, sum, want));
     for (uint32_t r = 0; r < weft_component_count(world, pos); r++) {
         const vec3_t *p = weft_component_row(world, pos, r);

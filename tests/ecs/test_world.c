@@ -57,13 +57,16 @@ static weft_world_t *build(test_alloc_t *a, int variant) {
     weft_entity_create_n(w, 100, es);
     for (int i = 0; i < 100; i++) {
         weft_component_set(w, es[i], p, &(vec3_t){(float)i, 1, 2});
-        if (i % 3 == 0)
+        if (i % 3 == 0) {
             weft_component_set(w, es[i], v, &(vec3_t){0, (float)i, 0});
+        }
     }
-    for (int i = 0; i < 100; i += 7)
+    for (int i = 0; i < 100; i += 7) {
         weft_entity_destroy(w, es[i]);
-    if (variant == 1)
+    }
+    if (variant == 1) {
         weft_component_set(w, es[1], p, &(vec3_t){1, 1, 3}); /* one float differs */
+    }
     if (variant == 2) {
         weft_entity_t e;
         weft_entity_create(w, &e); /* one more entity, no components */

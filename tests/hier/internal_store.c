@@ -14,9 +14,8 @@
 TestSuite(hier_store, .timeout = 120);
 
 /* Expected failures are part of these tests: keep them off stderr. */
-static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg,
-                     const char *file, int line, void *user)
-{
+static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+                     int line, void *user) {
     (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
 }
 static const weft_logger_t quiet_log = {quiet_fn, NULL};
@@ -30,24 +29,20 @@ static hr_fail_t fail;
 
 /* Node ids 1..cap are entities id | 1 << 32 (generation 1). */
 typedef struct model {
-    uint32_t cap;      /* ids 1..cap may exist */
-    uint32_t next;     /* next id to add */
-    uint32_t *parent;  /* id -> parent id, 0 for roots */
-    uint32_t *nchild;  /* id -> number of children (lets removals skip scanning for them) */
-    bool *alive;       /* id is a node */
-    weft_mat4_t *ref;  /* reference world per id */
-    uint8_t *done;     /* ref computed in this round */
-    uint8_t *mark;     /* scratch flags, all zero between uses */
-    uint32_t *stack;   /* scratch */
+    uint32_t cap;     /* ids 1..cap may exist */
+    uint32_t next;    /* next id to add */
+    uint32_t *parent; /* id -> parent id, 0 for roots */
+    uint32_t *nchild; /* id -> number of children (lets removals skip scanning for them) */
+    bool *alive;      /* id is a node */
+    weft_mat4_t *ref; /* reference world per id */
+    uint8_t *done;    /* ref computed in this round */
+    uint8_t *mark;    /* scratch flags, all zero between uses */
+    uint32_t *stack;  /* scratch */
 } model_t;
 
-static weft__hentity_t ent(uint32_t id)
-{
-    return id == 0 ? 0 : ((weft__hentity_t)1 << 32) | id;
-}
+static weft__hentity_t ent(uint32_t id) { return id == 0 ? 0 : ((weft__hentity_t)1 << 32) | id; }
 
-static void model_init(model_t *m, uint32_t cap)
-{
+static void model_init(model_t *m, uint32_t cap) {
     m->cap = cap;
     m->next = 1;
     m->parent = calloc(cap + 1, sizeof(uint32_t));
@@ -59,8 +54,7 @@ static void model_init(model_t *m, uint32_t cap)
     m->stack = calloc(cap + 1, sizeof(uint32_t));
 }
 
-static void model_fini(model_t *m)
-{
+static void model_fini(model_t *m) {
     free(m->parent);
     free(m->nchild);
     free(m->alive);
@@ -71,38 +65,41 @@ static void model_fini(model_t *m)
 }
 
 /* Make `p` (0: none) the model parent of c. */
-static void model_set_parent(model_t *m, uint32_t c, uint32_t p)
-{
-    if (m->parent[c] != 0)
+static void model_set_parent(model_t *m, uint32_t c, uint32_t p) {
+    if (m->parent[c] != 0) {
         m->nchild[m->parent[c]]--;
+    }
     m->parent[c] = p;
-    if (p != 0)
+    if (p != 0) {
         m->nchild[p]++;
+    }
 }
 
-static bool model_is_ancestor(const model_t *m, uint32_t a, uint32_t x)
-{
-    for (; x != 0; x = m->parent[x])
-        if (x == a)
+static bool model_is_ancestor(const model_t *m, uint32_t a, uint32_t x) {
+    for (; x != 0; x = m->parent[x]) {
+        if (x == a) {
             return true;
+        }
+    }
     return false;
 }
 
-static uint32_t random_live(const model_t *m, hr_rng_t *r)
-{
+static uint32_t random_live(const model_t *m, hr_rng_t *r) {
     for (int tries = 0; tries < 64; tries++) {
         const uint32_t id = 1 + hr_below(r, m->next - 1);
-        if (m->alive[id])
+        if (m->alive[id]) {
             return id;
+        }
     }
-    for (uint32_t id = 1; id < m->next; id++)
-        if (m->alive[id])
+    for (uint32_t id = 1; id < m->next; id++) {
+        if (m->alive[id]) {
             return id;
+        }
+    }
     return 0;
 }
 
-static const weft_transform_t *local_of(const weft__hstore_t *s, uint32_t id)
-{
+static const weft_transform_t *local_of(const weft__hstore_t *s, uint32_t id) {
     return &s->rows.local[weft__hstore_row(s, ent(id))];
 }
 
@@ -110,42 +107,46 @@ static const weft_transform_t *local_of(const weft__hstore_t *s, uint32_t id)
 
 /* Structure: the store's own invariants (ORDER first of all) and agreement with the model.
  * Returns false (failure recorded) at the first disagreement. */
-static bool check_structure(const weft__hstore_t *s, const model_t *m)
-{
+static bool check_structure(const weft__hstore_t *s, const model_t *m) {
     const char *why = weft__hstore_check(s);
-    if (!CHECK(why == NULL, "store invariant broken: %s", why))
+    if (!CHECK(why == NULL, "store invariant broken: %s", why)) {
         return false;
+    }
     uint32_t live = 0;
     for (uint32_t id = 1; id < m->next; id++) {
         const uint32_t row = weft__hstore_row(s, ent(id));
         if (!m->alive[id]) {
-            if (!CHECK(row == WEFT__HROW_NONE, "removed node %u still in the store", id))
+            if (!CHECK(row == WEFT__HROW_NONE, "removed node %u still in the store", id)) {
                 return false;
+            }
             continue;
         }
         live++;
-        if (!CHECK(row != WEFT__HROW_NONE, "node %u missing", id))
+        if (!CHECK(row != WEFT__HROW_NONE, "node %u missing", id)) {
             return false;
+        }
         const uint32_t p = s->rows.parent[row];
         const weft__hentity_t pe = p == WEFT__HROW_NONE ? 0 : s->rows.ent[p];
         if (!CHECK(pe == ent(m->parent[id]), "node %u: parent %llx, model says %u", id,
-                   (unsigned long long)pe, m->parent[id]))
+                   (unsigned long long)pe, m->parent[id])) {
             return false;
+        }
     }
     return CHECK(live == s->live, "%u live nodes in the store, model has %u", s->live, live);
 }
 
 /* Worlds: every node's world equals the reference recursion over the model's parents, bit
  * for bit; false (failure recorded) at the first node that differs. Iterative (explicit stack) so deep chains cannot overflow the C stack. */
-static bool check_worlds(const weft__hstore_t *s, model_t *m)
-{
+static bool check_worlds(const weft__hstore_t *s, model_t *m) {
     memset(m->done, 0, m->cap + 1);
     for (uint32_t id = 1; id < m->next; id++) {
-        if (!m->alive[id] || m->done[id])
+        if (!m->alive[id] || m->done[id]) {
             continue;
+        }
         uint32_t top = 0;
-        for (uint32_t x = id; x != 0 && !m->done[x]; x = m->parent[x])
+        for (uint32_t x = id; x != 0 && !m->done[x]; x = m->parent[x]) {
             m->stack[top++] = x;
+        }
         while (top > 0) {
             const uint32_t x = m->stack[--top];
             const uint32_t row = weft__hstore_row(s, ent(x));
@@ -156,20 +157,21 @@ static bool check_worlds(const weft__hstore_t *s, model_t *m)
         }
     }
     for (uint32_t id = 1; id < m->next; id++) {
-        if (!m->alive[id])
+        if (!m->alive[id]) {
             continue;
+        }
         const uint32_t row = weft__hstore_row(s, ent(id));
         if (!CHECK(hr_mat_eq(&s->rows.world[row], &m->ref[id]),
                    "node %u (row %u, depth %u): world differs from the reference", id, row,
-                   weft__hstore_depth(s, row)))
+                   weft__hstore_depth(s, row))) {
             return false;
+        }
     }
     return true;
 }
 
 /* FNV-1a over everything observable in the store (to prove "nothing changed"). */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) { /* word at a time: these arrays are large */
@@ -177,13 +179,13 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001B3ull;
     }
-    for (; i < n; i++)
+    for (; i < n; i++) {
         h = (h ^ b[i]) * 0x100000001B3ull;
+    }
     return h;
 }
 
-static uint64_t store_hash(const weft__hstore_t *s)
-{
+static uint64_t store_hash(const weft__hstore_t *s) {
     const weft__hrows_t *w = &s->rows;
     const size_t n = s->count;
     uint64_t h = 0xCBF29CE484222325ull;
@@ -204,10 +206,10 @@ static uint64_t store_hash(const weft__hstore_t *s)
 
 /* ---- random operations -------------------------------------------------- */
 
-static void op_add(weft__hstore_t *s, model_t *m, hr_rng_t *r)
-{
-    if (m->next > m->cap)
+static void op_add(weft__hstore_t *s, model_t *m, hr_rng_t *r) {
+    if (m->next > m->cap) {
         return;
+    }
     const uint32_t id = m->next++;
     const weft_transform_t t = hr_transform(r);
     CHECK(weft__hstore_add(s, ent(id), &t) == WEFT_OK, "adding node %u failed", id);
@@ -215,19 +217,21 @@ static void op_add(weft__hstore_t *s, model_t *m, hr_rng_t *r)
     m->parent[id] = 0;
 }
 
-static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
-{
+static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r) {
     uint32_t c = random_live(m, r);
     uint32_t p = random_live(m, r);
     /* Now and then aim at a cycle on purpose: c an ancestor of p, or p itself. */
     if (p != 0 && hr_below(r, 8) == 0) {
         c = p;
-        for (uint32_t x = m->parent[p]; x != 0; x = m->parent[x])
-            if (hr_below(r, 2) == 0)
+        for (uint32_t x = m->parent[p]; x != 0; x = m->parent[x]) {
+            if (hr_below(r, 2) == 0) {
                 c = x;
+            }
+        }
     }
-    if (c == 0 || p == 0)
+    if (c == 0 || p == 0) {
         return;
+    }
     if (model_is_ancestor(m, c, p)) {
         /* Hashing the whole store is O(n): on large stores only now and then. */
         const bool hash = s->count <= 5000 || hr_below(r, 1024) == 0;
@@ -242,14 +246,16 @@ static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
     const uint32_t prow = weft__hstore_row(s, ent(p));
     const uint32_t crow = weft__hstore_row(s, ent(c));
     if (!CHECK(weft_mat4_inverse(&s->rows.world[prow], &inv),
-               "node %u (the new parent of %u) has a singular world matrix", p, c))
+               "node %u (the new parent of %u) has a singular world matrix", p, c)) {
         return;
+    }
     const weft_mat4_t cworld = s->rows.world[crow];
     const bool had_parent = m->parent[c] != 0;
     const weft_transform_t local_before = s->rows.local[crow];
     if (!CHECK(weft__hstore_attach(s, ent(c), ent(p), QUIET) == WEFT_OK,
-               "attaching node %u under %u failed", c, p))
+               "attaching node %u under %u failed", c, p)) {
         return;
+    }
     model_set_parent(m, c, p);
     const uint32_t row = weft__hstore_row(s, ent(c));
     CHECK(memcmp(&s->rows.link[row].inverse_bind, &inv, sizeof(inv)) == 0,
@@ -259,40 +265,44 @@ static void op_attach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
           "node %u: re-parenting must bake the world into local, a root keeps its local", c);
 }
 
-static void op_detach(weft__hstore_t *s, model_t *m, hr_rng_t *r)
-{
+static void op_detach(weft__hstore_t *s, model_t *m, hr_rng_t *r) {
     const uint32_t c = random_live(m, r);
-    if (c == 0)
+    if (c == 0) {
         return;
+    }
     const uint32_t row = weft__hstore_row(s, ent(c));
     const weft_mat4_t world = s->rows.world[row];
     const weft_transform_t local = s->rows.local[row];
     const bool had_parent = m->parent[c] != 0;
-    if (!CHECK(weft__hstore_detach(s, ent(c), QUIET) == WEFT_OK, "detaching node %u failed", c))
+    if (!CHECK(weft__hstore_detach(s, ent(c), QUIET) == WEFT_OK, "detaching node %u failed", c)) {
         return;
+    }
     model_set_parent(m, c, 0);
     const weft_transform_t want = had_parent ? weft_transform_from_matrix(&world) : local;
     CHECK(memcmp(local_of(s, c), &want, sizeof(want)) == 0,
           "node %u: detach must bake the world into local", c);
 }
 
-static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
-{
+static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree) {
     const uint32_t e = random_live(m, r);
-    if (e == 0)
+    if (e == 0) {
         return;
+    }
     const weft__hentity_t *removed = NULL;
     uint32_t n = 0;
     /* The exact expected count only on small models (O(n * depth)); on large ones the
      * model/store agreement check after the step catches a missed or extra node. */
     uint32_t expect = 0;
     const bool count_expected = m->next <= 5000;
-    for (uint32_t id = 1; count_expected && id < m->next; id++)
-        if (m->alive[id] && (id == e || (subtree && model_is_ancestor(m, e, id))))
+    for (uint32_t id = 1; count_expected && id < m->next; id++) {
+        if (m->alive[id] && (id == e || (subtree && model_is_ancestor(m, e, id)))) {
             expect++;
+        }
+    }
     if (!CHECK(weft__hstore_remove(s, ent(e), subtree, &removed, &n, QUIET) == WEFT_OK,
-               "removing node %u (%s) failed", e, subtree ? "subtree" : "detach children"))
+               "removing node %u (%s) failed", e, subtree ? "subtree" : "detach children")) {
         return;
+    }
     if (subtree) {
         CHECK(!count_expected || n == expect,
               "removing the subtree of node %u reported %u entities, model has %u", e, n, expect);
@@ -303,8 +313,9 @@ static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
             const bool valid = id >= 1 && id < m->next;
             if (!CHECK(valid && m->alive[id] && model_is_ancestor(m, e, id),
                        "removing the subtree of node %u listed %llx, not in it", e,
-                       (unsigned long long)removed[i]))
+                       (unsigned long long)removed[i])) {
                 break;
+            }
             CHECK(id == e || m->mark[m->parent[id]],
                   "removing the subtree of node %u listed node %u before its parent %u", e, id,
                   m->parent[id]);
@@ -312,8 +323,9 @@ static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
         }
         for (uint32_t i = 0; i < n; i++) {
             const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
-            if (id >= 1 && id < m->next)
+            if (id >= 1 && id < m->next) {
                 m->mark[id] = 0;
+            }
         }
         for (uint32_t i = 0; i < n; i++) {
             const uint32_t id = (uint32_t)(removed[i] & 0xffffffffu);
@@ -324,16 +336,17 @@ static void op_remove(weft__hstore_t *s, model_t *m, hr_rng_t *r, bool subtree)
         }
     } else {
         /* e's children become roots; the scan ends once all of them are found */
-        for (uint32_t id = 1; id < m->next && m->nchild[e] > 0; id++)
-            if (m->alive[id] && m->parent[id] == e)
+        for (uint32_t id = 1; id < m->next && m->nchild[e] > 0; id++) {
+            if (m->alive[id] && m->parent[id] == e) {
                 model_set_parent(m, id, 0);
+            }
+        }
     }
     m->alive[e] = false;
     model_set_parent(m, e, 0);
 }
 
-static bool op_update(weft__hstore_t *s, hr_rng_t *r)
-{
+static bool op_update(weft__hstore_t *s, hr_rng_t *r) {
     switch (hr_below(r, 3)) {
     case 0:
         return CHECK(weft__hstore_update(s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK,
@@ -350,35 +363,38 @@ static bool op_update(weft__hstore_t *s, hr_rng_t *r)
 /* One random session: `steps` operations on up to `cap` nodes; full checks every `every`.
  * Stops at the first failure and asserts once, naming the node, step and seed. */
 static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t every,
-                       uint32_t prefill)
-{
+                       uint32_t prefill) {
     hr_rng_t r = hr_seeded(&fail, name);
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     model_t m;
     model_init(&m, cap);
-    for (uint32_t i = 0; i < prefill && !fail.failed; i++)
+    for (uint32_t i = 0; i < prefill && !fail.failed; i++) {
         op_add(&s, &m, &r);
-    for (uint32_t i = 0; i < prefill && !fail.failed; i++)
-        if (hr_below(&r, 4) != 0)
+    }
+    for (uint32_t i = 0; i < prefill && !fail.failed; i++) {
+        if (hr_below(&r, 4) != 0) {
             op_attach(&s, &m, &r);
+        }
+    }
     for (uint32_t step = 0; step < steps && !fail.failed; step++) {
         fail.step = step;
         const uint32_t k = hr_below(&r, 100);
-        if (k < 20)
+        if (k < 20) {
             op_add(&s, &m, &r);
-        else if (k < 55)
+        } else if (k < 55) {
             op_attach(&s, &m, &r);
-        else if (k < 70)
+        } else if (k < 70) {
             op_detach(&s, &m, &r);
-        else if (k < 76)
+        } else if (k < 76) {
             op_remove(&s, &m, &r, false);
-        else if (k < 79)
+        } else if (k < 79) {
             op_remove(&s, &m, &r, true);
-        else if (k < 90) {
+        } else if (k < 90) {
             const uint32_t id = random_live(&m, &r);
-            if (id != 0)
+            if (id != 0) {
                 s.rows.local[weft__hstore_row(&s, ent(id))] = hr_transform(&r);
+            }
         }
         /* after every step: the order invariant (and, every `every` steps, the worlds) */
         if (!fail.failed && (step % every == 0 || step + 1 == steps)) {
@@ -390,41 +406,37 @@ static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t 
     cr_assert(!fail.failed, "%s: %s", name, hr_fail_message(&fail));
 }
 
-Test(hier_store, random_small_forests_match_the_reference_after_every_step)
-{
-    for (int round = 0; round < 20; round++)
+Test(hier_store, random_small_forests_match_the_reference_after_every_step) {
+    for (int round = 0; round < 20; round++) {
         run_random("small forest", 64, 600, 1, 16);
+    }
 }
 
-Test(hier_store, random_medium_forest_matches_the_reference)
-{
+Test(hier_store, random_medium_forest_matches_the_reference) {
     run_random("medium forest", 4000, 20000, 50, 2000);
 }
 
-Test(hier_store, random_large_forest_matches_the_reference_periodically)
-{
+Test(hier_store, random_large_forest_matches_the_reference_periodically) {
     run_random("large forest", 100000, 40000, 5000, 100000);
 }
 
 /* ---- targeted cases ------------------------------------------------------ */
 
-static uint32_t row_of(const weft__hstore_t *s, uint32_t id)
-{
+static uint32_t row_of(const weft__hstore_t *s, uint32_t id) {
     return weft__hstore_row(s, ent(id));
 }
 
 /* Add nodes first..last with identity transforms; asserts once. */
-static void add_identity_nodes(weft__hstore_t *s, uint32_t first, uint32_t last)
-{
+static void add_identity_nodes(weft__hstore_t *s, uint32_t first, uint32_t last) {
     hr_fail_init(&fail, 0);
     const weft_transform_t id = weft_transform_identity();
-    for (uint32_t e = first; e <= last && !fail.failed; e++)
+    for (uint32_t e = first; e <= last && !fail.failed; e++) {
         CHECK(weft__hstore_add(s, ent(e), &id) == WEFT_OK, "adding node %u failed", e);
+    }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
-Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4)
-{
+Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4) {
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     add_identity_nodes(&s, 1, 4);
@@ -438,8 +450,7 @@ Test(hier_store, the_write_ups_counter_example_orders_e2_e3_e4)
     weft__hstore_fini(&s);
 }
 
-Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothing)
-{
+Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothing) {
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     add_identity_nodes(&s, 1, 5);
@@ -456,8 +467,7 @@ Test(hier_store, attaching_to_self_or_a_descendant_is_a_cycle_and_changes_nothin
     weft__hstore_fini(&s);
 }
 
-Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing)
-{
+Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing) {
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     weft_transform_t flat = weft_transform_identity();
@@ -471,8 +481,7 @@ Test(hier_store, attaching_under_a_singular_parent_fails_and_changes_nothing)
     weft__hstore_fini(&s);
 }
 
-Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
-{
+Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree) {
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     add_identity_nodes(&s, 1, 1000);
@@ -487,8 +496,7 @@ Test(hier_store, attach_of_a_later_parent_moves_only_the_subtree)
     weft__hstore_fini(&s);
 }
 
-Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
-{
+Test(hier_store, level_pass_and_sequential_pass_are_bit_identical) {
     hr_rng_t r = hr_seeded(&fail, "levels vs sequential");
     weft__hstore_t a, b, c;
     weft__hstore_init(&a, NULL, QUIET);
@@ -507,17 +515,19 @@ Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
         fail.step = i;
         /* wide and shallow-ish: parent among the first i/8 nodes, sometimes a later one */
         uint32_t p = 1 + hr_below(&r, i / 8 + 1);
-        if (hr_below(&r, 50) == 0)
+        if (hr_below(&r, 50) == 0) {
             p = 1 + hr_below(&r, n);
+        }
         weft_result_t ra = weft__hstore_attach(&a, ent(i), ent(p), QUIET);
         CHECK(weft__hstore_attach(&b, ent(i), ent(p), QUIET) == ra &&
                   weft__hstore_attach(&c, ent(i), ent(p), QUIET) == ra,
               "attaching node %u under %u gave different results in the three stores", i, p);
-        if (i % 10000 == 0)
+        if (i % 10000 == 0) {
             CHECK(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK &&
                       weft__hstore_update(&b, WEFT__HPASS_LEVELS, true, NULL) == WEFT_OK &&
                       weft__hstore_update(&c, WEFT__HPASS_LEVELS, false, NULL) == WEFT_OK,
                   "an intermediate pass failed");
+        }
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft__hstore_update(&a, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK);
@@ -538,22 +548,23 @@ Test(hier_store, level_pass_and_sequential_pass_are_bit_identical)
     weft__hstore_fini(&c);
 }
 
-Test(hier_store, level_sort_groups_rows_by_depth)
-{
+Test(hier_store, level_sort_groups_rows_by_depth) {
     weft__hstore_t s;
     weft__hstore_init(&s, NULL, QUIET);
     /* Build children before parents so that the sort has work to do. */
     add_identity_nodes(&s, 1, 200);
-    for (uint32_t e = 200; e >= 2 && !fail.failed; e--)
+    for (uint32_t e = 200; e >= 2 && !fail.failed; e--) {
         CHECK(weft__hstore_attach(&s, ent(e), ent(e / 2), QUIET) == WEFT_OK,
               "attaching node %u under %u failed", e, e / 2);
+    }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft__hstore_level_sort(&s) == WEFT_OK);
     cr_assert(weft__hstore_check(&s) == NULL);
     cr_assert(s.holes == 0 && s.count == 200);
-    for (uint32_t r = 1; r < s.count && !fail.failed; r++)
+    for (uint32_t r = 1; r < s.count && !fail.failed; r++) {
         CHECK(weft__hstore_depth(&s, r - 1) <= weft__hstore_depth(&s, r),
               "row %u is deeper than row %u after the level sort", r - 1, r);
+    }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(s.level_count == 8, "levels: %u", s.level_count); /* 2^7 = 128 <= 200 < 256 */
     weft__hstore_fini(&s);

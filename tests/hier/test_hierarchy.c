@@ -17,14 +17,12 @@ TestSuite(hierarchy, .timeout = 300);
 static hr_fail_t fail;
 #define CHECK(cond, ...) hr_check(&fail, (cond), __VA_ARGS__)
 
-static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg,
-                     const char *file, int line, void *user)
-{
+static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+                     int line, void *user) {
     (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
 }
 
-static weft_world_t *new_world(uint32_t workers, weft_execution_t exec)
-{
+static weft_world_t *new_world(uint32_t workers, weft_execution_t exec) {
     weft_world_t *w = NULL;
     cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
                                                      .execution = exec,
@@ -34,54 +32,55 @@ static weft_world_t *new_world(uint32_t workers, weft_execution_t exec)
 }
 
 /* A new node entity; 0 with the failure recorded in `fail` when creating it fails. */
-static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t)
-{
+static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t) {
     weft_entity_t e = 0;
-    if (!CHECK(weft_entity_create(w, &e) == WEFT_OK, "creating an entity failed"))
+    if (!CHECK(weft_entity_create(w, &e) == WEFT_OK, "creating an entity failed")) {
         return 0;
+    }
     if (!CHECK(weft_hier_add(w, e, t) == WEFT_OK, "weft_hier_add of 0x%llx failed",
-               (unsigned long long)e))
+               (unsigned long long)e)) {
         return 0;
+    }
     return e;
 }
 
 /* Position of e in weft_hier_order (UINT32_MAX when absent). */
-static uint32_t order_pos(weft_world_t *w, weft_entity_t e)
-{
+static uint32_t order_pos(weft_world_t *w, weft_entity_t e) {
     const uint32_t n = weft_hier_count(w);
     weft_entity_t *o = malloc((n + 1) * sizeof(*o));
     cr_assert(weft_hier_order(w, o, n) == n);
     uint32_t pos = UINT32_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        if (o[i] == e)
+    for (uint32_t i = 0; i < n; i++) {
+        if (o[i] == e) {
             pos = i;
+        }
+    }
     free(o);
     return pos;
 }
 
 /* Entity index (the low 32 bits of a handle). */
-static uint32_t index_of(weft_entity_t e)
-{
-    return (uint32_t)(e & 0xffffffffu);
-}
+static uint32_t index_of(weft_entity_t e) { return (uint32_t)(e & 0xffffffffu); }
 
 /* Every node's parent precedes it in weft_hier_order; false (failure recorded) otherwise.
  * O(n): positions are looked up by entity index. */
-static bool order_ok(weft_world_t *w)
-{
+static bool order_ok(weft_world_t *w) {
     const uint32_t n = weft_hier_count(w);
     weft_entity_t *o = malloc((n + 1) * sizeof(*o));
     bool ok = CHECK(weft_hier_order(w, o, n) == n, "weft_hier_order does not list %u nodes", n);
     uint32_t max_index = 0;
-    for (uint32_t i = 0; ok && i < n; i++)
+    for (uint32_t i = 0; ok && i < n; i++) {
         max_index = index_of(o[i]) > max_index ? index_of(o[i]) : max_index;
+    }
     uint32_t *pos = malloc(((size_t)max_index + 1) * sizeof(*pos));
-    for (uint32_t i = 0; ok && i < n; i++)
+    for (uint32_t i = 0; ok && i < n; i++) {
         pos[index_of(o[i])] = i;
+    }
     for (uint32_t i = 0; ok && i < n; i++) {
         const weft_entity_t p = weft_hier_parent(w, o[i]);
-        if (p == 0)
+        if (p == 0) {
             continue;
+        }
         const uint32_t k = index_of(p);
         ok = CHECK(k <= max_index && pos[k] < i && o[pos[k]] == p,
                    "order: the parent 0x%llx of node 0x%llx (position %u) does not precede it",
@@ -93,29 +92,28 @@ static bool order_ok(weft_world_t *w)
 }
 
 /* order_ok, asserted (for the tests' single checks). */
-static void check_order(weft_world_t *w)
-{
+static void check_order(weft_world_t *w) {
     hr_fail_init(&fail, 0);
     cr_assert(order_ok(w), "%s", hr_fail_message(&fail));
 }
 
 /* World of e by the documented formula, recursively through the public readers. */
-static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e)
-{
+static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
     const weft_entity_t p = weft_hier_parent(w, e);
-    if (p == 0)
+    if (p == 0) {
         return hr_node_world(weft_hier_local(w, e), NULL, NULL);
+    }
     const weft_mat4_t pw = ref_world(w, p);
     return hr_node_world(weft_hier_local(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
 }
 
-Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4)
-{
+Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_fail_init(&fail, 0);
     weft_entity_t e[5];
-    for (int i = 1; i <= 4; i++)
+    for (int i = 1; i <= 4; i++) {
         e[i] = new_node(w, NULL);
+    }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft_hier_attach(w, e[4], e[3]) == WEFT_OK);
     cr_assert(weft_hier_attach(w, e[2], e[1]) == WEFT_OK);
@@ -127,8 +125,7 @@ Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, cycles_are_rejected_and_change_nothing)
-{
+Test(hierarchy, cycles_are_rejected_and_change_nothing) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_rng_t r = hr_seeded(&fail, "public cycles");
     weft_entity_t e[6];
@@ -137,8 +134,9 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing)
         e[i] = new_node(w, &t);
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
-    for (int i = 1; i < 6; i++)
+    for (int i = 1; i < 6; i++) {
         cr_assert(weft_hier_attach(w, e[i], e[i - 1]) == WEFT_OK);
+    }
     cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
     weft_transform_t locals[6];
     weft_parent_link_t links[6];
@@ -158,8 +156,7 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, stale_and_non_node_handles_are_errors)
-{
+Test(hierarchy, stale_and_non_node_handles_are_errors) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_fail_init(&fail, 0);
     weft_entity_t a = new_node(w, NULL), plain, gone;
@@ -179,8 +176,7 @@ Test(hierarchy, stale_and_non_node_handles_are_errors)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, detach_bakes_the_world_transform_into_local)
-{
+Test(hierarchy, detach_bakes_the_world_transform_into_local) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_rng_t r = hr_seeded(&fail, "detach bake");
     weft_entity_t prev = 0, last = 0;
@@ -188,8 +184,9 @@ Test(hierarchy, detach_bakes_the_world_transform_into_local)
         const weft_transform_t t = hr_transform(&r);
         last = new_node(w, &t);
         cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
-        if (prev != 0)
+        if (prev != 0) {
             cr_assert(weft_hier_attach(w, last, prev) == WEFT_OK);
+        }
         cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
         prev = last;
     }
@@ -206,13 +203,13 @@ Test(hierarchy, detach_bakes_the_world_transform_into_local)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, reparenting_keeps_the_world_transform)
-{
+Test(hierarchy, reparenting_keeps_the_world_transform) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_rng_t r = hr_seeded(&fail, "reparent");
     weft_transform_t t[3];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         t[i] = hr_transform(&r);
+    }
     weft_entity_t a = new_node(w, &t[0]), b = new_node(w, &t[1]), c = new_node(w, &t[2]);
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     cr_assert(weft_hier_attach(w, c, a) == WEFT_OK);
@@ -225,8 +222,7 @@ Test(hierarchy, reparenting_keeps_the_world_transform)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all)
-{
+Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_rng_t r = hr_seeded(&fail, "destroy modes");
     weft_entity_t n[7];
@@ -237,8 +233,9 @@ Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     /* 0 -> {1, 2}; 1 -> {3, 4}; 2 -> {5}; 5 -> {6} */
     const int parent[7] = {-1, 0, 0, 1, 1, 2, 5};
-    for (int i = 1; i < 7; i++)
+    for (int i = 1; i < 7; i++) {
         cr_assert(weft_hier_attach(w, n[i], n[parent[i]]) == WEFT_OK);
+    }
     cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
     const weft_mat4_t w3 = *weft_hier_world(w, n[3]);
 
@@ -256,8 +253,7 @@ Test(hierarchy, destroy_detach_mode_bakes_children_and_subtree_mode_destroys_all
     weft_world_destroy(w);
 }
 
-Test(hierarchy, plain_entity_destroy_removes_the_node_and_detaches_children)
-{
+Test(hierarchy, plain_entity_destroy_removes_the_node_and_detaches_children) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_fail_init(&fail, 0);
     weft_entity_t a = new_node(w, NULL), b = new_node(w, NULL);
@@ -270,8 +266,7 @@ Test(hierarchy, plain_entity_destroy_removes_the_node_and_detaches_children)
     weft_world_destroy(w);
 }
 
-Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
-{
+Test(hierarchy, random_operations_match_the_reference_through_the_public_api) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_rng_t r = hr_seeded(&fail, "public random");
     enum { CAP = 300 };
@@ -287,12 +282,14 @@ Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
         }
         const uint32_t ia = hr_below(&r, n), ib = hr_below(&r, n);
         const weft_entity_t a = e[ia], b = e[ib];
-        if (!weft_entity_is_alive(w, a) || !weft_entity_is_alive(w, b))
+        if (!weft_entity_is_alive(w, a) || !weft_entity_is_alive(w, b)) {
             continue;
+        }
         if (k < 7) {
             bool cycle = false;
-            for (weft_entity_t x = b; x != 0; x = weft_hier_parent(w, x))
+            for (weft_entity_t x = b; x != 0; x = weft_hier_parent(w, x)) {
                 cycle = cycle || x == a;
+            }
             const weft_result_t got = weft_hier_attach(w, a, b);
             CHECK(got == (cycle ? WEFT_ECYCLE : WEFT_OK),
                   "attaching node %u under node %u returned %s, expected %s", ia, ib,
@@ -301,22 +298,27 @@ Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
             CHECK(weft_hier_detach(w, a) == WEFT_OK, "detaching node %u failed", ia);
         } else {
             const bool subtree = hr_below(&r, 2) != 0;
-            CHECK(weft_hier_destroy(w, a, subtree ? WEFT_HIER_DESTROY_SUBTREE
-                                                  : WEFT_HIER_DESTROY_DETACH) == WEFT_OK,
+            CHECK(weft_hier_destroy(w, a,
+                                    subtree ? WEFT_HIER_DESTROY_SUBTREE
+                                            : WEFT_HIER_DESTROY_DETACH) == WEFT_OK,
                   "destroying node %u (%s) failed", ia, subtree ? "subtree" : "detach");
         }
-        if (fail.failed || !order_ok(w))
+        if (fail.failed || !order_ok(w)) {
             break;
+        }
         const weft_hier_pass_t pass = (weft_hier_pass_t)hr_below(&r, 3);
-        if (!CHECK(weft_hier_update(w, pass) == WEFT_OK, "update (pass %d) failed", (int)pass))
+        if (!CHECK(weft_hier_update(w, pass) == WEFT_OK, "update (pass %d) failed", (int)pass)) {
             break;
+        }
         for (uint32_t i = 0; i < n; i++) {
-            if (!weft_hier_has(w, e[i]))
+            if (!weft_hier_has(w, e[i])) {
                 continue;
+            }
             const weft_mat4_t ref = ref_world(w, e[i]);
             if (!CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &ref),
-                       "node %u: world differs from the reference after pass %d", i, (int)pass))
+                       "node %u: world differs from the reference after pass %d", i, (int)pass)) {
                 break;
+            }
         }
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
@@ -325,16 +327,16 @@ Test(hierarchy, random_operations_match_the_reference_through_the_public_api)
 
 /* A wide forest (levels of > 8192 nodes, so AUTO picks the level pass) built identically in
  * worlds with 1, 2, 4 and 8 workers; every world matrix must match the sequential pass. */
-Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_workers)
-{
+Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_workers) {
     const uint64_t seed = hr_seed("levels across workers");
     hr_fail_init(&fail, seed);
     const uint32_t n = 80000;
     weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
     const uint32_t workers[] = {1, 2, 4, 8};
     weft_world_t *ws[4];
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         ws[k] = new_world(workers[k], WEFT_EXECUTION_THREADED);
+    }
     weft_world_t *all[5] = {ref, ws[0], ws[1], ws[2], ws[3]};
     weft_entity_t *e = malloc(n * sizeof(*e));
     for (int k = 0; k < 5 && !fail.failed; k++) {
@@ -342,14 +344,15 @@ Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_wo
         cr_assert(weft_entity_create_n(all[k], n, e) == WEFT_OK);
         for (uint32_t i = 0; i < n && !fail.failed; i++) {
             const weft_transform_t t = hr_transform(&r);
-            CHECK(weft_hier_add(all[k], e[i], &t) == WEFT_OK, "world %d: adding node %u failed",
-                  k, i);
+            CHECK(weft_hier_add(all[k], e[i], &t) == WEFT_OK, "world %d: adding node %u failed", k,
+                  i);
         }
         /* 16 roots with wide levels below; every 100th node attached out of order */
         for (uint32_t i = 16; i < n && !fail.failed; i++) {
             uint32_t p = hr_below(&r, i / 6 + 1);
-            if (i % 100 == 0)
+            if (i % 100 == 0) {
                 p = hr_below(&r, n);
+            }
             weft_result_t res = weft_hier_attach(all[k], e[i], e[p]);
             CHECK(res == WEFT_OK || res == WEFT_ECYCLE, "world %d: attaching node %u under %u: %s",
                   k, i, p, weft_result_name(res));
@@ -363,14 +366,16 @@ Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_wo
         weft_hier_stats(ws[k], &st);
         cr_assert(st.last == WEFT_HIER_PASS_LEVELS, "AUTO chose the level pass");
         cr_assert(order_ok(ws[k]), "%s", hr_fail_message(&fail));
-        for (uint32_t i = 0; i < n && !fail.failed; i++)
+        for (uint32_t i = 0; i < n && !fail.failed; i++) {
             CHECK(hr_mat_eq(weft_hier_world(ref, e[i]), weft_hier_world(ws[k], e[i])),
                   "%u workers: node %u differs from the sequential pass", workers[k], i);
+        }
         cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     }
     free(e);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 5; k++) {
         weft_world_destroy(all[k]);
+    }
 }
 
 /* ---- the update as a system ------------------------------------------------- */
@@ -380,22 +385,21 @@ typedef struct spin {
 } spin_t;
 
 /* Unrelated work of the same length as the hierarchy pass: no sleeps, real arithmetic. */
-static void unrelated(weft_iter_t *it, const weft_system_ctx_t *ctx)
-{
+static void unrelated(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)it;
     spin_t *s = ctx->user;
-    for (int k = 0; k < 60; k++)
-        for (int i = 0; i < 4096; i++)
+    for (int k = 0; k < 60; k++) {
+        for (int i = 0; i < 4096; i++) {
             s->v[i] = s->v[i] * 0.999f + 0.5f;
+        }
+    }
 }
 
-static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b)
-{
+static bool overlaps(const weft_trace_event_t *a, const weft_trace_event_t *b) {
     return a->begin_ns < b->end_ns && b->begin_ns < a->end_ns;
 }
 
-Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_system)
-{
+Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_system) {
     weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
     hr_rng_t r = hr_seeded(&fail, "system");
     const uint32_t n = 20000;
@@ -414,11 +418,9 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     weft_system_t hs, us;
     cr_assert(weft_hier_register_system(w, NULL, &hs) == WEFT_OK);
     static spin_t spin;
-    cr_assert(weft_system_register(w,
-                                   &(weft_system_desc_t){.name = "unrelated",
-                                                         .fn = unrelated,
-                                                         .user = &spin},
-                                   &us) == WEFT_OK);
+    cr_assert(weft_system_register(
+                  w, &(weft_system_desc_t){.name = "unrelated", .fn = unrelated, .user = &spin},
+                  &us) == WEFT_OK);
     /* A system writing local transforms must be ordered against the hierarchy update. */
     weft_hier_components_t ids;
     cr_assert(weft_hier_components(w, &ids) == WEFT_OK);
@@ -431,14 +433,17 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
         frames = f + 1;
         fail.step = f;
         *weft_hier_local(w, e[hr_below(&r, n)]) = hr_transform(&r);
-        if (!CHECK(weft_world_progress(w, 0.0f) == WEFT_OK, "frame %u failed", f))
+        if (!CHECK(weft_world_progress(w, 0.0f) == WEFT_OK, "frame %u failed", f)) {
             break;
+        }
         const uint32_t k = weft_trace_events(w, ev, 64);
         bool both = false;
-        for (uint32_t i = 0; i < k; i++)
-            for (uint32_t j = 0; j < k; j++)
-                both = both || (ev[i].system == hs.id && ev[j].system == us.id &&
-                                overlaps(&ev[i], &ev[j]));
+        for (uint32_t i = 0; i < k; i++) {
+            for (uint32_t j = 0; j < k; j++) {
+                both = both ||
+                       (ev[i].system == hs.id && ev[j].system == us.id && overlaps(&ev[i], &ev[j]));
+            }
+        }
         overlap_frames += both;
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
@@ -453,17 +458,17 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
     weft_system_t writer;
-    cr_assert(weft_system_register(w,
-                                   &(weft_system_desc_t){.name = "writer",
-                                                         .fn = unrelated,
-                                                         .user = &spin,
-                                                         .writes = {ids.local}},
-                                   &writer) == WEFT_OK);
+    cr_assert(weft_system_register(
+                  w,
+                  &(weft_system_desc_t){
+                      .name = "writer", .fn = unrelated, .user = &spin, .writes = {ids.local}},
+                  &writer) == WEFT_OK);
     weft_system_conflict_t conf[16];
     const uint32_t nc = weft_schedule_conflicts(w, conf, 16);
     bool found = false;
-    for (uint32_t i = 0; i < nc && i < 16; i++)
+    for (uint32_t i = 0; i < nc && i < 16; i++) {
         found = found || (conf[i].first.id == hs.id && conf[i].second.id == writer.id);
+    }
     cr_assert(found, "a local-transform writer conflicts with the hierarchy system");
     free(e);
     weft_world_destroy(w);

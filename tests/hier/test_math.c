@@ -10,21 +10,16 @@
 
 TestSuite(math, .timeout = 10);
 
-static bool near(float a, float b, float eps)
-{
-    return fabsf(a - b) <= eps;
-}
+static bool near(float a, float b, float eps) { return fabsf(a - b) <= eps; }
 
-Test(math, compose_places_translation_in_the_last_column_and_scales_columns)
-{
-    const weft_mat4_t m = weft_mat4_compose(weft_vec3_make(1, 2, 3), weft_quat_identity(),
-                                            weft_vec3_make(2, 3, 4));
+Test(math, compose_places_translation_in_the_last_column_and_scales_columns) {
+    const weft_mat4_t m =
+        weft_mat4_compose(weft_vec3_make(1, 2, 3), weft_quat_identity(), weft_vec3_make(2, 3, 4));
     const float want[16] = {2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4, 0, 1, 2, 3, 1};
     cr_assert(memcmp(m.m, want, sizeof(want)) == 0);
 }
 
-Test(math, quarter_turn_about_z_maps_x_to_y)
-{
+Test(math, quarter_turn_about_z_maps_x_to_y) {
     const weft_quat_t q =
         weft_quat_from_axis_angle(weft_vec3_make(0, 0, 1), 3.14159265358979f / 2.0f);
     const weft_vec3_t v = weft_quat_rotate(q, weft_vec3_make(1, 0, 0));
@@ -34,19 +29,17 @@ Test(math, quarter_turn_about_z_maps_x_to_y)
     cr_assert(near(p.x, 0, 1e-6f) && near(p.y, 1, 1e-6f) && near(p.z, 0, 1e-6f));
 }
 
-Test(math, multiply_applies_the_right_matrix_first)
-{
-    const weft_mat4_t t = weft_mat4_compose(weft_vec3_make(10, 0, 0), weft_quat_identity(),
-                                            weft_vec3_make(1, 1, 1));
-    const weft_mat4_t s = weft_mat4_compose(weft_vec3_make(0, 0, 0), weft_quat_identity(),
-                                            weft_vec3_make(2, 2, 2));
+Test(math, multiply_applies_the_right_matrix_first) {
+    const weft_mat4_t t =
+        weft_mat4_compose(weft_vec3_make(10, 0, 0), weft_quat_identity(), weft_vec3_make(1, 1, 1));
+    const weft_mat4_t s =
+        weft_mat4_compose(weft_vec3_make(0, 0, 0), weft_quat_identity(), weft_vec3_make(2, 2, 2));
     const weft_mat4_t ts = weft_mat4_mul(&t, &s); /* scale, then translate */
     const weft_vec3_t p = weft_mat4_transform_point(&ts, weft_vec3_make(1, 1, 1));
     cr_assert(p.x == 12.0f && p.y == 2.0f && p.z == 2.0f);
 }
 
-Test(math, inverse_times_matrix_is_the_identity)
-{
+Test(math, inverse_times_matrix_is_the_identity) {
     hr_fail_t fail;
     hr_rng_t r = hr_seeded(&fail, "inverse");
     for (int i = 0; i < 1000 && !fail.failed; i++) {
@@ -54,8 +47,9 @@ Test(math, inverse_times_matrix_is_the_identity)
         const weft_transform_t t = hr_transform(&r);
         const weft_mat4_t m = weft_transform_matrix(&t);
         weft_mat4_t inv;
-        if (!hr_check(&fail, weft_mat4_inverse(&m, &inv), "case %d: no inverse", i))
+        if (!hr_check(&fail, weft_mat4_inverse(&m, &inv), "case %d: no inverse", i)) {
             break;
+        }
         const weft_mat4_t id = weft_mat4_mul(&inv, &m);
         const weft_mat4_t want = weft_mat4_identity();
         hr_check(&fail, hr_mat_near(&id, &want, 1e-5f), "case %d: inverse * m is not the identity",
@@ -64,8 +58,7 @@ Test(math, inverse_times_matrix_is_the_identity)
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
-Test(math, singular_matrix_has_no_inverse_and_output_is_untouched)
-{
+Test(math, singular_matrix_has_no_inverse_and_output_is_untouched) {
     weft_mat4_t m = weft_mat4_identity();
     m.m[5] = 0.0f;
     weft_mat4_t out = weft_mat4_identity();
@@ -74,15 +67,14 @@ Test(math, singular_matrix_has_no_inverse_and_output_is_untouched)
     cr_assert(out.m[1] == 42.0f);
 }
 
-Test(math, decompose_round_trips_translation_rotation_scale)
-{
+Test(math, decompose_round_trips_translation_rotation_scale) {
     hr_fail_t fail;
     hr_rng_t r = hr_seeded(&fail, "decompose");
     for (int i = 0; i < 1000 && !fail.failed; i++) {
         fail.step = i;
         weft_transform_t t = hr_transform(&r);
-        t.scale = weft_vec3_make(hr_float(&r, 0.2f, 3), hr_float(&r, 0.2f, 3),
-                                 hr_float(&r, 0.2f, 3));
+        t.scale =
+            weft_vec3_make(hr_float(&r, 0.2f, 3), hr_float(&r, 0.2f, 3), hr_float(&r, 0.2f, 3));
         const weft_mat4_t m = weft_transform_matrix(&t);
         const weft_transform_t back = weft_transform_from_matrix(&m);
         const weft_mat4_t m2 = weft_transform_matrix(&back);
@@ -95,18 +87,16 @@ Test(math, decompose_round_trips_translation_rotation_scale)
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
-Test(math, decompose_carries_a_mirror_in_negative_x_scale)
-{
-    const weft_mat4_t m = weft_mat4_compose(weft_vec3_make(1, 2, 3), weft_quat_identity(),
-                                            weft_vec3_make(1, -2, 1));
+Test(math, decompose_carries_a_mirror_in_negative_x_scale) {
+    const weft_mat4_t m =
+        weft_mat4_compose(weft_vec3_make(1, 2, 3), weft_quat_identity(), weft_vec3_make(1, -2, 1));
     const weft_transform_t back = weft_transform_from_matrix(&m);
     cr_assert(back.scale.x < 0.0f);
     const weft_mat4_t m2 = weft_transform_matrix(&back);
     cr_assert(hr_mat_near(&m, &m2, 1e-5f));
 }
 
-Test(math, quaternion_product_composes_rotations)
-{
+Test(math, quaternion_product_composes_rotations) {
     const weft_quat_t a = weft_quat_from_axis_angle(weft_vec3_make(0, 1, 0), 0.7f);
     const weft_quat_t b = weft_quat_from_axis_angle(weft_vec3_make(1, 0, 0), -1.1f);
     const weft_vec3_t v = weft_vec3_make(0.3f, -2.0f, 5.0f);
@@ -117,8 +107,7 @@ Test(math, quaternion_product_composes_rotations)
     cr_assert(z.w == 1.0f && z.x == 0.0f);
 }
 
-Test(math, same_inputs_give_the_same_bits_every_time)
-{
+Test(math, same_inputs_give_the_same_bits_every_time) {
     hr_rng_t r = {hr_seed("determinism")};
     const weft_transform_t t = hr_transform(&r);
     const weft_transform_t u = hr_transform(&r);
@@ -129,8 +118,8 @@ Test(math, same_inputs_give_the_same_bits_every_time)
     cr_assert(hr_mat_eq(&ab1, &ab2));
     cr_assert(weft_vec3_length(weft_vec3_cross(weft_vec3_make(1, 0, 0), weft_vec3_make(0, 1, 0))) ==
               1.0f);
-    cr_assert(weft_vec3_dot(weft_vec3_sub(weft_vec3_make(3, 3, 3), weft_vec3_make(1, 2, 3)),
-                            weft_vec3_scale(weft_vec3_add(weft_vec3_make(1, 0, 0),
-                                                          weft_vec3_make(0, 1, 0)),
-                                            2.0f)) == 6.0f);
+    cr_assert(weft_vec3_dot(
+                  weft_vec3_sub(weft_vec3_make(3, 3, 3), weft_vec3_make(1, 2, 3)),
+                  weft_vec3_scale(weft_vec3_add(weft_vec3_make(1, 0, 0), weft_vec3_make(0, 1, 0)),
+                                  2.0f)) == 6.0f);
 }

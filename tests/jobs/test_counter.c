@@ -93,8 +93,8 @@ Test(counter, writes_of_finished_jobs_are_visible_after_wait) {
 /* ---- EDEADLK ---- */
 
 typedef struct self_wait {
-    weft_counter_t c;          /* the job's own completion counter */
-    atomic_int result;         /* what weft_counter_wait returned inside the job */
+    weft_counter_t c;  /* the job's own completion counter */
+    atomic_int result; /* what weft_counter_wait returned inside the job */
 } self_wait_t;
 
 static void wait_on_self(void *arg, const weft_job_ctx_t *ctx) {
@@ -114,8 +114,8 @@ Test(counter, waiting_on_the_running_jobs_own_counter_is_edeadlk) {
 /* ---- waits inside jobs ---- */
 
 typedef struct fanout {
-    atomic_uint leaves;  /* leaf jobs run */
-    atomic_uint bad;     /* parents that resumed before their children finished */
+    atomic_uint leaves; /* leaf jobs run */
+    atomic_uint bad;    /* parents that resumed before their children finished */
 } fanout_t;
 
 static void leaf(void *arg, const weft_job_ctx_t *ctx) {
@@ -131,8 +131,7 @@ static void parent(void *arg, const weft_job_ctx_t *ctx) {
         d[i] = (weft_job_desc_t){.fn = leaf, .arg = f};
     }
     if (weft_job_submit(ctx->jobs, d, 16, &children) != WEFT_OK ||
-        weft_counter_wait(ctx->jobs, &children) != WEFT_OK ||
-        !weft_counter_is_done(&children)) {
+        weft_counter_wait(ctx->jobs, &children) != WEFT_OK || !weft_counter_is_done(&children)) {
         atomic_fetch_add(&f->bad, 1u);
     }
 }

@@ -3,9 +3,9 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "weft/jobs.h"
@@ -365,8 +365,7 @@ Test(job, inline_mode_runs_everything_on_the_caller_in_submission_order) {
     cr_expect(weft_counter_is_done(&c1), "inline: done inside submit");
     weft_job_desc_t held = {.fn = inline_leaf, .arg = &args[2]};
     weft_counter_t *dep = &c2;
-    weft_job_desc_t parent = {.fn = inline_parent, .arg = &args[1],
-                              .priority = WEFT_PRIORITY_LOW};
+    weft_job_desc_t parent = {.fn = inline_parent, .arg = &args[1], .priority = WEFT_PRIORITY_LOW};
     weft_counter_t c3 = {0};
     /* Job 2 (the parent) runs inside its submit and queues 10 and 11 behind itself;
      * job 3, submitted after c2, runs at once since c2 is already zero by then. */

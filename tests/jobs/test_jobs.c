@@ -5,9 +5,9 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "weft/jobs.h"
@@ -35,8 +35,8 @@ Test(jobs, desc_resolved_fills_every_default) {
     cr_expect_eq(d.scratch_size, (size_t)64 * 1024);
     cr_expect_eq(d.spin_us, 50u);
     cr_expect(d.allocator.alloc != NULL && d.allocator.free != NULL);
-    weft_jobs_desc_t i = weft_jobs_desc_resolved(&(weft_jobs_desc_t){
-        .worker_count = 5, .execution = WEFT_EXECUTION_INLINE});
+    weft_jobs_desc_t i = weft_jobs_desc_resolved(
+        &(weft_jobs_desc_t){.worker_count = 5, .execution = WEFT_EXECUTION_INLINE});
     cr_expect_eq(i.worker_count, 1u);
 }
 
@@ -45,9 +45,9 @@ Test(jobs, destroy_null_is_ignored) { weft_jobs_destroy(NULL); }
 Test(jobs, create_and_destroy_repeatedly_while_idle) {
     for (int i = 0; i < 40; ++i) {
         weft_jobs_t *jobs = NULL;
-        cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 1u + (uint32_t)(i % 4)},
-                                      &jobs),
-                     WEFT_OK);
+        cr_assert_eq(
+            weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 1u + (uint32_t)(i % 4)}, &jobs),
+            WEFT_OK);
         weft_jobs_destroy(jobs);
     }
 }
@@ -90,7 +90,7 @@ Test(jobs, unknown_thread_has_no_worker_index) {
 }
 
 typedef struct seen {
-    atomic_uint bad;         /* jobs whose ctx disagreed with worker_index or had a bad name */
+    atomic_uint bad;          /* jobs whose ctx disagreed with worker_index or had a bad name */
     atomic_uint by_worker[4]; /* jobs run per worker */
 } seen_t;
 
@@ -156,9 +156,9 @@ static void scratch_job(void *arg, const weft_job_ctx_t *ctx) {
 
 Test(jobs, scratch_is_private_per_worker) {
     weft_jobs_t *jobs = NULL;
-    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3, .scratch_size = 4096},
-                                  &jobs),
-                 WEFT_OK);
+    cr_assert_eq(
+        weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3, .scratch_size = 4096}, &jobs),
+        WEFT_OK);
     void *a = weft_jobs_scratch(jobs, 0, NULL), *b = weft_jobs_scratch(jobs, 1, NULL);
     cr_expect(a != NULL && b != NULL && a != b);
     atomic_uint bad = 0;
@@ -332,9 +332,9 @@ Test(jobs, every_allocation_goes_through_the_hook_and_is_returned) {
 
 typedef struct shutdown_probe {
     weft_jobs_t *jobs;
-    atomic_int release;     /* set by the external thread once it saw ESHUTDOWN */
+    atomic_int release;      /* set by the external thread once it saw ESHUTDOWN */
     atomic_int saw_shutdown; /* the external thread got WEFT_ESHUTDOWN */
-    atomic_int started;     /* the holding job is running */
+    atomic_int started;      /* the holding job is running */
 } shutdown_probe_t;
 
 /* Holds destroy in its draining phase until the external thread has seen ESHUTDOWN. */
@@ -452,7 +452,8 @@ static void *submit_and_wait(void *arg) {
 
 Test(jobs, destroy_waits_for_a_registered_thread_blocked_in_a_wait) {
     ext_wait_t e = {0};
-    weft_jobs_desc_t desc = {.worker_count = 2, .spin_us = 1,
+    weft_jobs_desc_t desc = {.worker_count = 2,
+                             .spin_us = 1,
                              .profiler = {.worker_sleep = note_external_sleep, .user = &e}};
     cr_assert_eq(weft_jobs_create(&desc, &e.jobs), WEFT_OK);
     pthread_t t;

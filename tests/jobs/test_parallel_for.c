@@ -18,12 +18,12 @@ static void teardown(void) { weft_jobs_destroy(jobs); /* NULL (already destroyed
 TestSuite(parallel_for, .init = setup, .fini = teardown, .timeout = 60);
 
 typedef struct cover {
-    atomic_uchar *hits;   /* per index */
-    uint64_t count;       /* items */
-    uint64_t grain;       /* expected grain (0: any) */
-    atomic_uint bad;      /* ranges with wrong bounds or worker */
-    atomic_uint workers;  /* bit per worker that took part */
-    uint32_t nworkers;    /* worker count */
+    atomic_uchar *hits;  /* per index */
+    uint64_t count;      /* items */
+    uint64_t grain;      /* expected grain (0: any) */
+    atomic_uint bad;     /* ranges with wrong bounds or worker */
+    atomic_uint workers; /* bit per worker that took part */
+    uint32_t nworkers;   /* worker count */
 } cover_t;
 
 static void cover_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {

@@ -93,8 +93,9 @@ Test(worker_share, a_loop_forced_onto_the_caller_reports_zero) {
     uint64_t per[2];
     wb_share_begin(&sh, jobs);
     /* grain == count: one range, which the caller runs without publishing anything */
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 1000; i++) {
         cr_assert_eq(weft_parallel_for(jobs, 64, 64, nothing, NULL), WEFT_OK);
+    }
     double share = wb_share_end(&sh, per);
     cr_expect_eq(per[0], 1000u);
     cr_expect_eq(per[1], 0u);
@@ -123,10 +124,12 @@ Test(worker_share, stats_reject_a_bad_worker_index_in_every_build) {
 
 Test(worker_share, parallel_for_helpers_are_not_counted_as_jobs) {
     weft_worker_stats_t before[2], after[2];
-    for (uint32_t w = 0; w < 2; w++)
+    for (uint32_t w = 0; w < 2; w++) {
         cr_assert_eq(weft_jobs_worker_stats(jobs, w, &before[w]), WEFT_OK);
-    for (int i = 0; i < 100; i++)
+    }
+    for (int i = 0; i < 100; i++) {
         cr_assert_eq(weft_parallel_for(jobs, 256, 1, nothing, NULL), WEFT_OK);
+    }
     uint64_t ranges = 0;
     for (uint32_t w = 0; w < 2; w++) {
         cr_assert_eq(weft_jobs_worker_stats(jobs, w, &after[w]), WEFT_OK);

@@ -23,8 +23,9 @@ static void block_forever(void *arg, const weft_job_ctx_t *ctx) {
 
 int main(int argc, char **argv) {
     unsigned seconds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 2u;
-    if (pipe(never) != 0)
+    if (pipe(never) != 0) {
         return 2;
+    }
     weft_jobs_t *jobs = NULL;
     weft_jobs_desc_t d = {.worker_count = 4};
     if (weft_jobs_create(&d, &jobs) != WEFT_OK) {
@@ -32,11 +33,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     weft_job_desc_t jd[4];
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         jd[i] = (weft_job_desc_t){.fn = block_forever, .name = "block_forever"};
+    }
     static weft_counter_t done;
-    if (weft_job_submit(jobs, jd, 4, &done) != WEFT_OK)
+    if (weft_job_submit(jobs, jd, 4, &done) != WEFT_OK) {
         return 2;
+    }
     wt_watchdog_arm(seconds, "hang");
     fprintf(stderr, "hang: %u workers blocked; waiting for the watchdog (%u s)\n",
             weft_jobs_worker_count(jobs), seconds);

@@ -21,8 +21,9 @@ Test(watchdog_demo, a_deadlocked_test_times_out_with_stacks, .timeout = 2) {
     weft_jobs_t *jobs = NULL;
     cr_assert(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 3}, &jobs) == WEFT_OK);
     weft_job_desc_t jd[3];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         jd[i] = (weft_job_desc_t){.fn = block_forever, .name = "block_forever"};
+    }
     static weft_counter_t done;
     cr_assert(weft_job_submit(jobs, jd, 3, &done) == WEFT_OK);
     (void)weft_counter_wait(jobs, &done);

@@ -40,11 +40,11 @@ typedef struct op {
 } op_t;
 
 typedef struct model_result {
-    bool ok;             /* every step matched the model */
-    size_t failed_step;  /* index of the failing op when !ok */
-    char msg[512];       /* what differed */
-    uint64_t frames;     /* frames run */
-    uint64_t checks;     /* full model comparisons made */
+    bool ok;            /* every step matched the model */
+    size_t failed_step; /* index of the failing op when !ok */
+    char msg[512];      /* what differed */
+    uint64_t frames;    /* frames run */
+    uint64_t checks;    /* full model comparisons made */
 } model_result_t;
 
 /* Generate n operations from `seed`. */

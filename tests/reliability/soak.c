@@ -77,15 +77,16 @@ static size_t rss_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long size = 0, resident = 0;
     if (f != NULL) {
-        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+        if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
             resident = 0;
+        }
         fclose(f);
     }
     return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    while (weft_iter_next(it))
+    while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
             vec3_t *p = weft_iter_get(it, 0, i);
             const vec3_t *v = weft_iter_get(it, 1, i);
@@ -93,15 +94,17 @@ static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
             p->y += v->y * ctx->dt;
             p->z += v->z * ctx->dt;
         }
+    }
 }
 
 static void sys_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const soak_t *s = ctx->user;
-    while (weft_iter_next(it))
+    while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
             uint32_t *life = weft_iter_get(it, 0, i);
-            if (--*life > 0)
+            if (--*life > 0) {
                 continue;
+            }
             weft_entity_t e = weft_iter_entity(it, i);
             uint32_t seed = (uint32_t)e * 2654435761u;
             weft_entity_t n = weft_cmd_create(ctx->cmd);
@@ -116,27 +119,29 @@ static void sys_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
                 abort();
             }
         }
+    }
 }
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        weft_result_t r_ = (call);                                                             \
-        if (r_ != WEFT_OK) {                                                                   \
-            fprintf(stderr, "soak: %s: %s (%s)\n", #call, weft_result_name(r_), weft_last_error()); \
-            exit(2);                                                                           \
-        }                                                                                      \
+#define CHECK(call)                                                             \
+    do {                                                                        \
+        weft_result_t r_ = (call);                                              \
+        if (r_ != WEFT_OK) {                                                    \
+            fprintf(stderr, "soak: %s: %s (%s)\n", #call, weft_result_name(r_), \
+                    weft_last_error());                                         \
+            exit(2);                                                            \
+        }                                                                       \
     } while (0)
 
 static wt_log_count_t quiet_log; /* ECYCLE from random re-parenting is expected: stay quiet */
 
 static void setup(soak_t *s, uint32_t workers, uint32_t entities) {
-    CHECK(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
-                                                 .logger = wt_log_counter(&quiet_log)},
-                            &s->w));
-    CHECK(weft_component_register(s->w, &(weft_component_desc_t){.name = "Position",
-                                                                  .size = sizeof(vec3_t)}, &s->pos));
-    CHECK(weft_component_register(s->w, &(weft_component_desc_t){.name = "Velocity",
-                                                                  .size = sizeof(vec3_t)}, &s->vel));
+    CHECK(weft_world_create(
+        &(weft_world_desc_t){.worker_count = workers, .logger = wt_log_counter(&quiet_log)},
+        &s->w));
+    CHECK(weft_component_register(
+        s->w, &(weft_component_desc_t){.name = "Position", .size = sizeof(vec3_t)}, &s->pos));
+    CHECK(weft_component_register(
+        s->w, &(weft_component_desc_t){.name = "Velocity", .size = sizeof(vec3_t)}, &s->vel));
     CHECK(weft_component_register(s->w, &(weft_component_desc_t){.name = "Life", .size = 4},
                                   &s->life));
     CHECK(weft_component_register(s->w, &(weft_component_desc_t){.name = "Tag"}, &s->tag));
@@ -157,12 +162,22 @@ static void setup(soak_t *s, uint32_t workers, uint32_t entities) {
         CHECK(weft_hier_add(s->w, s->nodes[i], NULL));
     }
     weft_system_t sys;
-    CHECK(weft_system_register(s->w, &(weft_system_desc_t){.name = "move", .fn = sys_move,
-        .parallel = true, .chunk_size = 1024,
-        .terms = {{s->pos, WEFT_ACCESS_WRITE}, {s->vel, WEFT_ACCESS_READ}}}, &sys));
-    CHECK(weft_system_register(s->w, &(weft_system_desc_t){.name = "age", .fn = sys_age,
-        .user = s, .parallel = true, .chunk_size = 1024, .terms = {{s->life, WEFT_ACCESS_WRITE}}},
+    CHECK(weft_system_register(
+        s->w,
+        &(weft_system_desc_t){.name = "move",
+                              .fn = sys_move,
+                              .parallel = true,
+                              .chunk_size = 1024,
+                              .terms = {{s->pos, WEFT_ACCESS_WRITE}, {s->vel, WEFT_ACCESS_READ}}},
         &sys));
+    CHECK(weft_system_register(s->w,
+                               &(weft_system_desc_t){.name = "age",
+                                                     .fn = sys_age,
+                                                     .user = s,
+                                                     .parallel = true,
+                                                     .chunk_size = 1024,
+                                                     .terms = {{s->life, WEFT_ACCESS_WRITE}}},
+                               &sys));
     CHECK(weft_hier_register_system(s->w, NULL, &sys));
     CHECK(weft_snapshot_create(s->w, &s->snap));
 }
@@ -172,31 +187,37 @@ static void churn(soak_t *s, wt_rng_t *rng, uint64_t frame) {
     uint32_t n = weft_component_count(s->w, s->life);
     for (int k = 0; k < 64 && n > 0; k++) {
         weft_entity_t e = weft_component_entity_at(s->w, s->life, wt_rng_below(rng, n));
-        if (weft_component_has(s->w, e, s->tag))
+        if (weft_component_has(s->w, e, s->tag)) {
             CHECK(weft_component_remove(s->w, e, s->tag));
-        else
+        } else {
             CHECK(weft_component_add(s->w, e, s->tag, NULL));
+        }
     }
     for (int k = 0; k < 16; k++) {
         weft_entity_t c = s->nodes[wt_rng_below(rng, 256)], p = s->nodes[wt_rng_below(rng, 256)];
         weft_result_t r = weft_hier_attach(s->w, c, p);
-        if (r != WEFT_OK && r != WEFT_ECYCLE)
+        if (r != WEFT_OK && r != WEFT_ECYCLE) {
             CHECK(r);
-        if (wt_rng_below(rng, 4) == 0)
+        }
+        if (wt_rng_below(rng, 4) == 0) {
             CHECK(weft_hier_detach(s->w, c));
+        }
     }
-    if (frame % 100 == 0)
+    if (frame % 100 == 0) {
         CHECK(weft_snapshot_capture(s->w, s->snap));
-    if (frame % 500 == 0)
+    }
+    if (frame % 500 == 0) {
         CHECK(weft_snapshot_restore(s->w, s->snap));
+    }
     if (frame % 200 == 0) {
         weft_membuf_t buf = {0};
         weft_writer_t wr = weft_membuf_writer(&buf);
-        weft_archive_save_desc_t d = {.entities = s->nodes, .entity_count = 16,
-                                      .with_descendants = true};
+        weft_archive_save_desc_t d = {
+            .entities = s->nodes, .entity_count = 16, .with_descendants = true};
         CHECK(weft_archive_save(s->w, &d, &wr));
         weft_world_t *scratch = NULL;
-        CHECK(weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &scratch));
+        CHECK(
+            weft_world_create(&(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE}, &scratch));
         CHECK(weft_archive_load_memory(scratch, buf.data, buf.size,
                                        &(weft_archive_load_desc_t){.skip_unknown = true}, NULL));
         weft_world_destroy(scratch);
@@ -214,8 +235,9 @@ static void *volatile plant_sink; /* keeps the compiler from eliding the leaked 
 static void plant_leaks(soak_t *s, size_t bytes, uint32_t entities) {
     if (bytes > 0) {
         unsigned char *p = malloc(bytes);
-        if (p != NULL)
+        if (p != NULL) {
             memset(p, 0xa5, bytes); /* touch it: RSS counts only touched pages */
+        }
         plant_sink = p;
     }
     for (uint32_t i = 0; i < entities; i++) {
@@ -242,18 +264,19 @@ int main(int argc, char **argv) {
     size_t leak_bytes = 0;
     int a = 1;
     for (; a + 1 < argc; a += 2) {
-        if (strcmp(argv[a], "--seconds") == 0)
+        if (strcmp(argv[a], "--seconds") == 0) {
             seconds = strtod(argv[a + 1], NULL);
-        else if (strcmp(argv[a], "--plant-leak") == 0)
+        } else if (strcmp(argv[a], "--plant-leak") == 0) {
             leak_bytes = (size_t)strtoull(argv[a + 1], NULL, 10);
-        else if (strcmp(argv[a], "--plant-entity-leak") == 0)
+        } else if (strcmp(argv[a], "--plant-entity-leak") == 0) {
             leak_entities = (uint32_t)strtoul(argv[a + 1], NULL, 10);
-        else if (strcmp(argv[a], "--workers") == 0)
+        } else if (strcmp(argv[a], "--workers") == 0) {
             workers = (uint32_t)strtoul(argv[a + 1], NULL, 10);
-        else if (strcmp(argv[a], "--entities") == 0)
+        } else if (strcmp(argv[a], "--entities") == 0) {
             entities = (uint32_t)strtoul(argv[a + 1], NULL, 10);
-        else
+        } else {
             break;
+        }
     }
     if (a < argc) {
         fprintf(stderr,
@@ -287,8 +310,9 @@ int main(int argc, char **argv) {
         CHECK(weft_world_progress(s.w, 0.016f));
         frames++;
         churn(&s, &rng, frames);
-        if (leak_bytes > 0 || leak_entities > 0)
+        if (leak_bytes > 0 || leak_entities > 0) {
             plant_leaks(&s, leak_bytes, leak_entities);
+        }
         if (t >= next && nsamples < MAX_SAMPLES) {
             weft_world_stats_t st;
             weft_world_stats(s.w, &st);
@@ -330,8 +354,9 @@ int main(int argc, char **argv) {
            (double)rss_end / mib);
     printf("soak: RSS by time:");
     size_t step = nsamples / 20 + 1;
-    for (size_t k = 0; k < nsamples; k += step)
+    for (size_t k = 0; k < nsamples; k += step) {
         printf(" %.0fs=%.2f", at[k], (double)rss[k] / mib);
+    }
     printf(" (MiB)\n");
     printf("soak: warm-up window %.0f s: max RSS %.2f MiB, max heap %.3f MiB; last window: max "
            "RSS %.2f MiB, max heap %.3f MiB\n",

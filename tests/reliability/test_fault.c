@@ -64,35 +64,35 @@ typedef struct ref {
 } ref_t;
 
 typedef struct scen {
-    wt_fault_alloc_t fa;       /* the world's allocator */
-    wt_log_count_t log;        /* the world's logger */
-    bool persistent;           /* fail every allocation from k on (else only the k-th) */
-    bool stop;                 /* persistent mode: a call failed, tear down */
-    bool check_every;          /* check invariants after every call ($WT_CHECK_EVERY) */
-    uint32_t workers;          /* > 1: threaded world (random faults only) */
+    wt_fault_alloc_t fa; /* the world's allocator */
+    wt_log_count_t log;  /* the world's logger */
+    bool persistent;     /* fail every allocation from k on (else only the k-th) */
+    bool stop;           /* persistent mode: a call failed, tear down */
+    bool check_every;    /* check invariants after every call ($WT_CHECK_EVERY) */
+    uint32_t workers;    /* > 1: threaded world (random faults only) */
     weft_world_t *w;
     weft_component_t pos, vel, hp, tag, ref, mass;
     weft_entity_t e[NE];
     weft_entity_t extra[8];
-    weft_entity_t nodes[7];    /* hierarchy nodes */
+    weft_entity_t nodes[7]; /* hierarchy nodes */
     weft_query_t *q1, *q2;
     weft_snapshot_t *snap;
     weft_membuf_t buf;
     /* per-call state */
-    uint64_t digest;           /* before the call */
-    bool frame_call;           /* the current call runs a frame (see CALL_FRAME) */
-    int64_t live;              /* live bytes before the call (for calls without a world) */
-    uint64_t fail0, log0;      /* fault and logger counters before the call */
-    uint32_t retries;          /* of the current call */
-    int leak_line;             /* script line of the last call that failed */
+    uint64_t digest;      /* before the call */
+    bool frame_call;      /* the current call runs a frame (see CALL_FRAME) */
+    int64_t live;         /* live bytes before the call (for calls without a world) */
+    uint64_t fail0, log0; /* fault and logger counters before the call */
+    uint32_t retries;     /* of the current call */
+    int leak_line;        /* script line of the last call that failed */
     /* figures */
-    uint64_t calls;            /* CALLs made */
-    uint64_t failed_calls;     /* calls that failed under an injected fault (all checked) */
-    uint64_t absorbed;         /* calls that succeeded although a fault hit them */
-    _Atomic uint64_t cmd_failures; /* command-buffer calls that failed inside systems */
+    uint64_t calls;                  /* CALLs made */
+    uint64_t failed_calls;           /* calls that failed under an injected fault (all checked) */
+    uint64_t absorbed;               /* calls that succeeded although a fault hit them */
+    _Atomic uint64_t cmd_failures;   /* command-buffer calls that failed inside systems */
     _Atomic uint64_t cmd_violations; /* ... without a message, or with another code */
-    uint32_t frames;           /* frames run */
-    const char *covered[16];   /* subsystems the script reached */
+    uint32_t frames;                 /* frames run */
+    const char *covered[16];         /* subsystems the script reached */
     uint32_t ncovered;
 } scen_t;
 
@@ -103,11 +103,11 @@ typedef struct scen {
 #define MAX_KINDS 64
 
 typedef struct kind {
-    int site;          /* line of the check in this file */
-    int line;          /* script line of the call (0: none) */
-    uint64_t first_k;  /* first k that showed it */
-    uint64_t count;    /* occurrences */
-    char msg[320];     /* the first message */
+    int site;         /* line of the check in this file */
+    int line;         /* script line of the call (0: none) */
+    uint64_t first_k; /* first k that showed it */
+    uint64_t count;   /* occurrences */
+    char msg[320];    /* the first message */
 } kind_t;
 
 static kind_t kinds[MAX_KINDS];
@@ -149,23 +149,28 @@ static void violation(int site, int line, const char *fmt, ...) {
 /* ---- the judge -------------------------------------------------------------- >>judge */
 
 static void check_world(scen_t *sc, const char *what, int line) {
-    if (sc->w == NULL)
+    if (sc->w == NULL) {
         return;
+    }
     char err[256];
     uint64_t calls = wt_fault_calls(&sc->fa);
-    if (!wt_world_check(sc->w, err, sizeof err))
+    if (!wt_world_check(sc->w, err, sizeof err)) {
         VIOLATION(line, "after %s: invariant broken: %s", what, err);
-    if (wt_fault_calls(&sc->fa) != calls)
+    }
+    if (wt_fault_calls(&sc->fa) != calls) {
         VIOLATION(line, "a read-only call allocated while checking invariants");
+    }
 }
 
 static void call_begin(scen_t *sc, int line) {
-    if (shared_line != NULL)
+    if (shared_line != NULL) {
         *shared_line = line;
+    }
     uint64_t calls = wt_fault_calls(&sc->fa);
     sc->digest = sc->w ? wt_world_digest(sc->w) : 0;
-    if (wt_fault_calls(&sc->fa) != calls)
+    if (wt_fault_calls(&sc->fa) != calls) {
         VIOLATION(0, "computing the digest allocated");
+    }
     sc->live = wt_fault_live_bytes(&sc->fa);
     sc->fail0 = wt_fault_failures(&sc->fa);
     sc->log0 = sc->log.errors;
@@ -177,8 +182,9 @@ static bool call_end(scen_t *sc, weft_result_t r, const char *expr, int line) {
     sc->calls++;
     if (r == WEFT_OK) {
         if (injected > 0 || sc->check_every) {
-            if (injected > 0)
+            if (injected > 0) {
                 sc->absorbed++;
+            }
             check_world(sc, expr, line);
         }
         sc->retries = 0;
@@ -190,13 +196,16 @@ static bool call_end(scen_t *sc, weft_result_t r, const char *expr, int line) {
         sc->stop = true; /* the script cannot go on meaningfully */
         return true;
     }
-    if (r != WEFT_ENOMEM)
+    if (r != WEFT_ENOMEM) {
         VIOLATION(line, "%s failed under a fault with %s, not WEFT_ENOMEM (%s)", expr,
                   weft_result_name(r), weft_last_error());
-    if (weft_last_error()[0] == '\0')
+    }
+    if (weft_last_error()[0] == '\0') {
         VIOLATION(line, "%s failed but weft_last_error() is empty", expr);
-    if (sc->log.errors == sc->log0)
+    }
+    if (sc->log.errors == sc->log0) {
         VIOLATION(line, "%s failed but the logger hook was not called", expr);
+    }
     if (sc->w != NULL && sc->frame_call) {
         /* weft/system.h: a frame that fails after its systems ran is suspended: their in-place
          * writes and earlier phases' applies stay, the failed step applied nothing, and the
@@ -205,8 +214,9 @@ static bool call_end(scen_t *sc, weft_result_t r, const char *expr, int line) {
          * twice and no system ran twice, and test_fault_focus.c checks "the failed step
          * applied nothing" phase by phase. */
     } else if (sc->w != NULL) {
-        if (wt_world_digest(sc->w) != sc->digest)
+        if (wt_world_digest(sc->w) != sc->digest) {
             VIOLATION(line, "%s failed (%s) but changed the world", expr, weft_last_error());
+        }
     } else if (wt_fault_live_bytes(&sc->fa) != sc->live) {
         VIOLATION(line, "%s failed but left %lld bytes allocated", expr,
                   (long long)(wt_fault_live_bytes(&sc->fa) - sc->live));
@@ -226,28 +236,31 @@ static bool call_end(scen_t *sc, weft_result_t r, const char *expr, int line) {
  * weft_world_progress, judged by its own contract (see call_end). */
 #define CALL(sc, expr) CALL_JUDGED(sc, false, expr)
 #define CALL_FRAME(sc, expr) CALL_JUDGED(sc, true, expr)
-#define CALL_JUDGED(sc, frame, expr)                                                       \
-    do {                                                                                   \
-        if ((sc)->stop)                                                                    \
-            return;                                                                        \
-        (sc)->frame_call = (frame);                                                        \
-        for (;;) {                                                                         \
-            call_begin((sc), __LINE__);                                                    \
-            weft_result_t call_r_ = (expr);                                                \
-            if (call_end((sc), call_r_, #expr, __LINE__))                                  \
-                break;                                                                     \
-        }                                                                                  \
-        (sc)->frame_call = false;                                                          \
-        if ((sc)->stop)                                                                    \
-            return;                                                                        \
+#define CALL_JUDGED(sc, frame, expr)                      \
+    do {                                                  \
+        if ((sc)->stop)                                   \
+            return;                                       \
+        (sc)->frame_call = (frame);                       \
+        for (;;) {                                        \
+            call_begin((sc), __LINE__);                   \
+            weft_result_t call_r_ = (expr);               \
+            if (call_end((sc), call_r_, #expr, __LINE__)) \
+                break;                                    \
+        }                                                 \
+        (sc)->frame_call = false;                         \
+        if ((sc)->stop)                                   \
+            return;                                       \
     } while (0)
 
 static void covered(scen_t *sc, const char *what) {
-    for (uint32_t i = 0; i < sc->ncovered; i++)
-        if (strcmp(sc->covered[i], what) == 0)
+    for (uint32_t i = 0; i < sc->ncovered; i++) {
+        if (strcmp(sc->covered[i], what) == 0) {
             return;
-    if (sc->ncovered < 16)
+        }
+    }
+    if (sc->ncovered < 16) {
         sc->covered[sc->ncovered++] = what;
+    }
 }
 
 /* ---- systems (command buffers under faults) ------------------------------------ >>systems */
@@ -256,16 +269,17 @@ static void covered(scen_t *sc, const char *what) {
  * retry (transient mode), false to give up on this command (persistent mode). */
 static bool cmd_failed(scen_t *sc, weft_result_t r) {
     ++sc->cmd_failures;
-    if (r != WEFT_ENOMEM || weft_last_error()[0] == '\0')
+    if (r != WEFT_ENOMEM || weft_last_error()[0] == '\0') {
         ++sc->cmd_violations;
+    }
     return !sc->persistent && r == WEFT_ENOMEM;
 }
 
-#define CMD(sc, expr)                                                                      \
-    do {                                                                                   \
-        weft_result_t cmd_r_;                                                              \
-        while ((cmd_r_ = (expr)) != WEFT_OK && cmd_failed((sc), cmd_r_)) {                 \
-        }                                                                                  \
+#define CMD(sc, expr)                                                      \
+    do {                                                                   \
+        weft_result_t cmd_r_;                                              \
+        while ((cmd_r_ = (expr)) != WEFT_OK && cmd_failed((sc), cmd_r_)) { \
+        }                                                                  \
     } while (0)
 
 static void sys_integrate(weft_iter_t *it, const weft_system_ctx_t *ctx) {
@@ -289,12 +303,14 @@ static void sys_spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         weft_entity_t p = 0;
         while ((p = weft_cmd_create(ctx->cmd)) == 0 && cmd_failed(sc, WEFT_ENOMEM)) {
         }
-        if (p == 0)
+        if (p == 0) {
             return;
+        }
         vec3_t v = {(float)k, 1.0f, 2.0f};
         CMD(sc, weft_cmd_set(ctx->cmd, p, sc->pos, &v));
-        if (k == 1)
+        if (k == 1) {
             CMD(sc, weft_cmd_add(ctx->cmd, p, sc->tag));
+        }
     }
     while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
@@ -343,10 +359,11 @@ static weft_result_t reg(scen_t *sc, const char *name, size_t size, weft_compone
 }
 
 static void script_core(scen_t *sc) {
-    weft_world_desc_t d = {.execution = sc->workers > 1 ? WEFT_EXECUTION_THREADED
-                                                        : WEFT_EXECUTION_INLINE,
+    weft_world_desc_t d = {.execution =
+                               sc->workers > 1 ? WEFT_EXECUTION_THREADED : WEFT_EXECUTION_INLINE,
                            .worker_count = sc->workers > 1 ? sc->workers : 1,
-                           .entity_capacity = 16, .allocator = wt_fault_allocator(&sc->fa),
+                           .entity_capacity = 16,
+                           .allocator = wt_fault_allocator(&sc->fa),
                            .logger = wt_log_counter(&sc->log)};
     CALL(sc, weft_world_create(&d, &sc->w));
     covered(sc, "world");
@@ -367,17 +384,22 @@ static void script_core(scen_t *sc) {
         int32_t h = (int32_t)(i % 7);
         ref_t r = {.target = sc->e[(i + 1) % NE], .value = i};
         CALL(sc, weft_component_set(sc->w, sc->e[i], sc->pos, &p));
-        if (i % 2 == 0)
+        if (i % 2 == 0) {
             CALL(sc, weft_component_set(sc->w, sc->e[i], sc->vel, &v));
-        if (i % 3 != 0)
+        }
+        if (i % 3 != 0) {
             CALL(sc, weft_component_set(sc->w, sc->e[i], sc->hp, &h));
-        if (i % 5 == 0)
+        }
+        if (i % 5 == 0) {
             CALL(sc, weft_component_add(sc->w, sc->e[i], sc->tag, NULL));
-        if (i % 4 == 1)
+        }
+        if (i % 4 == 1) {
             CALL(sc, weft_component_set(sc->w, sc->e[i], sc->ref, &r));
+        }
     }
-    for (uint32_t i = 0; i < 8; i++)
+    for (uint32_t i = 0; i < 8; i++) {
         CALL(sc, weft_entity_create(sc->w, &sc->extra[i]));
+    }
     covered(sc, "entities");
     CALL(sc, weft_component_remove(sc->w, sc->e[4], sc->vel));
     CALL(sc, weft_component_remove(sc->w, sc->e[5], sc->pos));
@@ -391,13 +413,16 @@ static void script_core(scen_t *sc) {
     CALL(sc, weft_component_move_row(sc->w, sc->hp, 0, weft_component_count(sc->w, sc->hp) - 1));
     CALL(sc, weft_component_reserve(sc->w, sc->mass, 64));
     weft_query_desc_t q1 = {.terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}},
-                            .term_count = 2, .exclude = {sc->tag}, .exclude_count = 1};
+                            .term_count = 2,
+                            .exclude = {sc->tag},
+                            .exclude_count = 1};
     CALL(sc, weft_query_create(sc->w, &q1, &sc->q1));
     weft_query_desc_t q2 = {.terms = {{sc->hp, WEFT_ACCESS_READ}, {sc->ref, WEFT_ACCESS_READ}},
                             .term_count = 2};
     CALL(sc, weft_query_create(sc->w, &q2, &sc->q2));
-    if (weft_query_count(sc->q1) == 0 || weft_query_count(sc->q2) == 0)
+    if (weft_query_count(sc->q1) == 0 || weft_query_count(sc->q2) == 0) {
         VIOLATION(__LINE__, "a query matches nothing");
+    }
     weft_query_destroy(sc->q2);
     sc->q2 = NULL;
     covered(sc, "queries");
@@ -406,8 +431,9 @@ static void script_core(scen_t *sc) {
 /* Tracing on; on failure it must stay off ("tracing stays as it was"). */
 static weft_result_t trace_on(scen_t *sc) {
     weft_result_t r = weft_trace_enable(sc->w, &(weft_trace_desc_t){.capacity = 256});
-    if (r != WEFT_OK && weft_trace_is_enabled(sc->w))
+    if (r != WEFT_OK && weft_trace_is_enabled(sc->w)) {
         VIOLATION(0, "weft_trace_enable failed (%s) but tracing is on", weft_result_name(r));
+    }
     return r;
 }
 
@@ -416,24 +442,33 @@ static weft_result_t introspect(scen_t *sc) {
     char dot[4096];
     weft_schedule_edge_t edges[16];
     weft_system_t order[8];
-    if (weft_schedule_dot(sc->w, dot, sizeof dot) == 0)
+    if (weft_schedule_dot(sc->w, dot, sizeof dot) == 0) {
         return WEFT_ENOMEM;
+    }
     (void)weft_schedule_edges(sc->w, edges, 16);
-    if (weft_schedule_order(sc->w, order, 8) != weft_system_count(sc->w))
+    if (weft_schedule_order(sc->w, order, 8) != weft_system_count(sc->w)) {
         return WEFT_ENOMEM;
+    }
     weft_trace_event_t ev[8];
-    if (weft_trace_events(sc->w, ev, 8) == 0)
+    if (weft_trace_events(sc->w, ev, 8) == 0) {
         VIOLATION(0, "tracing was on for two frames but recorded nothing");
+    }
     return WEFT_OK;
 }
 
 static void script_frames(scen_t *sc) {
-    weft_system_desc_t integ = {.name = "integrate", .fn = sys_integrate, .parallel = true,
-                                .chunk_size = 8,
-                                .terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}}};
-    weft_system_desc_t spawn = {.name = "spawner", .fn = sys_spawner, .user = sc,
-                                .terms = {{sc->hp, WEFT_ACCESS_READ}}};
-    weft_system_desc_t aging = {.name = "aging", .fn = sys_aging, .user = sc, .phase = 1,
+    weft_system_desc_t integ = {
+        .name = "integrate",
+        .fn = sys_integrate,
+        .parallel = true,
+        .chunk_size = 8,
+        .terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}}};
+    weft_system_desc_t spawn = {
+        .name = "spawner", .fn = sys_spawner, .user = sc, .terms = {{sc->hp, WEFT_ACCESS_READ}}};
+    weft_system_desc_t aging = {.name = "aging",
+                                .fn = sys_aging,
+                                .user = sc,
+                                .phase = 1,
                                 .terms = {{sc->hp, WEFT_ACCESS_WRITE}}};
     weft_system_t s;
     CALL(sc, weft_system_register(sc->w, &integ, &s));
@@ -464,8 +499,9 @@ static void script_snapshot(scen_t *sc) {
     CALL(sc, weft_entity_create(sc->w, &e));
     CALL(sc, weft_component_set(sc->w, e, sc->mass, &(float){3.0f}));
     CALL(sc, weft_snapshot_restore(sc->w, sc->snap));
-    if (wt_world_digest(sc->w) != at_capture)
+    if (wt_world_digest(sc->w) != at_capture) {
         VIOLATION(__LINE__, "weft_snapshot_restore did not rewind the world");
+    }
     CALL(sc, weft_snapshot_capture(sc->w, sc->snap)); /* reuses its memory */
     covered(sc, "snapshots");
 }
@@ -479,8 +515,8 @@ static weft_result_t save_all(scen_t *sc, const weft_archive_save_desc_t *d) {
 static void script_archive(scen_t *sc, bool subtree) {
     sc->buf.allocator = wt_fault_allocator(&sc->fa);
     if (subtree) {
-        weft_archive_save_desc_t d = {.entities = &sc->nodes[0], .entity_count = 2,
-                                      .with_descendants = true};
+        weft_archive_save_desc_t d = {
+            .entities = &sc->nodes[0], .entity_count = 2, .with_descendants = true};
         CALL(sc, save_all(sc, &d));
     } else {
         CALL(sc, save_all(sc, NULL));
@@ -526,8 +562,9 @@ static void script_hierarchy(scen_t *sc) {
     CALL(sc, weft_hier_detach(sc->w, n[4]));
     CALL(sc, weft_hier_attach(sc->w, n[4], n[0]));
     CALL(sc, weft_snapshot_restore(sc->w, sc->snap));
-    if (wt_world_digest(sc->w) != at_capture)
+    if (wt_world_digest(sc->w) != at_capture) {
         VIOLATION(__LINE__, "weft_snapshot_restore did not rewind the hierarchy");
+    }
     covered(sc, "snapshots of hierarchies");
 }
 
@@ -541,11 +578,14 @@ static void script_hierarchy_teardown(scen_t *sc) {
     /* Nodes that came from the archive loads go too (roots first, whole subtrees). */
     weft_entity_t rest[64];
     uint32_t left = weft_hier_order(sc->w, rest, 64);
-    if (left > 64)
+    if (left > 64) {
         left = 64; /* more would be a bug the count check below reports */
-    for (uint32_t i = 0; i < left; i++)
-        if (weft_entity_is_alive(sc->w, rest[i]) && weft_hier_parent(sc->w, rest[i]) == 0)
+    }
+    for (uint32_t i = 0; i < left; i++) {
+        if (weft_entity_is_alive(sc->w, rest[i]) && weft_hier_parent(sc->w, rest[i]) == 0) {
             CALL(sc, weft_hier_destroy(sc->w, rest[i], WEFT_HIER_DESTROY_SUBTREE));
+        }
+    }
     if (weft_hier_count(sc->w) != 0) {
         VIOLATION(__LINE__, "%u hierarchy nodes left after destroying them all",
                   weft_hier_count(sc->w));
@@ -556,26 +596,33 @@ static void script_hierarchy_teardown(scen_t *sc) {
 
 static void script(scen_t *sc) {
     script_core(sc);
-    if (sc->stop)
+    if (sc->stop) {
         return;
+    }
     script_frames(sc);
-    if (sc->stop)
+    if (sc->stop) {
         return;
+    }
     script_snapshot(sc);
-    if (sc->stop)
+    if (sc->stop) {
         return;
+    }
     script_archive(sc, false);
-    if (sc->stop)
+    if (sc->stop) {
         return;
+    }
     script_hierarchy(sc);
-    if (sc->stop)
+    if (sc->stop) {
         return;
+    }
     /* $WT_FAULT_HIER_ARCHIVE=0 skips saving/loading hierarchy nodes (to isolate other
      * failures while that part of the archive module is incomplete). */
-    if (wt_env_u64("WT_FAULT_HIER_ARCHIVE", 1) != 0)
+    if (wt_env_u64("WT_FAULT_HIER_ARCHIVE", 1) != 0) {
         script_archive(sc, true);
-    if (sc->stop)
+    }
+    if (sc->stop) {
         return;
+    }
     script_hierarchy_teardown(sc);
 }
 
@@ -613,16 +660,20 @@ static uint64_t finish(scen_t *sc, bool persistent) {
     weft_query_destroy(sc->q1);
     weft_world_destroy(sc->w); /* frees q2 if the script stopped before destroying it */
     sc->w = NULL;
-    if (wt_fault_live_bytes(&sc->fa) != 0)
-        VIOLATION(sc->leak_line, "%s%lld bytes in %lld blocks leaked after world destroy (last "
-                  "failed call: script line %d)", persistent ? "persistent: " : "",
-                  (long long)wt_fault_live_bytes(&sc->fa),
+    if (wt_fault_live_bytes(&sc->fa) != 0) {
+        VIOLATION(sc->leak_line,
+                  "%s%lld bytes in %lld blocks leaked after world destroy (last "
+                  "failed call: script line %d)",
+                  persistent ? "persistent: " : "", (long long)wt_fault_live_bytes(&sc->fa),
                   (long long)wt_fault_live_blocks(&sc->fa), sc->leak_line);
-    if (wt_fault_bad_frees(&sc->fa) != 0)
+    }
+    if (wt_fault_bad_frees(&sc->fa) != 0) {
         VIOLATION(sc->leak_line, "%llu frees with a wrong size or pointer",
                   (unsigned long long)wt_fault_bad_frees(&sc->fa));
-    if (sc->cmd_violations != 0)
+    }
+    if (sc->cmd_violations != 0) {
         VIOLATION(0, "a command-buffer call inside a system failed without ENOMEM and a message");
+    }
     return digest;
 }
 
@@ -634,13 +685,13 @@ typedef struct child_report {
     uint32_t nkinds;
 } child_report_t;
 
-
 static void write_all(int fd, const void *p, size_t n) {
     const char *b = p;
     while (n > 0) {
         ssize_t w = write(fd, b, n);
-        if (w <= 0)
+        if (w <= 0) {
             _exit(3);
+        }
         b += w;
         n -= (size_t)w;
     }
@@ -650,8 +701,9 @@ static bool read_all(int fd, void *p, size_t n) {
     char *b = p;
     while (n > 0) {
         ssize_t r = read(fd, b, n);
-        if (r <= 0)
+        if (r <= 0) {
             return false;
+        }
         b += r;
         n -= (size_t)r;
     }
@@ -664,11 +716,13 @@ static void child_run(scen_t *sc, uint64_t reference, uint64_t k, int fd) {
     violations = 0;
     child_report_t rep = {0};
     uint64_t got = run(sc, k, false);
-    if (wt_fault_failures(&sc->fa) != 1)
+    if (wt_fault_failures(&sc->fa) != 1) {
         VIOLATION(0, "the fault was not injected (the allocation order is not deterministic)");
-    if (!sc->stop && got != reference)
+    }
+    if (!sc->stop && got != reference) {
         VIOLATION(0, "after the failed call was retried the world differs from the fault-free "
                      "run");
+    }
     rep.injected += wt_fault_failures(&sc->fa);
     rep.failed += sc->failed_calls;
     rep.absorbed += sc->absorbed;
@@ -677,8 +731,9 @@ static void child_run(scen_t *sc, uint64_t reference, uint64_t k, int fd) {
     rep.injected += wt_fault_failures(&sc->fa);
     rep.failed += sc->failed_calls;
 #if WT_HAVE_LSAN
-    if (__lsan_do_recoverable_leak_check() != 0)
+    if (__lsan_do_recoverable_leak_check() != 0) {
         VIOLATION(0, "LeakSanitizer found leaks (report above)");
+    }
 #endif
     rep.nkinds = nkinds;
     write_all(fd, &rep, sizeof rep);
@@ -687,23 +742,28 @@ static void child_run(scen_t *sc, uint64_t reference, uint64_t k, int fd) {
 
 TestSuite(reliability_fault, .timeout = 1100);
 
-Test(reliability_fault, every_failed_allocation_is_reported_leaves_the_world_unchanged_and_leaks_nothing) {
+Test(reliability_fault,
+     every_failed_allocation_is_reported_leaves_the_world_unchanged_and_leaks_nothing) {
     wt_watchdog_arm(1000, "fault injection");
     static scen_t sc;
     current_k = 0;
     uint64_t reference = run(&sc, 0, false);
     uint64_t total = wt_fault_calls(&sc.fa);
     cr_assert(total > 0 && violations == 0, "the fault-free run must pass");
-    fprintf(stderr, "fault: the scenario makes %llu allocations, %llu checked calls, %u frames; "
-                    "covers:", (unsigned long long)total, (unsigned long long)sc.calls, sc.frames);
-    for (uint32_t i = 0; i < sc.ncovered; i++)
+    fprintf(stderr,
+            "fault: the scenario makes %llu allocations, %llu checked calls, %u frames; "
+            "covers:",
+            (unsigned long long)total, (unsigned long long)sc.calls, sc.frames);
+    for (uint32_t i = 0; i < sc.ncovered; i++) {
         fprintf(stderr, " %s", sc.covered[i]);
+    }
     fprintf(stderr, "\n");
     shared_line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(shared_line != MAP_FAILED);
     uint64_t first = wt_env_u64("WT_FAULT_FIRST", 1), last = wt_env_u64("WT_FAULT_LAST", total);
-    if (last > total)
+    if (last > total) {
         last = total;
+    }
     uint64_t injected = 0, failed = 0, absorbed = 0, cmd_failed = 0, runs = 0, crashes = 0;
     for (uint64_t k = first; k <= last; k++) {
         /* Each k runs in its own process, so a crash is one finding, not the end of the sweep. */
@@ -724,8 +784,9 @@ Test(reliability_fault, every_failed_allocation_is_reported_leaves_the_world_unc
         bool got = read_all(fds[0], &rep, sizeof rep);
         for (uint32_t i = 0; got && i < rep.nkinds; i++) {
             kind_t kd;
-            if (!read_all(fds[0], &kd, sizeof kd))
+            if (!read_all(fds[0], &kd, sizeof kd)) {
                 break;
+            }
             add_kind(&kd, kd.msg);
         }
         close(fds[0]);
@@ -747,17 +808,19 @@ Test(reliability_fault, every_failed_allocation_is_reported_leaves_the_world_unc
         absorbed += rep.absorbed;
         cmd_failed += rep.cmd_failed;
     }
-    fprintf(stderr, "fault: k = %llu..%llu, %llu runs: %llu faults injected, %llu calls failed "
-                    "under a fault and were checked, %llu faults absorbed, %llu command-buffer "
-                    "failures inside systems, %llu crashed k; %llu violations of %u kinds\n",
+    fprintf(stderr,
+            "fault: k = %llu..%llu, %llu runs: %llu faults injected, %llu calls failed "
+            "under a fault and were checked, %llu faults absorbed, %llu command-buffer "
+            "failures inside systems, %llu crashed k; %llu violations of %u kinds\n",
             (unsigned long long)first, (unsigned long long)last, (unsigned long long)runs,
-            (unsigned long long)injected, (unsigned long long)failed,
-            (unsigned long long)absorbed, (unsigned long long)cmd_failed,
-            (unsigned long long)crashes, (unsigned long long)violations, nkinds);
-    for (uint32_t i = 0; i < nkinds; i++)
+            (unsigned long long)injected, (unsigned long long)failed, (unsigned long long)absorbed,
+            (unsigned long long)cmd_failed, (unsigned long long)crashes,
+            (unsigned long long)violations, nkinds);
+    for (uint32_t i = 0; i < nkinds; i++) {
         fprintf(stderr, "fault:   kind %u: first k=%llu, %llu times, script line %d: %s\n", i + 1,
                 (unsigned long long)kinds[i].first_k, (unsigned long long)kinds[i].count,
                 kinds[i].line, kinds[i].msg);
+    }
     munmap((void *)shared_line, 4096);
     shared_line = NULL;
     wt_watchdog_disarm();
@@ -779,24 +842,29 @@ Test(reliability_fault, random_failures_on_4_workers_are_reported_and_harmless) 
     for (uint64_t i = 0; i < runs; i++) {
         current_k = seed + i;
         uint64_t got = run_random(&sc, 4, 12, seed + i);
-        if (!sc.stop && got != reference)
+        if (!sc.stop && got != reference) {
             VIOLATION(0, "after retrying the failed calls the world differs from the fault-free "
                          "run");
+        }
         injected += wt_fault_failures(&sc.fa);
         failed += sc.failed_calls;
         absorbed += sc.absorbed;
         cmd_failed += sc.cmd_failures;
     }
-    fprintf(stderr, "fault threaded: %llu runs on 4 workers (seeds %llu..): %llu faults injected, "
-                    "%llu calls failed and were checked, %llu absorbed, %llu command-buffer "
-                    "failures in systems; %llu violations of %u kinds\n",
+    fprintf(stderr,
+            "fault threaded: %llu runs on 4 workers (seeds %llu..): %llu faults injected, "
+            "%llu calls failed and were checked, %llu absorbed, %llu command-buffer "
+            "failures in systems; %llu violations of %u kinds\n",
             (unsigned long long)runs, (unsigned long long)seed, (unsigned long long)injected,
             (unsigned long long)failed, (unsigned long long)absorbed,
             (unsigned long long)cmd_failed, (unsigned long long)violations, nkinds);
-    for (uint32_t i = 0; i < nkinds; i++)
-        fprintf(stderr, "fault threaded:   kind %u: first seed %llu, %llu times, script line %d: "
-                        "%s\n", i + 1, (unsigned long long)kinds[i].first_k,
-                (unsigned long long)kinds[i].count, kinds[i].line, kinds[i].msg);
+    for (uint32_t i = 0; i < nkinds; i++) {
+        fprintf(stderr,
+                "fault threaded:   kind %u: first seed %llu, %llu times, script line %d: "
+                "%s\n",
+                i + 1, (unsigned long long)kinds[i].first_k, (unsigned long long)kinds[i].count,
+                kinds[i].line, kinds[i].msg);
+    }
     wt_watchdog_disarm();
     cr_assert(eq(u64, violations, 0), "%llu violations (see above)",
               (unsigned long long)violations);

@@ -18,7 +18,8 @@ typedef struct rig {
 
 static void rig_world(rig_t *r) {
     memset(r, 0, sizeof *r);
-    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE, .worker_count = 1,
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE,
+                           .worker_count = 1,
                            .allocator = wt_fault_allocator(&r->fa),
                            .logger = wt_log_counter(&r->log)};
     cr_assert(eq(int, weft_world_create(&d, &r->w), WEFT_OK));
@@ -41,10 +42,11 @@ Test(reliability_fault_focus, world_create_leaks_nothing_when_an_allocation_fail
         weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE,
                                .allocator = wt_fault_allocator(&fa)};
         weft_result_t r = weft_world_create(&d, &w);
-        if (r == WEFT_OK)
+        if (r == WEFT_OK) {
             weft_world_destroy(w);
-        else
+        } else {
             cr_expect(w == NULL);
+        }
         cr_expect(eq(i64, wt_fault_live_bytes(&fa), 0),
                   "allocation %llu failed: weft_world_create returned %s and left %lld bytes",
                   (unsigned long long)k, weft_result_name(r), (long long)wt_fault_live_bytes(&fa));
@@ -115,11 +117,13 @@ Test(reliability_fault_focus, first_hier_add_that_fails_leaves_the_world_unchang
                       (unsigned long long)k, weft_last_error());
             cr_expect(eq(u32, weft_component_registered(r.w), components),
                       "allocation %llu failed in weft_hier_add (%s) but %u components stayed "
-                      "registered", (unsigned long long)k, weft_last_error(),
+                      "registered",
+                      (unsigned long long)k, weft_last_error(),
                       weft_component_registered(r.w) - components);
             cr_expect(r.log.errors > logged,
                       "allocation %llu failed in weft_hier_add (%s) but the logger hook was not "
-                      "called", (unsigned long long)k, weft_last_error());
+                      "called",
+                      (unsigned long long)k, weft_last_error());
             cr_expect(eq(int, weft_hier_add(r.w, e, NULL), WEFT_OK),
                       "after allocation %llu failed, a retry without faults failed",
                       (unsigned long long)k);
@@ -143,8 +147,9 @@ Test(reliability_fault_focus, hier_snapshot_restore_failures_reach_the_world_log
         weft_result_t res = WEFT_OK;
         for (uint32_t i = 0; i < NODES && res == WEFT_OK; i++) {
             res = weft_hier_add(r.w, e[i], NULL);
-            if (res == WEFT_OK && i > 0)
+            if (res == WEFT_OK && i > 0) {
                 res = weft_hier_attach(r.w, e[i], e[(i - 1) / 3]);
+            }
         }
         cr_assert(eq(int, res, WEFT_OK), "building the hierarchy failed: %s", weft_last_error());
         weft_snapshot_t *snap = NULL;
@@ -209,21 +214,29 @@ Test(reliability_fault_focus, every_failure_reaches_the_world_logger) {
             rig_t r;
             rig_world(&r);
             weft_component_t pos;
-            cr_assert(eq(int, weft_component_register(r.w, &(weft_component_desc_t){
-                                  .name = "P", .size = 4}, &pos), WEFT_OK));
+            cr_assert(eq(int,
+                         weft_component_register(
+                             r.w, &(weft_component_desc_t){.name = "P", .size = 4}, &pos),
+                         WEFT_OK));
             weft_system_t s;
-            cr_assert(eq(int, weft_system_register(r.w, &(weft_system_desc_t){
-                                  .name = "s", .fn = noop,
-                                  .terms = {{pos, WEFT_ACCESS_WRITE}}}, &s), WEFT_OK));
+            cr_assert(eq(int,
+                         weft_system_register(
+                             r.w,
+                             &(weft_system_desc_t){
+                                 .name = "s", .fn = noop, .terms = {{pos, WEFT_ACCESS_WRITE}}},
+                             &s),
+                         WEFT_OK));
             uint64_t logged = r.log.errors;
             wt_fault_arm(&r.fa, k, 1);
             weft_result_t got = calls[c].fn(&r);
             wt_fault_arm(&r.fa, 0, 0);
-            if (got != WEFT_OK)
+            if (got != WEFT_OK) {
                 cr_expect(r.log.errors > logged,
                           "%s failed under allocation fault %llu (%s: %s) but the logger hook "
-                          "was not called", calls[c].name, (unsigned long long)k,
-                          weft_result_name(got), weft_last_error());
+                          "was not called",
+                          calls[c].name, (unsigned long long)k, weft_result_name(got),
+                          weft_last_error());
+            }
             rig_fini(&r);
         }
     }
@@ -238,8 +251,9 @@ static void spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     for (uint32_t i = 0; i < 300; i++) {
         weft_entity_t p = weft_cmd_create(ctx->cmd);
         uint32_t v = i;
-        if (p != 0)
+        if (p != 0) {
             (void)weft_cmd_set(ctx->cmd, p, *c, &v);
+        }
     }
 }
 
@@ -249,11 +263,15 @@ Test(reliability_fault_focus, a_frame_that_fails_leaves_the_world_unchanged) {
         rig_t r;
         rig_world(&r);
         weft_component_t v;
-        cr_assert(eq(int, weft_component_register(r.w, &(weft_component_desc_t){
-                              .name = "V", .size = 4}, &v), WEFT_OK));
+        cr_assert(eq(
+            int, weft_component_register(r.w, &(weft_component_desc_t){.name = "V", .size = 4}, &v),
+            WEFT_OK));
         weft_system_t s;
-        cr_assert(eq(int, weft_system_register(r.w, &(weft_system_desc_t){
-                              .name = "spawner", .fn = spawner, .user = &v}, &s), WEFT_OK));
+        cr_assert(
+            eq(int,
+               weft_system_register(
+                   r.w, &(weft_system_desc_t){.name = "spawner", .fn = spawner, .user = &v}, &s),
+               WEFT_OK));
         cr_assert(eq(int, weft_world_progress(r.w, 0.1f), WEFT_OK)); /* warm: tables built */
         uint64_t before = wt_world_digest(r.w);
         wt_fault_arm(&r.fa, k, 1);
@@ -263,8 +281,8 @@ Test(reliability_fault_focus, a_frame_that_fails_leaves_the_world_unchanged) {
             failures++;
             cr_expect(eq(u64, wt_world_digest(r.w), before),
                       "allocation %llu failed (%s) and the frame was partly applied: %u "
-                      "entities now", (unsigned long long)k, weft_last_error(),
-                      weft_entity_count(r.w));
+                      "entities now",
+                      (unsigned long long)k, weft_last_error(), weft_entity_count(r.w));
         }
         rig_fini(&r);
     }
@@ -287,8 +305,9 @@ static void spawn300(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     for (uint32_t i = 0; i < 300; i++) {
         weft_entity_t p = weft_cmd_create(ctx->cmd);
         uint32_t v = i;
-        if (p != 0)
+        if (p != 0) {
             (void)weft_cmd_set(ctx->cmd, p, tp->v, &v);
+        }
     }
 }
 
@@ -299,8 +318,9 @@ static void tag_odd(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
         uint32_t *v = it->columns[0];
         for (uint32_t i = 0; i < it->count; i++) {
-            if (v[i] % 2u == 1u)
+            if (v[i] % 2u == 1u) {
                 (void)weft_cmd_add(ctx->cmd, weft_iter_entity(it, i), tp->tag);
+            }
             v[i] += 1000u;
         }
     }
@@ -368,13 +388,14 @@ Test(reliability_fault_focus, a_failed_frame_apply_applies_nothing_and_the_retry
         weft_result_t again = weft_world_progress(r.w, 0.5f); /* resumes, keeps dt 0.1 */
         ok = ok && again == WEFT_OK && tp.spawns == 2 && tp.tags == 2 &&
              weft_entity_count(r.w) == want_entities && wt_world_digest(r.w) == want;
-        if (!ok && bad++ == 0)
+        if (!ok && bad++ == 0) {
             snprintf(first, sizeof first,
                      "allocation %llu failed (%s: %s): entities %u -> %u, tags %u -> %u, "
                      "runs spawn %u tag %u; retry %s, %u entities (want %u)",
                      (unsigned long long)k, weft_result_name(got), weft_last_error(), e0, e1, t0,
                      t1, tp.spawns, tp.tags, weft_result_name(again), weft_entity_count(r.w),
                      want_entities);
+        }
         rig_fini(&r);
     }
     cr_expect(eq(u32, bad, 0), "%u bad cases; first: %s", bad, first);
@@ -422,9 +443,11 @@ typedef struct grow_rig {
 static void bump_v(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     grow_rig_t *g = ctx->user;
     g->bumps++;
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
             ((uint32_t *)it->columns[0])[i] += 1u;
+        }
+    }
 }
 
 static void count_chunk(weft_iter_t *it, const weft_system_ctx_t *ctx) {
@@ -484,12 +507,13 @@ Test(reliability_fault_focus, a_frame_stopped_before_a_system_resumes_at_that_sy
              * not; after the retry each ran exactly once. */
             bool ok = got == WEFT_ENOMEM && chunks == 0 && bumps <= 1 && again == WEFT_OK &&
                       g.bumps == 1 && g.chunks == 13;
-            if (!ok && bad++ == 0)
+            if (!ok && bad++ == 0) {
                 snprintf(first, sizeof first,
                          "allocation %llu failed (%s): bump ran %u, chunks %u; retry %s: bump "
                          "%u, chunks %u",
                          (unsigned long long)k, weft_last_error(), bumps, chunks,
                          weft_result_name(again), g.bumps, g.chunks);
+            }
         }
         rig_fini(&r);
     }
@@ -515,21 +539,25 @@ typedef struct churn_rig {
 static void churn_sys(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const churn_rig_t *c = ctx->user;
     (void)it;
-    for (uint32_t i = 0; i < 100; i++)
+    for (uint32_t i = 0; i < 100; i++) {
         RECORD(weft_cmd_destroy(ctx->cmd, c->victims[i]));
+    }
     for (uint32_t i = 0; i < 1500; i++) {
         weft_entity_t p;
         while ((p = weft_cmd_create(ctx->cmd)) == 0) {
         }
         uint32_t v = i;
         RECORD(weft_cmd_set(ctx->cmd, p, c->w, &v));
-        if (i % 3 == 0)
+        if (i % 3 == 0) {
             RECORD(weft_cmd_add(ctx->cmd, p, c->t));
-        if (i % 7 == 0)
+        }
+        if (i % 7 == 0) {
             RECORD(weft_cmd_remove(ctx->cmd, p, c->w));
+        }
     }
-    for (uint32_t i = 0; i < 100; i++) /* stale by now: skipped */
+    for (uint32_t i = 0; i < 100; i++) { /* stale by now: skipped */
         RECORD(weft_cmd_add(ctx->cmd, c->victims[i], c->t));
+    }
 }
 
 static void churn_world(rig_t *r, churn_rig_t *c) {
@@ -544,11 +572,13 @@ static void churn_world(rig_t *r, churn_rig_t *c) {
                  WEFT_OK));
     weft_entity_t e[2100];
     cr_assert(eq(int, weft_entity_create_n(r->w, 2100, e), WEFT_OK));
-    for (uint32_t i = 0; i < 2100; i++)
+    for (uint32_t i = 0; i < 2100; i++) {
         cr_assert(eq(int, weft_component_set(r->w, e[i], c->v, &i), WEFT_OK));
+    }
     cr_assert(eq(int, weft_entity_destroy_n(r->w, e + 500, 300), WEFT_OK)); /* free slots */
-    for (uint32_t i = 0; i < 100; i++)
+    for (uint32_t i = 0; i < 100; i++) {
         c->victims[i] = e[1200 + 7 * i];
+    }
     cr_assert(
         eq(int,
            weft_system_register(
@@ -586,12 +616,13 @@ Test(reliability_fault_focus, a_failed_apply_with_recycled_and_fresh_slots_appli
             again = weft_world_progress(r.w, 0.1f);
         }
         ok = ok && again == WEFT_OK && wt_world_digest(r.w) == want;
-        if (!ok && bad++ == 0)
+        if (!ok && bad++ == 0) {
             snprintf(first, sizeof first,
                      "allocation %llu: frame %s (%s), world %s; retry %s, end state %s",
                      (unsigned long long)k, weft_result_name(got), weft_last_error(),
                      mid == before ? "unchanged" : "CHANGED", weft_result_name(again),
                      wt_world_digest(r.w) == want ? "as the reference" : "DIFFERENT");
+        }
         rig_fini(&r);
     }
     cr_expect(eq(u32, bad, 0), "%u bad cases; first: %s", bad, first);
@@ -630,12 +661,15 @@ static void emit_instances(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)it;
     m->emits++;
     for (uint32_t i = 0; i < 200; i++) {
-        if (i % 5 == 0)
+        if (i % 5 == 0) {
             RECORD(weft_cmd_remove(ctx->cmd, m->live[i], m->e)); /* frees their slots */
-        for (uint32_t j = 0; j < 1 + i % 3; j++)
+        }
+        for (uint32_t j = 0; j < 1 + i % 3; j++) {
             add_inst(ctx->cmd, m->live[i], m->e, i, j);
-        if (i % 11 == 0)
+        }
+        if (i % 11 == 0) {
             RECORD(weft_cmd_destroy(ctx->cmd, m->live[i]));
+        }
     }
     for (uint32_t n = 0; n < 150; n++) {
         weft_entity_t p;
@@ -655,9 +689,11 @@ static void grow_instances(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     m->grows++;
     while (weft_iter_next(it)) {
         const uint32_t *v = it->columns[0];
-        for (uint32_t i = 0; i < it->count && !m->quiet; i++)
-            for (uint32_t j = 0; v[i] % 2u == 1u && j < 4; j++)
+        for (uint32_t i = 0; i < it->count && !m->quiet; i++) {
+            for (uint32_t j = 0; v[i] % 2u == 1u && j < 4; j++) {
                 add_inst(ctx->cmd, weft_iter_entity(it, i), m->e, v[i], 10u + j);
+            }
+        }
     }
 }
 
@@ -688,8 +724,9 @@ static void multi_world(rig_t *r, multi_rig_t *m, bool quiet) {
                    WEFT_OK));
             *(inst_t *)p = (inst_t){i, 100u + j};
         }
-        if (i % 3 == 0 && first.id != 0) /* free slots for the apply to reuse */
+        if (i % 3 == 0 && first.id != 0) { /* free slots for the apply to reuse */
             cr_assert(eq(int, weft_instance_remove(r->w, first), WEFT_OK));
+        }
     }
     cr_assert(
         eq(int,
@@ -715,12 +752,14 @@ static uint64_t handles_digest(weft_world_t *w, weft_component_t c) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint32_t i = 0; i < st.entity_slots; i++) {
         weft_entity_t e = weft_entity_from_index(w, i);
-        if (e == WEFT_ENTITY_NULL)
+        if (e == WEFT_ENTITY_NULL) {
             continue;
+        }
         weft_instance_t ids[16];
         uint32_t n = weft_component_instances(w, e, c, ids, 16);
-        for (uint32_t k = 0; k < n && k < 16; k++)
+        for (uint32_t k = 0; k < n && k < 16; k++) {
             h = (h ^ ids[k].id) * 0x100000001b3ull;
+        }
         h = (h ^ n) * 0x100000001b3ull;
     }
     return h;
@@ -768,7 +807,7 @@ Test(reliability_fault_focus, a_failed_apply_of_multi_instance_adds_applies_noth
         ok = ok && again == WEFT_OK && m.emits == 1 && m.grows == 1 &&
              wt_world_digest(r.w) == want && weft_world_hash(r.w) == want_hash &&
              handles_digest(r.w, m.e) == want_handles;
-        if (!ok && bad++ == 0)
+        if (!ok && bad++ == 0) {
             snprintf(first, sizeof first,
                      "allocation %llu: frame %s (%s), world %s, runs emit %u grow %u; retry %s, "
                      "runs emit %u grow %u, end state %s, handles %s",
@@ -779,6 +818,7 @@ Test(reliability_fault_focus, a_failed_apply_of_multi_instance_adds_applies_noth
                      emits, grows, weft_result_name(again), m.emits, m.grows,
                      wt_world_digest(r.w) == want ? "as the reference" : "DIFFERENT",
                      handles_digest(r.w, m.e) == want_handles ? "as the reference" : "DIFFERENT");
+        }
         rig_fini(&r);
     }
     cr_expect(eq(u32, bad, 0), "%u bad cases; first: %s", bad, first);

@@ -53,15 +53,16 @@ Test(reliability_model, random_operations_match_the_reference_model_on_1_to_8_wo
             size_t m = model_shrink(ops, n, workers, (double)wt_env_u64("WT_SHRINK_SECONDS", 120));
             model_result_t again;
             model_run(ops, m, workers, &again);
-            fprintf(stderr, "model: shrunk to %zu operations (%u workers); last failure: %s\n"
-                            "model: replay: save the lines below to a file and run with "
-                            "WT_MODEL_REPLAY=<file> WT_MODEL_WORKERS=%u (WT_MODEL_TRACE=1 prints "
-                            "each step)\n", m, workers,
-                    again.ok ? "(passes now: flaky?)" : again.msg, workers);
+            fprintf(stderr,
+                    "model: shrunk to %zu operations (%u workers); last failure: %s\n"
+                    "model: replay: save the lines below to a file and run with "
+                    "WT_MODEL_REPLAY=<file> WT_MODEL_WORKERS=%u (WT_MODEL_TRACE=1 prints "
+                    "each step)\n",
+                    m, workers, again.ok ? "(passes now: flaky?)" : again.msg, workers);
             model_print(ops, m);
             free(ops);
             cr_fatal("model-based stress failed (seed %llu, %u workers): %s",
-                    (unsigned long long)sseed, workers, res.msg);
+                     (unsigned long long)sseed, workers, res.msg);
         }
         done += n;
         frames += res.frames;
@@ -69,8 +70,9 @@ Test(reliability_model, random_operations_match_the_reference_model_on_1_to_8_wo
         sequences++;
     }
     free(ops);
-    fprintf(stderr, "model: %llu operations in %llu sequences (1-8 workers), %llu frames, %llu "
-                    "full model comparisons: all matched\n",
+    fprintf(stderr,
+            "model: %llu operations in %llu sequences (1-8 workers), %llu frames, %llu "
+            "full model comparisons: all matched\n",
             (unsigned long long)done, (unsigned long long)sequences, (unsigned long long)frames,
             (unsigned long long)checks);
     wt_watchdog_disarm();

@@ -48,8 +48,9 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         for (uint32_t i = 0; i < it->count; i++) {
             int32_t *h = weft_iter_get(it, 0, i);
             *h -= 1 + (int32_t)(it->entities[i] % 3);
-            if (*h > 0)
+            if (*h > 0) {
                 continue;
+            }
             weft_entity_t e = weft_iter_entity(it, i);
             CHECK(weft_cmd_destroy(ctx->cmd, e) == WEFT_OK);
             uint64_t r = mix(e ^ ((uint64_t)sim->frame << 40));
@@ -60,8 +61,9 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
                 int32_t hp = 5 + (int32_t)((r >> 32) % 40);
                 CHECK(weft_cmd_set(ctx->cmd, c, f->pos, &p) == WEFT_OK);
                 CHECK(weft_cmd_set(ctx->cmd, c, f->hp, &hp) == WEFT_OK);
-                if (r & 2)
+                if (r & 2) {
                     CHECK(weft_cmd_set(ctx->cmd, c, f->vel, &v) == WEFT_OK);
+                }
             }
         }
     }
@@ -104,8 +106,9 @@ static void sim_mass(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         for (uint32_t i = 0; i < it->count; i++) {
             float *m = weft_iter_get(it, 0, i);
             *m += 1.5f;
-            if (*m > 40.0f)
+            if (*m > 40.0f) {
                 CHECK(weft_cmd_remove(ctx->cmd, weft_iter_entity(it, i), f->vel) == WEFT_OK);
+            }
         }
     }
 }
@@ -138,10 +141,12 @@ static void sim_setup(sim_t *sim, uint32_t workers, weft_execution_t exec, uint6
         vec3_t v = {(float)((r >> 20) % 9) - 4.0f, (float)((r >> 24) % 9) - 4.0f, 0.5f};
         int32_t hp = 1 + (int32_t)((r >> 30) % 60);
         weft_component_set(f->world, e, f->pos, &p);
-        if (r & (1u << 5))
+        if (r & (1u << 5)) {
             weft_component_set(f->world, e, f->vel, &v);
-        if (r & (1u << 6))
+        }
+        if (r & (1u << 6)) {
             weft_component_set(f->world, e, f->hp, &hp);
+        }
     }
     must_register(f->world, &(weft_system_desc_t){.name = "move",
                                                   .fn = sim_move,
@@ -191,8 +196,9 @@ static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
         cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s",
                   weft_last_error());
         CHECKED();
-        if ((fr + 1) % 10 == 0)
+        if ((fr + 1) % 10 == 0) {
             hashes[fr / 10] = weft_world_hash(sim->f.world);
+        }
     }
     cr_assert(weft_entity_count(sim->f.world) > 100, "the simulation kept entities");
     fixture_fini(&sim->f);
@@ -213,9 +219,10 @@ Test(determinism, world_hash_is_identical_for_every_worker_count) {
     uint32_t counts[] = {1, 2, 3, 4, 8, 16};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         sim_run(counts[k], WEFT_EXECUTION_THREADED, seed, got);
-        for (int i = 0; i < FRAMES / 10; i++)
+        for (int i = 0; i < FRAMES / 10; i++) {
             cr_assert(eq(u64, got[i], want[i]), "seed %llu: %u workers differ after frame %d",
                       (unsigned long long)seed, counts[k], 10 * (i + 1));
+        }
     }
 }
 
@@ -224,7 +231,8 @@ Test(determinism, repeated_threaded_runs_agree) {
     uint64_t a[FRAMES / 10], b[FRAMES / 10];
     sim_run(2, WEFT_EXECUTION_THREADED, seed, a);
     sim_run(2, WEFT_EXECUTION_THREADED, seed, b);
-    for (int i = 0; i < FRAMES / 10; i++)
+    for (int i = 0; i < FRAMES / 10; i++) {
         cr_assert(eq(u64, a[i], b[i]), "seed %llu: frame %d", (unsigned long long)seed,
                   10 * (i + 1));
+    }
 }

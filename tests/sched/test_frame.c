@@ -17,8 +17,9 @@ static void spawn(uint32_t n, bool vel, bool hp) {
         cr_assert(eq(int, weft_entity_create(f.world, &e), WEFT_OK));
         vec3_t p = {(float)i, 0, 0}, v = {1, 2, 3};
         cr_assert(eq(int, weft_component_set(f.world, e, f.pos, &p), WEFT_OK));
-        if (vel)
+        if (vel) {
             cr_assert(eq(int, weft_component_set(f.world, e, f.vel, &v), WEFT_OK));
+        }
         if (hp) {
             int32_t h = (int32_t)(i % 5);
             cr_assert(eq(int, weft_component_set(f.world, e, f.hp, &h), WEFT_OK));
@@ -30,9 +31,11 @@ static void spawn(uint32_t n, bool vel, bool hp) {
 
 static void bump_x(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
             ((vec3_t *)weft_iter_get(it, 0, i))->y += 1.0f;
+        }
+    }
 }
 
 static void check_every_row_visited_once(uint32_t workers) {
@@ -126,8 +129,9 @@ Test(frame, a_system_without_terms_runs_once_per_frame_with_dt) {
     must_register(f.world,
                   &(weft_system_desc_t){.name = "tick", .fn = record_call, .main_thread = true});
     atomic_store(&calls, 0);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.25f), WEFT_OK));
+    }
     cr_expect(eq(u32, atomic_load(&calls), 5));
     cr_expect(eq(flt, last_dt, 0.25f));
     cr_expect(eq(u32, last_worker, 0), "main_thread systems run on worker 0");
@@ -194,8 +198,9 @@ Test(frame, placeholders_get_ids_in_system_then_chunk_then_write_order) {
     for (uint32_t idx = 1; seen < 60; idx++) {
         weft_entity_t e = weft_entity_from_index(f.world, idx);
         const origin_t *o = e ? weft_component_get(f.world, e, origin_c) : NULL;
-        if (!o)
+        if (!o) {
             continue;
+        }
         if (seen > 0) {
             bool later = o->system > prev.system ||
                          (o->system == prev.system &&
@@ -214,8 +219,9 @@ static void damage(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
             int32_t *h = weft_iter_get(it, 0, i);
-            if (--*h > 0)
+            if (--*h > 0) {
                 continue;
+            }
             weft_entity_t e = weft_iter_entity(it, i);
             CHECK(weft_cmd_destroy(ctx->cmd, e) == WEFT_OK);
             weft_entity_t n = weft_cmd_create(ctx->cmd);
@@ -239,25 +245,29 @@ Test(frame, parallel_systems_make_structural_changes_through_their_buffers) {
     cr_expect(eq(u32, weft_entity_count(f.world), 5000));
     cr_expect(eq(u32, weft_component_count(f.world, f.pos), 3000));
     uint32_t fresh = 0;
-    for (uint32_t r = 0; r < weft_component_count(f.world, f.hp); r++)
+    for (uint32_t r = 0; r < weft_component_count(f.world, f.hp); r++) {
         fresh += *(const int32_t *)weft_component_row(f.world, f.hp, r) == 100;
+    }
     cr_expect(eq(u32, fresh, 2000));
     fixture_fini(&f);
 }
 
 /* Phase 0 adds Tag to every positioned entity; phase 1 counts tagged entities. */
 static void tag_all(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
             CHECK(weft_cmd_add(ctx->cmd, weft_iter_entity(it, i), f.tag) == WEFT_OK);
+        }
+    }
 }
 
 static _Atomic uint32_t tagged;
 
 static void count_tagged(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
-    while (weft_iter_next(it))
+    while (weft_iter_next(it)) {
         atomic_fetch_add(&tagged, it->count);
+    }
 }
 
 Test(frame, a_later_phase_sees_the_commands_of_an_earlier_one) {
@@ -336,12 +346,13 @@ Test(frame, steady_state_frames_do_not_allocate) {
     const char *names[] = {"Position", "Velocity", "Health"};
     weft_component_t *ids[] = {&f.pos, &f.vel, &f.hp};
     size_t sizes[] = {sizeof(vec3_t), sizeof(vec3_t), sizeof(int32_t)};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         cr_assert(
             eq(int,
                weft_component_register(
                    f.world, &(weft_component_desc_t){.name = names[i], .size = sizes[i]}, ids[i]),
                WEFT_OK));
+    }
     spawn(5000, true, true);
     must_register(f.world, &(weft_system_desc_t){.name = "bump",
                                                  .fn = bump_x,
@@ -353,11 +364,13 @@ Test(frame, steady_state_frames_do_not_allocate) {
         &(weft_system_desc_t){
             .name = "heal", .fn = heal, .terms = {R(f.hp)}, .parallel = true, .chunk_size = 700});
     must_register(f.world, &(weft_system_desc_t){.name = "tick", .fn = record_call, .phase = 1});
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+    }
     uint64_t before = atomic_load(&alloc_calls);
-    for (int i = 0; i < 50; i++)
+    for (int i = 0; i < 50; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+    }
     CHECKED();
     cr_expect(eq(u64, atomic_load(&alloc_calls) - before, 0), "frames allocated");
     fixture_fini(&f);
@@ -416,8 +429,9 @@ Test(frame, systems_registered_between_frames_join_the_schedule) {
                                                  .chunk_size = 300});
     cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 1));
     cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
-    for (uint32_t r = 0; r < weft_component_count(f.world, f.pos); r++)
+    for (uint32_t r = 0; r < weft_component_count(f.world, f.pos); r++) {
         cr_assert(eq(flt, ((const vec3_t *)weft_component_row(f.world, f.pos, r))->y, 3.0f));
+    }
     fixture_fini(&f);
 }
 
@@ -426,9 +440,11 @@ static _Atomic uint32_t readers_done;
 static void reader(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     float sum = 0;
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
             sum += ((const vec3_t *)weft_iter_get(it, 0, i))->x;
+        }
+    }
     CHECK(sum >= 0);
     atomic_fetch_add(&readers_done, 1);
 }
@@ -436,9 +452,11 @@ static void reader(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void writer(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     CHECK(atomic_load(&readers_done) == 40); /* every reader finished before */
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
             ((vec3_t *)weft_iter_get(it, 0, i))->x += 1.0f;
+        }
+    }
 }
 
 Test(frame, a_writer_waits_for_every_reader_of_a_wide_fan_in) {
@@ -447,11 +465,13 @@ Test(frame, a_writer_waits_for_every_reader_of_a_wide_fan_in) {
     for (int i = 0; i < 40; i++) {
         char name[16];
         snprintf(name, sizeof name, "reader%02d", i);
-        must_register(f.world, &(weft_system_desc_t){.name = name, .fn = reader,
-                                                     .terms = {R(f.pos)}});
+        must_register(f.world,
+                      &(weft_system_desc_t){.name = name, .fn = reader, .terms = {R(f.pos)}});
     }
-    must_register(f.world, &(weft_system_desc_t){.name = "writer", .fn = writer,
-                                                 .terms = {W(f.pos)}, .parallel = true,
+    must_register(f.world, &(weft_system_desc_t){.name = "writer",
+                                                 .fn = writer,
+                                                 .terms = {W(f.pos)},
+                                                 .parallel = true,
                                                  .chunk_size = 100});
     cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 40));
     for (int fr = 0; fr < 200; fr++) {
@@ -479,8 +499,9 @@ Test(frame, a_system_that_matches_nothing_is_not_called) {
                                                      .parallel = true,
                                                      .chunk_size = 8});
         atomic_store(&fx_body_calls, 0);
-        for (int fr = 0; fr < 3; fr++)
+        for (int fr = 0; fr < 3; fr++) {
             cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+        }
         cr_expect(eq(u32, atomic_load(&fx_body_calls), 0), "%u workers", workers[k]);
         fixture_fini(&f);
     }

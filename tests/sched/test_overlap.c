@@ -79,15 +79,18 @@ Test(overlap, independent_systems_overlap_and_conflicting_ones_never_do) {
         bool ab = false;
         for (uint32_t i = 0; i < n; i++) {
             for (uint32_t j = 0; j < n; j++) {
-                if (i == j)
+                if (i == j) {
                     continue;
-                if (ev[i].system == a.id && ev[j].system == b.id && overlaps(&ev[i], &ev[j]))
+                }
+                if (ev[i].system == a.id && ev[j].system == b.id && overlaps(&ev[i], &ev[j])) {
                     ab = true;
-                for (size_t k = 0; k < sizeof conflicting / sizeof conflicting[0]; k++)
+                }
+                for (size_t k = 0; k < sizeof conflicting / sizeof conflicting[0]; k++) {
                     cr_assert(not(ev[i].system == conflicting[k][0].id &&
                                   ev[j].system == conflicting[k][1].id && overlaps(&ev[i], &ev[j])),
                               "frame %u: conflicting systems %u and %u overlap", fr,
                               conflicting[k][0].id, conflicting[k][1].id);
+                }
             }
         }
         overlap_frames += ab;
@@ -187,9 +190,11 @@ Test(overlap, a_system_with_nothing_to_do_still_orders_its_neighbours) {
         uint32_t n = weft_trace_events(f.world, ev, 16);
         for (uint32_t i = 0; i < n && i < 16; i++) {
             b_events += ev[i].system == b.id;
-            for (uint32_t j = 0; j < n && j < 16; j++)
-                if (ev[i].system == a.id && ev[j].system == c.id && overlaps(&ev[i], &ev[j]))
+            for (uint32_t j = 0; j < n && j < 16; j++) {
+                if (ev[i].system == a.id && ev[j].system == c.id && overlaps(&ev[i], &ev[j])) {
                     bad_frame = fr;
+                }
+            }
         }
     }
     cr_expect(eq(u32, bad_frame, UINT32_MAX), "frame %u: a and c overlapped (or failed: %s)",

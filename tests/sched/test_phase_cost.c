@@ -16,8 +16,9 @@ static void note_worker(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     atomic_fetch_add(&on_worker[ctx->worker < 2 ? ctx->worker : 1], 1u);
     while (weft_iter_next(it)) {
         vec3_t *p = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++)
+        for (uint32_t i = 0; i < it->count; i++) {
             p[i].x += 1.0f;
+        }
     }
 }
 
@@ -28,14 +29,16 @@ static void busy(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     float acc = 0;
     do {
-        for (int k = 0; k < 1000; k++)
+        for (int k = 0; k < 1000; k++) {
             acc = acc * 0.999f + 1.0f;
+        }
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 200000L);
     while (weft_iter_next(it)) {
         vec3_t *p = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++)
+        for (uint32_t i = 0; i < it->count; i++) {
             p[i].y += acc > 0 ? 1.0f : 0.0f;
+        }
     }
 }
 
@@ -69,8 +72,9 @@ Test(phase_cost, a_phase_far_too_cheap_to_hand_out_settles_on_the_calling_thread
     fixture_t f;
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
     make_independent(&f, 8, note_worker);
-    for (int i = 0; i < 64; i++) /* the costs get measured */
+    for (int i = 0; i < 64; i++) { /* the costs get measured */
         cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    }
     /* 8 one-row bodies cost well under a µs; handing them out costs µs. Frames between
      * probes (one sampled frame in 8 re-measures the dispatch cost, one frame in 128) run
      * every body on worker 0. */
@@ -89,11 +93,13 @@ Test(phase_cost, a_phase_with_real_work_uses_every_worker) {
     fixture_t f;
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
     make_independent(&f, 4, busy); /* 4 x 200 µs a frame */
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    }
     reset_log();
-    for (int i = 0; i < 300; i++)
+    for (int i = 0; i < 300; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    }
     /* Statistical: while another process holds the second core, a sampled frame measures
      * that threads cannot help and the phase may run on the calling thread until the next
      * re-probe (one frame in 128). Over 300 frames of 800 µs of work each the second worker

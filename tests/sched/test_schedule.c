@@ -22,9 +22,11 @@ static weft_system_t sys_terms(const char *name, weft_query_term_t t0, weft_quer
 static bool has_edge(weft_system_t from, weft_system_t to, uint32_t c) {
     weft_schedule_edge_t e[64];
     uint32_t n = weft_schedule_edges(f.world, e, 64);
-    for (uint32_t i = 0; i < n && i < 64; i++)
-        if (e[i].from.id == from.id && e[i].to.id == to.id && e[i].component.id == c)
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        if (e[i].from.id == from.id && e[i].to.id == to.id && e[i].component.id == c) {
             return true;
+        }
+    }
     return false;
 }
 
@@ -77,8 +79,9 @@ Test(schedule, known_graph_edges_are_labelled_with_the_forcing_component) {
     cr_expect(has_edge(move, late, f.pos.id) == false, "implied by move->render->late");
     weft_system_t order[8];
     cr_assert(eq(u32, weft_schedule_order(f.world, order, 8), 5));
-    for (uint32_t i = 0; i < 5; i++)
+    for (uint32_t i = 0; i < 5; i++) {
         cr_expect(eq(u32, order[i].id, i + 1), "no constraints: registration order");
+    }
     (void)physics;
 }
 
@@ -254,8 +257,8 @@ Test(schedule, a_rejected_registration_leaves_no_constraint_behind) {
     for (int i = 0; i < 20; i++) {
         char name[8];
         snprintf(name, sizeof name, "a%02d", i);
-        must_register(f.world, &(weft_system_desc_t){.name = name, .fn = noop_system,
-                                                     .after = {"x"}});
+        must_register(f.world,
+                      &(weft_system_desc_t){.name = name, .fn = noop_system, .after = {"x"}});
     }
     weft_result_t r = weft_system_register(
         f.world, &(weft_system_desc_t){.name = "x", .fn = noop_system, .after = {"a05"}}, NULL);
@@ -263,8 +266,7 @@ Test(schedule, a_rejected_registration_leaves_no_constraint_behind) {
     /* The next system takes x's slot: nobody may be left waiting for it. */
     must_register(f.world, &(weft_system_desc_t){.name = "y", .fn = noop_system});
     cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 0));
-    weft_system_t x = must_register(f.world, &(weft_system_desc_t){.name = "x",
-                                                                   .fn = noop_system});
+    weft_system_t x = must_register(f.world, &(weft_system_desc_t){.name = "x", .fn = noop_system});
     cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 20));
     cr_expect(has_edge(x, weft_system_lookup(f.world, "a19"), 0));
 }

@@ -27,10 +27,13 @@ TestSuite(trace, .init = setup, .fini = teardown, .timeout = 20);
 
 static void spin(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
-    while (weft_iter_next(it))
-        for (uint32_t i = 0; i < it->count; i++)
-            for (int k = 0; k < 20; k++)
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
+            for (int k = 0; k < 20; k++) {
                 ((vec3_t *)weft_iter_get(it, 0, i))->x *= 1.0001f;
+            }
+        }
+    }
 }
 
 Test(trace, is_off_by_default_and_records_nothing) {
@@ -59,10 +62,12 @@ Test(trace, records_one_event_per_job_with_chunk_and_worker) {
         cr_expect(ev[i].worker < 2, "ev[i].worker < 2 (%u vs %u)", (unsigned)(ev[i].worker),
                   (unsigned)(2));
         cr_expect(eq(u32, ev[i].frame, 0));
-        if (i > 0)
+        if (i > 0) {
             cr_expect(le(u64, ev[i - 1].begin_ns, ev[i].begin_ns), "sorted by begin");
-        if (ev[i].system == a.id)
+        }
+        if (ev[i].system == a.id) {
             chunk_mask |= 1u << ev[i].chunk;
+        }
         nb += ev[i].system == b.id;
         napply += ev[i].system == 0;
     }
@@ -81,8 +86,9 @@ Test(trace, accumulates_across_frames_when_asked) {
     must_register(f.world, &(weft_system_desc_t){.name = "a", .fn = spin, .terms = {W(f.pos)}});
     cr_assert(
         eq(int, weft_trace_enable(f.world, &(weft_trace_desc_t){.accumulate = true}), WEFT_OK));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+    }
     cr_expect(eq(u32, weft_trace_events(f.world, NULL, 0), 6));
 }
 
@@ -166,15 +172,17 @@ Test(trace, a_phase_of_tiny_systems_settles_on_the_calling_thread) {
         must_register(f.world,
                       &(weft_system_desc_t){.name = name, .fn = noop_system, .terms = {R(few)}});
     }
-    for (int fr = 0; fr < 16; fr++)
+    for (int fr = 0; fr < 16; fr++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+    }
     cr_assert(eq(int, weft_trace_enable(f.world, NULL), WEFT_OK));
     for (int fr = 0; fr < 20; fr++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
         weft_trace_event_t ev[16];
         uint32_t n = weft_trace_events(f.world, ev, 16);
         cr_assert(eq(u32, n, 9));
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
             cr_assert(eq(u32, ev[i].worker, 0), "tiny systems stay on the main thread");
+        }
     }
 }

@@ -49,11 +49,11 @@ Test(jobs_stress, one_million_tiny_jobs_all_run) {
 enum { NODES = 10000, MAX_DEPS = 4 };
 
 typedef struct graph {
-    weft_counter_t done[NODES];  /* node i's completion counter */
-    int deps[NODES][MAX_DEPS];   /* earlier nodes node i depends on */
+    weft_counter_t done[NODES]; /* node i's completion counter */
+    int deps[NODES][MAX_DEPS];  /* earlier nodes node i depends on */
     int ndeps[NODES];
-    atomic_uint runs[NODES];     /* times node i ran */
-    atomic_uint early;           /* nodes that ran before a dependency finished */
+    atomic_uint runs[NODES]; /* times node i ran */
+    atomic_uint early;       /* nodes that ran before a dependency finished */
 } graph_t;
 
 typedef struct node_arg {
@@ -101,10 +101,10 @@ static void run_graph(uint32_t workers, unsigned seed) {
         for (int k = 0; k < g.ndeps[i]; ++k) {
             deps[k] = &g.done[g.deps[i][k]];
         }
-        weft_job_desc_t d = {.fn = graph_node, .arg = &node_args[i],
-                             .priority = (weft_priority_t)(rand() % 3)};
-        failed += weft_job_submit_after(jobs, &d, 1, deps, (uint32_t)g.ndeps[i], &g.done[i]) !=
-                  WEFT_OK;
+        weft_job_desc_t d = {
+            .fn = graph_node, .arg = &node_args[i], .priority = (weft_priority_t)(rand() % 3)};
+        failed +=
+            weft_job_submit_after(jobs, &d, 1, deps, (uint32_t)g.ndeps[i], &g.done[i]) != WEFT_OK;
     }
     cr_assert_eq(failed, 0, "submissions failed (seed %u)", seed);
     /* Wait for every node through a final job gated on all of them, in slices. */
@@ -176,8 +176,7 @@ static void nested_sum(void *ctx, uint64_t begin, uint64_t end, uint32_t worker)
 
 static void many_workers(uint32_t workers) {
     sum_ctx_t s = {.workers = workers};
-    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = workers}, &s.jobs),
-                 WEFT_OK);
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = workers}, &s.jobs), WEFT_OK);
     for (int round = 0; round < 8; ++round) {
         atomic_store(&s.sum, 0ull);
         cr_assert_eq(weft_parallel_for(s.jobs, 100000, 0, sum_range, &s), WEFT_OK);
@@ -203,8 +202,8 @@ static void *hammer(void *arg) {
     atomic_uint ran = 0;
     weft_job_desc_t d[10];
     for (int i = 0; i < 10; ++i) {
-        d[i] = (weft_job_desc_t){.fn = count_job, .arg = &ran,
-                                 .priority = (weft_priority_t)(i % 3)};
+        d[i] =
+            (weft_job_desc_t){.fn = count_job, .arg = &ran, .priority = (weft_priority_t)(i % 3)};
     }
     for (int round = 0; round < 800; ++round) {
         weft_counter_t c = {0};

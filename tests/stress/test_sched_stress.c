@@ -54,11 +54,13 @@ static void stress_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
         for (uint32_t i = 0; i < it->count; i++) {
             uint64_t acc = info->seed;
-            for (uint32_t t = 0; t < info->nterms; t++)
-                acc += ((const cell_t *)weft_iter_get(it, t, i))->value;
             for (uint32_t t = 0; t < info->nterms; t++) {
-                if (!info->write[t])
+                acc += ((const cell_t *)weft_iter_get(it, t, i))->value;
+            }
+            for (uint32_t t = 0; t < info->nterms; t++) {
+                if (!info->write[t]) {
                     continue;
+                }
                 cell_t *c = weft_iter_get(it, t, i);
                 c->value = mix(acc + t);
                 c->reads += acc & 0xFF;
@@ -108,8 +110,9 @@ static stress_t *stress_create(uint32_t workers, weft_execution_t exec, uint64_t
         uint64_t r = mix(seed * 31 + i);
         for (uint32_t c = 0; c < NCOMP; c++) {
             cell_t v = {r + c, 0};
-            if ((r >> c) & 1)
+            if ((r >> c) & 1) {
                 cr_assert(eq(int, weft_component_set(st->world, e, st->comp[c], &v), WEFT_OK));
+            }
         }
     }
     for (uint32_t s = 0; s < NSYS; s++) {
@@ -128,8 +131,9 @@ static stress_t *stress_create(uint32_t workers, weft_execution_t exec, uint64_t
                                              .access = info->write[t] ? WEFT_ACCESS_WRITE
                                                                       : WEFT_ACCESS_READ};
         }
-        if ((r >> 12) % 4 == 0)
+        if ((r >> 12) % 4 == 0) {
             d.exclude[0] = st->comp[(first + 1) % NCOMP];
+        }
         d.phase = (uint32_t)((r >> 16) % 3);
         d.parallel = (r >> 20) & 1;
         d.chunk_size = 32u << ((r >> 21) % 4);

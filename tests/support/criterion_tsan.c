@@ -39,9 +39,11 @@ static int called_from_criterion(const void *caller) {
 }
 
 int rand_r(unsigned int *seed) {
-    if (called_from_criterion(__builtin_return_address(0)))
+    if (called_from_criterion(__builtin_return_address(0))) {
         return (int)(0x358000u + next_slot++ % 0x10000u);
-    if (libc_rand_r == NULL)
+    }
+    if (libc_rand_r == NULL) {
         abort(); /* cannot happen after the constructor; never return a fake random number */
-    return libc_rand_r(seed);
+        return libc_rand_r(seed);
+    }
 }

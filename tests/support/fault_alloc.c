@@ -15,17 +15,15 @@
 #define HEADER_SIZE 32u
 
 typedef struct block_header {
-    uint64_t magic; /* MAGIC_LIVE while allocated */
-    uint64_t size;  /* requested size */
-    uint64_t align; /* effective alignment (>= HEADER_SIZE, a power of two) */
+    uint64_t magic;  /* MAGIC_LIVE while allocated */
+    uint64_t size;   /* requested size */
+    uint64_t align;  /* effective alignment (>= HEADER_SIZE, a power of two) */
     uint64_t serial; /* 1-based allocation number since the last reset (for messages) */
 } block_header_t;
 
 _Static_assert(sizeof(block_header_t) == HEADER_SIZE, "header must be 32 bytes");
 
-void wt_fault_init(wt_fault_alloc_t *fa) {
-    memset(fa, 0, sizeof *fa);
-}
+void wt_fault_init(wt_fault_alloc_t *fa) { memset(fa, 0, sizeof *fa); }
 
 void wt_fault_arm(wt_fault_alloc_t *fa, uint64_t k, uint64_t n) {
     fa->calls = 0;
@@ -54,13 +52,16 @@ static bool should_fail(const wt_fault_alloc_t *fa, uint64_t n) {
     if (fa->fail_one_in != 0) {
         uint64_t z = (n ^ fa->fail_seed) * 0x9E3779B97F4A7C15ull;
         z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
-        if ((z ^ (z >> 29)) % fa->fail_one_in == 0)
+        if ((z ^ (z >> 29)) % fa->fail_one_in == 0) {
             return true;
+        }
     }
-    if (fa->fail_at == 0 || n < fa->fail_at)
+    if (fa->fail_at == 0 || n < fa->fail_at) {
         return false;
-    if (fa->fail_count == UINT64_MAX)
+    }
+    if (fa->fail_count == UINT64_MAX) {
         return true;
+    }
     return n - fa->fail_at < fa->fail_count;
 }
 
@@ -77,11 +78,13 @@ static void *fault_alloc(size_t size, size_t align, void *user) {
     }
     size_t a = align < HEADER_SIZE ? HEADER_SIZE : align;
     size_t body = (size + a - 1) & ~(a - 1);
-    if (body == 0)
+    if (body == 0) {
         body = a;
+    }
     unsigned char *base = aligned_alloc(a, a + body);
-    if (base == NULL)
+    if (base == NULL) {
         return NULL;
+    }
     unsigned char *p = base + a;
     block_header_t h = {.magic = MAGIC_LIVE, .size = size, .align = a, .serial = n};
     memcpy(p - HEADER_SIZE, &h, sizeof h);
@@ -90,31 +93,35 @@ static void *fault_alloc(size_t size, size_t align, void *user) {
     int64_t live = fa->live_bytes;
     int64_t peak = fa->peak_bytes;
     /* Peak is advisory: a race with a concurrent allocation or free may misreport it slightly. */
-    if (live > peak)
+    if (live > peak) {
         fa->peak_bytes = live;
+    }
     return p;
 }
 
 static void fault_free(void *ptr, size_t size, void *user) {
     wt_fault_alloc_t *fa = user;
-    if (ptr == NULL)
+    if (ptr == NULL) {
         return;
+    }
     unsigned char *p = ptr;
     block_header_t h;
     memcpy(&h, p - HEADER_SIZE, sizeof h);
     if (h.magic != MAGIC_LIVE) {
         ++fa->bad_frees;
-        if (!fa->quiet)
+        if (!fa->quiet) {
             fprintf(stderr, "fault_alloc: free of %p (%zu bytes): %s\n", ptr, size,
                     h.magic == MAGIC_FREED ? "already freed" : "not allocated here");
+        }
         return; /* leaking is safer than freeing a pointer we do not own */
     }
     if (h.size != size) {
         ++fa->bad_frees;
-        if (!fa->quiet)
+        if (!fa->quiet) {
             fprintf(stderr,
                     "fault_alloc: free of %p with size %zu, but allocation #%llu asked for %llu\n",
                     ptr, size, (unsigned long long)h.serial, (unsigned long long)h.size);
+        }
     }
     h.magic = MAGIC_FREED;
     memcpy(p - HEADER_SIZE, &h, sizeof h);

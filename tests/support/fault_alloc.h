@@ -27,20 +27,20 @@
 #endif
 
 typedef struct wt_fault_alloc {
-    _Atomic uint64_t calls;       /* allocations attempted since the last reset */
-    _Atomic uint64_t failures;    /* allocations failed on purpose since the last reset */
-    _Atomic uint64_t frees;       /* frees of live blocks since the last reset */
-    _Atomic int64_t live_blocks;  /* blocks allocated and not yet freed */
-    _Atomic int64_t live_bytes;   /* bytes (as requested) allocated and not yet freed */
-    _Atomic int64_t peak_bytes;   /* high-water of live_bytes */
-    _Atomic uint64_t bad_frees;   /* frees with a wrong size, a foreign or a freed pointer */
-    uint64_t fail_at;             /* 0: never fail; k: the k-th allocation fails */
-    uint64_t fail_count;          /* allocations failing from fail_at on (0 counts as 1);
+    _Atomic uint64_t calls;      /* allocations attempted since the last reset */
+    _Atomic uint64_t failures;   /* allocations failed on purpose since the last reset */
+    _Atomic uint64_t frees;      /* frees of live blocks since the last reset */
+    _Atomic int64_t live_blocks; /* blocks allocated and not yet freed */
+    _Atomic int64_t live_bytes;  /* bytes (as requested) allocated and not yet freed */
+    _Atomic int64_t peak_bytes;  /* high-water of live_bytes */
+    _Atomic uint64_t bad_frees;  /* frees with a wrong size, a foreign or a freed pointer */
+    uint64_t fail_at;            /* 0: never fail; k: the k-th allocation fails */
+    uint64_t fail_count;         /* allocations failing from fail_at on (0 counts as 1);
                                      UINT64_MAX: every allocation from fail_at on fails */
-    uint32_t fail_one_in;         /* 0: off; n: besides fail_at, each allocation fails with
+    uint32_t fail_one_in;        /* 0: off; n: besides fail_at, each allocation fails with
                                      probability 1/n (a hash of its number and fail_seed) */
-    uint64_t fail_seed;           /* seeds fail_one_in */
-    bool quiet;                   /* true: do not print bad frees to stderr */
+    uint64_t fail_seed;          /* seeds fail_one_in */
+    bool quiet;                  /* true: do not print bad frees to stderr */
 } wt_fault_alloc_t;
 
 /* Zero every counter and disarm. Thread: no concurrent use of `fa`. */

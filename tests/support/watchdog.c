@@ -40,9 +40,9 @@
 #endif
 
 #define GDB_SECONDS_DEFAULT 30 /* a gdb that has not finished by then is killed */
-#define THREAD_WAIT_MS 1000 /* per-thread wait for a fallback backtrace */
+#define THREAD_WAIT_MS 1000    /* per-thread wait for a fallback backtrace */
 
-static char gdb_path[512];          /* "" when gdb is not on PATH or disabled */
+static char gdb_path[512];                         /* "" when gdb is not on PATH or disabled */
 static unsigned gdb_seconds = GDB_SECONDS_DEFAULT; /* WT_WATCHDOG_GDB_SECONDS overrides */
 static volatile sig_atomic_t installed;
 static volatile sig_atomic_t dumping;    /* a dump is in progress (ignore a second trigger) */
@@ -58,8 +58,9 @@ static void put(const char *s) {
     size_t n = strlen(s);
     while (n > 0) {
         ssize_t w = write(STDERR_FILENO, s, n);
-        if (w <= 0)
+        if (w <= 0) {
             return;
+        }
         s += w;
         n -= (size_t)w;
     }
@@ -73,8 +74,9 @@ static char *utoa(unsigned long v, char *buf) {
         tmp[n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v != 0);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         buf[i] = tmp[n - 1 - i];
+    }
     buf[n] = '\0';
     return buf;
 }
@@ -99,8 +101,9 @@ static void sleep_ms(long ms) {
 #define SUPERVISOR_GDB_TIMED_OUT 124
 
 static _Noreturn void raw_exit(int code) {
-    for (;;)
+    for (;;) {
         syscall(SYS_exit_group, (long)code);
+    }
 }
 
 static long raw_sleep_ms(long ms) {
@@ -111,12 +114,21 @@ static long raw_sleep_ms(long ms) {
 /* Runs in the supervisor: start gdb on `target`, wait for it at most gdb_seconds. */
 static _Noreturn void supervise_gdb(pid_t target, char *pid_text) {
     long gdb = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-    if (gdb < 0)
+    if (gdb < 0) {
         raw_exit(SUPERVISOR_GDB_FAILED);
+    }
     if (gdb == 0) {
         syscall(SYS_dup3, STDERR_FILENO, STDOUT_FILENO, 0);
-        char *argv[] = {gdb_path, "-nx", "-batch", "-p", pid_text, "-ex", "info threads", "-ex",
-                        "thread apply all bt", NULL};
+        char *argv[] = {gdb_path,
+                        "-nx",
+                        "-batch",
+                        "-p",
+                        pid_text,
+                        "-ex",
+                        "info threads",
+                        "-ex",
+                        "thread apply all bt",
+                        NULL};
         char *envp[] = {"PATH=/usr/bin:/bin", NULL};
         syscall(SYS_execve, gdb_path, argv, envp);
         raw_exit(127);
@@ -124,10 +136,12 @@ static _Noreturn void supervise_gdb(pid_t target, char *pid_text) {
     for (long waited_ms = 0; waited_ms < (long)gdb_seconds * 1000; waited_ms += 50) {
         int status = 0;
         long r = syscall(SYS_wait4, gdb, &status, WNOHANG, NULL);
-        if (r == gdb)
+        if (r == gdb) {
             raw_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : SUPERVISOR_GDB_FAILED);
-        if (r < 0)
+        }
+        if (r < 0) {
             raw_exit(SUPERVISOR_GDB_FAILED);
+        }
         raw_sleep_ms(50);
     }
     syscall(SYS_kill, gdb, SIGKILL);
@@ -140,8 +154,9 @@ static _Noreturn void supervise_gdb(pid_t target, char *pid_text) {
 
 /* Attach gdb to this process and print all threads' backtraces. True when gdb exited 0. */
 static bool dump_with_gdb(void) {
-    if (gdb_path[0] == '\0')
+    if (gdb_path[0] == '\0') {
         return false;
+    }
     char pid[24];
     pid_t self = getpid();
     utoa((unsigned long)self, pid);
@@ -149,10 +164,12 @@ static bool dump_with_gdb(void) {
      * locks that a hung thread may hold, and ThreadSanitizer deadlocks on fork from a signal
      * handler. */
     pid_t supervisor = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-    if (supervisor < 0)
+    if (supervisor < 0) {
         return false;
-    if (supervisor == 0)
+    }
+    if (supervisor == 0) {
         supervise_gdb(self, pid);
+    }
     /* The supervisor ends within gdb_seconds (plus its SIGCONT pause); the margin only
      * guards against a supervisor that cannot run at all. */
     int status = 0;
@@ -160,8 +177,9 @@ static bool dump_with_gdb(void) {
     for (long waited_ms = 0; r == 0 && waited_ms < ((long)gdb_seconds + 10) * 1000;
          waited_ms += 50) {
         r = waitpid(supervisor, &status, WNOHANG);
-        if (r == 0)
+        if (r == 0) {
             sleep_ms(50);
+        }
     }
     char buf[24];
     if (r == 0) {
@@ -221,13 +239,15 @@ static int dump_with_backtrace(void) {
     char buf[4096];
     for (;;) {
         long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (n <= 0)
+        if (n <= 0) {
             break;
+        }
         for (long off = 0; off < n;) {
             struct linux_dirent64 *d = (struct linux_dirent64 *)(void *)(buf + off);
             off += d->d_reclen;
-            if (d->d_name[0] < '0' || d->d_name[0] > '9')
+            if (d->d_name[0] < '0' || d->d_name[0] > '9') {
                 continue;
+            }
             long tid = strtol(d->d_name, NULL, 10);
             sig_atomic_t before = thread_ack;
             if (tid == self) {
@@ -235,13 +255,15 @@ static int dump_with_backtrace(void) {
             } else if (syscall(SYS_tgkill, (long)getpid(), tid, SIGURG) != 0) {
                 continue;
             }
-            for (int ms = 0; ms < THREAD_WAIT_MS && thread_ack == before; ms += 10)
+            for (int ms = 0; ms < THREAD_WAIT_MS && thread_ack == before; ms += 10) {
                 sleep_ms(10);
-            if (thread_ack != before)
+            }
+            if (thread_ack != before) {
                 printed++;
-            else
+            } else {
                 put("watchdog: a thread did not answer (blocked in the kernel with the signal "
                     "masked, or deferred by a sanitizer)\n");
+            }
         }
     }
     close(fd);
@@ -279,8 +301,9 @@ static void on_sigprof(int sig) {
 
 static void on_timer(int sig) {
     (void)sig;
-    if (dumping)
+    if (dumping) {
         return;
+    }
     dumping = 1;
     char buf[24];
     put("\nwatchdog: ");
@@ -295,33 +318,39 @@ static void on_timer(int sig) {
 
 static void find_gdb(void) {
     const char *limit = getenv("WT_WATCHDOG_GDB_SECONDS");
-    if (limit != NULL && strtoul(limit, NULL, 10) > 0 && strtoul(limit, NULL, 10) < 3600)
+    if (limit != NULL && strtoul(limit, NULL, 10) > 0 && strtoul(limit, NULL, 10) < 3600) {
         gdb_seconds = (unsigned)strtoul(limit, NULL, 10);
+    }
     const char *off = getenv("WT_WATCHDOG_NO_GDB");
-    if (off != NULL && off[0] != '\0' && off[0] != '0')
+    if (off != NULL && off[0] != '\0' && off[0] != '0') {
         return;
+    }
     const char *path = getenv("PATH");
-    if (path == NULL)
+    if (path == NULL) {
         path = "/usr/bin:/bin";
+    }
     while (*path) {
         const char *end = strchr(path, ':');
         size_t len = end ? (size_t)(end - path) : strlen(path);
         if (len > 0 && len + 5 < sizeof gdb_path) {
             memcpy(gdb_path, path, len);
             memcpy(gdb_path + len, "/gdb", 5);
-            if (access(gdb_path, X_OK) == 0)
+            if (access(gdb_path, X_OK) == 0) {
                 return;
+            }
         }
         path += len;
-        if (*path == ':')
+        if (*path == ':') {
             path++;
+        }
     }
     gdb_path[0] = '\0';
 }
 
 void wt_watchdog_install(void) {
-    if (installed)
+    if (installed) {
         return;
+    }
     installed = 1;
     find_gdb();
 #ifdef PR_SET_PTRACER
@@ -343,9 +372,7 @@ void wt_watchdog_install(void) {
 }
 
 /* Linking this file is enough to get stacks on a Criterion timeout. */
-__attribute__((constructor)) static void install_at_start(void) {
-    wt_watchdog_install();
-}
+__attribute__((constructor)) static void install_at_start(void) { wt_watchdog_install(); }
 
 void wt_watchdog_arm(unsigned seconds, const char *what) {
     wt_watchdog_install();
@@ -376,8 +403,9 @@ void wt_watchdog_arm(unsigned seconds, const char *what) {
 }
 
 void wt_watchdog_disarm(void) {
-    if (!timer_made)
+    if (!timer_made) {
         return;
+    }
     struct itimerspec its;
     memset(&its, 0, sizeof its);
     timer_settime(timer, 0, &its, NULL);

@@ -44,10 +44,11 @@ static inline uint32_t wt_rng_below(wt_rng_t *r, uint32_t n) {
 static inline uint64_t wt_seed(const char *test) {
     const char *env = getenv("WT_SEED");
     uint64_t seed;
-    if (env != NULL && env[0] != '\0')
+    if (env != NULL && env[0] != '\0') {
         seed = strtoull(env, NULL, 0);
-    else
+    } else {
         seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)clock();
+    }
     fprintf(stderr, "%s: seed %llu (replay with WT_SEED=%llu)\n", test, (unsigned long long)seed,
             (unsigned long long)seed);
     return seed;
@@ -63,22 +64,25 @@ static inline uint64_t wt_env_u64(const char *name, uint64_t def) {
 
 /* Counts every failure the library reports through an instance's logger hook. */
 typedef struct wt_log_count {
-    _Atomic uint64_t errors;   /* WEFT_LOG_ERROR calls */
-    _Atomic int last_code;     /* code of the latest call */
+    _Atomic uint64_t errors;                          /* WEFT_LOG_ERROR calls */
+    _Atomic int last_code;                            /* code of the latest call */
     _Atomic uint64_t by_code[-(WEFT_RESULT_MIN) + 1]; /* calls per -code */
-    int echo;                  /* 1: also print each message to stderr */
+    int echo;                                         /* 1: also print each message to stderr */
 } wt_log_count_t;
 
 static inline void wt_log_count_fn(weft_log_level_t level, weft_result_t code, const char *msg,
                                    const char *file, int line, void *user) {
     wt_log_count_t *lc = user;
-    if (level == WEFT_LOG_ERROR)
+    if (level == WEFT_LOG_ERROR) {
         ++lc->errors;
+    }
     lc->last_code = (int)code;
-    if ((int)code <= 0 && (int)code >= WEFT_RESULT_MIN)
+    if ((int)code <= 0 && (int)code >= WEFT_RESULT_MIN) {
         ++lc->by_code[-(int)code];
-    if (lc->echo)
+    }
+    if (lc->echo) {
         fprintf(stderr, "weft log: %s: %s (%s:%d)\n", weft_result_name(code), msg, file, line);
+    }
 }
 
 static inline weft_logger_t wt_log_counter(wt_log_count_t *lc) {

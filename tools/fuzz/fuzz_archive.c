@@ -51,8 +51,9 @@ static weft_result_t load_into(weft_world_t *w, const uint8_t *data, size_t size
         .skip_checksums = skip, .keep_ids = keep, .out_entities = loaded, .out_capacity = OUT_CAP};
     log_calls = 0;
     weft_result_t r = weft_archive_load_memory(w, data, size, &d, &info);
-    if (info_out)
+    if (info_out) {
         *info_out = info;
+    }
     if (r != WEFT_OK) {
         check(weft_world_hash(w) == before, "failed load changed the world");
         check(weft_last_error()[0] != '\0', "failure without a message");
@@ -61,8 +62,9 @@ static weft_result_t load_into(weft_world_t *w, const uint8_t *data, size_t size
         return r;
     }
     check(info.byte_size == size, "info.byte_size");
-    for (uint64_t i = 0; i < info.entity_count; ++i)
+    for (uint64_t i = 0; i < info.entity_count; ++i) {
         check(weft_entity_is_alive(w, loaded[i]), "loaded entity not alive");
+    }
     check(weft_entity_destroy_n(w, loaded, (uint32_t)info.entity_count) == WEFT_OK,
           "destroy loaded entities");
     return r;
@@ -75,16 +77,18 @@ static void inspect_agrees(const uint8_t *data, size_t size, weft_result_t loade
                            const weft_archive_info_t *loaded_info) {
     bool parsed = loaded_r == WEFT_OK || loaded_r == WEFT_EMISMATCH || loaded_r == WEFT_EEXIST ||
                   loaded_r == WEFT_ECAPACITY;
-    if (!parsed)
+    if (!parsed) {
         return;
+    }
     weft_archive_info_t info;
     check(weft_archive_inspect(data, size, &info) == WEFT_OK, "inspect rejects a parsed archive");
-    if (loaded_r == WEFT_OK)
+    if (loaded_r == WEFT_OK) {
         check(info.entity_count == loaded_info->entity_count &&
                   info.row_count == loaded_info->row_count &&
                   info.component_count == loaded_info->component_count &&
                   info.hierarchy_nodes == loaded_info->hierarchy_nodes,
               "inspect and load describe the archive differently");
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

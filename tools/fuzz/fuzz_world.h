@@ -15,10 +15,12 @@ enum { FZ_POS, FZ_VEL, FZ_REF, FZ_TAG, FZ_PAIR, FZ_COUNT };
 static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_logger_t *logger) {
     weft_world_t *w;
     weft_world_desc_t desc = {.execution = WEFT_EXECUTION_INLINE, .entity_limit = 1u << 20};
-    if (logger)
+    if (logger) {
         desc.logger = *logger;
-    if (weft_world_create(&desc, &w) != WEFT_OK)
+    }
+    if (weft_world_create(&desc, &w) != WEFT_OK) {
         return NULL;
+    }
     const weft_component_desc_t descs[FZ_COUNT] = {
         {.name = "Position", .size = 12},
         {.name = "Velocity", .size = 12},
@@ -30,11 +32,12 @@ static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_lo
          .entity_fields = {8, 16},
          .version = 3},
     };
-    for (int i = 0; i < FZ_COUNT; ++i)
+    for (int i = 0; i < FZ_COUNT; ++i) {
         if (weft_component_register(w, &descs[i], &c[i]) != WEFT_OK) {
             weft_world_destroy(w);
             return NULL;
         }
+    }
     weft_group_t g;
     if (weft_hier_components(w, NULL) != WEFT_OK ||
         weft_group_create(w, &(weft_group_desc_t){.components = {c[FZ_POS], c[FZ_VEL]}, .count = 2},

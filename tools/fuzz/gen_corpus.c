@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/io/archive_format.h"
 #include "fuzz_world.h"
+#include "src/io/archive_format.h"
 
 typedef struct blob {
     unsigned char *p;
@@ -27,15 +27,17 @@ static void put(const char *dir, const char *name, const unsigned char *p, size_
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0)
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
         die(path);
+    }
 }
 
 /* Recompute the file header check and every section's header check and payload checksum,
  * trusting the (possibly damaged) sizes as far as the bytes go. */
 static void reseal(unsigned char *p, size_t n) {
-    if (n < WEFT__ARC_FILE_HEADER)
+    if (n < WEFT__ARC_FILE_HEADER) {
         return;
+    }
     weft__put64(p + 24, weft__hash64(p, 24));
     size_t at = WEFT__ARC_FILE_HEADER;
     while (n - at >= WEFT__ARC_SECTION_HEADER) {
@@ -43,8 +45,9 @@ static void reseal(unsigned char *p, size_t n) {
         uint64_t size = weft__le64(h + 8);
         weft__put64(h + 24, weft__hash64(h, 24));
         at += WEFT__ARC_SECTION_HEADER;
-        if (size > n - at || n - at - size < WEFT__ARC_TRAILER)
+        if (size > n - at || n - at - size < WEFT__ARC_TRAILER) {
             return;
+        }
         weft__put64(p + at + size, weft__hash64(p + at, (size_t)size));
         at += (size_t)size + WEFT__ARC_TRAILER;
     }
@@ -54,25 +57,30 @@ static void reseal(unsigned char *p, size_t n) {
 static blob_t make_archive(uint32_t n, uint32_t seed, bool partial) {
     weft_component_t c[FZ_COUNT];
     weft_world_t *w = fz_world(c, NULL);
-    if (!w)
+    if (!w) {
         die("world");
+    }
     weft_entity_t *es = calloc(n + 1u, sizeof *es);
-    if (weft_entity_create_n(w, n, es) != WEFT_OK)
+    if (weft_entity_create_n(w, n, es) != WEFT_OK) {
         die("create");
+    }
     uint32_t s = seed;
     for (uint32_t i = 0; i < n; ++i) {
         s = s * 1103515245u + 12345u;
         float v[3] = {(float)i, (float)s, 0.5f};
-        if (s & 0x100)
+        if (s & 0x100) {
             weft_component_set(w, es[i], c[FZ_POS], v);
-        if (s & 0x200)
+        }
+        if (s & 0x200) {
             weft_component_set(w, es[i], c[FZ_VEL], v);
+        }
         if (s & 0x400) {
             uint64_t ref[2] = {es[(s >> 16) % n], i};
             weft_component_set(w, es[i], c[FZ_REF], ref);
         }
-        if (s & 0x800)
+        if (s & 0x800) {
             weft_component_add(w, es[i], c[FZ_TAG], NULL);
+        }
         if (s & 0x1000) {
             uint64_t pair[3] = {s, es[(s >> 20) % n], es[i]};
             weft_component_set(w, es[i], c[FZ_PAIR], pair);
@@ -84,22 +92,28 @@ static blob_t make_archive(uint32_t n, uint32_t seed, bool partial) {
     for (uint32_t i = 0; n >= 8u && i < 8u; ++i) {
         weft_transform_t t = weft_transform_identity();
         t.position.x = (float)i;
-        if (weft_hier_add(w, es[i], &t) != WEFT_OK)
+        if (weft_hier_add(w, es[i], &t) != WEFT_OK) {
             die("hier_add");
+        }
     }
-    for (size_t k = 0; n >= 8u && k < sizeof links / sizeof links[0]; ++k)
-        if (weft_hier_attach(w, es[links[k][0]], es[links[k][1]]) != WEFT_OK)
+    for (size_t k = 0; n >= 8u && k < sizeof links / sizeof links[0]; ++k) {
+        if (weft_hier_attach(w, es[links[k][0]], es[links[k][1]]) != WEFT_OK) {
             die("hier_attach");
-    if (weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) != WEFT_OK)
+        }
+    }
+    if (weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) != WEFT_OK) {
         die("hier_update");
-    if (n > 9)
+    }
+    if (n > 9) {
         weft_entity_destroy(w, es[n / 2]);
+    }
     weft_membuf_t buf = {0};
     weft_writer_t wr = weft_membuf_writer(&buf);
     weft_archive_save_desc_t d = {
         .entities = es + 2, .entity_count = n / 3, .with_descendants = true};
-    if (weft_archive_save(w, partial ? &d : NULL, &wr) != WEFT_OK)
+    if (weft_archive_save(w, partial ? &d : NULL, &wr) != WEFT_OK) {
         die("save");
+    }
     free(es);
     weft_world_destroy(w);
     return (blob_t){buf.data, buf.size};

@@ -18,8 +18,9 @@ typedef struct sums {
 
 static void add_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
     sums_t *s = ctx;
-    for (uint64_t i = begin; i < end; i++)
+    for (uint64_t i = begin; i < end; i++) {
         s->per_worker[worker] += i;
+    }
 }
 
 int main(void) {
@@ -44,8 +45,9 @@ int main(void) {
         return 1;
     }
     uint64_t total = 0;
-    for (int i = 0; i < MAX_WORKERS; i++)
+    for (int i = 0; i < MAX_WORKERS; i++) {
         total += sums.per_worker[i];
+    }
     if (total != n * (n - 1) / 2) {
         fprintf(stderr, "wrong sum %" PRIu64 ", want %" PRIu64 "\n", total, n * (n - 1) / 2);
         return 1;
