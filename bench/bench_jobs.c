@@ -4,8 +4,9 @@
  *
  * DESIGN: each case runs weft and its baseline alternately, rep by rep (weft, openmp,
  * weft, openmp ...), and reports medians; ratios are their own cases with unit "x". Targets
- * are those of issue 2 on a 2-core machine. Sleeping here (to create idleness before a
- * fork-join, or to measure idle burn) is the point of the measurement, not a workaround. */
+ * are the job system's published targets on a 2-core machine. Sleeping here (to create
+ * idleness before a fork-join, or to measure idle burn) is the point of the measurement, not a
+ * workaround. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* bench_sched.c: the "sched" suite — what a frame of the scheduler costs and how it scales.
  *
- * Cases (issue 4), each run interleaved with its baseline, rep by rep, medians reported:
+ * Cases, each run interleaved with its baseline, rep by rep, medians reported:
  * - frame_64_systems: 64 systems matching 1 entity each, every 4th writing a shared component
  *   (so some conflict), per frame at 1 and 2 workers; frame_64_empty: the same systems when
  *   they match nothing (reference).

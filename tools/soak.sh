@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# soak.sh: the soak run of issue 8 — at least 10 minutes of frames with structural churn under
+# soak.sh: the soak run — at least 10 minutes of frames with structural churn under
 # ThreadSanitizer, with resident memory checked flat after warm-up (rule in
 # tests/reliability/soak.c: the last window's max heap <= warm-up max * 1.05, and its max RSS
 # <= warm-up max * 1.05 + 320 KiB per thread for the allocator's page-granular steps).

@@ -14,7 +14,7 @@
  * weft_iter_get() looks the row up through the pool's sparse index. Columns are contiguous
  * for the driving pool, for every group member when a group drives, and for any other
  * included pool whose rows happen to line up with the driving rows over the batch (pools
- * filled in the same order: the write-ups' "1-1 mapping", detected at run time; a run of at
+ * filled in the same order: a "1-1 mapping" of rows, detected at run time; a run of at
  * least 16 such rows becomes its own batch). User code never handles raw pool rows.
  *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently

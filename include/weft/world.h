@@ -1,9 +1,10 @@
 /* weft/world.h: the world — the container of entities, component pools, groups and queries,
  * and the owner of the job system that runs its frames.
  *
- * Thread model (DESIGN.md): outside weft_world_progress() the world belongs to the thread that
- * calls the API (the "main thread"); only the calls marked "Thread: any" may be made from
- * other threads, and the read calls marked "jobs" may be made from jobs while a frame runs. */
+ * Thread model (docs/architecture.md): outside weft_world_progress() the world belongs to the
+ * thread that calls the API (the "main thread"); only the calls marked "Thread: any" may be
+ * made from other threads, and the read calls marked "jobs" may be made from jobs while a
+ * frame runs. */
 #ifndef WEFT_WORLD_H
 #define WEFT_WORLD_H
 

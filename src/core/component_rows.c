@@ -1,7 +1,7 @@
 /* component_rows.c: row-level pool access — count, row readers, move, sort, reserve.
  *
  * DESIGN
- * These are the "linear component manager" operations of the write-ups that work on rows
+ * These are the "linear component manager" operations (a pool seen as arrays) that work on rows
  * rather than entities: index access, entity-at-index, move-item and sort. Moves and sorts
  * rewrite the sparse entries of every row they touch. Sort is a stable merge sort over a row
  * permutation, applied into freshly allocated arrays that replace the old ones, so an

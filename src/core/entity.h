@@ -3,8 +3,8 @@
  * DESIGN
  * One 4-byte atomic slot per entity index: generation in the low 16 bits, signature id in the
  * high 16 (WEFT__SIG_DEAD for a free slot). The table lives in address space reserved at world
- * creation (jobs/platform/vmem.h) and is committed page by page, so it never moves and any thread can
- * read it: a reader loads slot_count with acquire (pairs with the release in
+ * creation (jobs/platform/vmem.h) and is committed page by page, so it never moves and any
+ * thread can read it: a reader loads slot_count with acquire (pairs with the release in
  * entity_publish_slot(), entity.c, which initialises a new slot before publishing it) and then
  * the slot. Only the main thread writes slots. */
 #ifndef WEFT_SRC_ENTITY_H

@@ -15,7 +15,7 @@
  *
  * Attach(c, p) adds one edge p -> c. Every other edge is unchanged, so ORDER can only break
  * through that edge: when p < c (the common case: parents are usually created first) attach is
- * O(1). When p > c — the write-ups' counter-example, attach(E4,E3); attach(E2,E1);
+ * O(1). When p > c — the classic counter-example is attach(E4,E3); attach(E2,E1);
  * attach(E3,E2) — the subtree of c is moved to the end of the array in breadth-first order
  * (parents first, holes left behind): O(subtree), never O(n). Detach turns a node into a root
  * in place: a root satisfies ORDER anywhere. Removing a node leaves a hole.

@@ -541,7 +541,7 @@ static void script_hierarchy(scen_t *sc) {
         CALL(sc, weft_component_set(sc->w, n[i], sc->ref,
                                     &(ref_t){.target = n[(i + 3) % 7], .value = i}));
     }
-    /* The write-ups' counter-example: attach(E4,E3); attach(E2,E1); attach(E3,E2). */
+    /* The counter-example to append-only ordering: attach(E4,E3); attach(E2,E1); attach(E3,E2). */
     CALL(sc, weft_hier_attach(sc->w, n[3], n[2]));
     CALL(sc, weft_hier_attach(sc->w, n[1], n[0]));
     CALL(sc, weft_hier_attach(sc->w, n[2], n[1]));

@@ -242,9 +242,10 @@ Test(reliability_fault_focus, every_failure_reaches_the_world_logger) {
     }
 }
 
-/* src/sched/frame.c apply_phase (and the core calls it makes): when the command apply runs out of
- * memory, the commands applied so far stay applied and the systems' writes stay written, so
- * weft_world_progress returns WEFT_ENOMEM with the world changed (issue 8 asks for unchanged). */
+/* src/sched/frame.c apply_phase (and the core calls it makes): when the command apply runs out
+ * of memory, the commands applied so far stay applied and the systems' writes stay written, so
+ * weft_world_progress returns WEFT_ENOMEM with the world changed (the contract asks for
+ * unchanged). */
 static void spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const weft_component_t *c = ctx->user;
     (void)it;

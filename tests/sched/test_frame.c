@@ -482,7 +482,7 @@ Test(frame, a_writer_waits_for_every_reader_of_a_wide_fan_in) {
     fixture_fini(&f);
 }
 
-/* issue 4: "systems with nothing to do cost next to nothing" — their body is not even called,
+/* "Systems with nothing to do cost next to nothing": their body is not even called,
  * on the sequential path and on the threaded one, parallel or not. */
 Test(frame, a_system_that_matches_nothing_is_not_called) {
     const uint32_t workers[3] = {1, 2, 4};

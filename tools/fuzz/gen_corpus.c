@@ -86,7 +86,7 @@ static blob_t make_archive(uint32_t n, uint32_t seed, bool partial) {
             weft_component_set(w, es[i], c[FZ_PAIR], pair);
         }
     }
-    /* A small hierarchy over the first 8 entities, including the write-ups' counter-example
+    /* A small hierarchy over the first 8 entities, including the counter-example
      * attach(E4,E3); attach(E2,E1); attach(E3,E2), which moves a subtree. */
     static const uint32_t links[][2] = {{4, 3}, {2, 1}, {3, 2}, {5, 0}, {6, 5}, {7, 1}, {1, 0}};
     for (uint32_t i = 0; n >= 8u && i < 8u; ++i) {
