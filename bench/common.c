@@ -130,22 +130,6 @@ uint32_t wb_max_workers(const wb_ctx_t *ctx) { return ctx->opt.max_workers; }
 
 /* ---- output ------------------------------------------------------------- >>output */
 
-/* Writes `s` as a JSON string literal (names are plain ASCII, but escape anyway). */
-void wb_put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
-        }
-    }
-    fputc('"', f);
-}
-
 /* JSON has no NaN or infinity: a failed measurement is written as null. */
 static void put_json_number(FILE *f, double v) {
     if (isfinite(v)) {
@@ -282,15 +266,15 @@ void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *i
 
     if (ctx->opt.json) {
         fputs("{\"suite\":", stdout);
-        wb_put_json_string(stdout, suite);
+        wt_json_write_string(stdout, suite);
         fputs(",\"case\":", stdout);
-        wb_put_json_string(stdout, name);
+        wt_json_write_string(stdout, name);
         fputs(",\"impl\":", stdout);
-        wb_put_json_string(stdout, impl);
+        wt_json_write_string(stdout, impl);
         printf(",\"workers\":%u,\"value\":", workers);
         put_json_number(stdout, value);
         fputs(",\"unit\":", stdout);
-        wb_put_json_string(stdout, unit);
+        wt_json_write_string(stdout, unit);
         if (has_goal) {
             fputs(",\"target\":", stdout);
             put_json_number(stdout, target);
@@ -300,7 +284,7 @@ void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *i
         const char *did = description_of(ctx, suite, name, impl);
         if (did) {
             fputs(",\"did\":", stdout);
-            wb_put_json_string(stdout, did);
+            wt_json_write_string(stdout, did);
         }
         fputs("}\n", stdout);
     } else {

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h" /* wt_json_write_string (tools/json.h) */
+
 typedef struct wb_ctx wb_ctx_t;
 
 /* Target comparison printed beside a figure: value <= target (WB_AT_MOST) or >= (WB_AT_LEAST). */
@@ -110,9 +112,6 @@ void wb_ctx_destroy(wb_ctx_t *ctx);
 void wb_suite_begin(wb_ctx_t *ctx, const char *suite);
 /* Close the suite's table with its wall time. */
 void wb_suite_end(wb_ctx_t *ctx, const char *suite, double seconds);
-
-/* Write `s` to `f` as a JSON string literal, quotes included. */
-void wb_put_json_string(FILE *f, const char *s);
 
 /* Print the targets met/missed summary (a {"summary":...} line with --json); returns the
  * number of missed targets. */

@@ -131,18 +131,18 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
 
     if (opt->json) {
         printf("{\"config\":{\"weft\":");
-        wb_put_json_string(stdout, weft_version());
+        wt_json_write_string(stdout, weft_version());
         printf(",\"compiler\":");
-        wb_put_json_string(stdout, WB_COMPILER);
+        wt_json_write_string(stdout, WB_COMPILER);
         printf(",\"build_type\":");
-        wb_put_json_string(stdout, WB_BUILD_TYPE);
+        wt_json_write_string(stdout, WB_BUILD_TYPE);
         printf(",\"flags\":");
-        wb_put_json_string(stdout, WB_C_FLAGS);
+        wt_json_write_string(stdout, WB_C_FLAGS);
         printf(",\"sanitizer\":");
-        wb_put_json_string(stdout, WB_SANITIZER);
+        wt_json_write_string(stdout, WB_SANITIZER);
         printf(",\"debug_level\":%d,\"openmp\":%s,\"cpu\":", WB_DEBUG_LEVEL,
                WB_OPENMP ? "true" : "false");
-        wb_put_json_string(stdout, cpu);
+        wt_json_write_string(stdout, cpu);
         printf(",\"hw_threads\":%u,\"date\":\"%s\",\"quick\":%s,\"reps\":%d,\"max_workers\":%u,"
                "\"suites\":[",
                wb_hw_threads(), date, opt->quick ? "true" : "false", wb_reps(ctx),
@@ -151,7 +151,7 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
         for (int i = 0; i < SUITE_COUNT; i++) {
             if (selected[i]) {
                 printf("%s", sep);
-                wb_put_json_string(stdout, suites[i].name);
+                wt_json_write_string(stdout, suites[i].name);
                 sep = ",";
             }
         }

@@ -8,7 +8,7 @@
  * work is done. Jobs, gates and gate nodes are all 64-byte "records" from per-context
  * slabs (record.c), so submitting never calls the allocator in the steady state.
  *
- * Files: thread.c (pthreads), deque.c (Chase-Lev), record.c (record slabs), sleep.c
+ * Files: platform/thread.c (pthreads), deque.c (Chase-Lev), record.c (record slabs), sleep.c
  * (spin-then-sleep and wake-ups), worker.c (create/destroy, worker loop, finding and
  * running jobs), submit.c (submission, queues, gates, inline mode), counter.c (counters
  * and wait), parallel_for.c.

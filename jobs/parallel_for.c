@@ -19,9 +19,10 @@
  *   look at it first and claim straight from the slot: one line to notice, one claim. No
  *   job record, no deque, no store-load fence on the caller's path.
  * - A helper job, for workers that are asleep: published at once when the caller sees a
- *   sleeper (a relaxed peek at `sleepers`), otherwise after the caller's first batch if
- *   nobody joined from the board meanwhile (the board moved on to a newer loop, the worker
- *   fell asleep, or every worker was busy). The job submission is a full publication
+ *   sleeper (a relaxed peek at `sleepers`), otherwise after the caller's first batch, within
+ *   the helper budget: board joiners count against it, so with 2 workers a joined loop
+ *   publishes none, and with more the job reaches the workers the board did not (the board
+ *   moved on to a newer loop, a worker fell asleep, or was busy). The job submission is a full publication
  *   (sleep.c), so no wake-up is lost either way; a stale peek only delays the helper by
  *   one batch. A helper (or a board joiner) that claimed something publishes one more
  *   helper if chunks remain and the budget (workers - 1) allows: helpers fan out one
@@ -295,9 +296,9 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
         run_units(me, pf, 0, take0);
         uint64_t ran = take0;
         if (!pushed) {
-            /* Nobody joined from the board during the first batch (the board moved on, or
-             * the spinning worker went to sleep): publish the helper job after all. The
-             * submission is a full publication, so a sleeper is woken. */
+            /* After the first batch: a helper job for the workers the board did not reach, if
+             * the budget (which board joiners count against) allows. The submission is a
+             * full publication, so a sleeper is woken. */
             spawn_helper(jobs, me, pf, gen);
         }
         ran += participate(jobs, me, pf, gen, ROLE_CALLER);

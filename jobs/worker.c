@@ -6,8 +6,9 @@
  * id, so a stale binding left by a destroyed instance never matches a new one at the same
  * address. The last lookup is cached; the common case costs two compares.
  *
- * A worker looks for work in this order: (worker 0 only) the main-thread queue, then for
- * each priority from high to low: its own deque (LIFO), the injection queue, and the other
+ * A worker looks for work in this order: a parallel-for on the loop board that it has not
+ * looked at yet (parallel_for.c), (worker 0 only) the main-thread queue, then for each
+ * priority from high to low: its own deque (LIFO), the injection queue, and the other
  * workers' deques (steal, FIFO), starting from a random victim. Finding nothing, it spins
  * and then sleeps (sleep.c).
  *

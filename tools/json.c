@@ -485,3 +485,17 @@ char *wt_json_read_file(const char *path, size_t *len, char *err, size_t err_siz
     *len = n;
     return buf;
 }
+
+void wt_json_write_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            fprintf(f, "\\%c", *c);
+        } else if (*c < 0x20) {
+            fprintf(f, "\\u%04x", *c);
+        } else {
+            fputc(*c, f);
+        }
+    }
+    fputc('"', f);
+}

@@ -1,4 +1,5 @@
-/* tools/json.h: a small, tolerant JSON reader for weft's tools (trace renderer, report comparison).
+/* tools/json.h: a small, tolerant JSON reader for weft's tools (trace renderer, report comparison),
+ * and the one JSON string writer the tools and weft_bench share.
  *
  * Not part of the weft library: the tools must build on a bare CI machine with only a C compiler,
  * so they carry their own reader instead of a dependency.
@@ -11,6 +12,8 @@
  * Thread: a document may be read from any number of threads; parse/free are per document. */
 #ifndef WEFT_TOOLS_JSON_H
 #define WEFT_TOOLS_JSON_H
+
+#include <stdio.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +46,10 @@ typedef struct wt_json_doc wt_json_doc_t; /* opaque: the arena and the root */
 enum {
     WT_JSON_TOLERATE_TRUNCATION = 1u << 0 /* close containers left open at end of input */
 };
+
+/* Write `s` (NULL: empty) to `f` as a JSON string literal: quotes, backslashes and control
+ * characters escaped, other bytes as they are (UTF-8 passes through). */
+void wt_json_write_string(FILE *f, const char *s);
 
 /* Parse `len` bytes of `text` (need not be NUL-terminated). On success returns a document the
  * caller frees with wt_json_free(). On failure returns NULL and, if `err` is non-NULL, writes a

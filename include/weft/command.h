@@ -1,7 +1,7 @@
 /* weft/command.h: command buffers — how a system makes structural changes (create, destroy,
  * add, set, remove) while the frame runs.
  *
- * Every system job receives its own buffer (weft_iter_t.cmd). Commands are recorded, not
+ * Every system job receives its own buffer (weft_system_ctx_t.cmd). Commands are recorded, not
  * executed; at the end of the system's phase the scheduler applies all buffers on the main
  * thread in a fixed order — system registration order, then chunk index, then the order the
  * commands were written — so the resulting world never depends on the worker count or on

@@ -15,8 +15,8 @@
  * A parallel system runs as one job per chunk of `chunk_size` driving rows (see weft/query.h;
  * boundaries depend only on chunk_size and the data). A system with no rows costs one cheap
  * job and its body is not called; a system whose rows fit one chunk runs as a single job; a
- * phase whose systems all have at most 16 rows runs on the calling thread (handing a few rows
- * to another worker costs more than running them), which changes timing, never results. */
+ * phase whose measured work would not repay handing it to other workers runs on the calling
+ * thread ("Where a phase runs", below), which changes timing, never results. */
 #ifndef WEFT_SYSTEM_H
 #define WEFT_SYSTEM_H
 

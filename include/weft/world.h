@@ -60,7 +60,9 @@ WEFT_API weft_jobs_t *weft_world_jobs(weft_world_t *world);
 WEFT_API uint64_t weft_world_hash(const weft_world_t *world);
 
 typedef struct weft_world_stats {
-    size_t heap_bytes;        /* bytes currently allocated through the allocator hook */
+    size_t heap_bytes;        /* bytes the world's own structures hold (entities, pools,
+                                 groups, queries); the scheduler, the job system and the
+                                 hierarchy store allocate through the hook uncounted */
     size_t vmem_bytes;        /* bytes of committed address space (the generation table) */
     uint32_t entity_count;    /* live entities */
     uint32_t entity_slots;    /* slots ever handed out (live + free), the table high-water */

@@ -4,8 +4,8 @@
  * One _Thread_local pointer per thread; the scheduler sets it around each system body (a job
  * runs a system's chunk on whatever worker picked it up, so the pointer must be per thread,
  * not per world). The check itself is a few bit tests; on a violation it reports through the
- * world's logger and asserts with a message naming the system and the component, as the
- * DESIGN's error table asks. It is compiled in every build, but only debug builds route the
+ * world's logger and asserts with a message naming the system and the component (a broken
+ * access declaration is a contract violation, weft/system.h). It is compiled in every build, but only debug builds route the
  * core's calls through it (WEFT__ACCESS). */
 #include "access.h"
 

@@ -11,8 +11,9 @@
  *   transition cache (signature, component, add/remove) -> signature;
  * - groups (group.h) and the list of live queries (query.c);
  * - extension slots owned by other modules (scheduler, hierarchy) and their finalisers.
- * All heap memory goes through weft__alloc/weft__free, which call the desc's allocator hook
- * and keep heap_bytes exact. Thread model: see weft/world.h; nothing here is locked, the only
+ * The world's own heap memory goes through weft__alloc/weft__free, which call the desc's
+ * allocator hook and keep heap_bytes exact for it; the modules (scheduler, hierarchy) and the
+ * job system use the hook directly (jobs/platform/alloc.h) and are not counted. Thread model: see weft/world.h; nothing here is locked, the only
  * concurrently read fields are the entity table and its high-water mark (atomics). */
 #ifndef WEFT_SRC_WORLD_H
 #define WEFT_SRC_WORLD_H

@@ -1,5 +1,5 @@
 /* archive_format.h: the on-disk layout of weft archives and the helpers shared by the
- * writer, the reader, the snapshot code and the tests (private; not installed).
+ * writer, the reader and the tests (private; not installed).
  *
  * DESIGN
  * An archive is a 32-byte file header followed by `section_count` sections. Every integer

@@ -1,4 +1,4 @@
-/* archive_secw.h: the section writer shared by archive saving and snapshots (private).
+/* archive_secw.h: the section writer of archive saving (private).
  * See archive_secw.c for the design. Usage: init, file_header, then per section
  * begin(tag, payload size, count) / put... / end, and finally finish (always, also after an
  * error: it frees the staging block and returns the first error). */

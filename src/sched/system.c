@@ -260,11 +260,13 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->phase_sinks[g.nphases] = at;
     s->nsinks = at;
     /* A phase is flat when no system of it waits for another of it (edges into it from
-     * earlier phases are already satisfied when it starts). */
+     * earlier phases are already satisfied when it starts) and none must run on worker 0: a
+     * flat phase is one parallel loop whose chunks any worker may take. */
     for (uint32_t ph = 0; ph < g.nphases; ph++) {
         bool flat = true;
         for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1] && flat; p++) {
             uint32_t v = g.order[p];
+            flat = !s->systems[v]->desc.main_thread;
             for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1] && flat; e++) {
                 flat = g.pos[g.preds[e]] < g.phase_first[ph];
             }

@@ -138,6 +138,56 @@ Test(frame, a_system_without_terms_runs_once_per_frame_with_dt) {
     fixture_fini(&f);
 }
 
+/* A main_thread system beside an independent one (a flat phase, which the scheduler may hand
+ * out as one parallel loop) still runs on worker 0, in every frame. */
+static _Atomic uint32_t off_main;
+
+static void main_only(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    if (ctx->worker != 0) {
+        atomic_fetch_add(&off_main, 1);
+    }
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
+            vec3_t *p = weft_iter_get(it, 0, i);
+            p->x += 1.0f;
+        }
+    }
+}
+
+static void busy_other(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->count; i++) {
+            vec3_t *v = weft_iter_get(it, 0, i);
+            for (int k = 0; k < 16; k++) {
+                v->y = v->y * 0.99f + 0.5f;
+            }
+        }
+    }
+}
+
+Test(frame, a_main_thread_system_in_a_phase_of_independent_systems_runs_on_worker_0) {
+    fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
+    spawn(4096, true, true);
+    must_register(f.world, &(weft_system_desc_t){.name = "other",
+                                                 .fn = busy_other,
+                                                 .terms = {W(f.vel)},
+                                                 .parallel = true,
+                                                 .chunk_size = 256});
+    must_register(f.world,
+                  &(weft_system_desc_t){
+                      .name = "main", .fn = main_only, .terms = {W(f.pos)}, .main_thread = true});
+    atomic_store(&off_main, 0);
+    for (int i = 0; i < 200; i++) {
+        cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
+    }
+    cr_expect(eq(u32, atomic_load(&off_main), 0),
+              "the main_thread system ran off worker 0 in %u "
+              "of 200 frames",
+              atomic_load(&off_main));
+    fixture_fini(&f);
+}
+
 Test(frame, a_system_matching_nothing_is_not_called) {
     fixture_init(&f, 2, WEFT_EXECUTION_THREADED);
     spawn(10, false, false);

@@ -17,20 +17,6 @@
 #include "svg_timeline.h"
 #include "weft/system.h"
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            fprintf(f, "\\%c", *c);
-        } else if (*c < 0x20) {
-            fprintf(f, "\\u%04x", *c);
-        } else {
-            fputc(*c, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void write_runs(FILE *f, const demo_report_t *r) {
     fprintf(f, "  \"runs\": [\n");
     for (uint32_t i = 0; i < r->run_count; i++) {
@@ -73,7 +59,7 @@ static void write_measured(FILE *f, const demo_model_t *m, const demo_report_t *
     fprintf(f, "    \"critical_path_ms\": %.6g,\n    \"critical_path\": [", m->critical_path_ms);
     for (uint32_t i = 0; i < m->path_len; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, m->path[i]);
+        wt_json_write_string(f, m->path[i]);
     }
     fprintf(f,
             "],\n    \"weft_critical_path\": {\"workers\": %u, \"total_ms\": %.6g, "
@@ -81,13 +67,13 @@ static void write_measured(FILE *f, const demo_model_t *m, const demo_report_t *
             r->run_count ? r->runs[r->run_count - 1].workers : 0, r->weft_path_ms);
     for (uint32_t i = 0; i < r->weft_path_len; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, r->weft_path[i]);
+        wt_json_write_string(f, r->weft_path[i]);
     }
     fprintf(f, "]},\n    \"systems\": [\n");
     for (uint32_t i = 0; i < m->system_count; i++) {
         const demo_system_cost_t *s = &m->systems[i];
         fprintf(f, "      {\"name\": ");
-        json_str(f, s->name);
+        wt_json_write_string(f, s->name);
         fprintf(f,
                 ", \"phase\": %u, \"parallel\": %s, \"jobs\": %u, \"work_ms\": %.6g, "
                 "\"median_job_ms\": %.6g, \"max_job_ms\": %.6g}%s\n",
@@ -129,7 +115,7 @@ int demo_write_report_json(const char *path, const demo_report_t *r) {
     }
     const demo_config_t *c = r->config;
     fprintf(f, "{\n  \"weft_demo\": 1,\n  \"weft_version\": ");
-    json_str(f, weft_version());
+    wt_json_write_string(f, weft_version());
     fprintf(f, ",\n  \"hardware_threads\": %u,\n", r->hardware_threads);
     fprintf(f,
             "  \"config\": {\"mobiles\": %u, \"particles\": %u, \"carriers\": %u, "
