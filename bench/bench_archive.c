@@ -199,7 +199,7 @@ static uint64_t weft_first_use(const bench_world_t *bw) {
     for (int k = 0; k < 2; ++k) {
         const void *p = weft_component_row(bw->w, cs[k], 0);
         if (p) {
-            s += sum_words(p, (size_t)weft_component_count(bw->w, cs[k]) * 12u);
+            s += sum_words(p, (size_t)weft_component_rows(bw->w, cs[k]) * 12u);
         }
     }
     return s;
@@ -256,7 +256,7 @@ static void report_pair(wb_ctx_t *ctx, const char *name, double weft_ns, double 
 
 /* Touch every value of pool `c` so a restore has something to undo. */
 static void touch_values(bench_world_t *bw, weft_component_t c) {
-    uint32_t n = weft_component_count(bw->w, c);
+    uint32_t n = weft_component_rows(bw->w, c);
     float *p = weft_component_row_mut(bw->w, c, 0);
     for (uint32_t i = 0; p && i < n; ++i) {
         p[3u * i] += 1.0f;
@@ -397,7 +397,7 @@ static void bench_save_load(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32
         double l_w = timed_io(LOAD_WEFT, weft_path, NULL, &dst, raw, NULL, n);
         double l_r = timed_io(LOAD_RAW, raw_path, NULL, NULL, raw, &got, n);
         raw_fread_free(&got, n);
-        if (weft_component_count(dst.w, dst.a) != n) {
+        if (weft_component_rows(dst.w, dst.a) != n) {
             l_w = NAN; /* the load must have produced the world */
         }
         weft_world_destroy(dst.w);

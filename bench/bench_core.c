@@ -126,8 +126,10 @@ static weft_query_t *query(fixture_t *f, bool mass) {
     weft_query_t *q = NULL;
     weft_query_desc_t d = {.terms = {{f->pos, WEFT_ACCESS_WRITE},
                                      {f->vel, WEFT_ACCESS_READ},
-                                     {f->mass, WEFT_ACCESS_READ}},
-                           .term_count = mass ? 3u : 2u};
+                                     {f->mass, WEFT_ACCESS_READ}}};
+    if (!mass) {
+        d.terms[2] = (weft_query_term_t){{0}, WEFT_ACCESS_READ}; /* the list ends at a zero */
+    }
     if (weft_query_create(f->w, &d, &q) != WEFT_OK) {
         fprintf(stderr, "bench core: query: %s\n", weft_last_error());
         exit(1);
@@ -163,9 +165,9 @@ static uint32_t weft_move(const weft_query_t *q) {
         weft_query_iter(q, CHUNK, k, &it);
         while (weft_iter_next(&it)) {
             if (it.columns[0] && it.columns[1]) {
-                raw_move(it.columns[0], it.columns[1], it.count);
+                raw_move(it.columns[0], it.columns[1], it.rows);
             } else {
-                for (uint32_t i = 0; i < it.count; i++) {
+                for (uint32_t i = 0; i < it.rows; i++) {
                     v3_t *p = weft_iter_get(&it, 0, i);
                     const v3_t *v = weft_iter_get(&it, 1, i);
                     p->x += v->x * DT;
@@ -173,7 +175,7 @@ static uint32_t weft_move(const weft_query_t *q) {
                     p->z += v->z * DT;
                 }
             }
-            seen += it.count;
+            seen += it.rows;
         }
     }
     return seen;
@@ -186,9 +188,9 @@ static uint32_t weft_join(const weft_query_t *q) {
         weft_query_iter(q, CHUNK, k, &it);
         while (weft_iter_next(&it)) {
             if (it.columns[0] && it.columns[1] && it.columns[2]) {
-                raw_join(it.columns[0], it.columns[1], it.columns[2], it.count);
+                raw_join(it.columns[0], it.columns[1], it.columns[2], it.rows);
             } else {
-                for (uint32_t i = 0; i < it.count; i++) {
+                for (uint32_t i = 0; i < it.rows; i++) {
                     v3_t *p = weft_iter_get(&it, 0, i);
                     const v3_t *v = weft_iter_get(&it, 1, i);
                     float k2 = DT / *(const float *)weft_iter_get(&it, 2, i);
@@ -197,7 +199,7 @@ static uint32_t weft_join(const weft_query_t *q) {
                     p->z += v->z * k2;
                 }
             }
-            seen += it.count;
+            seen += it.rows;
         }
     }
     return seen;
@@ -224,8 +226,8 @@ static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
     fixture_init(&shuffled);
     populate_shuffled(&shuffled, n);
     weft_group_t g;
-    weft_group_desc_t gd2 = {.components = {grouped.pos, grouped.vel}, .count = 2};
-    weft_group_desc_t gd3 = {.components = {join.pos, join.vel, join.mass}, .count = 3};
+    weft_group_desc_t gd2 = {.components = {grouped.pos, grouped.vel}};
+    weft_group_desc_t gd3 = {.components = {join.pos, join.vel, join.mass}};
     weft_group_create(grouped.w, &gd2, &g);
     weft_group_create(join.w, &gd3, &g);
     populate(&grouped, n, false);
@@ -233,7 +235,7 @@ static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
     populate(&join, n, true);
     weft_query_t *qg = query(&grouped, false), *qp = query(&plain, false), *qj = query(&join, true);
     weft_query_t *qs = query(&shuffled, false);
-    uint32_t matched = weft_query_count(qj);
+    uint32_t matched = weft_query_entity_count(qj);
 
     double *t = malloc((size_t)reps * 6 * sizeof *t);
     double *t_raw = t, *t_grp = t + reps, *t_qry = t + 2 * reps, *t_rj = t + 3 * reps,
@@ -318,7 +320,7 @@ static void structural(wb_ctx_t *ctx, uint32_t n, int reps) {
             weft_entity_destroy(f.w, es[i]);
         }
         double t4 = wb_now_ns();
-        if (weft_entity_count(f.w) != 0 || weft_component_count(f.w, f.pos) != 0) {
+        if (weft_entity_count(f.w) != 0 || weft_component_rows(f.w, f.pos) != 0) {
             wb_note(ctx, SUITE, "structural: world not empty after destroy");
         }
         t_create[r] = (t1 - t0) / n;

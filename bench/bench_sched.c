@@ -65,7 +65,7 @@ static void bump(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
         float *x = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             x[i] += 1.0f;
         }
     }
@@ -165,7 +165,7 @@ work20_rows(float *x, uint32_t n) {
 static void work20(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        work20_rows(it->columns[0], it->count);
+        work20_rows(it->columns[0], it->rows);
     }
 }
 
@@ -288,14 +288,14 @@ static void move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         vec3_t *p = it->columns[0];
         const vec3_t *v = it->columns[1];
         if (p && v) {
-            for (uint32_t i = 0; i < it->count; i++) {
+            for (uint32_t i = 0; i < it->rows; i++) {
                 p[i].x += v[i].x * dt;
                 p[i].y += v[i].y * dt;
                 p[i].z += v[i].z * dt;
             }
             continue;
         }
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *pp = weft_iter_get(it, 0, i);
             const vec3_t *vv = weft_iter_get(it, 1, i);
             pp->x += vv->x * dt;
@@ -315,8 +315,7 @@ static weft_world_t *make_moving(uint32_t workers, uint32_t n, weft_component_t 
     *pos = reg(w, "Position", sizeof(vec3_t));
     *vel = reg(w, "Velocity", sizeof(vec3_t));
     weft_group_t g;
-    if (weft_group_create(w, &(weft_group_desc_t){.components = {*pos, *vel}, .count = 2}, &g) !=
-            WEFT_OK ||
+    if (weft_group_create(w, &(weft_group_desc_t){.components = {*pos, *vel}}, &g) != WEFT_OK ||
         weft_component_reserve(w, *pos, n) != WEFT_OK ||
         weft_component_reserve(w, *vel, n) != WEFT_OK) {
         weft_world_destroy(w);
@@ -464,7 +463,7 @@ done:
 static void mixed_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     uint32_t work = (uint32_t)(uintptr_t)ctx->user;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             float acc = 0;
             for (uint32_t t = 1; t < it->term_count; t++) {
                 acc += *(const float *)weft_iter_get(it, t, i);

@@ -190,12 +190,7 @@ static bool wait_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, boo
 void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c) {
     while (!weft_counter_is_done(c)) {
         if (ctx->is_worker) {
-            if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
-                continue;
-            }
-            weft__rec_t *job = weft__find_job(jobs, ctx);
-            if (job) {
-                weft__run_job(jobs, ctx, job);
+            if (weft__help_once(jobs, ctx)) {
                 continue;
             }
         }

@@ -179,6 +179,9 @@ struct weft_jobs {
 weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs); /* NULL: unknown thread */
 weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx);
 void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job);
+/* A waiting worker's one step of help: join the loop on the board if it is new to it, else
+ * run one job; false when there was nothing to do. */
+bool weft__help_once(weft_jobs_t *jobs, weft__ctx_t *ctx);
 /* Drop a job without running it (it has no counter; it was counted as submitted). */
 void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job);
 

@@ -161,6 +161,18 @@ void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
     weft__discard_job(ctx, job);
 }
 
+bool weft__help_once(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
+        return true;
+    }
+    weft__rec_t *job = weft__find_job(jobs, ctx);
+    if (job) {
+        weft__run_job(jobs, ctx, job);
+        return true;
+    }
+    return false;
+}
+
 void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
     weft__rec_free(ctx, job);
     /* release pairs with the acquire loads in all_done(): our submissions are counted and
@@ -457,12 +469,7 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
         weft__inline_drain(jobs, ctx, NULL);
     } else {
         for (;;) {
-            if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
-                continue;
-            }
-            weft__rec_t *job = weft__find_job(jobs, ctx);
-            if (job) {
-                weft__run_job(jobs, ctx, job);
+            if (weft__help_once(jobs, ctx)) {
                 continue;
             }
             if (all_done(jobs)) {

@@ -155,7 +155,7 @@ typedef struct weft_archive_info {
     uint32_t format_version;  /* archive format version */
     uint32_t component_count; /* component sections */
     uint64_t entity_count;    /* archived entities */
-    uint64_t row_count;       /* component values over all sections */
+    uint64_t rows;            /* component values (rows) over all sections */
     uint64_t hierarchy_nodes; /* hierarchy nodes recorded (weft/hierarchy.h) */
     uint64_t byte_size;       /* archive length in bytes */
 } weft_archive_info_t;

@@ -80,6 +80,18 @@ WEFT_API const char *weft_result_name(weft_result_t r);
 /* "out of memory" for WEFT_ENOMEM; "unknown result" otherwise. Never NULL. */
 WEFT_API const char *weft_result_str(weft_result_t r);
 
+/* How calls report, one rule for the whole API:
+ * - A call that can fail (it allocates, builds, validates a desc, does I/O, or changes the
+ *   world) returns weft_result_t and hands results back through out-parameters; on failure
+ *   its out-parameters hold their neutral value (0, NULL, an invalid handle) and nothing else
+ *   changed.
+ * - A getter that cannot fail returns its value directly: counts (`_count`: how many objects
+ *   of a kind, e.g. weft_entity_count; `_rows`: rows of a pool, group or query, e.g.
+ *   weft_component_rows), handles, pointers, booleans. Given an invalid or stale handle it
+ *   returns the neutral value (0, NULL, false, an invalid handle); it never aborts and
+ *   writes nothing.
+ * - Lists in descs are fixed arrays that end at their first zero entry (weft/query.h). */
+
 /* The detailed message of the last failure reported on the calling thread, e.g.
  * "weft_component_add: entity 0x100000007 already has component 'Position'".
  * Valid until the next failing call on this thread; "" when none. Never NULL. */

@@ -71,7 +71,7 @@ WEFT_API weft_result_t weft_component_register(weft_world_t *world,
 WEFT_API weft_component_t weft_component_lookup(const weft_world_t *world, const char *name);
 
 /* Number of registered components; valid ids are 1 .. this number. Thread: main (or jobs). */
-WEFT_API uint32_t weft_component_registered(const weft_world_t *world);
+WEFT_API uint32_t weft_component_type_count(const weft_world_t *world);
 
 /* Copy the registration of `c` into *out (name points into world storage, valid for the
  * world's life; align and version resolved). Errors: WEFT_EINVAL (unknown id).
@@ -121,7 +121,7 @@ WEFT_API weft_result_t weft_component_remove_ordered(weft_world_t *world, weft_e
 /* ---- pool rows ------------------------------------------------------------- >>pool_rows */
 
 /* Rows in c's pool (0 for unknown ids). Thread: main (or jobs). */
-WEFT_API uint32_t weft_component_count(const weft_world_t *world, weft_component_t c);
+WEFT_API uint32_t weft_component_rows(const weft_world_t *world, weft_component_t c);
 
 /* The entity at `row` of c's pool; WEFT_ENTITY_NULL when row >= count. Thread: main (or jobs). */
 WEFT_API weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component_t c,

@@ -24,9 +24,10 @@ typedef struct weft_group {
 #define WEFT_GROUP_MAX_COMPONENTS 8
 
 typedef struct weft_group_desc {
-    weft_component_t components[WEFT_GROUP_MAX_COMPONENTS]; /* the members, distinct */
-    uint32_t count;   /* required: 2 .. WEFT_GROUP_MAX_COMPONENTS */
-    uint32_t _canary; /* must stay 0 */
+    weft_component_t components[WEFT_GROUP_MAX_COMPONENTS]; /* the members: 2 or more,
+                                                               distinct; the list ends at the
+                                                               first zero (weft/query.h) */
+    uint32_t _canary;                                       /* must stay 0 */
 } weft_group_desc_t;
 
 /* Create a group; entities that already have every member are aligned at once (O(rows of the
@@ -40,7 +41,7 @@ WEFT_API weft_result_t weft_group_create(weft_world_t *world, const weft_group_d
 WEFT_API weft_group_t weft_group_of(const weft_world_t *world, weft_component_t c);
 
 /* Aligned rows n: entities having every member. 0 for an invalid group. Thread: main (or jobs). */
-WEFT_API uint32_t weft_group_count(const weft_world_t *world, weft_group_t g);
+WEFT_API uint32_t weft_group_rows(const weft_world_t *world, weft_group_t g);
 
 /* Entity indices of rows [0, n), shared by all members (weft_entity_from_index() gives the
  * handle). Valid until the next structural change of a member. Thread: main (or jobs). */

@@ -37,6 +37,11 @@ typedef struct weft_query weft_query_t; /* opaque; owned by its creator */
 #define WEFT_QUERY_MAX_TERMS 8    /* include terms per query */
 #define WEFT_QUERY_MAX_EXCLUDES 8 /* exclude components per query */
 
+#include "weft/inline_internal.h" /* iterator state, for the inlined weft_iter_get() */
+WEFT_STATIC_ASSERT(WEFT_QUERY_MAX_TERMS == WEFT__ITER_MAX_TERMS &&
+                       WEFT_QUERY_MAX_EXCLUDES == WEFT__ITER_MAX_EXCLUDES,
+                   "weft/inline_internal.h sizes the iterator for these limits");
+
 typedef enum weft_access {
     WEFT_ACCESS_READ = 0,  /* default: the term's data is only read */
     WEFT_ACCESS_WRITE = 1, /* the term's data is written (implies read) */
@@ -48,11 +53,13 @@ typedef struct weft_query_term {
     weft_access_t access;       /* 0: read */
 } weft_query_term_t;
 
+/* Lists in descs (here, in weft_system_desc_t and weft_group_desc_t) are fixed arrays that
+ * end at their first zero entry (or at the array's end); entries after that zero must stay
+ * zero. */
 typedef struct weft_query_desc {
-    weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* include terms, distinct components */
-    uint32_t term_count;                               /* required: 1 .. WEFT_QUERY_MAX_TERMS */
-    weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* entities with any of these are skipped */
-    uint32_t exclude_count;                            /* 0: no excludes */
+    weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* required, at least one; distinct
+                                                          components; ends at the first zero */
+    weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
     uint32_t _canary;                                  /* must stay 0 */
 } weft_query_desc_t;
 
@@ -76,64 +83,18 @@ WEFT_API uint32_t weft_query_rows(const weft_query_t *query);
 WEFT_API uint32_t weft_query_chunk_count(const weft_query_t *query, uint32_t chunk_rows);
 
 /* Number of entities matching the query (walks every row). Thread: jobs. */
-WEFT_API uint32_t weft_query_count(const weft_query_t *query);
+WEFT_API uint32_t weft_query_entity_count(const weft_query_t *query);
 
 /* ---- iteration ------------------------------------------------------------- >>iter */
 
-/* Private per-term lookup data of an iterator. */
-typedef struct weft__iter_term {
-    unsigned char *data;                /* pool data base */
-    const unsigned char *const *sparse; /* pool sparse directory */
-    size_t size;                        /* component size (0 for tags) */
-    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow (3 B), 1 wide (4 B) */
-} weft__iter_term_t;
-
-/* Private membership check of an iterator (an include not covered by the driving range, or an
- * exclude). */
-typedef struct weft__iter_check {
-    const unsigned char *const *sparse; /* pool sparse directory */
-    const uint32_t *dense;              /* pool entity indices (alignment test of includes) */
-    uint32_t pages;                     /* directory length */
-    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow, 1 wide */
-    uint32_t count;                     /* pool rows */
-    uint32_t term;                      /* include: its term index; exclude: UINT32_MAX */
-} weft__iter_check_t;
-
-#define WEFT__SPARSE_SHIFT 10u /* 1024 entries per page */
-#define WEFT__SPARSE_MASK ((1u << WEFT__SPARSE_SHIFT) - 1u)
-
-/* Private: decode sparse entry i of a page. Entries hold row + 1 (0: absent, which decodes to
- * 0xFFFFFFFF, the "no row" value) in 3 bytes while a pool stays under 2^24 - 1 rows, in 4
- * bytes after it widens (src/core/pool.h). A narrow entry is read the way it is written, a 16-bit
- * and an 8-bit access, so a page needs no padding and no byte-order assumption (a masked
- * 32-bit load measured the same). */
-static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, uint32_t wide) {
-    if (wide) {
-        uint32_t v;
-        memcpy(&v, page + (size_t)i * 4u, sizeof v);
-        return v - 1u;
-    }
-    uint16_t lo;
-    memcpy(&lo, page + (size_t)i * 3u, sizeof lo);
-    return ((uint32_t)lo | (uint32_t)page[(size_t)i * 3u + 2u] << 16) - 1u;
-}
-
-/* An iterator over one chunk. Caller-owned storage (e.g. on the job's stack); fields below
- * "private" are not part of the API. */
+/* An iterator over one chunk. Caller-owned storage (e.g. on the job's stack). `_private` is
+ * not part of the API (weft/inline_internal.h). */
 typedef struct weft_iter {
-    uint32_t count;                      /* entries in the current batch */
-    const uint32_t *entities;            /* entity indices of the batch (count) */
+    uint32_t rows;                       /* rows (entities) in the current batch */
+    const uint32_t *entities;            /* entity indices of the batch (rows) */
     void *columns[WEFT_QUERY_MAX_TERMS]; /* term t: contiguous data of the batch, or NULL */
     uint32_t term_count;                 /* include terms */
-    /* private */
-    const weft_world_t *world;   /* the query's world */
-    const uint32_t *drive_dense; /* driving entity indices */
-    uint32_t row;                /* next driving row to examine */
-    uint32_t end;                /* end of the chunk's driving rows */
-    uint32_t check_count;        /* entries in checks */
-    uint32_t contiguous;         /* bit t: term t is a column of the driving range */
-    weft__iter_term_t terms[WEFT_QUERY_MAX_TERMS];
-    weft__iter_check_t checks[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
+    weft__iter_private_t _private;       /* iterator state; not API */
 } weft_iter_t;
 
 /* Start iterating chunk `chunk` of `chunk_rows` rows (0: one chunk with everything). A chunk
@@ -152,7 +113,7 @@ WEFT_API weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i);
 /* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer). Write
  * through it only for WEFT_ACCESS_WRITE terms. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
-    const weft__iter_term_t *term = &it->terms[t];
+    const weft__iter_term_t *term = &it->_private.terms[t];
     if (it->columns[t]) {
         return (unsigned char *)it->columns[t] + (size_t)i * term->size;
     }

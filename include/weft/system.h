@@ -203,35 +203,41 @@ typedef struct weft_system_conflict {
     weft_component_t component; /* the smallest conflicting component id */
 } weft_system_conflict_t;
 
+/* Schedule introspection. Each call builds the schedule if a system was registered since the
+ * last build, which can fail: they return a result code and write their count (which may
+ * exceed cap) to *count. Errors: WEFT_EINVAL (NULL world or count), the build's errors
+ * (WEFT_ECYCLE, WEFT_ENOMEM, ...). Thread: main. */
+
 /* Copy up to `cap` edges of the reduced schedule into out (NULL when cap is 0), ordered by
- * `to`'s run position, then `from`'s. Returns the edge count (may exceed cap), or 0 when the
- * schedule could not be built (weft_last_error() says why). Thread: main. */
-WEFT_API uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap);
+ * `to`'s run position, then `from`'s; *count receives the number of edges. */
+WEFT_API weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out,
+                                           uint32_t cap, uint32_t *count);
 
 /* The run order: copy up to `cap` system handles in the order the schedule ranks them
- * (phases ascending, registration order adjusted by before/after). Returns the system count.
- * Thread: main. */
-WEFT_API uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap);
+ * (phases ascending, registration order adjusted by before/after); *count receives the
+ * number of systems. */
+WEFT_API weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap,
+                                           uint32_t *count);
 
-/* Every conflicting pair, ordered by (first, second) registration order only. Returns the
- * number of pairs (may exceed cap). Thread: main. */
-WEFT_API uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
-                                          uint32_t cap);
+/* Every conflicting pair, ordered by (first, second) registration order only; *count
+ * receives the number of pairs. */
+WEFT_API weft_result_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
+                                               uint32_t cap, uint32_t *count);
 
 /* Write the schedule as Graphviz DOT into buf (snprintf rules: at most cap bytes including the
  * terminator; buf may be NULL when cap is 0). Nodes are systems labelled with their access
  * ("R Position", "W Velocity", ...), clustered by phase; edges are labelled with the component
- * that forced them. Returns the full length (excluding the terminator), 0 on failure.
- * Thread: main. */
-WEFT_API size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap);
+ * that forced them. *len receives the full length (excluding the terminator). */
+WEFT_API weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size_t *len);
 
 /* The critical path of the last traced frame: the chain of dependent systems (through the
  * graph and across phases) with the largest sum of measured wall spans (first chunk begin to
- * last chunk end). Copies up to `cap` systems into out in run order and returns the path
- * length; *total_ns (may be NULL) receives the summed span. Needs weft_trace_enable() before
- * the frame: returns 0 without a trace. Thread: main. */
-WEFT_API uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
-                                              uint64_t *total_ns);
+ * last chunk end). Copies up to `cap` systems into out in run order; *count receives the path
+ * length and *total_ns (may be NULL) the summed span. Errors also: WEFT_ESTATE when no frame
+ * was traced (weft_trace_enable() before the frame), WEFT_ENOMEM. */
+WEFT_API weft_result_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out,
+                                                   uint32_t cap, uint32_t *count,
+                                                   uint64_t *total_ns);
 
 #ifdef __cplusplus
 }

@@ -138,7 +138,7 @@ weft_component_t weft_component_lookup(const weft_world_t *world, const char *na
     return (weft_component_t){0};
 }
 
-uint32_t weft_component_registered(const weft_world_t *world) { return world->component_count; }
+uint32_t weft_component_type_count(const weft_world_t *world) { return world->component_count; }
 
 weft_result_t weft_component_describe(const weft_world_t *world, weft_component_t c,
                                       weft_component_desc_t *out) {

@@ -15,7 +15,7 @@
 
 /* ---- readers ------------------------------------------------------------------ >>read */
 
-uint32_t weft_component_count(const weft_world_t *world, weft_component_t c) {
+uint32_t weft_component_rows(const weft_world_t *world, weft_component_t c) {
     const weft__component_t *comp = weft__component(world, c.id);
     return comp ? comp->pool.count : 0;
 }

@@ -80,14 +80,24 @@ bool weft__group_check(const weft_world_t *world, uint32_t g) {
 
 /* Validate the desc and sort its members into ids[]. */
 static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc_t *d,
-                                uint32_t *ids) {
+                                uint32_t *ids, uint32_t *count) {
     const weft_logger_t *log = world->log;
     WEFT__CONTRACT(d != NULL && d->_canary == 0, log, WEFT_EINVAL,
                    "weft_group_create: desc is NULL or its _canary is not 0");
-    WEFT__CONTRACT(d->count >= 2 && d->count <= WEFT_GROUP_MAX_COMPONENTS, log, WEFT_EINVAL,
-                   "weft_group_create: %u members (2 .. %u allowed)", d->count,
+    uint32_t n = 0;
+    while (n < WEFT_GROUP_MAX_COMPONENTS && d->components[n].id != 0) {
+        n++;
+    }
+    for (uint32_t i = n; i < WEFT_GROUP_MAX_COMPONENTS; i++) {
+        WEFT__CONTRACT(d->components[i].id == 0, log, WEFT_EINVAL,
+                       "weft_group_create: components[%u] is set after the list ended at "
+                       "components[%u]",
+                       i, n);
+    }
+    WEFT__CONTRACT(n >= 2, log, WEFT_EINVAL, "weft_group_create: %u members (2 .. %u allowed)", n,
                    WEFT_GROUP_MAX_COMPONENTS);
-    for (uint32_t i = 0; i < d->count; i++) {
+    *count = n;
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t c = d->components[i].id;
         if (weft__component(world, c) == NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: unknown component id %u", c);
@@ -117,17 +127,18 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_group_create: out is NULL");
     out->id = 0;
     uint32_t ids[WEFT_GROUP_MAX_COMPONENTS];
-    weft_result_t r = check_desc(world, desc, ids);
+    uint32_t count = 0;
+    weft_result_t r = check_desc(world, desc, ids, &count);
     if (r != WEFT_OK) {
         return r;
     }
     uint32_t existing = world->components[ids[0]]->pool.group;
-    if (existing != 0 && world->groups[existing].count == desc->count &&
-        memcmp(world->groups[existing].members, ids, desc->count * sizeof(uint32_t)) == 0) {
+    if (existing != 0 && world->groups[existing].count == count &&
+        memcmp(world->groups[existing].members, ids, count * sizeof(uint32_t)) == 0) {
         out->id = existing;
         return WEFT_OK;
     }
-    for (uint32_t i = 0; i < desc->count; i++) {
+    for (uint32_t i = 0; i < count; i++) {
         if (world->components[ids[i]]->pool.group != 0) {
             return WEFT__FAIL(
                 world->log, WEFT_ECONFLICT, "weft_group_create: '%s' already belongs to group %u",
@@ -140,8 +151,8 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     }
     uint32_t g = ++world->group_count;
     weft__group_t *grp = &world->groups[g];
-    memcpy(grp->members, ids, desc->count * sizeof(uint32_t));
-    grp->count = desc->count;
+    memcpy(grp->members, ids, count * sizeof(uint32_t));
+    grp->count = count;
     grp->n = 0;
     uint32_t smallest = 0;
     for (uint32_t m = 0; m < grp->count; m++) {
@@ -172,7 +183,7 @@ weft_group_t weft_group_of(const weft_world_t *world, weft_component_t c) {
     return (weft_group_t){comp ? comp->pool.group : 0};
 }
 
-uint32_t weft_group_count(const weft_world_t *world, weft_group_t g) {
+uint32_t weft_group_rows(const weft_world_t *world, weft_group_t g) {
     const weft__group_t *grp = group_get(world, g);
     return grp ? grp->n : 0;
 }

@@ -30,8 +30,8 @@
  * world->components for every system. */
 struct weft_query {
     _Alignas(64) weft_world_t *world;               /* the world queried */
-    uint32_t term_count;                            /* desc.term_count */
-    uint32_t exclude_count;                         /* desc.exclude_count */
+    uint32_t term_count;                            /* include terms in desc.terms */
+    uint32_t exclude_count;                         /* components in desc.exclude */
     const weft__pool_t *pool[WEFT_QUERY_MAX_TERMS]; /* term t's pool */
     weft_query_desc_t desc;                         /* copy of the creation desc */
     struct weft_query *prev;                        /* world list; guarded by the main thread */
@@ -40,19 +40,49 @@ struct weft_query {
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
 
-static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc_t *d) {
+/* The lengths of the desc's two lists: each ends at its first zero component (or its array's
+ * end), and nothing may follow that zero. */
+static weft_result_t list_lengths(const weft_world_t *world, const weft_query_desc_t *d,
+                                  uint32_t *nterms, uint32_t *nexcl) {
+    uint32_t nt = 0, nx = 0;
+    while (nt < WEFT_QUERY_MAX_TERMS && d->terms[nt].component.id != 0) {
+        nt++;
+    }
+    while (nx < WEFT_QUERY_MAX_EXCLUDES && d->exclude[nx].id != 0) {
+        nx++;
+    }
+    for (uint32_t i = nt; i < WEFT_QUERY_MAX_TERMS; i++) {
+        WEFT__CONTRACT(d->terms[i].component.id == 0, world->log, WEFT_EINVAL,
+                       "weft_query_create: terms[%u] is set after the list ended at terms[%u]", i,
+                       nt);
+    }
+    for (uint32_t i = nx; i < WEFT_QUERY_MAX_EXCLUDES; i++) {
+        WEFT__CONTRACT(d->exclude[i].id == 0, world->log, WEFT_EINVAL,
+                       "weft_query_create: exclude[%u] is set after the list ended at "
+                       "exclude[%u]",
+                       i, nx);
+    }
+    WEFT__CONTRACT(nt >= 1, world->log, WEFT_EINVAL, "weft_query_create: no include terms");
+    *nterms = nt;
+    *nexcl = nx;
+    return WEFT_OK;
+}
+
+static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc_t *d,
+                                uint32_t *nterms, uint32_t *nexcl) {
     const weft_logger_t *log = world->log;
     WEFT__CONTRACT(d != NULL && d->_canary == 0, log, WEFT_EINVAL,
                    "weft_query_create: desc is NULL or its _canary is not 0");
-    WEFT__CONTRACT(d->term_count >= 1 && d->term_count <= WEFT_QUERY_MAX_TERMS &&
-                       d->exclude_count <= WEFT_QUERY_MAX_EXCLUDES,
-                   log, WEFT_EINVAL, "weft_query_create: %u terms, %u excludes", d->term_count,
-                   d->exclude_count);
+    weft_result_t r = list_lengths(world, d, nterms, nexcl);
+    if (r != WEFT_OK) {
+        return r;
+    }
+    uint32_t nt = *nterms, nx = *nexcl;
     uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
     uint32_t multi = 0; /* multi-instance include terms: at most one, and it drives */
-    for (uint32_t i = 0; i < d->term_count + d->exclude_count; i++) {
-        bool term = i < d->term_count;
-        uint32_t c = term ? d->terms[i].component.id : d->exclude[i - d->term_count].id;
+    for (uint32_t i = 0; i < nt + nx; i++) {
+        bool term = i < nt;
+        uint32_t c = term ? d->terms[i].component.id : d->exclude[i - nt].id;
         if (weft__component(world, c) == NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: unknown component id %u", c);
         }
@@ -77,7 +107,8 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
                                 weft_query_t **out) {
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_query_create: out is NULL");
     *out = NULL;
-    weft_result_t r = check_desc(world, desc);
+    uint32_t nterms = 0, nexcl = 0;
+    weft_result_t r = check_desc(world, desc, &nterms, &nexcl);
     if (r != WEFT_OK) {
         return r;
     }
@@ -87,9 +118,9 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     }
     q->world = world;
     q->desc = *desc;
-    q->term_count = desc->term_count;
-    q->exclude_count = desc->exclude_count;
-    for (uint32_t t = 0; t < desc->term_count; t++) {
+    q->term_count = nterms;
+    q->exclude_count = nexcl;
+    for (uint32_t t = 0; t < nterms; t++) {
         q->pool[t] = &world->components[desc->terms[t].component.id]->pool;
     }
     q->prev = NULL;
@@ -131,7 +162,7 @@ const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->des
 typedef weft__query_plan_t plan_t;
 
 static bool is_term(const weft_query_t *q, uint32_t c) {
-    for (uint32_t t = 0; t < q->desc.term_count; t++) {
+    for (uint32_t t = 0; t < q->term_count; t++) {
         if (q->desc.terms[t].component.id == c) {
             return true;
         }
@@ -212,7 +243,7 @@ uint32_t weft_query_chunk_count(const weft_query_t *q, uint32_t chunk_rows) {
 /* ---- iteration ----------------------------------------------------------------- >>iter */
 
 static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) {
-    weft__iter_check_t *c = &it->checks[it->check_count++];
+    weft__iter_check_t *c = &it->_private.checks[it->_private.check_count++];
     c->sparse = (const unsigned char *const *)pool->sparse;
     c->sparse_wide = pool->sparse_wide;
     c->dense = pool->dense;
@@ -226,33 +257,33 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
  * bytes) was the largest single cost of a frame of small systems. */
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it) {
-    it->count = 0;
+    it->rows = 0;
     it->entities = NULL;
     for (uint32_t t = 0; t < q->term_count; t++) {
         it->columns[t] = NULL;
     }
-    it->world = q->world;
+    it->_private.world = q->world;
     it->term_count = q->term_count;
-    it->check_count = 0;
-    it->contiguous = 0;
+    it->_private.check_count = 0;
+    it->_private.contiguous = 0;
     uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p->rows : 0u);
     uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
-    it->row = begin < p->rows ? (uint32_t)begin : p->rows;
-    it->end = end < p->rows ? (uint32_t)end : p->rows;
-    it->drive_dense = p->drive->dense;
+    it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
+    it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
+    it->_private.drive_dense = p->drive->dense;
     /* Include checks first, then excludes: weft_iter_next relies on that order. */
     for (uint32_t t = 0; t < q->term_count; t++) {
         const weft__pool_t *pool = q->pool[t];
         WEFT__ACCESS(q->world, pool->id,
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
                                                                   : WEFT__ACCESS_READ);
-        it->terms[t].data = pool->data;
-        it->terms[t].sparse = (const unsigned char *const *)pool->sparse;
-        it->terms[t].sparse_wide = pool->sparse_wide;
-        it->terms[t].size = pool->size;
+        it->_private.terms[t].data = pool->data;
+        it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
+        it->_private.terms[t].sparse_wide = pool->sparse_wide;
+        it->_private.terms[t].size = pool->size;
         bool covered = p->group ? pool->group == p->group : pool == p->drive;
         if (covered) {
-            it->contiguous |= 1u << t;
+            it->_private.contiguous |= 1u << t;
         } else {
             add_check(it, pool, t);
         }
@@ -285,9 +316,9 @@ static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
 
 /* True when driving row r passes every check; rows[k] receives include check k's row. */
 static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
-    uint32_t idx = it->drive_dense[r];
-    for (uint32_t k = 0; k < it->check_count; k++) {
-        const weft__iter_check_t *c = &it->checks[k];
+    uint32_t idx = it->_private.drive_dense[r];
+    for (uint32_t k = 0; k < it->_private.check_count; k++) {
+        const weft__iter_check_t *c = &it->_private.checks[k];
         uint32_t row = check_row(c, idx);
         if ((row != WEFT__ROW_NONE) == (c->term == UINT32_MAX)) {
             return false;
@@ -305,12 +336,12 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
     enum { BLOCK = 64 }; /* rows compared per memcmp (the library's vectorised compare) */
     uint32_t len = limit;
     uint32_t k = 0;
-    for (; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
-        const weft__iter_check_t *c = &it->checks[k];
+    for (; k < it->_private.check_count && it->_private.checks[k].term != UINT32_MAX; k++) {
+        const weft__iter_check_t *c = &it->_private.checks[k];
         uint32_t room = c->count - base[k];
         uint32_t n = len < room ? len : room;
         const uint32_t *a = c->dense + base[k];
-        const uint32_t *b = it->drive_dense + start;
+        const uint32_t *b = it->_private.drive_dense + start;
         uint32_t j = 0;
         while (j + BLOCK <= n && memcmp(a + j, b + j, BLOCK * sizeof(uint32_t)) == 0) {
             j += BLOCK;
@@ -320,13 +351,13 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
         }
         len = j;
     }
-    if (k == it->check_count) {
+    if (k == it->_private.check_count) {
         return len; /* no excludes */
     }
     for (uint32_t j = 0; j < len; j++) {
-        uint32_t idx = it->drive_dense[start + j];
-        for (uint32_t x = k; x < it->check_count; x++) {
-            if (check_row(&it->checks[x], idx) != WEFT__ROW_NONE) {
+        uint32_t idx = it->_private.drive_dense[start + j];
+        for (uint32_t x = k; x < it->_private.check_count; x++) {
+            if (check_row(&it->_private.checks[x], idx) != WEFT__ROW_NONE) {
                 return j;
             }
         }
@@ -337,83 +368,88 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
 #define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
 
 bool weft_iter_next(weft_iter_t *it) {
-    if (it->check_count == 0) {
+    if (it->_private.check_count == 0) {
         /* Every term is a column of the driving range: the rest of the chunk is one batch
          * (the common case, and all of a small system's iteration). */
-        uint32_t start = it->row;
-        it->count = it->end - start;
-        it->row = it->end;
-        if (it->count == 0) {
+        uint32_t start = it->_private.row;
+        it->rows = it->_private.end - start;
+        it->_private.row = it->_private.end;
+        if (it->rows == 0) {
             return false;
         }
-        it->entities = it->drive_dense + start;
+        it->entities = it->_private.drive_dense + start;
         for (uint32_t t = 0; t < it->term_count; t++) {
-            it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+            it->columns[t] =
+                it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
         }
         return true;
     }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
-    uint32_t r = it->row;
-    while (r < it->end && !row_matches(it, r, rows)) {
+    uint32_t r = it->_private.row;
+    while (r < it->_private.end && !row_matches(it, r, rows)) {
         r++;
     }
-    it->count = 0;
-    if (r >= it->end) {
-        it->row = it->end;
+    it->rows = 0;
+    if (r >= it->_private.end) {
+        it->_private.row = it->_private.end;
         return false;
     }
     uint32_t start = r;
     uint32_t aligned = 0;
-    if (it->check_count != 0) {
-        aligned = aligned_run(it, start, it->end - start, rows);
+    if (it->_private.check_count != 0) {
+        aligned = aligned_run(it, start, it->_private.end - start, rows);
     }
-    uint32_t together = it->contiguous;
-    if (it->check_count == 0) {
-        r = it->end; /* nothing to check: the whole chunk */
-    } else if (aligned >= MIN_ALIGNED_RUN || aligned == it->end - start) {
+    uint32_t together = it->_private.contiguous;
+    if (it->_private.check_count == 0) {
+        r = it->_private.end; /* nothing to check: the whole chunk */
+    } else if (aligned >= MIN_ALIGNED_RUN || aligned == it->_private.end - start) {
         r = start + aligned; /* every include lines up: all columns are contiguous */
-        for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
-            together |= 1u << it->checks[k].term;
+        for (uint32_t k = 0;
+             k < it->_private.check_count && it->_private.checks[k].term != UINT32_MAX; k++) {
+            together |= 1u << it->_private.checks[k].term;
         }
     } else {
         uint32_t scratch[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
         r++;
-        while (r < it->end && row_matches(it, r, scratch)) {
+        while (r < it->_private.end && row_matches(it, r, scratch)) {
             r++;
         }
     }
-    it->row = r;
-    it->count = r - start;
-    it->entities = it->drive_dense + start;
+    it->_private.row = r;
+    it->rows = r - start;
+    it->entities = it->_private.drive_dense + start;
     for (uint32_t t = 0; t < it->term_count; t++) {
         it->columns[t] = NULL;
     }
     for (uint32_t t = 0; t < it->term_count; t++) {
-        if ((it->contiguous >> t) & 1u) {
-            it->columns[t] = it->terms[t].data + (size_t)start * it->terms[t].size;
+        if ((it->_private.contiguous >> t) & 1u) {
+            it->columns[t] =
+                it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
         }
     }
-    for (uint32_t k = 0; k < it->check_count && it->checks[k].term != UINT32_MAX; k++) {
-        uint32_t t = it->checks[k].term;
+    for (uint32_t k = 0; k < it->_private.check_count && it->_private.checks[k].term != UINT32_MAX;
+         k++) {
+        uint32_t t = it->_private.checks[k].term;
         if ((together >> t) & 1u) {
-            it->columns[t] = it->terms[t].data + (size_t)rows[k] * it->terms[t].size;
+            it->columns[t] =
+                it->_private.terms[t].data + (size_t)rows[k] * it->_private.terms[t].size;
         }
     }
     return true;
 }
 
 weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i) {
-    return weft_entity_from_index(it->world, it->entities[i]);
+    return weft_entity_from_index(it->_private.world, it->entities[i]);
 }
 
-uint32_t weft_query_count(const weft_query_t *q) {
+uint32_t weft_query_entity_count(const weft_query_t *q) {
     weft_iter_t it;
     uint32_t n = 0;
     if (weft_query_iter(q, 0, 0, &it) != WEFT_OK) {
         return 0;
     }
     while (weft_iter_next(&it)) {
-        n += it.count;
+        n += it.rows;
     }
     return n;
 }

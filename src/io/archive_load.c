@@ -372,7 +372,7 @@ static weft_result_t load_bytes(weft_world_t *world, const void *data, size_t si
             *info = (weft_archive_info_t){.format_version = st.arc.format_version,
                                           .component_count = st.arc.comp_count,
                                           .entity_count = st.arc.entity_count,
-                                          .row_count = st.arc.row_count,
+                                          .rows = st.arc.row_count,
                                           .hierarchy_nodes = st.arc.hier_count,
                                           .byte_size = st.arc.byte_size};
         }

@@ -379,7 +379,7 @@ weft_result_t weft_archive_inspect(const void *data, size_t size, weft_archive_i
         *info = (weft_archive_info_t){.format_version = arc.format_version,
                                       .component_count = arc.comp_count,
                                       .entity_count = arc.entity_count,
-                                      .row_count = arc.row_count,
+                                      .rows = arc.row_count,
                                       .hierarchy_nodes = arc.hier_count,
                                       .byte_size = arc.byte_size};
     }

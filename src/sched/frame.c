@@ -47,10 +47,10 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
     bool work = true;
     if (sys->query) {
         weft__query_iter_planned(sys->query, &sys->plan, sys->chunk_rows, chunk, &it);
-        work = it.row < it.end; /* the iterator's row fields are private to users only */
+        work = it._private.row < it._private.end; /* private to users, not to weft */
     } else {
         memset(&it, 0, sizeof it);
-        it.world = s->world;
+        it._private.world = s->world;
     }
     if (work) {
         weft__trace_t *trace = s->trace;

@@ -9,19 +9,39 @@
 #include "src/core/world.h"
 #include "system.h"
 
-/* The scheduler with an up-to-date graph, or NULL (reported). */
-static struct weft_sched *built(weft_world_t *world) {
-    struct weft_sched *s = world ? weft__sched_get(world) : NULL;
-    if (!s || weft__sched_build(s) != WEFT_OK) {
-        return NULL;
+/* The scheduler with an up-to-date graph in *out; the build's error otherwise (reported). */
+static weft_result_t built(weft_world_t *world, const char *fn, struct weft_sched **out) {
+    *out = NULL;
+    if (world == NULL) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL, "%s: world is NULL", fn);
     }
-    return s;
+    struct weft_sched *s = weft__sched_get(world);
+    if (s == NULL) {
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "%s: out of memory", fn);
+    }
+    weft_result_t r = weft__sched_build(s);
+    if (r == WEFT_OK) {
+        *out = s;
+    }
+    return r;
 }
 
-uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap) {
-    struct weft_sched *s = built(world);
-    if (!s) {
-        return 0;
+/* The out-parameter every call here writes its count to. */
+#define CHECK_COUNT(count, fn)                                                               \
+    do {                                                                                     \
+        if ((count) == NULL) {                                                               \
+            return WEFT__FAIL(world ? world->log : NULL, WEFT_EINVAL, fn ": count is NULL"); \
+        }                                                                                    \
+        *(count) = 0;                                                                        \
+    } while (0)
+
+weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap,
+                                  uint32_t *count) {
+    CHECK_COUNT(count, "weft_schedule_edges");
+    struct weft_sched *s;
+    weft_result_t r = built(world, "weft_schedule_edges", &s);
+    if (r != WEFT_OK) {
+        return r;
     }
     const weft__graph_t *g = &s->graph;
     uint32_t at = 0;
@@ -39,26 +59,34 @@ uint32_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uin
             };
         }
     }
-    return at;
+    *count = at;
+    return WEFT_OK;
 }
 
-uint32_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap) {
-    struct weft_sched *s = built(world);
-    if (!s) {
-        return 0;
+weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap,
+                                  uint32_t *count) {
+    CHECK_COUNT(count, "weft_schedule_order");
+    struct weft_sched *s;
+    weft_result_t r = built(world, "weft_schedule_order", &s);
+    if (r != WEFT_OK) {
+        return r;
     }
     for (uint32_t p = 0; p < s->graph.n && p < cap; p++) {
         out[p] = (weft_system_t){s->graph.order[p] + 1};
     }
-    return s->graph.n;
+    *count = s->graph.n;
+    return WEFT_OK;
 }
 
 /* All pairs, across phases too: this is the "who touches what" list for people tuning access
  * declarations, so it ignores what phases and constraints already order. */
-uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out, uint32_t cap) {
-    struct weft_sched *s = built(world);
-    if (!s) {
-        return 0;
+weft_result_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
+                                      uint32_t cap, uint32_t *count) {
+    CHECK_COUNT(count, "weft_schedule_conflicts");
+    struct weft_sched *s;
+    weft_result_t r = built(world, "weft_schedule_conflicts", &s);
+    if (r != WEFT_OK) {
+        return r;
     }
     uint32_t at = 0;
     for (uint32_t a = 0; a < s->count; a++) {
@@ -74,7 +102,8 @@ uint32_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *ou
             at++;
         }
     }
-    return at;
+    *count = at;
+    return WEFT_OK;
 }
 
 /* ---- DOT ------------------------------------------------------------------------ >>dot */
@@ -132,10 +161,12 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
 }
 
 /* Node ids are "s<system id>" so a DOT file can be matched against trace events by id. */
-size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap) {
-    struct weft_sched *s = built(world);
-    if (!s) {
-        return 0;
+weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size_t *len) {
+    CHECK_COUNT(len, "weft_schedule_dot");
+    struct weft_sched *s;
+    weft_result_t r = built(world, "weft_schedule_dot", &s);
+    if (r != WEFT_OK) {
+        return r;
     }
     const weft__graph_t *g = &s->graph;
     sbuf_t sb = {.buf = buf, .cap = cap};
@@ -171,19 +202,27 @@ size_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap) {
                   g->order[g->phase_first[ph + 1] - 1] + 1, g->order[g->phase_first[ph + 1]] + 1);
     }
     sb_printf(&sb, "}\n");
-    return sb.len;
+    *len = sb.len;
+    return WEFT_OK;
 }
 
 /* ---- critical path -------------------------------------------------------- >>critical */
 
-uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
-                                     uint64_t *total_ns) {
+weft_result_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
+                                          uint32_t *count, uint64_t *total_ns) {
+    CHECK_COUNT(count, "weft_schedule_critical_path");
     if (total_ns) {
         *total_ns = 0;
     }
-    struct weft_sched *s = built(world);
-    if (!s || !s->trace || s->trace->frame == UINT32_MAX) {
-        return 0;
+    struct weft_sched *s;
+    weft_result_t r = built(world, "weft_schedule_critical_path", &s);
+    if (r != WEFT_OK) {
+        return r;
+    }
+    if (!s->trace || s->trace->frame == UINT32_MAX) {
+        return WEFT__FAIL(s->log, WEFT_ESTATE,
+                          "weft_schedule_critical_path: no traced frame (weft_trace_enable, then "
+                          "run a frame)");
     }
     const weft__graph_t *g = &s->graph;
     uint32_t n = g->n;
@@ -191,8 +230,7 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
     size_t bytes = (size_t)n * (4 * sizeof(uint64_t) + sizeof(uint32_t));
     uint64_t *lo = weft__sched_alloc(s->alloc, bytes);
     if (!lo) {
-        (void)WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_schedule_critical_path: out of memory");
-        return 0;
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_schedule_critical_path: out of memory");
     }
     uint64_t *hi = lo + n, *best = hi + n, *span = best + n;
     uint32_t *parent = (uint32_t *)(span + n);
@@ -250,5 +288,6 @@ uint32_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, ui
         *total_ns = best[prev_best];
     }
     weft__sched_free(s->alloc, lo, bytes);
-    return len;
+    *count = len;
+    return WEFT_OK;
 }

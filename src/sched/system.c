@@ -499,10 +499,10 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         sys->term_count++;
     }
     if (r == WEFT_OK && sys->term_count > 0) {
-        weft_query_desc_t qd = {.term_count = sys->term_count};
-        memcpy(qd.terms, d->terms, sizeof qd.terms);
-        qd.exclude_count = list_len(d->exclude, WEFT_QUERY_MAX_EXCLUDES);
-        memcpy(qd.exclude, d->exclude, sizeof qd.exclude);
+        weft_query_desc_t qd = {0};
+        memcpy(qd.terms, d->terms, (size_t)sys->term_count * sizeof qd.terms[0]);
+        uint32_t nx = list_len(d->exclude, WEFT_QUERY_MAX_EXCLUDES);
+        memcpy(qd.exclude, d->exclude, (size_t)nx * sizeof qd.exclude[0]);
         r = weft_query_create(world, &qd, &sys->query);
     }
     if (r == WEFT_OK) {

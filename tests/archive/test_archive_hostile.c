@@ -472,8 +472,7 @@ Test(archive_hostile, out_of_memory_at_every_allocation_of_a_load_changes_nothin
     fx_populate(&f, 10, 200);
     weft_group_t g;
     cr_assert_eq(
-        weft_group_create(
-            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
+        weft_group_create(f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}}, &g),
         WEFT_OK);
     fx_fail_t fl = {0};
     long k = load_failing_each_allocation(f.w, &c, &buf, NULL, "", &fl);

@@ -26,8 +26,8 @@ static void roundtrip_seed(uint64_t seed, uint32_t n) {
     fx_fail_t fl = {0};
     if (fx_check_equal(&a, &b, src, dst, alive, false, &fl)) {
         for (int c = 0; c < FX_COUNT; ++c) {
-            uint32_t ca = weft_component_count(a.w, a.c[c]);
-            uint32_t cb = weft_component_count(b.w, b.c[c]);
+            uint32_t ca = weft_component_rows(a.w, a.c[c]);
+            uint32_t cb = weft_component_rows(b.w, b.c[c]);
             if (!FX_CHECK(&fl, ca == cb, "component %d count %u -> %u", c, ca, cb)) {
                 break;
             }
@@ -430,7 +430,7 @@ Test(archive, on_add_hooks_fire_once_per_loaded_value_after_data_is_in_place) {
                                           &(weft_archive_load_desc_t){.skip_unknown = true}, NULL),
                  WEFT_OK);
     cr_assert(!hook_fail.failed, "on_add sees the loaded value: %s", hook_fail.msg);
-    cr_assert_eq(hook_calls, (int)weft_component_count(a.w, a.c[FX_POS]));
+    cr_assert_eq(hook_calls, (int)weft_component_rows(a.w, a.c[FX_POS]));
     weft_world_destroy(w);
     weft_membuf_free(&buf);
     fx_fini(&a);
@@ -443,22 +443,21 @@ Test(archive, loaded_entities_join_groups_aligned) {
     fx_populate(&a, 31, 400);
     weft_group_t g;
     cr_assert_eq(
-        weft_group_create(
-            b.w, &(weft_group_desc_t){.components = {b.c[FX_POS], b.c[FX_VEL]}, .count = 2}, &g),
+        weft_group_create(b.w, &(weft_group_desc_t){.components = {b.c[FX_POS], b.c[FX_VEL]}}, &g),
         WEFT_OK);
     fx_populate(&b, 32, 50); /* b already has grouped rows */
-    uint32_t before = weft_group_count(b.w, g);
+    uint32_t before = weft_group_rows(b.w, g);
     weft_membuf_t buf = fx_save(&a, NULL);
     cr_assert_eq(weft_archive_load_memory(b.w, buf.data, buf.size, NULL, NULL), WEFT_OK);
     /* Every entity with both members is in the aligned prefix of both pools. */
     uint32_t both = 0;
-    uint32_t np = weft_component_count(b.w, b.c[FX_POS]);
+    uint32_t np = weft_component_rows(b.w, b.c[FX_POS]);
     for (uint32_t r = 0; r < np; ++r) {
         weft_entity_t e = weft_component_entity_at(b.w, b.c[FX_POS], r);
         both += weft_component_has(b.w, e, b.c[FX_VEL]);
     }
-    cr_assert_eq(weft_group_count(b.w, g), both);
-    cr_assert_gt(weft_group_count(b.w, g), before);
+    cr_assert_eq(weft_group_rows(b.w, g), both);
+    cr_assert_gt(weft_group_rows(b.w, g), before);
     fx_fail_t fl = {0};
     for (uint32_t r = 0; r < both; ++r) {
         weft_entity_t ep = weft_component_entity_at(b.w, b.c[FX_POS], r);

@@ -65,8 +65,7 @@ Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
     fx_init(&f);
     weft_group_t g;
     cr_assert_eq(
-        weft_group_create(
-            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_VEL]}, .count = 2}, &g),
+        weft_group_create(f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_VEL]}}, &g),
         WEFT_OK);
     fx_populate(&f, seed, 400);
     weft_snapshot_t *snap;
@@ -74,7 +73,7 @@ Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
     uint64_t s = seed | 1u;
     for (int round = 0; round < 20; ++round) {
         uint64_t h = weft_world_hash(f.w);
-        uint32_t grouped = weft_group_count(f.w, g);
+        uint32_t grouped = weft_group_rows(f.w, g);
         cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
         cr_assert_gt(weft_snapshot_size(snap), 0);
         cr_assert_eq(weft_world_hash(f.w), h, "capture changed the world");
@@ -82,7 +81,7 @@ Test(snapshot, restore_returns_the_hash_at_capture_after_random_changes) {
         cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK, "%s", weft_last_error());
         cr_assert_eq(weft_world_hash(f.w), h, "round %d (seed %llu)", round,
                      (unsigned long long)seed);
-        cr_assert_eq(weft_group_count(f.w, g), grouped);
+        cr_assert_eq(weft_group_rows(f.w, g), grouped);
         /* The world keeps working after a restore, and restoring twice is the same. */
         mutate(&f, &s, 50);
         cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
@@ -98,7 +97,7 @@ Test(snapshot, value_only_changes_are_rolled_back) {
     fx_populated(&f, 3, 200);
     weft_snapshot_t *snap = fx_captured(f.w);
     uint64_t h = weft_world_hash(f.w);
-    uint32_t n = weft_component_count(f.w, f.c[FX_POS]);
+    uint32_t n = weft_component_rows(f.w, f.c[FX_POS]);
     for (uint32_t r = 0; r < n; ++r) {
         pos3_t *p = weft_component_row_mut(f.w, f.c[FX_POS], r);
         p->x += 1.0f;
@@ -120,8 +119,7 @@ Test(snapshot, restore_before_any_capture_or_after_a_new_group_fails_unchanged) 
     cr_assert_eq(weft_snapshot_capture(f.w, snap), WEFT_OK);
     weft_group_t g;
     cr_assert_eq(
-        weft_group_create(
-            f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}, .count = 2}, &g),
+        weft_group_create(f.w, &(weft_group_desc_t){.components = {f.c[FX_POS], f.c[FX_REF]}}, &g),
         WEFT_OK);
     uint64_t h2 = weft_world_hash(f.w);
     cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_ESTATE);
@@ -145,7 +143,7 @@ Test(snapshot, components_registered_after_capture_are_emptied) {
     uint32_t v = 7;
     cr_assert_eq(weft_component_set(f.w, e, extra, &v), WEFT_OK);
     cr_assert_eq(weft_snapshot_restore(f.w, snap), WEFT_OK);
-    cr_assert_eq(weft_component_count(f.w, extra), 0);
+    cr_assert_eq(weft_component_rows(f.w, extra), 0);
     cr_assert(!weft_entity_is_alive(f.w, e));
     weft_snapshot_destroy(snap);
     fx_fini(&f);
@@ -290,7 +288,7 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
 
 static void integrate(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; ++i) {
+        for (uint32_t i = 0; i < it->rows; ++i) {
             pos3_t *p = weft_iter_get(it, 0, i);
             const pos3_t *v = weft_iter_get(it, 1, i);
             p->x += v->x * ctx->dt;

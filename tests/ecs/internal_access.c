@@ -44,8 +44,7 @@ Test(access, declared_reads_and_writes_are_allowed) {
     cr_expect(weft_component_get(world, ent, vel) != NULL);
     weft_query_t *q = NULL;
     weft__access_leave(prev);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     weft__access_enter(&set);
     weft_iter_t it;
@@ -80,8 +79,7 @@ Test(access, structural_change_inside_a_system_aborts, .signal = SIGABRT) {
 
 Test(access, iterating_a_query_beyond_the_declaration_aborts, .signal = SIGABRT) {
     weft_query_t *q = NULL;
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_WRITE}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_WRITE}}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     weft__access_enter(&set);
     weft_iter_t it;
@@ -94,7 +92,7 @@ Test(access, iterating_a_query_beyond_the_declaration_aborts, .signal = SIGABRT)
 static int fini_log[4];
 static int fini_n;
 static void fini_a(weft_world_t *w) {
-    cr_assert(eq(u32, weft_component_count(w, pos), 1), "pools still exist in finalisers");
+    cr_assert(eq(u32, weft_component_rows(w, pos), 1), "pools still exist in finalisers");
     fini_log[fini_n++] = 1;
 }
 static void fini_b(weft_world_t *w) {

@@ -49,7 +49,7 @@ static void check_values(void) {
         ok &= i % 3 == 0 ? v == NULL : v != NULL && *v == i;
     }
     cr_assert(ok, "sparse index and values intact");
-    cr_assert(eq(u32, weft_component_count(world, comp), N - (N + 2) / 3));
+    cr_assert(eq(u32, weft_component_rows(world, comp), N - (N + 2) / 3));
 }
 
 TestSuite(sparse_width, .init = setup, .fini = teardown, .timeout = 60);

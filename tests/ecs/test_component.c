@@ -32,14 +32,14 @@ Test(component, ids_are_small_consecutive_numbers) {
     cr_expect(eq(u32, pos.id, 1));
     cr_expect(eq(u32, vel.id, 2));
     cr_expect(eq(u32, tag.id, 3));
-    cr_expect(eq(u32, weft_component_registered(world), 3));
+    cr_expect(eq(u32, weft_component_type_count(world), 3));
     cr_expect(eq(u32, weft_component_lookup(world, "Velocity").id, vel.id));
     cr_expect(eq(u32, weft_component_lookup(world, "Nope").id, 0));
 }
 
 Test(component, registering_same_name_and_size_returns_same_id) {
     cr_expect(eq(u32, test_register(world, "Position", sizeof(vec3_t)).id, pos.id));
-    cr_expect(eq(u32, weft_component_registered(world), 3));
+    cr_expect(eq(u32, weft_component_type_count(world), 3));
 }
 
 Test(component, registering_same_name_with_other_size_is_econflict) {
@@ -94,7 +94,7 @@ Test(component, too_many_components_is_ecapacity) {
         r = weft_component_register(world, &d, &c);
     }
     cr_expect(eq(int, r, WEFT_ECAPACITY));
-    cr_expect(eq(u32, weft_component_registered(world), WEFT_MAX_COMPONENTS - 1));
+    cr_expect(eq(u32, weft_component_type_count(world), WEFT_MAX_COMPONENTS - 1));
 }
 
 /* ---- add / get / has / remove ---- */
@@ -152,7 +152,7 @@ Test(component, remove_swaps_the_last_row_in) {
         weft_component_set(world, e[i], pos, &(vec3_t){(float)i, 0, 0});
     }
     cr_assert(eq(int, weft_component_remove(world, e[0], pos), WEFT_OK));
-    cr_expect(eq(u32, weft_component_count(world, pos), 2));
+    cr_expect(eq(u32, weft_component_rows(world, pos), 2));
     cr_expect(eq(u64, weft_component_entity_at(world, pos, 0), e[2]));
     cr_expect(eq(u64, weft_component_entity_at(world, pos, 1), e[1]));
     cr_expect(eq(flt, ((const vec3_t *)weft_component_row(world, pos, 0))->x, 2.0f));
@@ -245,9 +245,9 @@ Test(component, destroy_removes_every_component_of_the_entity) {
     weft_component_add(world, a, tag, NULL);
     weft_component_set(world, b, pos, &(vec3_t){3, 3, 3});
     cr_assert(eq(int, weft_entity_destroy(world, a), WEFT_OK));
-    cr_expect(eq(u32, weft_component_count(world, pos), 1));
-    cr_expect(eq(u32, weft_component_count(world, vel), 0));
-    cr_expect(eq(u32, weft_component_count(world, tag), 0));
+    cr_expect(eq(u32, weft_component_rows(world, pos), 1));
+    cr_expect(eq(u32, weft_component_rows(world, vel), 0));
+    cr_expect(eq(u32, weft_component_rows(world, tag), 0));
     cr_expect(eq(flt, ((const vec3_t *)weft_component_get(world, b, pos))->x, 3.0f));
     weft_entity_t r = test_entity(world);
     cr_expect(not(weft_component_has(world, r, pos)), "a recycled slot starts empty");

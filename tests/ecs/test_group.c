@@ -27,24 +27,24 @@ TestSuite(group, .init = setup, .fini = teardown, .timeout = 20);
 
 static weft_group_t make_group(weft_component_t a, weft_component_t b) {
     weft_group_t g = {0};
-    weft_group_desc_t d = {.components = {a, b}, .count = 2};
+    weft_group_desc_t d = {.components = {a, b}};
     cr_assert(eq(int, weft_group_create(world, &d, &g), WEFT_OK));
     return g;
 }
 
 /* Check the group invariant through the public API. */
 static void expect_aligned(weft_group_t g, weft_component_t a, weft_component_t b) {
-    uint32_t n = weft_group_count(world, g);
+    uint32_t n = weft_group_rows(world, g);
     const uint32_t *ents = weft_group_entities(world, g);
     for (uint32_t r = 0; r < n; r++) {
         weft_entity_t e = weft_entity_from_index(world, ents[r]);
         cr_assert(eq(u64, weft_component_entity_at(world, a, r), e));
         cr_assert(eq(u64, weft_component_entity_at(world, b, r), e));
     }
-    for (uint32_t r = n; r < weft_component_count(world, a); r++) {
+    for (uint32_t r = n; r < weft_component_rows(world, a); r++) {
         cr_assert(not(weft_component_has(world, weft_component_entity_at(world, a, r), b)));
     }
-    for (uint32_t r = n; r < weft_component_count(world, b); r++) {
+    for (uint32_t r = n; r < weft_component_rows(world, b); r++) {
         cr_assert(not(weft_component_has(world, weft_component_entity_at(world, b, r), a)));
     }
 }
@@ -59,7 +59,7 @@ Test(group, entities_with_every_member_form_the_prefix) {
             weft_component_set(world, e[i], vel, &(vec3_t){0, (float)i, 0});
         }
     }
-    cr_expect(eq(u32, weft_group_count(world, g), 3));
+    cr_expect(eq(u32, weft_group_rows(world, g), 3));
     expect_aligned(g, pos, vel);
     const vec3_t *p = weft_group_column(world, g, pos);
     const vec3_t *v = weft_group_column(world, g, vel);
@@ -78,13 +78,13 @@ Test(group, removing_a_member_takes_the_entity_out) {
         weft_component_add(world, e[i], vel, NULL);
     }
     weft_component_remove(world, e[1], vel);
-    cr_expect(eq(u32, weft_group_count(world, g), 4));
+    cr_expect(eq(u32, weft_group_rows(world, g), 4));
     expect_aligned(g, pos, vel);
     weft_entity_destroy(world, e[3]);
-    cr_expect(eq(u32, weft_group_count(world, g), 3));
+    cr_expect(eq(u32, weft_group_rows(world, g), 3));
     expect_aligned(g, pos, vel);
     weft_component_add(world, e[1], vel, NULL);
-    cr_expect(eq(u32, weft_group_count(world, g), 4));
+    cr_expect(eq(u32, weft_group_rows(world, g), 4));
     expect_aligned(g, pos, vel);
 }
 
@@ -103,7 +103,7 @@ Test(group, creating_a_group_aligns_existing_entities) {
     for (int i = 0; i < 100; i++) {
         want += (i % 3 != 0) && (i % 2 != 0);
     }
-    cr_expect(eq(u32, weft_group_count(world, g), (uint32_t)want));
+    cr_expect(eq(u32, weft_group_rows(world, g), (uint32_t)want));
     expect_aligned(g, pos, vel);
 }
 
@@ -118,7 +118,7 @@ Test(group, same_member_set_returns_the_same_group) {
 Test(group, a_pool_in_a_group_cannot_join_another_or_be_reordered) {
     make_group(pos, vel);
     weft_group_t g;
-    weft_group_desc_t d = {.components = {pos, mass}, .count = 2};
+    weft_group_desc_t d = {.components = {pos, mass}};
     cr_expect(eq(int, weft_group_create(world, &d, &g), WEFT_ECONFLICT));
     weft_entity_t e = test_entity(world);
     weft_component_add(world, e, pos, NULL);
@@ -130,15 +130,15 @@ Test(group, a_pool_in_a_group_cannot_join_another_or_be_reordered) {
 
 Test(group, unknown_or_repeated_members_are_einval) {
     weft_group_t g;
-    weft_group_desc_t rep = {.components = {pos, pos}, .count = 2};
+    weft_group_desc_t rep = {.components = {pos, pos}};
     cr_expect(eq(int, weft_group_create(world, &rep, &g), WEFT_EINVAL));
-    weft_group_desc_t unk = {.components = {pos, {42}}, .count = 2};
+    weft_group_desc_t unk = {.components = {pos, {42}}};
     cr_expect(eq(int, weft_group_create(world, &unk, &g), WEFT_EINVAL));
 }
 
 Test(group, three_member_group_stays_aligned_under_churn) {
     weft_group_t g;
-    weft_group_desc_t d = {.components = {pos, vel, mass}, .count = 3};
+    weft_group_desc_t d = {.components = {pos, vel, mass}};
     cr_assert(eq(int, weft_group_create(world, &d, &g), WEFT_OK));
     weft_entity_t e[64];
     for (int i = 0; i < 64; i++) {
@@ -161,10 +161,10 @@ Test(group, three_member_group_stays_aligned_under_churn) {
                        weft_component_has(world, e[i], vel) &&
                        weft_component_has(world, e[i], mass);
         }
-        cr_assert(eq(u32, weft_group_count(world, g), members));
+        cr_assert(eq(u32, weft_group_rows(world, g), members));
     }
     const uint32_t *ents = weft_group_entities(world, g);
-    for (uint32_t r = 0; r < weft_group_count(world, g); r++) {
+    for (uint32_t r = 0; r < weft_group_rows(world, g); r++) {
         for (int k = 0; k < 3; k++) {
             cr_assert(eq(u64, weft_component_entity_at(world, cs[k], r),
                          weft_entity_from_index(world, ents[r])));
@@ -175,7 +175,7 @@ Test(group, three_member_group_stays_aligned_under_churn) {
 #if WEFT_DEBUG >= 1
 Test(group, a_group_of_one_component_aborts, .signal = SIGABRT) {
     weft_group_t g;
-    weft_group_desc_t one = {.components = {pos}, .count = 1};
+    weft_group_desc_t one = {.components = {pos}};
     weft_group_create(world, &one, &g);
 }
 #endif /* WEFT_DEBUG */

@@ -56,7 +56,7 @@ Test(multi, an_entity_holds_several_instances_with_stable_handles) {
     weft_instance_t ia[3], ib[2];
     give(a, 3, 10, ia);
     give(b, 2, 20, ib);
-    cr_expect(eq(u32, weft_component_count(world, emitter), 5), "iteration sees every instance");
+    cr_expect(eq(u32, weft_component_rows(world, emitter), 5), "iteration sees every instance");
     cr_expect(eq(u32, weft_component_instances(world, a, emitter, NULL, 0), 3));
     weft_instance_t list[4];
     cr_assert(eq(u32, weft_component_instances(world, a, emitter, list, 4), 3));
@@ -97,13 +97,13 @@ Test(multi, destroy_and_remove_take_every_instance_and_fire_each_hook) {
     give(b, 3, 100, ib);
     cr_assert(eq(int, weft_entity_destroy(world, a), WEFT_OK));
     cr_expect(eq(int, removed_sum, 10));
-    cr_expect(eq(u32, weft_component_count(world, emitter), 3));
+    cr_expect(eq(u32, weft_component_rows(world, emitter), 3));
     for (int k = 0; k < 4; k++) {
         cr_expect(weft_instance_get(world, ia[k]) == NULL);
     }
     cr_assert(eq(int, weft_component_remove(world, b, emitter), WEFT_OK));
     cr_expect(eq(int, removed_sum, 10 + 100 + 101 + 102));
-    cr_expect(eq(u32, weft_component_count(world, emitter), 0));
+    cr_expect(eq(u32, weft_component_rows(world, emitter), 0));
     cr_expect(not(weft_component_has(world, b, emitter)));
 }
 
@@ -128,12 +128,12 @@ Test(multi, refused_operations_change_nothing) {
     cr_expect(eq(int, weft_component_remove_ordered(world, e, emitter), WEFT_ESTATE));
     cr_expect(eq(int, weft_component_move_row(world, emitter, 0, 1), WEFT_ESTATE));
     weft_group_t g;
-    weft_group_desc_t gd = {.components = {emitter, pos}, .count = 2};
+    weft_group_desc_t gd = {.components = {emitter, pos}};
     cr_expect(eq(int, weft_group_create(world, &gd, &g), WEFT_EINVAL));
     weft_entity_t dead = test_entity(world);
     weft_entity_destroy(world, dead);
     cr_expect(eq(int, weft_component_add_instance(world, dead, emitter, NULL, NULL), WEFT_ESTALE));
-    cr_expect(eq(u32, weft_component_count(world, emitter), 2));
+    cr_expect(eq(u32, weft_component_rows(world, emitter), 2));
     cr_expect(weft_instance_get(world, (weft_instance_t){0}) == NULL);
 }
 
@@ -155,16 +155,14 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     }
     weft_query_t *q = NULL;
     weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {emitter, WEFT_ACCESS_READ}},
-                           .term_count = 2,
-                           .exclude = {frozen},
-                           .exclude_count = 1};
+                           .exclude = {frozen}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     int sum = 0, n = 0;
     for (uint32_t k = 0; k < weft_query_chunk_count(q, 8); k++) {
         weft_iter_t it;
         weft_query_iter(q, 8, k, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.count; i++, n++) {
+            for (uint32_t i = 0; i < it.rows; i++, n++) {
                 sum += ((const emitter_t *)weft_iter_get(&it, 1, i))->rate;
                 weft_entity_t e = weft_iter_entity(&it, i);
                 cr_assert(weft_iter_get(&it, 0, i) == weft_component_get(world, e, pos));
@@ -177,8 +175,7 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     weft_component_desc_t d2 = {.name = "Other", .size = 4, .flags = WEFT_COMPONENT_MULTI};
     weft_component_t other;
     cr_assert(eq(int, weft_component_register(world, &d2, &other), WEFT_OK));
-    weft_query_desc_t two = {.terms = {{emitter, WEFT_ACCESS_READ}, {other, WEFT_ACCESS_READ}},
-                             .term_count = 2};
+    weft_query_desc_t two = {.terms = {{emitter, WEFT_ACCESS_READ}, {other, WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &two, &q2), WEFT_EINVAL));
 }
 

@@ -23,9 +23,9 @@ typedef struct scenario {
 } scenario_t;
 
 static uint32_t counts(const scenario_t *s) {
-    return weft_entity_count(s->w) * 7u + weft_component_count(s->w, s->c[0]) * 3u +
-           weft_component_count(s->w, s->c[1]) + weft_component_count(s->w, s->c[2]) * 11u +
-           weft_component_count(s->w, s->c[3]) * 13u;
+    return weft_entity_count(s->w) * 7u + weft_component_rows(s->w, s->c[0]) * 3u +
+           weft_component_rows(s->w, s->c[1]) + weft_component_rows(s->w, s->c[2]) * 11u +
+           weft_component_rows(s->w, s->c[3]) * 13u;
 }
 
 /* Run one call: on WEFT_ENOMEM check that nothing changed, heal the allocator and retry. */
@@ -62,10 +62,9 @@ static void run(scenario_t *s) {
     STEP(s, weft_component_register(w, &dt, &s->c[2]));
     weft_component_desc_t dm = {.name = "M", .size = 8, .flags = WEFT_COMPONENT_MULTI};
     STEP(s, weft_component_register(w, &dm, &s->c[3]));
-    weft_group_desc_t gd = {.components = {s->c[0], s->c[1]}, .count = 2};
+    weft_group_desc_t gd = {.components = {s->c[0], s->c[1]}};
     STEP(s, weft_group_create(w, &gd, &s->g));
-    weft_query_desc_t qd = {.terms = {{s->c[0], WEFT_ACCESS_READ}, {s->c[1], WEFT_ACCESS_READ}},
-                            .term_count = 2};
+    weft_query_desc_t qd = {.terms = {{s->c[0], WEFT_ACCESS_READ}, {s->c[1], WEFT_ACCESS_READ}}};
     STEP(s, weft_query_create(w, &qd, &s->q));
     STEP(s, weft_entity_create_n(w, 300, s->e));
     for (int i = 300; i < 600; i++) {

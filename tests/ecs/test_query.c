@@ -59,7 +59,7 @@ static uint32_t walk_checked(const weft_query_t *q, uint32_t chunk_rows) {
         weft_iter_t it;
         cr_assert(eq(int, weft_query_iter(q, chunk_rows, k, &it), WEFT_OK));
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.count; i++) {
+            for (uint32_t i = 0; i < it.rows; i++) {
                 const vec3_t *p = weft_iter_get(&it, 0, i);
                 const vec3_t *v = weft_iter_get(&it, 1, i);
                 weft_entity_t e = weft_iter_entity(&it, i);
@@ -67,7 +67,7 @@ static uint32_t walk_checked(const weft_query_t *q, uint32_t chunk_rows) {
                 cr_assert(weft_component_get(world, e, vel) == v);
                 cr_assert(eq(flt, p->x, v->y));
             }
-            total += it.count;
+            total += it.rows;
         }
     }
     return total;
@@ -76,15 +76,13 @@ static uint32_t walk_checked(const weft_query_t *q, uint32_t chunk_rows) {
 Test(query, includes_and_excludes_select_the_right_entities) {
     populate(300);
     weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2,
-                           .exclude = {frozen},
-                           .exclude_count = 1};
+                           .exclude = {frozen}};
     weft_query_t *q = make_query(&d);
     int want = 0;
     for (int i = 0; i < 300; i++) {
         want += i % 2 == 0 && i % 5 != 0;
     }
-    cr_expect(eq(u32, weft_query_count(q), (uint32_t)want));
+    cr_expect(eq(u32, weft_query_entity_count(q), (uint32_t)want));
     cr_expect(eq(u32, walk_checked(q, 0), (uint32_t)want));
     cr_expect(eq(u32, walk_checked(q, 7), (uint32_t)want));
     weft_query_destroy(q);
@@ -92,28 +90,26 @@ Test(query, includes_and_excludes_select_the_right_entities) {
 
 Test(query, the_smallest_pool_drives_without_a_group) {
     populate(100);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
-    cr_expect(eq(u32, weft_query_rows(q), weft_component_count(world, vel)));
+    cr_expect(eq(u32, weft_query_rows(q), weft_component_rows(world, vel)));
     weft_iter_t it;
     weft_query_iter(q, 0, 0, &it);
     cr_assert(weft_iter_next(&it));
     cr_expect(it.columns[1] != NULL, "the driving term is a column");
     cr_expect(it.columns[0] == NULL, "the other term is looked up");
-    cr_expect(eq(u32, it.count, 50), "every Velocity row has Position: one batch");
+    cr_expect(eq(u32, it.rows, 50), "every Velocity row has Position: one batch");
     cr_expect(not(weft_iter_next(&it)));
 }
 
 Test(query, a_covering_group_drives_with_contiguous_columns) {
     weft_group_t g;
-    weft_group_desc_t gd = {.components = {pos, vel}, .count = 2};
+    weft_group_desc_t gd = {.components = {pos, vel}};
     cr_assert(eq(int, weft_group_create(world, &gd, &g), WEFT_OK));
     populate(1000);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
-    cr_expect(eq(u32, weft_query_rows(q), weft_group_count(world, g)));
+    cr_expect(eq(u32, weft_query_rows(q), weft_group_rows(world, g)));
     uint32_t chunks = weft_query_chunk_count(q, 64);
     cr_expect(eq(u32, chunks, (500 + 63) / 64));
     for (uint32_t k = 0; k < chunks; k++) {
@@ -123,7 +119,7 @@ Test(query, a_covering_group_drives_with_contiguous_columns) {
         cr_expect(it.columns[0] ==
                   (char *)weft_group_column(world, g, pos) + k * 64 * sizeof(vec3_t));
         cr_expect(it.columns[1] != NULL);
-        cr_expect(eq(u32, it.count, k + 1 < chunks ? 64 : 500 - 64 * (chunks - 1)));
+        cr_expect(eq(u32, it.rows, k + 1 < chunks ? 64 : 500 - 64 * (chunks - 1)));
         cr_expect(not(weft_iter_next(&it)), "a group chunk is one batch");
     }
     cr_expect(eq(u32, walk_checked(q, 64), 500));
@@ -141,13 +137,12 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
             weft_component_add(world, e[i], frozen, NULL);
         }
     }
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     weft_iter_t it;
     weft_query_iter(q, 0, 0, &it);
     cr_assert(weft_iter_next(&it));
-    cr_expect(eq(u32, it.count, 200), "one batch");
+    cr_expect(eq(u32, it.rows, 200), "one batch");
     cr_expect(it.columns[0] != NULL && it.columns[1] != NULL, "both columns are contiguous");
     cr_expect(not(weft_iter_next(&it)));
     /* Break the alignment: removing Velocity from e[10] swaps Velocity's last row into 10. */
@@ -166,16 +161,14 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
     cr_expect(contiguous > 0, "aligned stretches still become contiguous batches");
     cr_expect(contiguous < batches, "misaligned rows are looked up");
     weft_query_desc_t dx = {.terms = {{vel, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}},
-                            .term_count = 2,
-                            .exclude = {frozen},
-                            .exclude_count = 1};
+                            .exclude = {frozen}};
     weft_query_t *qx = make_query(&dx);
-    cr_expect(eq(u32, weft_query_count(qx), 194));
+    cr_expect(eq(u32, weft_query_entity_count(qx), 194));
     uint32_t total = 0;
     for (uint32_t k = 0; k < weft_query_chunk_count(qx, 32); k++) {
         weft_query_iter(qx, 32, k, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.count; i++, total++) {
+            for (uint32_t i = 0; i < it.rows; i++, total++) {
                 weft_entity_t en = weft_iter_entity(&it, i);
                 cr_assert(not(weft_component_has(world, en, frozen)));
                 cr_assert(weft_iter_get(&it, 0, i) == weft_component_get(world, en, vel));
@@ -189,9 +182,7 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
 Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
     populate(200);
     weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2,
-                           .exclude = {mass},
-                           .exclude_count = 1};
+                           .exclude = {mass}};
     weft_query_t *q = make_query(&d);
     /* Per chunk of 10 driving rows (Velocity, 100 rows), every entry's entity lies in the
      * chunk's row range of the driving pool. */
@@ -199,7 +190,7 @@ Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
         weft_iter_t it;
         weft_query_iter(q, 10, k, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.count; i++) {
+            for (uint32_t i = 0; i < it.rows; i++) {
                 weft_entity_t e = weft_iter_entity(&it, i);
                 uint32_t row = 0;
                 while (weft_component_entity_at(world, vel, row) != e) {
@@ -217,30 +208,27 @@ Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
 
 Test(query, repeated_unknown_or_contradictory_components_are_einval) {
     weft_query_t *q;
-    weft_query_desc_t rep = {.terms = {{pos, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}},
-                             .term_count = 2};
+    weft_query_desc_t rep = {.terms = {{pos, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &rep, &q), WEFT_EINVAL));
-    weft_query_desc_t both = {
-        .terms = {{pos, WEFT_ACCESS_READ}}, .term_count = 1, .exclude = {pos}, .exclude_count = 1};
+    weft_query_desc_t both = {.terms = {{pos, WEFT_ACCESS_READ}}, .exclude = {pos}};
     cr_expect(eq(int, weft_query_create(world, &both, &q), WEFT_EINVAL));
-    weft_query_desc_t unk = {.terms = {{{99}, WEFT_ACCESS_READ}}, .term_count = 1};
+    weft_query_desc_t unk = {.terms = {{{99}, WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &unk, &q), WEFT_EINVAL));
     cr_expect(q == NULL);
 }
 
 Test(query, queries_left_alive_are_freed_by_the_world) {
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}}, .term_count = 1};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}}};
     make_query(&d);
     make_query(&d);
     /* teardown checks that nothing leaks */
 }
 
 Test(query, empty_world_has_no_chunks) {
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {mass, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {mass, WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     cr_expect(eq(u32, weft_query_chunk_count(q, 16), 0));
-    cr_expect(eq(u32, weft_query_count(q), 0));
+    cr_expect(eq(u32, weft_query_entity_count(q), 0));
 }
 
 /* ---- concurrent iteration from several threads ---- */
@@ -257,7 +245,7 @@ static void *run_chunks(void *p) {
         weft_iter_t it;
         weft_query_iter(j->q, 128, k, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.count; i++) {
+            for (uint32_t i = 0; i < it.rows; i++) {
                 vec3_t *pp = weft_iter_get(&it, 0, i);
                 const vec3_t *v = weft_iter_get(&it, 1, i);
                 pp->z += v->y; /* each entity belongs to exactly one chunk */
@@ -270,8 +258,7 @@ static void *run_chunks(void *p) {
 
 Test(query, several_threads_can_iterate_different_chunks_at_once) {
     populate(20000);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
-                           .term_count = 2};
+    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     enum { T = 4 };
     chunk_job_t jobs[T];
@@ -291,7 +278,7 @@ Test(query, several_threads_can_iterate_different_chunks_at_once) {
         want += i;
     }
     cr_expect(eq(dbl, sum, want));
-    for (uint32_t r = 0; r < weft_component_count(world, pos); r++) {
+    for (uint32_t r = 0; r < weft_component_rows(world, pos); r++) {
         const vec3_t *p = weft_component_row(world, pos, r);
         int i = (int)p->x;
         cr_assert(eq(flt, p->z, i % 2 == 0 ? (float)i : 0.0f));
@@ -301,7 +288,7 @@ Test(query, several_threads_can_iterate_different_chunks_at_once) {
 #if WEFT_DEBUG >= 1
 Test(query, a_query_without_terms_aborts, .signal = SIGABRT) {
     weft_query_t *q;
-    weft_query_desc_t none = {.term_count = 0};
+    weft_query_desc_t none = {0};
     weft_query_create(world, &none, &q);
 }
 #endif /* WEFT_DEBUG */

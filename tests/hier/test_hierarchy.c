@@ -425,11 +425,21 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     weft_hier_components_t ids;
     cr_assert(weft_hier_components(w, &ids) == WEFT_OK);
     cr_assert(weft_trace_enable(w, &(weft_trace_desc_t){.capacity = 64}) == WEFT_OK);
-    /* Up to 400 frames, ending early once 50 have run and an overlap was seen (the update
-     * is checked against the reference after the last frame either way). */
+    /* At least 50 frames, then on until an overlap was seen or 60 s have passed (the update
+     * is checked against the reference after the last frame either way). Whether a frame
+     * overlaps depends on the machine: while another process keeps the second core busy
+     * (ctest runs suites side by side), the measured-cost rule rightly keeps the phase on one
+     * thread (weft/system.h), so a fixed frame count can miss every chance. */
     uint32_t overlap_frames = 0, frames = 0;
     weft_trace_event_t ev[64];
-    for (uint32_t f = 0; f < 400 && !fail.failed && (f < 50 || overlap_frames == 0); f++) {
+    struct timespec t0, tn;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint32_t f = 0; !fail.failed; f++) {
+        clock_gettime(CLOCK_MONOTONIC, &tn);
+        double elapsed = (double)(tn.tv_sec - t0.tv_sec) + (double)(tn.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (f >= 50 && (overlap_frames > 0 || elapsed > 60.0)) {
+            break;
+        }
         frames = f + 1;
         fail.step = f;
         *weft_hier_local(w, e[hr_below(&r, n)]) = hr_transform(&r);
@@ -464,7 +474,8 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
                       .name = "writer", .fn = unrelated, .user = &spin, .writes = {ids.local}},
                   &writer) == WEFT_OK);
     weft_system_conflict_t conf[16];
-    const uint32_t nc = weft_schedule_conflicts(w, conf, 16);
+    uint32_t nc = 0;
+    cr_assert(weft_schedule_conflicts(w, conf, 16, &nc) == WEFT_OK);
     bool found = false;
     for (uint32_t i = 0; i < nc && i < 16; i++) {
         found = found || (conf[i].first.id == hs.id && conf[i].second.id == writer.id);

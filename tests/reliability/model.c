@@ -153,7 +153,7 @@ static uint32_t hier_nodes(const model_t *m) {
 static void sys_inc(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             ++*(uint32_t *)weft_iter_get(it, 0, i);
         }
     }
@@ -162,7 +162,7 @@ static void sys_inc(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_spawn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const weft_component_t *c = ctx->user;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             uint64_t b = *(const uint64_t *)weft_iter_get(it, 0, i);
             if (b % 8 != 3) {
                 continue;
@@ -181,7 +181,7 @@ static void sys_spawn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 
 static void sys_reap(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             if (((const dref_t *)weft_iter_get(it, 0, i))->value % 16 == 5) {
                 if (weft_cmd_destroy(ctx->cmd, weft_iter_entity(it, i)) != WEFT_OK) {
                     abort();
@@ -221,8 +221,8 @@ static bool rig_init(rig_t *r, uint32_t workers) {
             }
         }
         weft_group_t g;
-        if (weft_group_create(w, &(weft_group_desc_t){.components = {r->c[0], r->c[1]}, .count = 2},
-                              &g) != WEFT_OK) {
+        if (weft_group_create(w, &(weft_group_desc_t){.components = {r->c[0], r->c[1]}}, &g) !=
+            WEFT_OK) {
             return failf(r, "group: %s", weft_last_error());
         }
         weft_system_desc_t sd[3] = {
@@ -324,9 +324,9 @@ static bool check_step(rig_t *r, bool full, bool invariants) {
         nodes += r->m.ents[i].node;
     }
     for (int k = 0; k < 4; k++) {
-        if (weft_component_count(w, r->c[k]) != cnt[k]) {
+        if (weft_component_rows(w, r->c[k]) != cnt[k]) {
             return failf(r, "pool %c has %u rows, model %u", 'A' + k,
-                         weft_component_count(w, r->c[k]), cnt[k]);
+                         weft_component_rows(w, r->c[k]), cnt[k]);
         }
     }
     if (weft_hier_count(w) != nodes) {

@@ -87,7 +87,7 @@ static size_t rss_bytes(void) {
 
 static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *p = weft_iter_get(it, 0, i);
             const vec3_t *v = weft_iter_get(it, 1, i);
             p->x += v->x * ctx->dt;
@@ -100,7 +100,7 @@ static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const soak_t *s = ctx->user;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             uint32_t *life = weft_iter_get(it, 0, i);
             if (--*life > 0) {
                 continue;
@@ -146,8 +146,7 @@ static void setup(soak_t *s, uint32_t workers, uint32_t entities) {
                                   &s->life));
     CHECK(weft_component_register(s->w, &(weft_component_desc_t){.name = "Tag"}, &s->tag));
     weft_group_t g;
-    CHECK(weft_group_create(s->w, &(weft_group_desc_t){.components = {s->pos, s->vel}, .count = 2},
-                            &g));
+    CHECK(weft_group_create(s->w, &(weft_group_desc_t){.components = {s->pos, s->vel}}, &g));
     for (uint32_t i = 0; i < entities; i++) {
         weft_entity_t e;
         uint32_t l = 1 + i % 97;
@@ -184,7 +183,7 @@ static void setup(soak_t *s, uint32_t workers, uint32_t entities) {
 
 /* Main-thread churn between frames. */
 static void churn(soak_t *s, wt_rng_t *rng, uint64_t frame) {
-    uint32_t n = weft_component_count(s->w, s->life);
+    uint32_t n = weft_component_rows(s->w, s->life);
     for (int k = 0; k < 64 && n > 0; k++) {
         weft_entity_t e = weft_component_entity_at(s->w, s->life, wt_rng_below(rng, n));
         if (weft_component_has(s->w, e, s->tag)) {

@@ -285,7 +285,7 @@ static bool cmd_failed(scen_t *sc, weft_result_t r) {
 static void sys_integrate(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
         vec3_t *p = it->columns[0] ? it->columns[0] : NULL;
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *pi = p ? &p[i] : weft_iter_get(it, 0, i);
             const vec3_t *v = weft_iter_get(it, 1, i);
             pi->x += v->x * ctx->dt;
@@ -313,7 +313,7 @@ static void sys_spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         }
     }
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const int32_t *h = weft_iter_get(it, 0, i);
             if (*h < 3) {
                 CMD(sc, weft_cmd_destroy(ctx->cmd, weft_iter_entity(it, i)));
@@ -327,7 +327,7 @@ static void sys_spawner(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_aging(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     scen_t *sc = ctx->user;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             int32_t *h = weft_iter_get(it, 0, i);
             if (--*h <= 0) {
                 float m = 1.5f;
@@ -375,7 +375,7 @@ static void script_core(scen_t *sc) {
     CALL(sc, reg(sc, "Mass", sizeof(float), &sc->mass));
     covered(sc, "components");
     weft_group_t g;
-    weft_group_desc_t gd = {.components = {sc->pos, sc->vel}, .count = 2};
+    weft_group_desc_t gd = {.components = {sc->pos, sc->vel}};
     CALL(sc, weft_group_create(sc->w, &gd, &g));
     covered(sc, "groups");
     CALL(sc, weft_entity_create_n(sc->w, NE, sc->e));
@@ -410,17 +410,14 @@ static void script_core(scen_t *sc) {
     CALL(sc, weft_entity_create(sc->w, &sc->e[10])); /* recycles a slot */
     CALL(sc, weft_entity_reserve(sc->w, 200));
     CALL(sc, weft_component_sort(sc->w, sc->hp, cmp_hp, NULL));
-    CALL(sc, weft_component_move_row(sc->w, sc->hp, 0, weft_component_count(sc->w, sc->hp) - 1));
+    CALL(sc, weft_component_move_row(sc->w, sc->hp, 0, weft_component_rows(sc->w, sc->hp) - 1));
     CALL(sc, weft_component_reserve(sc->w, sc->mass, 64));
     weft_query_desc_t q1 = {.terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}},
-                            .term_count = 2,
-                            .exclude = {sc->tag},
-                            .exclude_count = 1};
+                            .exclude = {sc->tag}};
     CALL(sc, weft_query_create(sc->w, &q1, &sc->q1));
-    weft_query_desc_t q2 = {.terms = {{sc->hp, WEFT_ACCESS_READ}, {sc->ref, WEFT_ACCESS_READ}},
-                            .term_count = 2};
+    weft_query_desc_t q2 = {.terms = {{sc->hp, WEFT_ACCESS_READ}, {sc->ref, WEFT_ACCESS_READ}}};
     CALL(sc, weft_query_create(sc->w, &q2, &sc->q2));
-    if (weft_query_count(sc->q1) == 0 || weft_query_count(sc->q2) == 0) {
+    if (weft_query_entity_count(sc->q1) == 0 || weft_query_entity_count(sc->q2) == 0) {
         VIOLATION(__LINE__, "a query matches nothing");
     }
     weft_query_destroy(sc->q2);
@@ -437,17 +434,21 @@ static weft_result_t trace_on(scen_t *sc) {
     return r;
 }
 
-/* The schedule's introspection calls report failure as 0 (weft_last_error says why). */
+/* The schedule's introspection calls return a result code and their count separately. */
 static weft_result_t introspect(scen_t *sc) {
     char dot[4096];
     weft_schedule_edge_t edges[16];
     weft_system_t order[8];
-    if (weft_schedule_dot(sc->w, dot, sizeof dot) == 0) {
-        return WEFT_ENOMEM;
+    size_t len = 0;
+    uint32_t n = 0;
+    weft_result_t r = weft_schedule_dot(sc->w, dot, sizeof dot, &len);
+    r = r ? r : weft_schedule_edges(sc->w, edges, 16, &n);
+    r = r ? r : weft_schedule_order(sc->w, order, 8, &n);
+    if (r != WEFT_OK) {
+        return r;
     }
-    (void)weft_schedule_edges(sc->w, edges, 16);
-    if (weft_schedule_order(sc->w, order, 8) != weft_system_count(sc->w)) {
-        return WEFT_ENOMEM;
+    if (n != weft_system_count(sc->w)) {
+        VIOLATION(0, "the run order holds %u systems of %u", n, weft_system_count(sc->w));
     }
     weft_trace_event_t ev[8];
     if (weft_trace_events(sc->w, ev, 8) == 0) {

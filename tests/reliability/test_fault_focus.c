@@ -62,7 +62,7 @@ Test(reliability_fault_focus, hier_components_registers_nothing_when_it_fails) {
     for (uint64_t k = 1; k <= 16; k++) {
         rig_t r;
         rig_world(&r);
-        uint32_t before = weft_component_registered(r.w);
+        uint32_t before = weft_component_type_count(r.w);
         uint64_t hash = weft_world_hash(r.w);
         uint64_t logged = r.log.errors;
         wt_fault_arm(&r.fa, k, 1);
@@ -71,10 +71,10 @@ Test(reliability_fault_focus, hier_components_registers_nothing_when_it_fails) {
         wt_fault_arm(&r.fa, 0, 0);
         if (got != WEFT_OK) {
             failures++;
-            cr_expect(eq(u32, weft_component_registered(r.w), before),
+            cr_expect(eq(u32, weft_component_type_count(r.w), before),
                       "allocation %llu failed (%s) but %u components were registered",
                       (unsigned long long)k, weft_last_error(),
-                      weft_component_registered(r.w) - before);
+                      weft_component_type_count(r.w) - before);
             cr_expect(eq(u64, weft_world_hash(r.w), hash),
                       "allocation %llu failed (%s) and the world's hash changed",
                       (unsigned long long)k, weft_last_error());
@@ -102,7 +102,7 @@ Test(reliability_fault_focus, first_hier_add_that_fails_leaves_the_world_unchang
         cr_assert(eq(int, weft_entity_create(r.w, &e), WEFT_OK));
         uint64_t before = wt_world_digest(r.w);
         uint64_t hash = weft_world_hash(r.w);
-        uint32_t components = weft_component_registered(r.w);
+        uint32_t components = weft_component_type_count(r.w);
         uint64_t logged = r.log.errors;
         wt_fault_arm(&r.fa, k, 1);
         weft_result_t got = weft_hier_add(r.w, e, NULL);
@@ -115,11 +115,11 @@ Test(reliability_fault_focus, first_hier_add_that_fails_leaves_the_world_unchang
             cr_expect(eq(u64, weft_world_hash(r.w), hash),
                       "allocation %llu failed in weft_hier_add (%s) and the world's hash changed",
                       (unsigned long long)k, weft_last_error());
-            cr_expect(eq(u32, weft_component_registered(r.w), components),
+            cr_expect(eq(u32, weft_component_type_count(r.w), components),
                       "allocation %llu failed in weft_hier_add (%s) but %u components stayed "
                       "registered",
                       (unsigned long long)k, weft_last_error(),
-                      weft_component_registered(r.w) - components);
+                      weft_component_type_count(r.w) - components);
             cr_expect(r.log.errors > logged,
                       "allocation %llu failed in weft_hier_add (%s) but the logger hook was not "
                       "called",
@@ -318,7 +318,7 @@ static void tag_odd(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     tp->tags++;
     while (weft_iter_next(it)) {
         uint32_t *v = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             if (v[i] % 2u == 1u) {
                 (void)weft_cmd_add(ctx->cmd, weft_iter_entity(it, i), tp->tag);
             }
@@ -372,7 +372,7 @@ Test(reliability_fault_focus, a_failed_frame_apply_applies_nothing_and_the_retry
         two_phase_t tp;
         two_phase_world(&r, &tp);
         uint32_t e0 = weft_entity_count(r.w);
-        uint32_t t0 = weft_component_count(r.w, tp.tag);
+        uint32_t t0 = weft_component_rows(r.w, tp.tag);
         wt_fault_arm(&r.fa, k, 1);
         weft_result_t got = weft_world_progress(r.w, 0.1f);
         wt_fault_arm(&r.fa, 0, 0);
@@ -381,7 +381,7 @@ Test(reliability_fault_focus, a_failed_frame_apply_applies_nothing_and_the_retry
             continue;
         }
         failures++;
-        uint32_t e1 = weft_entity_count(r.w), t1 = weft_component_count(r.w, tp.tag);
+        uint32_t e1 = weft_entity_count(r.w), t1 = weft_component_rows(r.w, tp.tag);
         /* Failed at phase 0's apply: nothing spawned; at phase 1's: the spawns are in but no
          * tag is, and phase 1 ran once. */
         bool ok = got == WEFT_ENOMEM && t1 == t0 &&
@@ -445,7 +445,7 @@ static void bump_v(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     grow_rig_t *g = ctx->user;
     g->bumps++;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             ((uint32_t *)it->columns[0])[i] += 1u;
         }
     }
@@ -586,7 +586,11 @@ static void churn_world(rig_t *r, churn_rig_t *c) {
                r->w, &(weft_system_desc_t){.name = "churn", .fn = churn_sys, .user = c}, NULL),
            WEFT_OK));
     /* Build the schedule and the tables before the fault is armed. */
-    cr_assert(eq(int, weft_schedule_order(r->w, NULL, 0), 1));
+    {
+        uint32_t n = 0;
+        cr_assert(eq(int, weft_schedule_order(r->w, NULL, 0, &n), WEFT_OK));
+        cr_assert(eq(u32, n, 1));
+    }
 }
 
 Test(reliability_fault_focus, a_failed_apply_with_recycled_and_fresh_slots_applies_nothing) {
@@ -690,7 +694,7 @@ static void grow_instances(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     m->grows++;
     while (weft_iter_next(it)) {
         const uint32_t *v = it->columns[0];
-        for (uint32_t i = 0; i < it->count && !m->quiet; i++) {
+        for (uint32_t i = 0; i < it->rows && !m->quiet; i++) {
             for (uint32_t j = 0; v[i] % 2u == 1u && j < 4; j++) {
                 add_inst(ctx->cmd, weft_iter_entity(it, i), m->e, v[i], 10u + j);
             }
@@ -743,7 +747,11 @@ static void multi_world(rig_t *r, multi_rig_t *m, bool quiet) {
                                                             .terms = {{m->v, WEFT_ACCESS_READ}}},
                                       NULL),
                  WEFT_OK));
-    cr_assert(eq(int, weft_schedule_order(r->w, NULL, 0), 2)); /* schedule built, unfaulted */
+    {
+        uint32_t n = 0; /* schedule built, unfaulted */
+        cr_assert(eq(int, weft_schedule_order(r->w, NULL, 0, &n), WEFT_OK));
+        cr_assert(eq(u32, n, 2));
+    }
 }
 
 /* Every live entity's instance handles (most recent first), folded in entity-index order. */
@@ -777,7 +785,7 @@ Test(reliability_fault_focus, a_failed_apply_of_multi_instance_adds_applies_noth
     cr_assert(eq(int, weft_world_progress(ref.w, 0.1f), WEFT_OK), "%s", weft_last_error());
     uint64_t want = wt_world_digest(ref.w), want_hash = weft_world_hash(ref.w);
     uint64_t want_handles = handles_digest(ref.w, mref.e);
-    cr_assert(weft_component_count(ref.w, mref.e) > 1024, "too few instances to grow");
+    cr_assert(weft_component_rows(ref.w, mref.e) > 1024, "too few instances to grow");
     rig_fini(&ref);
 
     uint32_t failures = 0, bad = 0, at0 = 0, at1 = 0;

@@ -87,6 +87,13 @@ static _Atomic uint32_t fx_bad __attribute__((unused));
     { .component = (c), .access = WEFT_ACCESS_READ }
 
 /* Register a system or fail the test with the library's message. */
+/* The number of edges of the reduced schedule (asserts that it could be built). */
+static inline uint32_t edge_count(weft_world_t *w) {
+    uint32_t n = 0;
+    cr_assert(eq(int, weft_schedule_edges(w, NULL, 0, &n), WEFT_OK), "%s", weft_last_error());
+    return n;
+}
+
 static inline weft_system_t must_register(weft_world_t *w, const weft_system_desc_t *d) {
     weft_system_t s = {0};
     weft_result_t r = weft_system_register(w, d, &s);

@@ -34,7 +34,7 @@ static void register_and_run(weft_system_fn_t fn) {
 
 static void declared_only(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             weft_entity_t e = weft_iter_entity(it, i);
             CHECK(weft_component_get(ctx->world, e, f.hp) != NULL);       /* declared read */
             CHECK(weft_component_get(ctx->world, e, f.pos) != NULL);      /* iterated read */

@@ -29,7 +29,7 @@ static uint64_t mix(uint64_t x) {
 /* pos += vel * dt */
 static void sim_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *p = weft_iter_get(it, 0, i);
             const vec3_t *v = weft_iter_get(it, 1, i);
             p->x += v->x * ctx->dt;
@@ -45,7 +45,7 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const sim_t *sim = ctx->user;
     const fixture_t *f = &sim->f;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             int32_t *h = weft_iter_get(it, 0, i);
             *h -= 1 + (int32_t)(it->entities[i] % 3);
             if (*h > 0) {
@@ -73,7 +73,7 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sim_tag(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const fixture_t *f = &((const sim_t *)ctx->user)->f;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const vec3_t *p = weft_iter_get(it, 0, i);
             weft_entity_t e = weft_iter_entity(it, i);
             bool has = weft_component_has(ctx->world, e, f->tag);
@@ -92,7 +92,7 @@ static void sim_tag(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sim_bounce(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *v = weft_iter_get(it, 0, i);
             v->y = -v->y * 0.75f - 0.125f;
         }
@@ -103,7 +103,7 @@ static void sim_bounce(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sim_mass(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const fixture_t *f = &((const sim_t *)ctx->user)->f;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             float *m = weft_iter_get(it, 0, i);
             *m += 1.5f;
             if (*m > 40.0f) {

@@ -32,7 +32,7 @@ static void spawn(uint32_t n, bool vel, bool hp) {
 static void bump_x(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             ((vec3_t *)weft_iter_get(it, 0, i))->y += 1.0f;
         }
     }
@@ -49,7 +49,7 @@ static void check_every_row_visited_once(uint32_t workers) {
     for (int frame = 1; frame <= 3; frame++) {
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK), "%s", weft_last_error());
         CHECKED();
-        for (uint32_t r = 0; r < weft_component_count(f.world, f.pos); r++) {
+        for (uint32_t r = 0; r < weft_component_rows(f.world, f.pos); r++) {
             const vec3_t *p = weft_component_row(f.world, f.pos, r);
             cr_assert(eq(flt, p->y, (float)frame), "row %u after frame %d", r, frame);
         }
@@ -147,7 +147,7 @@ static void main_only(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         atomic_fetch_add(&off_main, 1);
     }
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *p = weft_iter_get(it, 0, i);
             p->x += 1.0f;
         }
@@ -157,7 +157,7 @@ static void main_only(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void busy_other(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             vec3_t *v = weft_iter_get(it, 0, i);
             for (int k = 0; k < 16; k++) {
                 v->y = v->y * 0.99f + 0.5f;
@@ -241,7 +241,7 @@ Test(frame, placeholders_get_ids_in_system_then_chunk_then_write_order) {
     }
     cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK), "%s", weft_last_error());
     CHECKED();
-    cr_assert(eq(u32, weft_component_count(f.world, origin_c), 3 * 10 * 2));
+    cr_assert(eq(u32, weft_component_rows(f.world, origin_c), 3 * 10 * 2));
     /* Fresh slots are handed out in ascending index order, so index order is apply order. */
     origin_t prev = {0, 0, 0};
     uint32_t seen = 0;
@@ -267,7 +267,7 @@ Test(frame, placeholders_get_ids_in_system_then_chunk_then_write_order) {
 /* Damage every entity; destroy those at zero and spawn a replacement from the same chunk. */
 static void damage(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             int32_t *h = weft_iter_get(it, 0, i);
             if (--*h > 0) {
                 continue;
@@ -293,9 +293,9 @@ Test(frame, parallel_systems_make_structural_changes_through_their_buffers) {
     CHECKED();
     /* hp 0 and 1 hit zero: 2000 destroyed, 2000 created with hp 100. */
     cr_expect(eq(u32, weft_entity_count(f.world), 5000));
-    cr_expect(eq(u32, weft_component_count(f.world, f.pos), 3000));
+    cr_expect(eq(u32, weft_component_rows(f.world, f.pos), 3000));
     uint32_t fresh = 0;
-    for (uint32_t r = 0; r < weft_component_count(f.world, f.hp); r++) {
+    for (uint32_t r = 0; r < weft_component_rows(f.world, f.hp); r++) {
         fresh += *(const int32_t *)weft_component_row(f.world, f.hp, r) == 100;
     }
     cr_expect(eq(u32, fresh, 2000));
@@ -305,7 +305,7 @@ Test(frame, parallel_systems_make_structural_changes_through_their_buffers) {
 /* Phase 0 adds Tag to every positioned entity; phase 1 counts tagged entities. */
 static void tag_all(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             CHECK(weft_cmd_add(ctx->cmd, weft_iter_entity(it, i), f.tag) == WEFT_OK);
         }
     }
@@ -316,7 +316,7 @@ static _Atomic uint32_t tagged;
 static void count_tagged(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        atomic_fetch_add(&tagged, it->count);
+        atomic_fetch_add(&tagged, it->rows);
     }
 }
 
@@ -336,7 +336,7 @@ Test(frame, a_later_phase_sees_the_commands_of_an_earlier_one) {
     cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK), "%s", weft_last_error());
     CHECKED();
     cr_expect(eq(u32, atomic_load(&tagged), 300));
-    cr_expect(eq(u32, weft_component_count(f.world, f.tag), 300));
+    cr_expect(eq(u32, weft_component_rows(f.world, f.tag), 300));
     fixture_fini(&f);
 }
 
@@ -382,7 +382,7 @@ static void counting_free(void *p, size_t size, void *user) {
 /* Sets Health on every entity through the buffer: commands, but no structural change. */
 static void heal(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             int32_t h = 9;
             CHECK(weft_cmd_set(ctx->cmd, weft_iter_entity(it, i), f.hp, &h) == WEFT_OK);
         }
@@ -471,15 +471,15 @@ Test(frame, systems_registered_between_frames_join_the_schedule) {
                                                  .parallel = true,
                                                  .chunk_size = 128});
     cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
-    cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 0));
+    cr_expect(eq(u32, edge_count(f.world), 0));
     must_register(f.world, &(weft_system_desc_t){.name = "bump2",
                                                  .fn = bump_x,
                                                  .terms = {W(f.pos)},
                                                  .parallel = true,
                                                  .chunk_size = 300});
-    cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 1));
+    cr_expect(eq(u32, edge_count(f.world), 1));
     cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));
-    for (uint32_t r = 0; r < weft_component_count(f.world, f.pos); r++) {
+    for (uint32_t r = 0; r < weft_component_rows(f.world, f.pos); r++) {
         cr_assert(eq(flt, ((const vec3_t *)weft_component_row(f.world, f.pos, r))->y, 3.0f));
     }
     fixture_fini(&f);
@@ -491,7 +491,7 @@ static void reader(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     float sum = 0;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             sum += ((const vec3_t *)weft_iter_get(it, 0, i))->x;
         }
     }
@@ -503,7 +503,7 @@ static void writer(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     CHECK(atomic_load(&readers_done) == 40); /* every reader finished before */
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             ((vec3_t *)weft_iter_get(it, 0, i))->x += 1.0f;
         }
     }
@@ -523,7 +523,7 @@ Test(frame, a_writer_waits_for_every_reader_of_a_wide_fan_in) {
                                                  .terms = {W(f.pos)},
                                                  .parallel = true,
                                                  .chunk_size = 100});
-    cr_expect(eq(u32, weft_schedule_edges(f.world, NULL, 0), 40));
+    cr_expect(eq(u32, edge_count(f.world), 40));
     for (int fr = 0; fr < 200; fr++) {
         atomic_store(&readers_done, 0);
         cr_assert(eq(int, weft_world_progress(f.world, 0.0f), WEFT_OK));

@@ -16,7 +16,7 @@ static void note_worker(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     atomic_fetch_add(&on_worker[ctx->worker < 2 ? ctx->worker : 1], 1u);
     while (weft_iter_next(it)) {
         vec3_t *p = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             p[i].x += 1.0f;
         }
     }
@@ -36,7 +36,7 @@ static void busy(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 200000L);
     while (weft_iter_next(it)) {
         vec3_t *p = it->columns[0];
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             p[i].y += acc > 0 ? 1.0f : 0.0f;
         }
     }

@@ -52,7 +52,7 @@ static void stress_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const sys_info_t *info = ctx->user;
     const stress_t *st = info->st;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             uint64_t acc = info->seed;
             for (uint32_t t = 0; t < info->nterms; t++) {
                 acc += ((const cell_t *)weft_iter_get(it, t, i))->value;

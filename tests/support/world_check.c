@@ -20,10 +20,10 @@ static bool fail(char *err, size_t cap, const char *fmt, ...) {
 /* ---- pools ------------------------------------------------------------------ >>pools */
 
 static bool check_pools(weft_world_t *w, char *err, size_t cap) {
-    uint32_t ncomp = weft_component_registered(w);
+    uint32_t ncomp = weft_component_type_count(w);
     for (uint32_t id = 1; id <= ncomp; id++) {
         weft_component_t c = {id};
-        uint32_t n = weft_component_count(w, c);
+        uint32_t n = weft_component_rows(w, c);
         for (uint32_t row = 0; row < n; row++) {
             weft_entity_t e = weft_component_entity_at(w, c, row);
             if (!weft_entity_is_alive(w, e)) {
@@ -88,7 +88,7 @@ static bool has_all(weft_world_t *w, weft_entity_t e, const weft_component_t *m,
 }
 
 static bool check_groups(weft_world_t *w, char *err, size_t cap) {
-    uint32_t ncomp = weft_component_registered(w);
+    uint32_t ncomp = weft_component_type_count(w);
     weft_world_stats_t st;
     weft_world_stats(w, &st);
     for (uint32_t g = 1; g <= st.group_count; g++) {
@@ -103,13 +103,13 @@ static bool check_groups(weft_world_t *w, char *err, size_t cap) {
         if (k < 2) {
             return fail(err, cap, "group %u has %u members", g, k);
         }
-        uint32_t n = weft_group_count(w, grp);
+        uint32_t n = weft_group_rows(w, grp);
         const uint32_t *ents = weft_group_entities(w, grp);
         if (n > 0 && ents == NULL) {
             return fail(err, cap, "group %u: %u rows but no entity array", g, n);
         }
         for (uint32_t j = 0; j < k; j++) {
-            if (weft_component_count(w, members[j]) < n) {
+            if (weft_component_rows(w, members[j]) < n) {
                 return fail(err, cap, "group %u: member %u has fewer rows than n=%u", g,
                             members[j].id, n);
             }
@@ -123,7 +123,7 @@ static bool check_groups(weft_world_t *w, char *err, size_t cap) {
                     return fail(err, cap, "group %u row %u: entity lacks a member", g, row);
                 }
             }
-            uint32_t total = weft_component_count(w, members[j]);
+            uint32_t total = weft_component_rows(w, members[j]);
             for (uint32_t row = n; row < total; row++) {
                 weft_entity_t e = weft_component_entity_at(w, members[j], row);
                 if (has_all(w, e, members, k)) {
@@ -144,9 +144,9 @@ static bool check_hierarchy(weft_world_t *w, char *err, size_t cap) {
         return true;
     }
     uint32_t n = weft_hier_count(w);
-    if (weft_component_count(w, node) != n) {
+    if (weft_component_rows(w, node) != n) {
         return fail(err, cap, "hierarchy: %u nodes but the node tag pool has %u rows", n,
-                    weft_component_count(w, node));
+                    weft_component_rows(w, node));
     }
     if (n == 0) {
         return true;
@@ -215,7 +215,7 @@ uint64_t wt_world_digest(weft_world_t *world) {
     h = mix(h, &st.component_count, sizeof st.component_count);
     h = mix(h, &st.group_count, sizeof st.group_count);
     for (uint32_t g = 1; g <= st.group_count; g++) {
-        uint32_t n = weft_group_count(world, (weft_group_t){g});
+        uint32_t n = weft_group_rows(world, (weft_group_t){g});
         h = mix(h, &n, sizeof n);
     }
     uint32_t systems = weft_system_count(world);

@@ -219,7 +219,10 @@ static int traced_frame(session_t *s, demo_world_t *d, demo_run_t *run) {
         }
         weft_system_t path_ids[32];
         uint64_t total_ns = 0;
-        uint32_t len = weft_schedule_critical_path(w, path_ids, 32, &total_ns);
+        uint32_t len = 0;
+        if (weft_schedule_critical_path(w, path_ids, 32, &len, &total_ns) != WEFT_OK) {
+            len = 0; /* no trace: the report says so by an empty path */
+        }
         s->report.weft_path_len = len < 32 ? len : 32;
         s->report.weft_path_ms = (double)total_ns / 1e6;
         for (uint32_t i = 0; i < s->report.weft_path_len; i++) {

@@ -94,7 +94,10 @@ static int system_costs(demo_model_t *m, const demo_system_info_t *systems, uint
 /* Longest weighted chain through the schedule, phase by phase. */
 static int critical_path(demo_model_t *m, weft_world_t *world, const demo_system_info_t *systems) {
     uint32_t count = m->system_count;
-    uint32_t ne = weft_schedule_edges(world, NULL, 0);
+    uint32_t ne = 0, no = 0;
+    if (weft_schedule_edges(world, NULL, 0, &ne) != WEFT_OK) {
+        return -1;
+    }
     weft_schedule_edge_t *edges = malloc(((size_t)ne + 1) * sizeof *edges);
     weft_system_t *order = malloc(((size_t)count + 1) * sizeof *order);
     double *dist = calloc((size_t)count + 1, sizeof *dist);
@@ -106,8 +109,14 @@ static int critical_path(demo_model_t *m, weft_world_t *world, const demo_system
         free(pred);
         return -1;
     }
-    ne = weft_schedule_edges(world, edges, ne);
-    uint32_t no = weft_schedule_order(world, order, count);
+    if (weft_schedule_edges(world, edges, ne, &ne) != WEFT_OK ||
+        weft_schedule_order(world, order, count, &no) != WEFT_OK) {
+        free(edges);
+        free(order);
+        free(dist);
+        free(pred);
+        return -1;
+    }
     no = no < count ? no : count;
     for (uint32_t k = 0; k < no; k++) { /* run order is a topological order of the edges */
         int s = index_of(systems, count, order[k].id);

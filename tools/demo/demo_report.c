@@ -213,9 +213,9 @@ int demo_write_timeline_svg(const char *trace_path, const char *svg_path, const 
 
 int demo_write_schedule(weft_world_t *world, const char *dir, bool *svg_written) {
     *svg_written = false;
-    size_t n = weft_schedule_dot(world, NULL, 0);
-    char *dot = n ? malloc(n + 1) : NULL;
-    if (dot == NULL || weft_schedule_dot(world, dot, n + 1) != n) {
+    size_t n = 0, written = 0;
+    char *dot = weft_schedule_dot(world, NULL, 0, &n) == WEFT_OK ? malloc(n + 1) : NULL;
+    if (dot == NULL || weft_schedule_dot(world, dot, n + 1, &written) != WEFT_OK || written != n) {
         fprintf(stderr, "weft_demo: schedule DOT unavailable: %s\n", weft_last_error());
         free(dot);
         return -1;

@@ -44,7 +44,7 @@ static void check_chunk(const weft_system_ctx_t *ctx, uint32_t max) {
 static void sys_movement(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const float dt = ctx->dt;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             weft_vec3_t *p = GET(weft_vec3_t, it, 0, i);
             const weft_vec3_t *v = GET(const weft_vec3_t, it, 1, i);
             p->x = wrap(p->x + v->x * dt);
@@ -58,7 +58,7 @@ static void sys_movement(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_steering(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const uint32_t frame = demo_of(ctx)->frame;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             weft_vec3_t *v = GET(weft_vec3_t, it, 0, i);
             float health = *GET(const float, it, 1, i);
             float crowd = *GET(const float, it, 2, i);
@@ -91,7 +91,7 @@ static uint32_t cell_of(float x, float z) {
 static void sys_grid_bin(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const weft_vec3_t *p = GET(const weft_vec3_t, it, 0, i);
             *GET(uint32_t, it, 1, i) = cell_of(p->x, p->z);
         }
@@ -106,7 +106,7 @@ static void sys_grid_count(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     uint32_t *row = gp->counts[ctx->chunk];
     memset(row, 0, sizeof gp->counts[0]);
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             row[*GET(const uint32_t, it, 0, i)]++;
         }
     }
@@ -138,7 +138,7 @@ static void sys_neighbours(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const float per_cell = (float)(d->cfg.mobiles + d->cfg.particles) / (float)DEMO_CELLS;
     const float inv = 1.0f / (per_cell * 2.0f);
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             uint32_t c = *GET(const uint32_t, it, 0, i);
             const weft_vec3_t *p = GET(const weft_vec3_t, it, 1, i);
             uint32_t cx = c % DEMO_GRID;
@@ -162,7 +162,7 @@ static void sys_state_machine(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const float dt = ctx->dt;
     const uint32_t frame = demo_of(ctx)->frame;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             demo_state_c_t *s = GET(demo_state_c_t, it, 0, i);
             float *h = GET(float, it, 1, i);
             float crowd = *GET(const float, it, 2, i);
@@ -205,7 +205,7 @@ static void sys_state_machine(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 /* Particles count down and despawn through the command buffer. */
 static void sys_aging(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             float *life = GET(float, it, 0, i);
             *life -= ctx->dt;
             if (*life <= 0.0f && weft_cmd_destroy(ctx->cmd, weft_iter_entity(it, i)) != WEFT_OK) {
@@ -256,7 +256,7 @@ static void spawn_particle(const weft_system_ctx_t *ctx, const demo_components_t
 static void sys_emitters(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     demo_world_t *d = demo_of(ctx);
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             demo_emitter_t *em = GET(demo_emitter_t, it, 0, i);
             weft_vec3_t at = *GET(const weft_vec3_t, it, 1, i);
             em->accum += d->spawn_rate * ctx->dt;
@@ -274,7 +274,7 @@ static void sys_emitters(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_sync_transforms(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const weft_vec3_t up = {0.0f, 1.0f, 0.0f};
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             weft_transform_t *t = weft_hier_local(ctx->world, weft_iter_entity(it, i));
             const weft_vec3_t *p = GET(const weft_vec3_t, it, 1, i);
             const weft_vec3_t *v = GET(const weft_vec3_t, it, 2, i);
@@ -289,7 +289,7 @@ static void sys_spin(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const weft_vec3_t up = {0.0f, 1.0f, 0.0f};
     const float time = (float)demo_of(ctx)->frame * ctx->dt;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const demo_mount_t *m = GET(const demo_mount_t, it, 0, i);
             weft_transform_t *t = weft_hier_local(ctx->world, weft_iter_entity(it, i));
             t->rotation = weft_quat_from_axis_angle(up, fmodf(m->spin * time, 6.2831853f));
@@ -299,7 +299,7 @@ static void sys_spin(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 
 static void sys_mount_bounds(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const demo_mount_t *m = GET(const demo_mount_t, it, 0, i);
             const weft_mat4_t *w = weft_hier_world(ctx->world, weft_iter_entity(it, i));
             weft_vec3_t centre = {w->m[12], w->m[13], w->m[14]};
@@ -313,7 +313,7 @@ static void sys_mount_bounds(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 static void sys_bounds(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)ctx;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const weft_vec3_t *p = GET(const weft_vec3_t, it, 0, i);
             float r = *GET(const float, it, 1, i);
             *GET(demo_bounds_t, it, 2, i) = demo_sphere_bounds(*p, r);
@@ -328,7 +328,7 @@ static void sys_culling(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const float cam_z = DEMO_FIELD * 0.5f;
     const float far = 400.0f;
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             const demo_bounds_t *b = GET(const demo_bounds_t, it, 0, i);
             float r = 0.5f * (b->max[0] - b->min[0]);
             float dx = 0.5f * (b->min[0] + b->max[0]) - cam_x;
@@ -347,7 +347,7 @@ static void sys_stats(weft_iter_t *it, const weft_system_ctx_t *ctx) {
         weft_component_get_mut(ctx->world, d->singleton, d->c.stats_partials);
     demo_stats_partial_t acc = {0};
     while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->count; i++) {
+        for (uint32_t i = 0; i < it->rows; i++) {
             uint32_t vis = *GET(const uint32_t, it, 0, i);
             const weft_vec3_t *v = GET(const weft_vec3_t, it, 1, i);
             acc.moving++;

@@ -64,8 +64,8 @@ static weft_result_t register_components(demo_world_t *d) {
     /* Movement joins Position and Velocity on every entity that moves: keep them aligned. */
     weft_group_t g;
     r = r ? r
-          : weft_group_create(
-                w, &(weft_group_desc_t){.components = {c->position, c->velocity}, .count = 2}, &g);
+          : weft_group_create(w, &(weft_group_desc_t){.components = {c->position, c->velocity}},
+                              &g);
     return r;
 }
 
@@ -319,6 +319,6 @@ void demo_world_summary(demo_world_t *d, demo_summary_t *out) {
         out->mean_speed = s->moving ? s->speed_sum / (double)s->moving : 0.0;
     }
     out->entities = weft_entity_count(d->world);
-    out->particles = weft_component_count(d->world, d->c.particle);
+    out->particles = weft_component_rows(d->world, d->c.particle);
     out->hierarchy = weft_hier_count(d->world);
 }

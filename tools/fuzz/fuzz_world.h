@@ -40,8 +40,8 @@ static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_lo
     }
     weft_group_t g;
     if (weft_hier_components(w, NULL) != WEFT_OK ||
-        weft_group_create(w, &(weft_group_desc_t){.components = {c[FZ_POS], c[FZ_VEL]}, .count = 2},
-                          &g) != WEFT_OK) {
+        weft_group_create(w, &(weft_group_desc_t){.components = {c[FZ_POS], c[FZ_VEL]}}, &g) !=
+            WEFT_OK) {
         weft_world_destroy(w);
         return NULL;
     }

@@ -1,0 +1,78 @@
+/* weft/inline_internal.h: NOT API. The few internal structures the public headers need so
+ * that the hot iteration accessor, weft_iter_get() (weft/query.h), can be inlined into system
+ * bodies; everything here may change in any release. Measured reason (weft_bench --suite
+ * core): a term read through an out-of-line call instead of this inline path cost the sparse
+ * lookup case more than the lookup itself. Included by weft/query.h; never include it
+ * directly. */
+#ifndef WEFT_INLINE_INTERNAL_H
+#define WEFT_INLINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "weft/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* WEFT_QUERY_MAX_TERMS and WEFT_QUERY_MAX_EXCLUDES (weft/query.h checks they agree). */
+#define WEFT__ITER_MAX_TERMS 8
+#define WEFT__ITER_MAX_EXCLUDES 8
+
+/* Private per-term lookup data of an iterator. */
+typedef struct weft__iter_term {
+    unsigned char *data;                /* pool data base */
+    const unsigned char *const *sparse; /* pool sparse directory */
+    size_t size;                        /* component size (0 for tags) */
+    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow (3 B), 1 wide (4 B) */
+} weft__iter_term_t;
+
+/* Private membership check of an iterator (an include not covered by the driving range, or an
+ * exclude). */
+typedef struct weft__iter_check {
+    const unsigned char *const *sparse; /* pool sparse directory */
+    const uint32_t *dense;              /* pool entity indices (alignment test of includes) */
+    uint32_t pages;                     /* directory length */
+    uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow, 1 wide */
+    uint32_t count;                     /* pool rows */
+    uint32_t term;                      /* include: its term index; exclude: UINT32_MAX */
+} weft__iter_check_t;
+
+#define WEFT__SPARSE_SHIFT 10u /* 1024 entries per page */
+#define WEFT__SPARSE_MASK ((1u << WEFT__SPARSE_SHIFT) - 1u)
+
+/* Private: decode sparse entry i of a page. Entries hold row + 1 (0: absent, which decodes to
+ * 0xFFFFFFFF, the "no row" value) in 3 bytes while a pool stays under 2^24 - 1 rows, in 4
+ * bytes after it widens (src/core/pool.h). A narrow entry is read the way it is written, a 16-bit
+ * and an 8-bit access, so a page needs no padding and no byte-order assumption (a masked
+ * 32-bit load measured the same). */
+static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, uint32_t wide) {
+    if (wide) {
+        uint32_t v;
+        memcpy(&v, page + (size_t)i * 4u, sizeof v);
+        return v - 1u;
+    }
+    uint16_t lo;
+    memcpy(&lo, page + (size_t)i * 3u, sizeof lo);
+    return ((uint32_t)lo | (uint32_t)page[(size_t)i * 3u + 2u] << 16) - 1u;
+}
+
+/* The private state of weft_iter_t (weft/query.h), filled by weft_query_iter and advanced
+ * by weft_iter_next (src/core/query.c). */
+typedef struct weft__iter_private {
+    const struct weft_world *world; /* the query's world */
+    const uint32_t *drive_dense;    /* driving entity indices */
+    uint32_t row;                   /* next driving row to examine */
+    uint32_t end;                   /* end of the chunk's driving rows */
+    uint32_t check_count;           /* entries in checks */
+    uint32_t contiguous;            /* bit t: term t is a column of the driving range */
+    weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
+    weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
+} weft__iter_private_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_INLINE_INTERNAL_H */
