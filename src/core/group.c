@@ -85,17 +85,16 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
     WEFT__CONTRACT(d != NULL && d->_canary == 0, log, WEFT_EINVAL,
                    "weft_group_create: desc is NULL or its _canary is not 0");
     uint32_t n = 0;
-    while (n < WEFT_GROUP_MAX_COMPONENTS && d->components[n].id != 0) {
-        n++;
+    weft_result_t r =
+        weft__desc_list_len(world, d->components, sizeof d->components[0],
+                            WEFT_GROUP_MAX_COMPONENTS, "weft_group_create", "components", &n);
+    if (r != WEFT_OK) {
+        return r;
     }
-    for (uint32_t i = n; i < WEFT_GROUP_MAX_COMPONENTS; i++) {
-        WEFT__CONTRACT(d->components[i].id == 0, log, WEFT_EINVAL,
-                       "weft_group_create: components[%u] is set after the list ended at "
-                       "components[%u]",
-                       i, n);
+    if (n < 2) {
+        return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: %u members (2 .. %u allowed)", n,
+                          WEFT_GROUP_MAX_COMPONENTS);
     }
-    WEFT__CONTRACT(n >= 2, log, WEFT_EINVAL, "weft_group_create: %u members (2 .. %u allowed)", n,
-                   WEFT_GROUP_MAX_COMPONENTS);
     *count = n;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t c = d->components[i].id;

@@ -40,31 +40,21 @@ struct weft_query {
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
 
-/* The lengths of the desc's two lists: each ends at its first zero component (or its array's
- * end), and nothing may follow that zero. */
-static weft_result_t list_lengths(const weft_world_t *world, const weft_query_desc_t *d,
-                                  uint32_t *nterms, uint32_t *nexcl) {
-    uint32_t nt = 0, nx = 0;
-    while (nt < WEFT_QUERY_MAX_TERMS && d->terms[nt].component.id != 0) {
-        nt++;
+weft_result_t weft__desc_list_len(const weft_world_t *world, const void *list, size_t stride,
+                                  uint32_t max, const char *fn, const char *what, uint32_t *n) {
+    const unsigned char *at = list;
+    uint32_t len = 0;
+    while (len < max && ((const weft_component_t *)(at + len * stride))->id != 0) {
+        len++;
     }
-    while (nx < WEFT_QUERY_MAX_EXCLUDES && d->exclude[nx].id != 0) {
-        nx++;
+    for (uint32_t i = len; i < max; i++) {
+        if (((const weft_component_t *)(at + i * stride))->id != 0) {
+            return WEFT__FAIL(world->log, WEFT_EINVAL,
+                              "%s: %s[%u] is set after the list ended at %s[%u]", fn, what, i, what,
+                              len);
+        }
     }
-    for (uint32_t i = nt; i < WEFT_QUERY_MAX_TERMS; i++) {
-        WEFT__CONTRACT(d->terms[i].component.id == 0, world->log, WEFT_EINVAL,
-                       "weft_query_create: terms[%u] is set after the list ended at terms[%u]", i,
-                       nt);
-    }
-    for (uint32_t i = nx; i < WEFT_QUERY_MAX_EXCLUDES; i++) {
-        WEFT__CONTRACT(d->exclude[i].id == 0, world->log, WEFT_EINVAL,
-                       "weft_query_create: exclude[%u] is set after the list ended at "
-                       "exclude[%u]",
-                       i, nx);
-    }
-    WEFT__CONTRACT(nt >= 1, world->log, WEFT_EINVAL, "weft_query_create: no include terms");
-    *nterms = nt;
-    *nexcl = nx;
+    *n = len;
     return WEFT_OK;
 }
 
@@ -73,11 +63,18 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
     const weft_logger_t *log = world->log;
     WEFT__CONTRACT(d != NULL && d->_canary == 0, log, WEFT_EINVAL,
                    "weft_query_create: desc is NULL or its _canary is not 0");
-    weft_result_t r = list_lengths(world, d, nterms, nexcl);
+    weft_result_t r = weft__desc_list_len(world, d->terms, sizeof d->terms[0], WEFT_QUERY_MAX_TERMS,
+                                          "weft_query_create", "terms", nterms);
+    r = r ? r
+          : weft__desc_list_len(world, d->exclude, sizeof d->exclude[0], WEFT_QUERY_MAX_EXCLUDES,
+                                "weft_query_create", "exclude", nexcl);
     if (r != WEFT_OK) {
         return r;
     }
     uint32_t nt = *nterms, nx = *nexcl;
+    if (nt == 0) {
+        return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: no include terms");
+    }
     uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
     uint32_t multi = 0; /* multi-instance include terms: at most one, and it drives */
     for (uint32_t i = 0; i < nt + nx; i++) {

@@ -138,6 +138,12 @@ void weft__component_fire_remove(weft_world_t *world, weft__component_t *comp, u
 /* Free every query still alive (world destroy). (query.c) */
 void weft__query_free_all(weft_world_t *world);
 
+/* The length of a list in a desc (weft/query.h): entries of `stride` bytes, each starting with
+ * a weft_component_t, ending at the first zero id or after `max`. An entry set after that zero
+ * is WEFT_EINVAL in every build (reported as "<fn>: <what>[i] is set after ..."). (query.c) */
+weft_result_t weft__desc_list_len(const weft_world_t *world, const void *list, size_t stride,
+                                  uint32_t max, const char *fn, const char *what, uint32_t *n);
+
 /* The component record for id `c`, or NULL when unknown. */
 static inline weft__component_t *weft__component(const weft_world_t *world, uint32_t c) {
     return (c != 0 && c <= world->component_count) ? world->components[c] : NULL;

@@ -285,10 +285,19 @@ Test(query, several_threads_can_iterate_different_chunks_at_once) {
     }
 }
 
-#if WEFT_DEBUG >= 1
-Test(query, a_query_without_terms_aborts, .signal = SIGABRT) {
-    weft_query_t *q;
+/* A query without include terms, or with an entry after the first zero of a list, is
+ * WEFT_EINVAL in every build. */
+Test(query, a_query_without_terms_or_with_a_gap_in_a_list_is_einval) {
+    weft_query_t *q = (weft_query_t *)&q;
     weft_query_desc_t none = {0};
-    weft_query_create(world, &none, &q);
+    cr_expect(eq(int, weft_query_create(world, &none, &q), WEFT_EINVAL));
+    cr_expect(q == NULL);
+    weft_query_desc_t gap = {.terms = {{pos, WEFT_ACCESS_READ}, {{0}, 0}, {vel, WEFT_ACCESS_READ}}};
+    cr_expect(eq(int, weft_query_create(world, &gap, &q), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "terms[2] is set after the list ended") != NULL, "%s",
+              weft_last_error());
+    weft_query_desc_t xgap = {.terms = {{pos, WEFT_ACCESS_READ}}, .exclude = {{0}, vel}};
+    cr_expect(eq(int, weft_query_create(world, &xgap, &q), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "exclude[1] is set after the list ended") != NULL, "%s",
+              weft_last_error());
 }
-#endif /* WEFT_DEBUG */
