@@ -1,7 +1,7 @@
 # weft_link_criterion_tsan_shim(dir): under ThreadSanitizer, adds tests/support/criterion_tsan.c
 # to every executable in `dir` and below that links Criterion, so that Criterion's runner can
-# start (the file explains why: Criterion issue #274). Called from the top CMakeLists.txt
-# after every subdirectory has been added.
+# start (the file explains why: its sandbox maps memory where TSan forbids it). Called from
+# the top CMakeLists.txt after every subdirectory has been added.
 function(weft_link_criterion_tsan_shim dir)
     get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
     foreach(t IN LISTS targets)

@@ -5,7 +5,7 @@
  * 0x200000000000 + r * 16 MiB, where r = rand_r(&seed) & 0x3fffff. ThreadSanitizer refuses
  * fixed mappings outside its application ranges, so the runner almost always aborts with
  * "criterion: Could not initialize inheritable arena: Resource temporarily unavailable"
- * (Criterion issue #274, open since 2018). An executable's definition of rand_r interposes
+ * (a known, long-standing Criterion limitation). An executable's definition of rand_r interposes
  * on the C library's for libcriterion.so too, so this one answers calls made from
  * libcriterion with r in [0x358000, 0x368000): the bases 0x558000000000-0x568000000000 lie
  * inside ThreadSanitizer's application range for PIE binaries (0x550000000000-0x568000000000
