@@ -83,8 +83,7 @@ static void inspect_agrees(const uint8_t *data, size_t size, weft_result_t loade
     weft_archive_info_t info;
     check(weft_archive_inspect(data, size, &info) == WEFT_OK, "inspect rejects a parsed archive");
     if (loaded_r == WEFT_OK) {
-        check(info.entity_count == loaded_info->entity_count &&
-                  info.rows == loaded_info->row_count &&
+        check(info.entity_count == loaded_info->entity_count && info.rows == loaded_info->rows &&
                   info.component_count == loaded_info->component_count &&
                   info.hierarchy_nodes == loaded_info->hierarchy_nodes,
               "inspect and load describe the archive differently");
