@@ -97,6 +97,12 @@ WEFT_API const char *weft_result_str(weft_result_t r);
  * Valid until the next failing call on this thread; "" when none. Never NULL. */
 WEFT_API const char *weft_last_error(void);
 
+/* A broken caller contract (a NULL where the header forbids it, a bad desc, a call from a
+ * thread that may not make it) returns its documented error code in every build. With
+ * `on`, it aborts instead, after reporting (for a debugger stop at the first misuse).
+ * Process-wide; off by default. Thread: any. */
+WEFT_API void weft_set_contract_abort(bool on);
+
 /* ---- hooks -------------------------------------------------------------- >>hooks */
 
 /* Allocator hook. Set both functions or neither (zero means malloc/free).

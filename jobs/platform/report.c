@@ -1,6 +1,8 @@
 /* report.c: result strings, the thread-local last-error message, and the default assert. */
 #include "report.h"
 
+#include "atomic.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,14 @@ const char *weft_result_str(weft_result_t r) {
 }
 
 const char *weft_last_error(void) { return last_error; }
+
+/* Process-wide, set rarely (at start-up, by a test or a debugger session): relaxed is enough,
+ * a thread that misses a change reports as before. */
+static weft_atomic_bool contract_abort;
+
+void weft_set_contract_abort(bool on) { weft_atomic_store_relaxed(&contract_abort, on); }
+
+bool weft__contract_aborts(void) { return weft_atomic_load_relaxed(&contract_abort); }
 
 weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file, int line,
                          const char *fmt, ...) {

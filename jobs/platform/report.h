@@ -17,23 +17,24 @@ WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, 
 /* Report with file/line filled in. */
 #define WEFT__FAIL(log, code, ...) weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__)
 
-/* A broken caller contract: asserts (naming the culprit) when WEFT_DEBUG >= 1, otherwise
- * records the message and returns `code` from the enclosing function. */
-#if WEFT_DEBUG >= 1
-#define WEFT__CONTRACT(cond, log, code, ...)                                          \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            (void)weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);         \
-            weft_assert_fail(#cond, weft_last_error(), __FILE__, __LINE__, __func__); \
-        }                                                                             \
+/* True when weft_set_contract_abort(true) asked broken contracts to abort. Thread: any. */
+WEFT_API bool weft__contract_aborts(void);
+
+/* A broken caller contract, in every build: records the message (weft_last_error, the
+ * logger) and returns `code` from the enclosing function, which documents it. Only when the
+ * program opted in with weft_set_contract_abort(true) does it abort instead, naming the
+ * culprit. Debug builds add checks; they never turn a documented error into an abort. */
+#define WEFT__CONTRACT(cond, log, code, ...)                                                \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            weft_result_t weft__code_ =                                                     \
+                weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);                 \
+            if (weft__contract_aborts()) {                                                  \
+                weft_assert_fail(#cond, weft_last_error(), __FILE__, __LINE__, __func__);   \
+            }                                                                               \
+            return weft__code_;                                                             \
+        }                                                                                   \
     } while (0)
-#else
-#define WEFT__CONTRACT(cond, log, code, ...)                                   \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            return weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__); \
-    } while (0)
-#endif
 
 /* Internal invariants: level 2 and expensive checks: level 3. */
 #if WEFT_DEBUG >= 2

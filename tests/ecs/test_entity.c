@@ -205,8 +205,8 @@ Test(entity, is_alive_is_safe_from_another_thread_while_creating) {
     cr_expect(eq(int, arg.failures, 0));
 }
 
-#if WEFT_DEBUG >= 1
-Test(entity, create_with_null_out_aborts, .signal = SIGABRT) {
-    (void)weft_entity_create(world, NULL);
+Test(entity, create_with_null_out_is_einval) {
+    uint32_t before = weft_entity_count(world);
+    cr_expect(eq(int, weft_entity_create(world, NULL), WEFT_EINVAL));
+    cr_expect(eq(u32, weft_entity_count(world), before), "no entity was created");
 }
-#endif /* WEFT_DEBUG */

@@ -346,13 +346,6 @@ static void bad_placeholder(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)weft_cmd_destroy(ctx->cmd, foreign);
 }
 
-#if WEFT_DEBUG >= 1
-Test(frame, a_placeholder_from_another_buffer_aborts, .signal = SIGABRT) {
-    fixture_init(&f, 1, WEFT_EXECUTION_INLINE);
-    must_register(f.world, &(weft_system_desc_t){.name = "bad", .fn = bad_placeholder});
-    (void)weft_world_progress(f.world, 0.0f);
-}
-#else
 Test(frame, a_placeholder_from_another_buffer_is_rejected) {
     fixture_init(&f, 1, WEFT_EXECUTION_INLINE);
     must_register(f.world, &(weft_system_desc_t){.name = "bad", .fn = bad_placeholder});
@@ -360,7 +353,6 @@ Test(frame, a_placeholder_from_another_buffer_is_rejected) {
     cr_expect(strstr(weft_last_error(), "placeholder") != NULL);
     fixture_fini(&f);
 }
-#endif /* WEFT_DEBUG */
 
 /* ---- steady state ------------------------------------------------------------------- */
 
