@@ -24,16 +24,16 @@ WEFT_API bool weft__contract_aborts(void);
  * logger) and returns `code` from the enclosing function, which documents it. Only when the
  * program opted in with weft_set_contract_abort(true) does it abort instead, naming the
  * culprit. Debug builds add checks; they never turn a documented error into an abort. */
-#define WEFT__CONTRACT(cond, log, code, ...)                                                \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            weft_result_t weft__code_ =                                                     \
-                weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);                 \
-            if (weft__contract_aborts()) {                                                  \
-                weft_assert_fail(#cond, weft_last_error(), __FILE__, __LINE__, __func__);   \
-            }                                                                               \
-            return weft__code_;                                                             \
-        }                                                                                   \
+#define WEFT__CONTRACT(cond, log, code, ...)                                              \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            weft_result_t weft__code_ =                                                   \
+                weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__);               \
+            if (weft__contract_aborts()) {                                                \
+                weft_assert_fail(#cond, weft_last_error(), __FILE__, __LINE__, __func__); \
+            }                                                                             \
+            return weft__code_;                                                           \
+        }                                                                                 \
     } while (0)
 
 /* Internal invariants: level 2 and expensive checks: level 3. */

@@ -298,7 +298,6 @@ Test(job, bad_arguments_return_einval) {
     cr_expect_eq((weft_result_t)(intptr_t)r, WEFT_EINVAL);
 }
 
-
 /* ---- inline mode ---- */
 
 typedef struct inline_log {

@@ -474,4 +474,3 @@ Test(jobs, bad_desc_returns_einval) {
     cr_expect_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 100000}, &jobs), WEFT_EINVAL);
     cr_expect(jobs == NULL);
 }
-
