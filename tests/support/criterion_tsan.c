@@ -44,6 +44,6 @@ int rand_r(unsigned int *seed) {
     }
     if (libc_rand_r == NULL) {
         abort(); /* cannot happen after the constructor; never return a fake random number */
-        return libc_rand_r(seed);
     }
+    return libc_rand_r(seed);
 }
