@@ -124,17 +124,7 @@ Test(access, a_helper_reading_outside_its_narrowed_view_aborts, .signal = SIGABR
     register_and_run(helper_outside_view);
 }
 
-static void widen(weft_iter_t *it, const weft_system_ctx_t *ctx) {
-    (void)it;
-    weft_view_t sub;
-    (void)weft_view_narrow(ctx->view, NULL, 0, &f.pos, 1, &sub); /* pos is read-only */
-}
-
-Test(access, narrowing_to_more_than_the_system_declared_aborts, .signal = SIGABRT) {
-    register_and_run(widen);
-}
-
-#else
+#endif /* WEFT_DEBUG */
 
 static _Atomic int widen_result;
 
@@ -148,5 +138,3 @@ Test(access, narrowing_to_more_than_the_system_declared_is_refused) {
     register_and_run(widen);
     cr_expect(eq(int, atomic_load(&widen_result), WEFT_EACCESS));
 }
-
-#endif /* WEFT_DEBUG */
