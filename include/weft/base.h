@@ -90,6 +90,12 @@ WEFT_API const char *weft_result_str(weft_result_t r);
  *   weft_component_rows), handles, pointers, booleans. Given an invalid or stale handle it
  *   returns the neutral value (0, NULL, false, an invalid handle); it never aborts and
  *   writes nothing.
+ * - A NULL world, command buffer, view or query is an invalid handle in every build: a call
+ *   returning weft_result_t returns WEFT_EINVAL, a getter its neutral value, a void call does
+ *   nothing; each reports "<function>: <argument> is NULL" (weft_last_error()).
+ * - A main-thread-only call (weft/world.h) made from another thread, from inside a system or
+ *   from inside a component hook returns WEFT_ESTATE in debug builds, naming the function and
+ *   the thread; release builds do not look.
  * - Lists in descs are fixed arrays that end at their first zero entry (weft/query.h). */
 
 /* The detailed message of the last failure reported on the calling thread, e.g.

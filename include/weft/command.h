@@ -10,8 +10,10 @@
  * memory applies none of them (weft_world_progress in weft/system.h says what happens next).
  *
  * Ownership: the scheduler owns every buffer; a buffer pointer is valid only inside the run
- * call that received it. Thread: a buffer belongs to the job it was handed to; never share it
- * between threads. Apply semantics are lenient on purpose (other systems' commands may have
+ * call that received it: recording through it afterwards returns WEFT_ESTATE (every build) and
+ * records nothing. Thread: a buffer belongs to the job it was handed to; never share it
+ * between threads (debug builds return WEFT_ESTATE from another thread). A NULL buffer is
+ * WEFT_EINVAL (weft_cmd_create: WEFT_ENTITY_NULL). Apply semantics are lenient on purpose (other systems' commands may have
  * changed the target first): commands on an entity that is no longer alive are skipped, add
  * of a component the entity already has is skipped, remove of a missing one is skipped. */
 #ifndef WEFT_COMMAND_H
@@ -28,9 +30,14 @@ extern "C" {
 typedef struct weft_cmd weft_cmd_t; /* opaque; owned by the scheduler */
 
 /* Record the creation of an entity and return a placeholder handle for it. The placeholder
- * is usable only in later commands of the same buffer; at apply it becomes a real entity,
- * placeholders getting ids in apply order. A placeholder is never alive and never equals a
- * real handle (its index is 0). Returns 0 when out of memory (weft_last_error() says so). */
+ * is usable only in later commands of the same buffer: as their target, and as the value of
+ * a component's declared entity field (weft_component_desc_t.entity_fields) in weft_cmd_set,
+ * where apply replaces it by the real entity (WEFT_ENTITY_NULL if that create failed), as
+ * archive loading remaps entity fields. At apply it becomes a real entity, placeholders
+ * getting ids in apply order. A placeholder is never alive and never equals a real handle
+ * (its index is 0); anywhere else it is an error (weft_component_set refuses one in an entity
+ * field with WEFT_EINVAL). Returns 0 when out of memory or outside the run call (see above;
+ * weft_last_error() says which). */
 WEFT_API weft_entity_t weft_cmd_create(weft_cmd_t *cmd);
 
 /* Record destroying `e` (a real handle or a placeholder of this buffer).
@@ -43,7 +50,9 @@ WEFT_API weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_compo
 
 /* Record setting component `c` of `e` to a copy of the component's size bytes at `data`
  * (copied now), adding it first if missing. For a zero-size tag `data` may be NULL.
- * Errors: WEFT_EINVAL (bad handle, unknown component, NULL data), WEFT_ENOMEM. */
+ * Placeholders of this buffer in c's entity fields are resolved at apply (weft_cmd_create).
+ * Errors: WEFT_EINVAL (bad handle, unknown component, NULL data, an entity field holding a
+ * placeholder this buffer did not make), WEFT_ENOMEM, WEFT_ESTATE (see the top). */
 WEFT_API weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c,
                                     const void *data);
 

@@ -10,9 +10,11 @@
  * through one returns WEFT_ESTALE. Unknown component ids are errors (WEFT_EINVAL).
  *
  * Thread: registration and every structural call (add, set, remove, move, sort, reserve) are
- * main-thread only and, in debug builds, assert when called from inside a system. get,
- * get_mut, has and the row readers may run concurrently from jobs while no structural change
- * runs; in debug builds they check the running system's declared access. */
+ * main-thread only; debug builds return WEFT_ESTATE when one is made from another thread,
+ * from inside a system or from inside a hook (weft/world.h). get, get_mut, has and the row
+ * readers may run concurrently from jobs while no structural change runs; in debug builds they
+ * check the running system's declared access and, having no error code to return, abort on
+ * an undeclared one, naming the system and the component. */
 #ifndef WEFT_COMPONENT_H
 #define WEFT_COMPONENT_H
 
@@ -54,7 +56,8 @@ typedef struct weft_component_desc {
     void *hook_user;                 /* passed to the hooks unchanged */
     uint32_t entity_field_count;     /* 0: no fields hold weft_entity_t handles */
     uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* byte offsets of weft_entity_t
-                                       fields (archives remap them); each + 8 <= size */
+                                       fields (archives and command buffers remap
+                                       them); each + 8 <= size */
     uint32_t version; /* 0: schema version 1 (archives compare it) */
     uint32_t _canary; /* must stay 0 */
 } weft_component_desc_t;
@@ -90,7 +93,8 @@ WEFT_API weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, 
 
 /* Copy `value` (size bytes of the registration; ignored for tags) into `e`'s `c`, adding it
  * first if absent (then on_add fires before the copy); on_set fires after. Errors as
- * weft_component_add, except that an existing component is replaced. Thread: main. */
+ * weft_component_add, except that an existing component is replaced, plus WEFT_EINVAL when
+ * a declared entity field holds a command-buffer placeholder (weft/command.h). Thread: main. */
 WEFT_API weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_component_t c,
                                           const void *value);
 

@@ -30,8 +30,9 @@
  * transforms declares a write of `local` and then conflicts with the hierarchy system exactly
  * as it should. `link` declares its entity field (offset 0) like any entity reference.
  *
- * Thread: every function is main-thread only and must not run while a frame is in progress,
- * except the readers (get/has/parent/local/world/link), which systems may call when they
+ * Thread: every function is main-thread only and must not run while a frame is in progress
+ * (the editing calls return WEFT_ESTATE from a system, a hook or another thread in debug
+ * builds, weft/world.h), except the readers (get/has/parent/local/world/link), which systems may call when they
  * declared the matching access (local: read or write; world, link: read). */
 #ifndef WEFT_HIERARCHY_H
 #define WEFT_HIERARCHY_H

@@ -98,7 +98,8 @@ typedef struct weft_iter {
 } weft_iter_t;
 
 /* Start iterating chunk `chunk` of `chunk_rows` rows (0: one chunk with everything). A chunk
- * index past the end gives an iterator with no batches. Errors: WEFT_EINVAL (NULL query/it).
+ * index past the end gives an iterator with no batches. Errors: WEFT_EINVAL (NULL query/it);
+ * in debug builds WEFT_EACCESS when called from a system that did not declare a term's access.
  * Thread: jobs (any number concurrently, each with its own iterator). */
 WEFT_API weft_result_t weft_query_iter(const weft_query_t *query, uint32_t chunk_rows,
                                        uint32_t chunk, weft_iter_t *it);

@@ -1,10 +1,13 @@
 /* weft/world.h: the world — the container of entities, component pools, groups and queries,
  * and the owner of the job system that runs its frames.
  *
- * Thread model (docs/architecture.md): outside weft_world_progress() the world belongs to the
- * thread that calls the API (the "main thread"); only the calls marked "Thread: any" may be
- * made from other threads, and the read calls marked "jobs" may be made from jobs while a
- * frame runs. */
+ * Thread model (docs/architecture.md): the world belongs to the thread that created it (the
+ * "main thread"); only the calls marked "Thread: any" may be made from other threads, and the
+ * read calls marked "jobs" may be made from jobs while a frame runs. A main-thread-only call
+ * that changes or walks the world's structure (create, destroy, add, set, remove, register,
+ * hierarchy edits, archives, snapshots) returns WEFT_ESTATE in debug builds when it comes from
+ * another thread, from inside a system (systems record commands, weft/command.h) or from
+ * inside a component hook, with a message naming the function and the thread. */
 #ifndef WEFT_WORLD_H
 #define WEFT_WORLD_H
 

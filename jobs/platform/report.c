@@ -61,6 +61,14 @@ weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const cha
     return code;
 }
 
+weft_result_t weft__null_arg(const char *fn, const char *what, const char *file, int line) {
+    (void)weft__fail(NULL, WEFT_EINVAL, file, line, "%s: %s is NULL", fn, what);
+    if (weft__contract_aborts()) {
+        weft_assert_fail("non-NULL argument", weft_last_error(), file, line, fn);
+    }
+    return WEFT_EINVAL;
+}
+
 void weft_assert_fail(const char *expr, const char *msg, const char *file, int line,
                       const char *func) {
     /* No allocation: the heap may be what is broken. */

@@ -36,6 +36,22 @@ WEFT_API bool weft__contract_aborts(void);
         }                                                                                 \
     } while (0)
 
+/* A required pointer argument `what` of `fn` is NULL: reported as WEFT_EINVAL ("fn: what is
+ * NULL") like any broken contract (aborting instead when opted in). Returns WEFT_EINVAL.
+ * Thread: any. */
+WEFT_API weft_result_t weft__null_arg(const char *fn, const char *what, const char *file, int line);
+
+/* Return `ret` from the enclosing function when `ptr` is NULL, after weft__null_arg. For the
+ * handles every call starts from (world, command buffer, view, query): a NULL one is an
+ * invalid handle in every build, never a crash. */
+#define WEFT__NONNULL(ptr, ret)                                       \
+    do {                                                              \
+        if ((ptr) == NULL) {                                          \
+            (void)weft__null_arg(__func__, #ptr, __FILE__, __LINE__); \
+            return ret;                                               \
+        }                                                             \
+    } while (0)
+
 /* Internal invariants: level 2 and expensive checks: level 3. */
 #if WEFT_DEBUG >= 2
 #define weft_assert_internal(cond) \

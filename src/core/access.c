@@ -11,6 +11,8 @@
 
 #include "world.h"
 
+#include <stdio.h>
+
 static _Thread_local const weft__access_set_t *current_set; /* this thread's running system */
 
 const weft__access_set_t *weft__access_enter(const weft__access_set_t *set) {
@@ -28,30 +30,65 @@ static const char *component_name(const weft_world_t *world, uint32_t c) {
     return comp ? comp->name : "<unknown>";
 }
 
-void weft__access_check(const weft_world_t *world, uint32_t component, weft__access_mode_t mode) {
+const void *weft__thread_token(void) {
+    static _Thread_local char token;
+    return &token;
+}
+
+weft_result_t weft__structural_check(const weft_world_t *world, const char *fn) {
     const weft__access_set_t *set = current_set;
-    if (set == NULL || set->world != world) {
-        return; /* outside systems (or another world's system): everything is allowed */
+    if (set != NULL && set->world == world) {
+        (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
+                         "%s: called from inside system '%s'; a system records structural "
+                         "changes in its command buffer (weft/command.h)",
+                         fn, set->system_name ? set->system_name : "<unnamed>");
+    } else if (world->hook_depth > 0) {
+        (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
+                         "%s: called from inside a component hook, which may not change the "
+                         "world's structure",
+                         fn);
+    } else if (world->main_thread != weft__thread_token()) {
+        uint32_t worker = world->jobs ? weft_jobs_worker_index(world->jobs) : UINT32_MAX;
+        char who[48];
+        if (worker != UINT32_MAX) {
+            snprintf(who, sizeof who, "worker %u of the world's job system", worker);
+        } else {
+            snprintf(who, sizeof who, "thread %p", weft__thread_token());
+        }
+        (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
+                         "%s: called from %s, which is not the world's main thread (the thread "
+                         "that created it); only calls marked \"Thread: any\" may be made there",
+                         fn, who);
+    } else {
+        return WEFT_OK;
     }
-    const char *name = set->system_name ? set->system_name : "<unnamed>";
-    if (mode == WEFT__ACCESS_STRUCTURAL) {
-        (void)weft__fail(world->log, WEFT_EACCESS, __FILE__, __LINE__,
-                         "system '%s' made a structural change (component '%s'); use its "
-                         "command buffer",
-                         name, component ? component_name(world, component) : "-");
-        weft_assert_fail("structural change inside a system", weft_last_error(), __FILE__, __LINE__,
-                         __func__);
+    if (weft__contract_aborts()) {
+        weft_assert_fail("main-thread call", weft_last_error(), __FILE__, __LINE__, fn);
     }
-    if (component >= WEFT_MAX_COMPONENTS) {
-        return; /* unknown ids are reported by the caller */
+    return WEFT_ESTATE;
+}
+
+weft_result_t weft__access_test(const weft_world_t *world, uint32_t component,
+                                weft__access_mode_t mode) {
+    const weft__access_set_t *set = current_set;
+    if (set == NULL || set->world != world || component >= WEFT_MAX_COMPONENTS) {
+        return WEFT_OK; /* outside systems, another world's system, or an unknown id (the
+                           caller reports that) */
     }
     bool ok = weft__access_bit_has(set->write, component) ||
               (mode == WEFT__ACCESS_READ && weft__access_bit_has(set->read, component));
-    if (!ok) {
-        (void)weft__fail(world->log, WEFT_EACCESS, __FILE__, __LINE__,
-                         "system '%s' %s component '%s' without declaring it", name,
-                         mode == WEFT__ACCESS_WRITE ? "writes" : "reads",
-                         component_name(world, component));
+    if (ok) {
+        return WEFT_OK;
+    }
+    return weft__fail(world->log, WEFT_EACCESS, __FILE__, __LINE__,
+                      "system '%s' %s component '%s' without declaring it",
+                      set->system_name ? set->system_name : "<unnamed>",
+                      mode == WEFT__ACCESS_WRITE ? "writes" : "reads",
+                      component_name(world, component));
+}
+
+void weft__access_check(const weft_world_t *world, uint32_t component, weft__access_mode_t mode) {
+    if (weft__access_test(world, component, mode) != WEFT_OK) {
         weft_assert_fail("undeclared component access", weft_last_error(), __FILE__, __LINE__,
                          __func__);
     }

@@ -1,24 +1,27 @@
-/* access.h: debug-build enforcement of system access declarations (private to the build).
+/* access.h: debug-build enforcement of system access declarations and of the main-thread
+ * rule (private to the build).
  *
  * DESIGN
  * The scheduler, before it runs a system's body on a thread, publishes that system's access
  * set in a thread-local pointer (weft__access_enter) and clears it afterwards
- * (weft__access_leave). Every component access and structural call of the core goes through
+ * (weft__access_leave). Component reads and writes of the core go through
  * WEFT__ACCESS(world, component_id, mode), which in debug builds (WEFT_DEBUG >= 1) calls
  * weft__access_check(): with no set published (outside systems) or a set of another world,
  * everything is allowed; otherwise a read needs the component in read or write, a write needs
- * it in write, and a structural change is never allowed (systems use command buffers). A
- * violation asserts with a message naming the system and the component. In release builds the
- * macro compiles to nothing, so the hot paths pay nothing. */
+ * it in write. Calls that return a code report a violation as WEFT_EACCESS
+ * (weft__access_test); the getters, which cannot, abort naming the system and the component.
+ * Structural and other main-thread-only calls start with WEFT__MAIN_CALL (world.h), which in
+ * debug builds returns WEFT_ESTATE from a system, a hook or another thread
+ * (weft__structural_check). In release builds the access macro compiles to nothing, so the
+ * hot paths pay nothing. */
 #ifndef WEFT_SRC_ACCESS_H
 #define WEFT_SRC_ACCESS_H
 
 #include "weft/component.h"
 
 typedef enum weft__access_mode {
-    WEFT__ACCESS_READ = 0,       /* reading component data */
-    WEFT__ACCESS_WRITE = 1,      /* writing component data */
-    WEFT__ACCESS_STRUCTURAL = 2, /* create/destroy/add/remove/set/sort/move/register */
+    WEFT__ACCESS_READ = 0,  /* reading component data */
+    WEFT__ACCESS_WRITE = 1, /* writing component data */
 } weft__access_mode_t;
 
 #define WEFT__ACCESS_WORDS (WEFT_MAX_COMPONENTS / 64)
@@ -51,9 +54,27 @@ void weft__access_leave(const weft__access_set_t *previous);
 /* The calling thread's published set, or NULL. */
 const weft__access_set_t *weft__access_current(void);
 
-/* Assert (naming system and component) when the calling thread's running system may not
- * access `component` of `world` in `mode`. component is ignored for structural calls. */
+/* WEFT_EACCESS, reported naming system and component, when the calling thread's running
+ * system may not access `component` of `world` in `mode` (read or write); WEFT_OK otherwise.
+ * For calls that return a code (weft_query_iter). */
+weft_result_t weft__access_test(const weft_world_t *world, uint32_t component,
+                                weft__access_mode_t mode);
+
+/* weft__access_test for the getters (get, get_mut, row readers), which have no error code to
+ * return: a violation aborts there, naming system and component. Structural calls are
+ * checked by weft__structural_check instead. */
 void weft__access_check(const weft_world_t *world, uint32_t component, weft__access_mode_t mode);
+
+/* An address unique to the calling thread while it lives (a thread-local's address): how a
+ * world remembers its main thread without depending on pthread_t being comparable. */
+const void *weft__thread_token(void);
+
+/* May the calling thread make a structural change to `world` (or another main-thread-only
+ * call, weft/world.h) now? Not from a thread other than the world's main thread (the one that
+ * created it), not from inside one of the world's systems (they record commands instead), not
+ * from inside a component hook. Otherwise reports WEFT_ESTATE naming `fn` and the thread and
+ * returns it (aborting instead when weft_set_contract_abort(true)). */
+weft_result_t weft__structural_check(const weft_world_t *world, const char *fn);
 
 #if WEFT_DEBUG >= 1
 #define WEFT__ACCESS(world, component, mode) weft__access_check((world), (component), (mode))

@@ -65,8 +65,7 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_component_
 
 weft_result_t weft_component_register(weft_world_t *world, const weft_component_desc_t *desc,
                                       weft_component_t *out) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_register");
+    WEFT__MAIN_CALL(world);
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_component_register: out is NULL");
     out->id = 0;
     weft_result_t r = check_desc(world, desc);
@@ -126,6 +125,7 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
 }
 
 weft_component_t weft_component_lookup(const weft_world_t *world, const char *name) {
+    WEFT__NONNULL(world, (weft_component_t){0});
     if (name == NULL) {
         return (weft_component_t){0};
     }
@@ -138,10 +138,14 @@ weft_component_t weft_component_lookup(const weft_world_t *world, const char *na
     return (weft_component_t){0};
 }
 
-uint32_t weft_component_type_count(const weft_world_t *world) { return world->component_count; }
+uint32_t weft_component_type_count(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
+    return world->component_count;
+}
 
 weft_result_t weft_component_describe(const weft_world_t *world, weft_component_t c,
                                       weft_component_desc_t *out) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     const weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || out == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_component_describe: unknown component %u",
@@ -235,8 +239,7 @@ static weft_result_t add_index(weft_world_t *world, weft__component_t *comp, wef
 
 weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_component_t c,
                                  void **ptr) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_add");
+    WEFT__MAIN_CALL(world);
     if (ptr != NULL) {
         *ptr = NULL;
     }
@@ -265,8 +268,7 @@ weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_comp
 
 weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_component_t c,
                                  const void *value) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_set");
+    WEFT__MAIN_CALL(world);
     uint32_t slot = 0;
     weft__component_t *comp = NULL;
     weft_result_t r = resolve(world, e, c, "weft_component_set", &slot, &comp);
@@ -275,6 +277,17 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     }
     WEFT__CONTRACT(value != NULL || comp->pool.size == 0, world->log, WEFT_EINVAL,
                    "weft_component_set: value is NULL for '%s'", comp->name);
+    for (uint32_t i = 0; i < comp->entity_field_count; i++) {
+        weft_entity_t field;
+        memcpy(&field, (const unsigned char *)value + comp->entity_fields[i], sizeof field);
+        /* A placeholder (index 0, generation != 0) means something only inside the command
+         * buffer that made it, which resolves it at apply. */
+        WEFT__CONTRACT((uint32_t)field != 0 || field == WEFT_ENTITY_NULL, world->log, WEFT_EINVAL,
+                       "weft_component_set: the entity field at offset %u of '%s' holds "
+                       "placeholder 0x%llx; placeholders are resolved only by the command buffer "
+                       "that made them",
+                       comp->entity_fields[i], comp->name, (unsigned long long)field);
+    }
     uint32_t idx = weft_entity_index(e);
     void *data = weft__pool_entity_data(&comp->pool, idx);
     if (data == NULL) {
@@ -296,6 +309,7 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
 /* ---- get / has --------------------------------------------------------------------- >>get */
 
 const void *weft_component_get(const weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
@@ -306,6 +320,7 @@ const void *weft_component_get(const weft_world_t *world, weft_entity_t e, weft_
 }
 
 void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
@@ -316,6 +331,7 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
 }
 
 bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_component_t c) {
+    WEFT__NONNULL(world, false);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     uint32_t slot = 0;
     const weft__component_t *comp = weft__component(world, c.id);
@@ -379,14 +395,12 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
 }
 
 weft_result_t weft_component_remove(weft_world_t *world, weft_entity_t e, weft_component_t c) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_remove");
+    WEFT__MAIN_CALL(world);
     return remove_common(world, e, c, false, "weft_component_remove");
 }
 
 weft_result_t weft_component_remove_ordered(weft_world_t *world, weft_entity_t e,
                                             weft_component_t c) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_remove_ordered");
+    WEFT__MAIN_CALL(world);
     return remove_common(world, e, c, true, "weft_component_remove_ordered");
 }

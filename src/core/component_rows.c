@@ -16,12 +16,14 @@
 /* ---- readers ------------------------------------------------------------------ >>read */
 
 uint32_t weft_component_rows(const weft_world_t *world, weft_component_t c) {
+    WEFT__NONNULL(world, 0);
     const weft__component_t *comp = weft__component(world, c.id);
     return comp ? comp->pool.count : 0;
 }
 
 weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component_t c,
                                        uint32_t row) {
+    WEFT__NONNULL(world, WEFT_ENTITY_NULL);
     const weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || row >= comp->pool.count) {
         return WEFT_ENTITY_NULL;
@@ -30,6 +32,7 @@ weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component
 }
 
 const void *weft_component_row(const weft_world_t *world, weft_component_t c, uint32_t row) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     const weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || row >= comp->pool.count) {
@@ -39,6 +42,7 @@ const void *weft_component_row(const weft_world_t *world, weft_component_t c, ui
 }
 
 void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t row) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     const weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || row >= comp->pool.count) {
@@ -66,8 +70,7 @@ static weft_result_t ordered_pool(weft_world_t *world, weft_component_t c, const
 
 weft_result_t weft_component_move_row(weft_world_t *world, weft_component_t c, uint32_t from,
                                       uint32_t to) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_move_row");
+    WEFT__MAIN_CALL(world);
     weft__pool_t *pool = NULL;
     weft_result_t r = ordered_pool(world, c, "weft_component_move_row", &pool);
     if (r != WEFT_OK) {
@@ -124,8 +127,7 @@ static uint32_t *merge_sort(const sort_ctx_t *s, uint32_t *perm, uint32_t *tmp, 
 
 weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_component_cmp_t cmp,
                                   void *user) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_sort");
+    WEFT__MAIN_CALL(world);
     WEFT__CONTRACT(cmp != NULL, world->log, WEFT_EINVAL, "weft_component_sort: cmp is NULL");
     weft__pool_t *pool = NULL;
     weft_result_t r = ordered_pool(world, c, "weft_component_sort", &pool);
@@ -172,7 +174,7 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
 }
 
 weft_result_t weft_component_reserve(weft_world_t *world, weft_component_t c, uint32_t n) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
+    WEFT__MAIN_CALL(world);
     weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_component_reserve: unknown component %u",

@@ -101,7 +101,7 @@ weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t extra) {
 /* ---- create -------------------------------------------------------------------- >>create */
 
 weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__MAIN_CALL(world);
     uint32_t fresh = n > world->free_count ? n - world->free_count : 0;
     uint64_t slots = (uint64_t)weft_atomic_load_relaxed(&world->slot_count) + fresh;
     if (slots > world->desc.entity_limit) {
@@ -130,8 +130,7 @@ static weft_entity_t create_one(weft_world_t *world) {
 }
 
 weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, weft_entity_t *out) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_entity_create");
+    WEFT__MAIN_CALL(world);
     WEFT__CONTRACT(out != NULL || n == 0, world->log, WEFT_EINVAL,
                    "weft_entity_create_n: out is NULL");
     weft_result_t r = weft_entity_reserve(world, n);
@@ -145,6 +144,7 @@ weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, weft_entity_
 }
 
 weft_result_t weft_entity_create(weft_world_t *world, weft_entity_t *out) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_entity_create: out is NULL");
     *out = WEFT_ENTITY_NULL;
     return weft_entity_create_n(world, 1, out);
@@ -176,8 +176,7 @@ void weft__entity_destroy_index(weft_world_t *world, uint32_t idx) {
 }
 
 weft_result_t weft_entity_destroy(weft_world_t *world, weft_entity_t e) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_entity_destroy");
+    WEFT__MAIN_CALL(world);
     uint32_t slot;
     if (!weft__entity_slot(world, e, &slot)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE,
@@ -193,8 +192,7 @@ weft_result_t weft_entity_destroy(weft_world_t *world, weft_entity_t e) {
 }
 
 weft_result_t weft_entity_destroy_n(weft_world_t *world, const weft_entity_t *es, uint32_t n) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_entity_destroy_n");
+    WEFT__MAIN_CALL(world);
     WEFT__CONTRACT(es != NULL || n == 0, world->log, WEFT_EINVAL,
                    "weft_entity_destroy_n: es is NULL");
     /* n is an upper bound on the slots freed, so one reservation covers the whole call. */
@@ -214,11 +212,13 @@ weft_result_t weft_entity_destroy_n(weft_world_t *world, const weft_entity_t *es
 /* ---- queries on handles -------------------------------------------------------- >>alive */
 
 bool weft_entity_is_alive(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, false);
     uint32_t slot;
     return weft__entity_slot(world, e, &slot);
 }
 
 weft_entity_t weft_entity_from_index(const weft_world_t *world, uint32_t index) {
+    WEFT__NONNULL(world, WEFT_ENTITY_NULL);
     /* pairs with the release in create_one(): the slot is initialised */
     uint32_t n = weft_atomic_load_acquire(&((weft_world_t *)world)->slot_count);
     if (index == 0 || index >= n) {
@@ -231,4 +231,7 @@ weft_entity_t weft_entity_from_index(const weft_world_t *world, uint32_t index) 
     return weft_entity_make(index, weft__slot_gen(s));
 }
 
-uint32_t weft_entity_count(const weft_world_t *world) { return world->live; }
+uint32_t weft_entity_count(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
+    return world->live;
+}

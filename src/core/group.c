@@ -121,8 +121,7 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
 
 weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
                                 weft_group_t *out) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_group_create");
+    WEFT__MAIN_CALL(world);
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_group_create: out is NULL");
     out->id = 0;
     uint32_t ids[WEFT_GROUP_MAX_COMPONENTS];
@@ -178,16 +177,19 @@ static const weft__group_t *group_get(const weft_world_t *world, weft_group_t g)
 }
 
 weft_group_t weft_group_of(const weft_world_t *world, weft_component_t c) {
+    WEFT__NONNULL(world, (weft_group_t){0});
     const weft__component_t *comp = weft__component(world, c.id);
     return (weft_group_t){comp ? comp->pool.group : 0};
 }
 
 uint32_t weft_group_rows(const weft_world_t *world, weft_group_t g) {
+    WEFT__NONNULL(world, 0);
     const weft__group_t *grp = group_get(world, g);
     return grp ? grp->n : 0;
 }
 
 const uint32_t *weft_group_entities(const weft_world_t *world, weft_group_t g) {
+    WEFT__NONNULL(world, NULL);
     const weft__group_t *grp = group_get(world, g);
     return grp ? member_pool(world, grp, 0)->dense : NULL;
 }
@@ -206,11 +208,13 @@ static void *column(const weft_world_t *world, weft_group_t g, weft_component_t 
 }
 
 void *weft_group_column_mut(weft_world_t *world, weft_group_t g, weft_component_t c) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     return column(world, g, c);
 }
 
 const void *weft_group_column(const weft_world_t *world, weft_group_t g, weft_component_t c) {
+    WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     return column(world, g, c);
 }

@@ -39,6 +39,7 @@ static void mix_bytes(hasher_t *s, const unsigned char *p, size_t n) {
 }
 
 uint64_t weft_world_hash(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
     hasher_t s = {.h = 0x77656674u}; /* "weft" */
     uint32_t slots = weft_atomic_load_acquire(&((weft_world_t *)world)->slot_count);
     mix_u64(&s, slots);

@@ -228,8 +228,7 @@ static void fire(weft_world_t *world, weft__component_t *comp, weft_component_ho
 
 weft_result_t weft_component_add_instance(weft_world_t *world, weft_entity_t e, weft_component_t c,
                                           weft_instance_t *out, void **ptr) {
-    WEFT__ACCESS(world, c.id, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_component_add_instance");
+    WEFT__MAIN_CALL(world);
     if (out != NULL) {
         out->id = 0;
     }
@@ -274,6 +273,7 @@ weft_result_t weft_component_add_instance(weft_world_t *world, weft_entity_t e, 
 }
 
 const void *weft_instance_get(const weft_world_t *world, weft_instance_t inst) {
+    WEFT__NONNULL(world, NULL);
     uint32_t slot;
     const weft__pool_t *pool = resolve(world, inst, &slot);
     if (pool == NULL) {
@@ -284,6 +284,7 @@ const void *weft_instance_get(const weft_world_t *world, weft_instance_t inst) {
 }
 
 void *weft_instance_get_mut(weft_world_t *world, weft_instance_t inst) {
+    WEFT__NONNULL(world, NULL);
     uint32_t slot;
     const weft__pool_t *pool = resolve(world, inst, &slot);
     if (pool == NULL) {
@@ -294,6 +295,7 @@ void *weft_instance_get_mut(weft_world_t *world, weft_instance_t inst) {
 }
 
 weft_entity_t weft_instance_entity(const weft_world_t *world, weft_instance_t inst) {
+    WEFT__NONNULL(world, WEFT_ENTITY_NULL);
     uint32_t slot;
     const weft__pool_t *pool = resolve(world, inst, &slot);
     if (pool == NULL) {
@@ -303,8 +305,7 @@ weft_entity_t weft_instance_entity(const weft_world_t *world, weft_instance_t in
 }
 
 weft_result_t weft_instance_remove(weft_world_t *world, weft_instance_t inst) {
-    WEFT__ACCESS(world, (uint32_t)(inst.id >> 56), WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_instance_remove");
+    WEFT__MAIN_CALL(world);
     uint32_t slot;
     weft__pool_t *pool = resolve(world, inst, &slot);
     if (pool == NULL) {
@@ -334,6 +335,7 @@ weft_result_t weft_instance_remove(weft_world_t *world, weft_instance_t inst) {
 
 uint32_t weft_component_instances(const weft_world_t *world, weft_entity_t e, weft_component_t c,
                                   weft_instance_t *out, uint32_t cap) {
+    WEFT__NONNULL(world, 0);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     uint32_t slot_e;
     const weft__component_t *comp = weft__component(world, c.id);

@@ -102,6 +102,7 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
 
 weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                 weft_query_t **out) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_query_create: out is NULL");
     *out = NULL;
     uint32_t nterms = 0, nexcl = 0;
@@ -296,6 +297,16 @@ weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32
         return WEFT__FAIL(q ? q->world->log : NULL, WEFT_EINVAL,
                           "weft_query_iter: query or iterator is NULL");
     }
+#if WEFT_DEBUG >= 1
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        weft_result_t r = weft__access_test(
+            q->world, q->pool[t]->id,
+            q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
+        if (r != WEFT_OK) {
+            return r;
+        }
+    }
+#endif /* WEFT_DEBUG */
     plan_t p;
     make_plan(q, &p);
     weft__query_iter_planned(q, &p, chunk_rows, chunk, it);

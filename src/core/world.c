@@ -105,6 +105,7 @@ weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **ou
     world->desc = d;
     world->alloc = alloc;
     world->log = &world->desc.logger;
+    world->main_thread = weft__thread_token();
     world->heap_bytes = sizeof *world;
 
     r = weft__entity_init(world);
@@ -164,6 +165,7 @@ weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_w
 /* ---- job system ------------------------------------------------------------- >>jobs */
 
 weft_jobs_t *weft_world_jobs(weft_world_t *world) {
+    WEFT__NONNULL(world, NULL);
     if (world->jobs != NULL) {
         return world->jobs;
     }
@@ -184,6 +186,8 @@ weft_jobs_t *weft_world_jobs(weft_world_t *world) {
 /* ---- stats ------------------------------------------------------------------ >>stats */
 
 void weft_world_stats(const weft_world_t *world, weft_world_stats_t *out) {
+    WEFT__NONNULL(world, );
+    WEFT__NONNULL(out, );
     memset(out, 0, sizeof *out);
     out->heap_bytes = world->heap_bytes;
     out->vmem_bytes = world->slots_committed;

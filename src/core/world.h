@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "access.h"
 #include "jobs/platform/atomic.h"
 #include "jobs/platform/report.h"
 #include "pool.h"
@@ -104,8 +105,9 @@ struct weft_world {
     struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
 
     /* ---- misc ---- */
-    uint32_t hook_depth;   /* > 0 while a hook runs (structural calls are then bugs) */
-    max_align_t tag_dummy; /* data "column" of tag pools: non-NULL, zero bytes used */
+    uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */
+    const void *main_thread; /* weft__thread_token() of the creating thread */
+    max_align_t tag_dummy;   /* data "column" of tag pools: non-NULL, zero bytes used */
 
     /* ---- extension slots of other modules ---- */
     struct weft_sched *sched; /* scheduler state; owned and freed by its module_fini */
@@ -149,8 +151,29 @@ static inline weft__component_t *weft__component(const weft_world_t *world, uint
     return (c != 0 && c <= world->component_count) ? world->components[c] : NULL;
 }
 
-/* Debug: contract check that no hook is running (structural calls from hooks are bugs). */
-#define WEFT__NOT_IN_HOOK(world, fn_name) \
-    WEFT_ASSERT((world)->hook_depth == 0, fn_name ": structural change from inside a hook")
+/* The start of every main-thread-only public call (weft/world.h's thread model): a NULL world
+ * is WEFT_EINVAL in every build; debug builds also return WEFT_ESTATE for a call from another
+ * thread, from inside one of the world's systems or from inside a hook
+ * (weft__structural_check). */
+#if WEFT_DEBUG >= 1
+#define WEFT__MAIN_CALL_AS(world, fn)                                        \
+    do {                                                                     \
+        if ((world) == NULL) {                                               \
+            return weft__null_arg((fn), "world", __FILE__, __LINE__);        \
+        }                                                                    \
+        weft_result_t weft__main_r_ = weft__structural_check((world), (fn)); \
+        if (weft__main_r_ != WEFT_OK) {                                      \
+            return weft__main_r_;                                            \
+        }                                                                    \
+    } while (0)
+#else
+#define WEFT__MAIN_CALL_AS(world, fn)                                 \
+    do {                                                              \
+        if ((world) == NULL) {                                        \
+            return weft__null_arg((fn), "world", __FILE__, __LINE__); \
+        }                                                             \
+    } while (0)
+#endif
+#define WEFT__MAIN_CALL(world) WEFT__MAIN_CALL_AS(world, __func__)
 
 #endif /* WEFT_SRC_WORLD_H */

@@ -193,6 +193,7 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
 }
 
 weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *out) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     setup_undo_t u;
     return setup(world, out, &u);
 }
@@ -208,7 +209,7 @@ static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, con
 }
 
 weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_transform_t *local) {
-    WEFT__NOT_IN_HOOK(world, "weft_hier_add");
+    WEFT__MAIN_CALL(world);
     weft_result_t r = check_alive(world, e, "weft_hier_add");
     if (r != WEFT_OK) {
         return r;
@@ -239,12 +240,13 @@ weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_tra
 }
 
 bool weft_hier_has(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, false);
     const weft__hstore_t *s = store_of(world);
     return s != NULL && weft__hstore_row(s, e) != WEFT__HROW_NONE;
 }
 
 weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_entity_t parent) {
-    WEFT__NOT_IN_HOOK(world, "weft_hier_attach");
+    WEFT__MAIN_CALL(world);
     weft_result_t r = check_alive(world, child, "weft_hier_attach");
     if (r == WEFT_OK) {
         r = check_alive(world, parent, "weft_hier_attach");
@@ -259,7 +261,7 @@ weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_en
 }
 
 weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
-    WEFT__NOT_IN_HOOK(world, "weft_hier_detach");
+    WEFT__MAIN_CALL(world);
     weft_result_t r = check_alive(world, child, "weft_hier_detach");
     if (r != WEFT_OK) {
         return r;
@@ -272,7 +274,7 @@ weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
 }
 
 weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode) {
-    WEFT__NOT_IN_HOOK(world, "weft_hier_destroy");
+    WEFT__MAIN_CALL(world);
     weft_result_t r = check_alive(world, e, "weft_hier_destroy");
     if (r != WEFT_OK) {
         return r;
@@ -304,23 +306,27 @@ weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_
 /* ---- reading ------------------------------------------------------------- >>hier_read */
 
 weft_entity_t weft_hier_parent(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, WEFT_ENTITY_NULL);
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? WEFT_ENTITY_NULL : s->rows.link[r].parent;
 }
 
 uint32_t weft_hier_depth(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, 0);
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? 0 : weft__hstore_depth(s, r);
 }
 
 uint32_t weft_hier_count(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
     const weft__hstore_t *s = store_of(world);
     return s != NULL ? s->live : 0;
 }
 
 uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t cap) {
+    WEFT__NONNULL(world, 0);
     const weft__hstore_t *s = store_of(world);
     if (s == NULL) {
         return 0;
@@ -339,18 +345,21 @@ uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t
 }
 
 weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, NULL);
     weft__hstore_t *s = world->hier != NULL ? &world->hier->store : NULL;
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.local[r];
 }
 
 const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, NULL);
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.world[r];
 }
 
 const weft_parent_link_t *weft_hier_link(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, NULL);
     const weft__hstore_t *s = store_of(world);
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     /* Same layout (static asserts above): the store's link is the public one. */
@@ -358,6 +367,7 @@ const weft_parent_link_t *weft_hier_link(const weft_world_t *world, weft_entity_
 }
 
 void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out) {
+    WEFT__NONNULL(world, );
     memset(out, 0, sizeof(*out));
     const weft__hstore_t *s = store_of(world);
     if (s == NULL) {
@@ -395,7 +405,7 @@ static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool
 }
 
 weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass) {
-    WEFT__NOT_IN_HOOK(world, "weft_hier_update");
+    WEFT__MAIN_CALL(world);
     if (pass != WEFT_HIER_PASS_AUTO && pass != WEFT_HIER_PASS_SEQUENTIAL &&
         pass != WEFT_HIER_PASS_LEVELS) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_update: bad pass %d", (int)pass);
@@ -419,6 +429,7 @@ static void hier_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 
 weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_system_desc_t *desc,
                                         weft_system_t *out) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     const weft_hier_system_desc_t d = desc != NULL ? *desc : (weft_hier_system_desc_t){0};
     WEFT__CONTRACT(d._canary == 0, world->log, WEFT_EINVAL,
                    "weft_hier_register_system: desc._canary must be 0");

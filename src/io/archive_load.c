@@ -269,8 +269,7 @@ static void commit_section(weft__stage_t *st, uint32_t i) {
 /* What both entry points check first; resolves `desc` (NULL: defaults) into *d. */
 static weft_result_t load_begin(weft_world_t *world, const weft_archive_load_desc_t *desc,
                                 weft_archive_load_desc_t *d) {
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
-    WEFT__NOT_IN_HOOK(world, "weft_archive_load");
+    WEFT__MAIN_CALL_AS(world, "weft_archive_load");
     *d = desc ? *desc : (weft_archive_load_desc_t){0};
     WEFT__CONTRACT(d->_canary == 0, world->log, WEFT_EINVAL,
                    "weft_archive_load: desc._canary is %u (desc not zero-initialised)", d->_canary);

@@ -234,7 +234,7 @@ weft_result_t weft_archive_save(weft_world_t *world, const weft_archive_save_des
                    "weft_archive_save: entity_count %zu with NULL entities", d.entity_count);
     WEFT__CONTRACT(!(d.entities == NULL && d.with_descendants), world->log, WEFT_EINVAL,
                    "weft_archive_save: with_descendants needs an entity list");
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__MAIN_CALL(world);
     save_set_t s;
     weft_result_t r = save_set_build(world, &d, &s);
     if (r != WEFT_OK) {

@@ -149,7 +149,7 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     WEFT__CONTRACT(snap != NULL, world->log, WEFT_EINVAL, "weft_snapshot_capture: snap is NULL");
     WEFT__CONTRACT(snap->world == world, world->log, WEFT_EINVAL,
                    "weft_snapshot_capture: the snapshot belongs to another world");
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__MAIN_CALL(world);
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     snap_pool_t pools[WEFT_MAX_COMPONENTS];
     size_t nodes_off;
@@ -304,7 +304,7 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     WEFT__CONTRACT(snap != NULL, world->log, WEFT_EINVAL, "weft_snapshot_restore: snap is NULL");
     WEFT__CONTRACT(snap->world == world, world->log, WEFT_EINVAL,
                    "weft_snapshot_restore: the snapshot belongs to another world");
-    WEFT__ACCESS(world, 0, WEFT__ACCESS_STRUCTURAL);
+    WEFT__MAIN_CALL(world);
     if (!snap->valid) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "weft_snapshot_restore: nothing captured");
     }

@@ -68,11 +68,33 @@ static weft_result_t push(weft_cmd_t *cmd, weft__cmd_op_t op, uint64_t e, uint32
     return WEFT_OK;
 }
 
+/* A buffer records only inside the run call that received it, on that call's thread (debug
+ * builds check the thread; every build checks the call). A pointer kept past its call would
+ * otherwise record into a buffer the scheduler has applied, reset or handed to another job,
+ * and the command would vanish. */
+static weft_result_t check_open(const weft_cmd_t *cmd, const char *fn) {
+    WEFT__CONTRACT(weft_atomic_load_relaxed(&cmd->open) != 0u, cmd->log, WEFT_ESTATE,
+                   "%s: the command buffer of system %u was used outside the run call that "
+                   "received it (a buffer is valid only inside that call)",
+                   fn, cmd->system);
+#if WEFT_DEBUG >= 1
+    WEFT__CONTRACT(cmd->owner == weft__thread_token(), cmd->log, WEFT_ESTATE,
+                   "%s: the command buffer of system %u was used from another thread than the "
+                   "one running its job (never share a buffer between threads)",
+                   fn, cmd->system);
+#endif /* WEFT_DEBUG */
+    return WEFT_OK;
+}
+
 /* A handle is usable in this buffer when real and non-null, or a placeholder it issued. */
 /* Handles are checked when recorded (on the job's thread) so a bad one is reported against
  * the system that wrote it, not at apply time on the main thread. Liveness is not checked:
  * another command may legitimately destroy the entity first. */
 static weft_result_t check_entity(const weft_cmd_t *cmd, weft_entity_t e, const char *fn) {
+    weft_result_t r = check_open(cmd, fn);
+    if (r != WEFT_OK) {
+        return r;
+    }
     WEFT__CONTRACT(e != WEFT_ENTITY_NULL, cmd->log, WEFT_EINVAL, "%s: null entity", fn);
     WEFT__CONTRACT(!weft__cmd_is_placeholder(e) || weft_entity_generation(e) <= cmd->created,
                    cmd->log, WEFT_EINVAL,
@@ -90,7 +112,10 @@ static weft_result_t check_component(const weft_cmd_t *cmd, weft_component_t c, 
 /* The placeholder encodes the create's ordinal, so resolving it at apply time is one array
  * index into the buffer's map and needs no hashing. */
 weft_entity_t weft_cmd_create(weft_cmd_t *cmd) {
-    WEFT_ASSERT(cmd != NULL, "weft_cmd_create: cmd is NULL");
+    WEFT__NONNULL(cmd, WEFT_ENTITY_NULL);
+    if (check_open(cmd, "weft_cmd_create") != WEFT_OK) {
+        return WEFT_ENTITY_NULL;
+    }
     if (cmd->created == UINT32_MAX - 1) {
         (void)WEFT__FAIL(cmd->log, WEFT_ECAPACITY, "weft_cmd_create: too many creates");
         return WEFT_ENTITY_NULL;
@@ -104,11 +129,13 @@ weft_entity_t weft_cmd_create(weft_cmd_t *cmd) {
 }
 
 weft_result_t weft_cmd_destroy(weft_cmd_t *cmd, weft_entity_t e) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
     weft_result_t r = check_entity(cmd, e, "weft_cmd_destroy");
     return r != WEFT_OK ? r : push(cmd, WEFT__CMD_DESTROY, e, 0, NULL, 0);
 }
 
 weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
     weft_result_t r = check_entity(cmd, e, "weft_cmd_add");
     if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_add");
@@ -117,6 +144,7 @@ weft_result_t weft_cmd_add(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c)
 }
 
 weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c, const void *data) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
     weft_result_t r = check_entity(cmd, e, "weft_cmd_set");
     if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_set");
@@ -124,14 +152,25 @@ weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c,
     if (r != WEFT_OK) {
         return r;
     }
-    uint32_t size = weft__component(cmd->world, c.id)->pool.size;
+    const weft__component_t *comp = weft__component(cmd->world, c.id);
+    uint32_t size = comp->pool.size;
     WEFT__CONTRACT(data != NULL || size == 0, cmd->log, WEFT_EINVAL,
-                   "weft_cmd_set: data is NULL for component '%s'",
-                   weft__component(cmd->world, c.id)->name);
+                   "weft_cmd_set: data is NULL for component '%s'", comp->name);
+    for (uint32_t i = 0; i < comp->entity_field_count; i++) {
+        weft_entity_t field;
+        memcpy(&field, (const unsigned char *)data + comp->entity_fields[i], sizeof field);
+        WEFT__CONTRACT(!weft__cmd_is_placeholder(field) ||
+                           weft_entity_generation(field) <= cmd->created,
+                       cmd->log, WEFT_EINVAL,
+                       "weft_cmd_set: the entity field at offset %u of component '%s' holds "
+                       "placeholder 0x%llx, which this command buffer (system %u) did not create",
+                       comp->entity_fields[i], comp->name, (unsigned long long)field, cmd->system);
+    }
     return push(cmd, WEFT__CMD_SET, e, c.id, data, size);
 }
 
 weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
     weft_result_t r = check_entity(cmd, e, "weft_cmd_remove");
     if (r == WEFT_OK) {
         r = check_component(cmd, c, "weft_cmd_remove");
@@ -141,6 +180,7 @@ weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t
 
 /* Walks the records (rarely called; the buffer keeps no separate counter to stay small). */
 uint32_t weft_cmd_count(const weft_cmd_t *cmd) {
+    WEFT__NONNULL(cmd, 0);
     uint32_t n = 0;
     for (size_t at = 0; at < cmd->len; n++) {
         weft__cmd_rec_t rec;
@@ -164,15 +204,31 @@ static bool benign(weft_result_t r) {
     return r == WEFT_OK || r == WEFT_ESTALE || r == WEFT_EEXIST || r == WEFT_ENOENT;
 }
 
+/* Rewrite the placeholders held in c's declared entity fields of a set payload to the real
+ * entities their creates made (WEFT_ENTITY_NULL when a create failed). The payload belongs to
+ * the buffer being consumed, so it is patched in place. */
+static void remap_fields(const weft_world_t *world, weft_component_t c, unsigned char *payload,
+                         const uint64_t *map) {
+    const weft__component_t *comp = weft__component(world, c.id);
+    for (uint32_t i = 0; comp != NULL && i < comp->entity_field_count; i++) {
+        weft_entity_t field;
+        memcpy(&field, payload + comp->entity_fields[i], sizeof field);
+        if (weft__cmd_is_placeholder(field)) {
+            field = map[weft_entity_generation(field) - 1];
+            memcpy(payload + comp->entity_fields[i], &field, sizeof field);
+        }
+    }
+}
+
 /* Each record becomes the public main-thread call that does the same thing, so hooks,
  * signatures and groups behave exactly as for direct calls. The payload is read in place:
  * weft_component_set copies it, so the arena's 8-byte alignment is enough. */
-weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64_t *map) {
+weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *map) {
     weft_result_t first = WEFT_OK;
     for (size_t at = 0; at < cmd->len;) {
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
-        const void *payload = cmd->data + at + sizeof rec;
+        unsigned char *payload = cmd->data + at + sizeof rec;
         at += rec.next;
         weft_entity_t e = rec.entity;
         weft_component_t c = {rec.component};
@@ -200,6 +256,9 @@ weft_result_t weft__cmd_apply(weft_world_t *world, const weft_cmd_t *cmd, uint64
             r = weft_component_add(world, e, c, NULL);
             break;
         case WEFT__CMD_SET:
+            if (cmd->created != 0) {
+                remap_fields(world, c, payload, map);
+            }
             r = weft_component_set(world, e, c, payload);
             break;
         case WEFT__CMD_REMOVE:

@@ -8,7 +8,8 @@
  * Placeholders: weft_cmd_create() returns a handle whose index is 0 (never a real entity's)
  * and whose generation is the create's ordinal in this buffer + 1. At apply, each create
  * makes a real entity and fills the buffer's placeholder map, which later commands of the
- * same buffer read. */
+ * same buffer read: as targets, and inside set payloads at the component's declared entity
+ * fields, which are rewritten in place before the set (as archive loading remaps them). */
 #ifndef WEFT_SRC_COMMAND_H
 #define WEFT_SRC_COMMAND_H
 
@@ -48,7 +49,20 @@ struct weft_cmd {
     struct weft_world *world;                      /* for component sizes and the allocator */
     const weft_allocator_t *alloc;                 /* the world's allocator (may hold NULL hooks) */
     const weft_logger_t *log;                      /* the world's logger */
+    weft_atomic_u32 open; /* 1 only inside the run call that received the buffer: recording
+                               outside it is WEFT_ESTATE (relaxed: in correct use the recording
+                               thread set it itself; the atomic keeps misuse from another
+                               thread a reported error, not a data race) */
+    const void *owner;    /* weft__thread_token() of the thread running that call */
 };
+
+/* Open the buffer for the run call about to receive it, on the thread that makes the call;
+ * close it when the call returns. */
+static inline void weft__cmd_open(weft_cmd_t *cmd, const void *thread) {
+    cmd->owner = thread;
+    weft_atomic_store_relaxed(&cmd->open, 1u);
+}
+static inline void weft__cmd_close(weft_cmd_t *cmd) { weft_atomic_store_relaxed(&cmd->open, 0u); }
 
 /* Placeholders: index 0, generation = ordinal + 1. */
 static inline bool weft__cmd_is_placeholder(uint64_t e) { return (uint32_t)e == 0 && e != 0; }
@@ -104,11 +118,11 @@ weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *
 /* Free the stage's scratch arrays. */
 void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
 
-/* Replay `cmd` onto the world in write order. `map` has room for cmd->created entities and
+/* Replay `cmd` onto the world in write order (patching set payloads' placeholders in place). `map` has room for cmd->created entities and
  * receives the real entity of each placeholder. Stale targets are skipped (two systems may
  * destroy the same entity in one frame); hooks fire as the world applies each change.
  * Returns the first error the world reported (the rest of the buffer is still applied), e.g.
  * WEFT_ENOMEM. Thread: main. */
-weft_result_t weft__cmd_apply(struct weft_world *world, const weft_cmd_t *cmd, uint64_t *map);
+weft_result_t weft__cmd_apply(struct weft_world *world, weft_cmd_t *cmd, uint64_t *map);
 
 #endif /* WEFT_SRC_COMMAND_H */

@@ -67,7 +67,9 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
             .user = sys->user,
             .view = &sys->view,
         };
+        weft__cmd_open(ctx.cmd, weft__thread_token());
         sys->fn(&it, &ctx);
+        weft__cmd_close(ctx.cmd);
         if (timed) {
             uint64_t end = weft__trace_now();
             if (s->sampling) {

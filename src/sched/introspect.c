@@ -37,6 +37,7 @@ static weft_result_t built(weft_world_t *world, const char *fn, struct weft_sche
 
 weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap,
                                   uint32_t *count) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     CHECK_COUNT(count, "weft_schedule_edges");
     struct weft_sched *s;
     weft_result_t r = built(world, "weft_schedule_edges", &s);
@@ -65,6 +66,7 @@ weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out
 
 weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                   uint32_t *count) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     CHECK_COUNT(count, "weft_schedule_order");
     struct weft_sched *s;
     weft_result_t r = built(world, "weft_schedule_order", &s);
@@ -82,6 +84,7 @@ weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint3
  * declarations, so it ignores what phases and constraints already order. */
 weft_result_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
                                       uint32_t cap, uint32_t *count) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     CHECK_COUNT(count, "weft_schedule_conflicts");
     struct weft_sched *s;
     weft_result_t r = built(world, "weft_schedule_conflicts", &s);
@@ -162,6 +165,7 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
 
 /* Node ids are "s<system id>" so a DOT file can be matched against trace events by id. */
 weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size_t *len) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     CHECK_COUNT(len, "weft_schedule_dot");
     struct weft_sched *s;
     weft_result_t r = built(world, "weft_schedule_dot", &s);
@@ -210,6 +214,7 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
 
 weft_result_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                           uint32_t *count, uint64_t *total_ns) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     CHECK_COUNT(count, "weft_schedule_critical_path");
     if (total_ns) {
         *total_ns = 0;

@@ -609,17 +609,20 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
 }
 
 weft_system_t weft_system_lookup(const weft_world_t *world, const char *name) {
+    WEFT__NONNULL(world, (weft_system_t){0});
     const struct weft_sched *s = weft__sched_peek(world);
     const weft__system_t *sys = (s && name) ? find_system(s, name) : NULL;
     return (weft_system_t){sys ? sys->id : 0};
 }
 
 const char *weft_system_name(const weft_world_t *world, weft_system_t sys) {
+    WEFT__NONNULL(world, NULL);
     const struct weft_sched *s = weft__sched_peek(world);
     return (s && sys.id >= 1 && sys.id <= s->count) ? s->systems[sys.id - 1]->name : NULL;
 }
 
 uint32_t weft_system_count(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
     const struct weft_sched *s = weft__sched_peek(world);
     return s ? s->count : 0;
 }
@@ -631,6 +634,7 @@ uint32_t weft_system_count(const weft_world_t *world) {
 weft_result_t weft_view_narrow(const weft_view_t *from, const weft_component_t *reads,
                                uint32_t nreads, const weft_component_t *writes, uint32_t nwrites,
                                weft_view_t *out) {
+    WEFT__NONNULL(from, WEFT_EINVAL);
     WEFT__CONTRACT(from && out && (reads || !nreads) && (writes || !nwrites), NULL, WEFT_EINVAL,
                    "weft_view_narrow: NULL argument");
     weft_view_t v = {.world = from->world, .system = from->system};
@@ -655,6 +659,8 @@ weft_result_t weft_view_narrow(const weft_view_t *from, const weft_component_t *
  * compile the checks out, so there is nothing to publish. */
 void weft_view_run(const weft_view_t *view, void (*fn)(const weft_view_t *view, void *arg),
                    void *arg) {
+    WEFT__NONNULL(view, );
+    WEFT__NONNULL(fn, );
 #if WEFT_DEBUG >= 1
     weft__access_set_t set;
     memcpy(&set, view, sizeof set);

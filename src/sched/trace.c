@@ -50,6 +50,7 @@ void weft__trace_destroy(weft__trace_t *t, const weft_allocator_t *alloc) {
 /* The job system is created here if needed: the lanes are per worker, so their number must
  * be known before the first traced frame. The old trace is replaced only on success. */
 weft_result_t weft_trace_enable(weft_world_t *world, const weft_trace_desc_t *desc) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     weft_trace_desc_t d = desc ? *desc : (weft_trace_desc_t){0};
     struct weft_sched *s = weft__sched_get(world);
     if (!s) {
@@ -98,6 +99,7 @@ fail_free:
 }
 
 void weft_trace_disable(weft_world_t *world) {
+    WEFT__NONNULL(world, );
     struct weft_sched *s = weft__sched_peek(world);
     if (!s || !s->trace) {
         return;
@@ -107,6 +109,7 @@ void weft_trace_disable(weft_world_t *world) {
 }
 
 bool weft_trace_is_enabled(const weft_world_t *world) {
+    WEFT__NONNULL(world, false);
     const struct weft_sched *s = weft__sched_peek(world);
     return s && s->trace;
 }
@@ -124,6 +127,7 @@ static int cmp_event(const void *pa, const void *pb) {
 
 /* Lanes are merged and sorted only here, off the hot path. */
 uint32_t weft_trace_events(const weft_world_t *world, weft_trace_event_t *out, uint32_t cap) {
+    WEFT__NONNULL(world, 0);
     const struct weft_sched *s = weft__sched_peek(world);
     if (!s || !s->trace) {
         return 0;
@@ -144,6 +148,7 @@ uint32_t weft_trace_events(const weft_world_t *world, weft_trace_event_t *out, u
 }
 
 uint64_t weft_trace_dropped(const weft_world_t *world) {
+    WEFT__NONNULL(world, 0);
     const struct weft_sched *s = weft__sched_peek(world);
     if (!s || !s->trace) {
         return 0;
@@ -174,6 +179,7 @@ static void write_json_string(FILE *f, const char *str) {
 }
 
 weft_result_t weft_trace_write_chrome(const weft_world_t *world, const char *path) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
     const struct weft_sched *s = weft__sched_peek(world);
     if (!s || !s->trace) {
         return WEFT__FAIL(s       ? s->log

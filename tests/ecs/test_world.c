@@ -1,7 +1,9 @@
 /* test_world.c: world lifecycle, desc handling, the world hash and statistics. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 
 #include "ecs_fixture.h"
 
@@ -150,3 +152,101 @@ Test(world, the_job_system_is_created_once_from_the_desc_and_owned_by_the_world)
     weft_world_destroy(w);
     cr_expect(eq(sz, a.live_bytes, 0), "the job system went with the world");
 }
+
+/* ---- the contract at the API's edge ------------------------------------------------ */
+
+Test(world, every_core_call_given_a_null_world_returns_einval_or_its_neutral_value) {
+    weft_entity_t e = WEFT_ENTITY_NULL;
+    weft_component_t c = {1};
+    cr_expect(eq(int, weft_entity_create(NULL, &e), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "weft_entity_create") != NULL, "%s", weft_last_error());
+    cr_expect(eq(int, weft_entity_create_n(NULL, 1, &e), WEFT_EINVAL));
+    cr_expect(eq(int, weft_entity_destroy(NULL, 1), WEFT_EINVAL));
+    cr_expect(eq(int, weft_entity_destroy_n(NULL, &e, 1), WEFT_EINVAL));
+    cr_expect(eq(int, weft_entity_reserve(NULL, 1), WEFT_EINVAL));
+    cr_expect(weft_entity_is_alive(NULL, 1) == false);
+    cr_expect(eq(u64, weft_entity_from_index(NULL, 1), WEFT_ENTITY_NULL));
+    cr_expect(eq(u32, weft_entity_count(NULL), 0));
+    weft_component_desc_t cd = {.name = "P", .size = 4};
+    cr_expect(eq(int, weft_component_register(NULL, &cd, &c), WEFT_EINVAL));
+    cr_expect(eq(u32, weft_component_lookup(NULL, "P").id, 0));
+    cr_expect(eq(u32, weft_component_type_count(NULL), 0));
+    cr_expect(eq(int, weft_component_describe(NULL, c, &cd), WEFT_EINVAL));
+    cr_expect(eq(int, weft_component_add(NULL, 1, c, NULL), WEFT_EINVAL));
+    cr_expect(eq(int, weft_component_set(NULL, 1, c, &e), WEFT_EINVAL));
+    cr_expect(weft_component_get(NULL, 1, c) == NULL);
+    cr_expect(weft_component_get_mut(NULL, 1, c) == NULL);
+    cr_expect(weft_component_has(NULL, 1, c) == false);
+    cr_expect(eq(int, weft_component_remove(NULL, 1, c), WEFT_EINVAL));
+    cr_expect(eq(int, weft_component_remove_ordered(NULL, 1, c), WEFT_EINVAL));
+    cr_expect(eq(u32, weft_component_rows(NULL, c), 0));
+    cr_expect(eq(u64, weft_component_entity_at(NULL, c, 0), WEFT_ENTITY_NULL));
+    cr_expect(weft_component_row(NULL, c, 0) == NULL);
+    cr_expect(weft_component_row_mut(NULL, c, 0) == NULL);
+    cr_expect(eq(int, weft_component_move_row(NULL, c, 0, 1), WEFT_EINVAL));
+    cr_expect(eq(int, weft_component_sort(NULL, c, NULL, NULL), WEFT_EINVAL));
+    cr_expect(eq(int, weft_component_reserve(NULL, c, 8), WEFT_EINVAL));
+    weft_instance_t inst = {0};
+    cr_expect(eq(int, weft_component_add_instance(NULL, 1, c, &inst, NULL), WEFT_EINVAL));
+    cr_expect(weft_instance_get(NULL, inst) == NULL);
+    cr_expect(weft_instance_get_mut(NULL, inst) == NULL);
+    cr_expect(eq(u64, weft_instance_entity(NULL, inst), WEFT_ENTITY_NULL));
+    cr_expect(eq(int, weft_instance_remove(NULL, inst), WEFT_EINVAL));
+    cr_expect(eq(u32, weft_component_instances(NULL, 1, c, NULL, 0), 0));
+    weft_group_t g = {0};
+    weft_group_desc_t gd = {.components = {c, {2}}};
+    cr_expect(eq(int, weft_group_create(NULL, &gd, &g), WEFT_EINVAL));
+    cr_expect(eq(u32, weft_group_of(NULL, c).id, 0));
+    cr_expect(eq(u32, weft_group_rows(NULL, g), 0));
+    cr_expect(weft_group_entities(NULL, g) == NULL);
+    cr_expect(weft_group_column(NULL, g, c) == NULL);
+    cr_expect(weft_group_column_mut(NULL, g, c) == NULL);
+    weft_query_t *q = NULL;
+    weft_query_desc_t qd = {.terms = {{c, WEFT_ACCESS_READ}}};
+    cr_expect(eq(int, weft_query_create(NULL, &qd, &q), WEFT_EINVAL));
+    cr_expect(eq(u64, weft_world_hash(NULL), 0));
+    cr_expect(weft_world_jobs(NULL) == NULL);
+    weft_world_stats_t st;
+    weft_world_stats(NULL, &st); /* does nothing */
+    weft_world_destroy(NULL);
+}
+
+#if WEFT_DEBUG >= 1
+typedef struct intruder {
+    weft_world_t *world;
+    weft_component_t c;
+    weft_entity_t target;
+    weft_result_t create, add, destroy;
+    char message[256];
+} intruder_t;
+
+static void *intrude(void *arg) {
+    intruder_t *in = arg;
+    weft_entity_t e = 1;
+    in->create = weft_entity_create(in->world, &e);
+    snprintf(in->message, sizeof in->message, "%s", weft_last_error());
+    in->add = weft_component_add(in->world, in->target, in->c, NULL);
+    in->destroy = weft_entity_destroy(in->world, in->target);
+    return NULL;
+}
+
+Test(world, structural_calls_from_another_thread_return_estate_and_change_nothing) {
+    test_alloc_t a = {0};
+    weft_world_t *w = test_world(&a);
+    cr_assert(w != NULL);
+    intruder_t in = {.world = w, .c = test_register(w, "P", 12), .target = test_entity(w)};
+    uint64_t before = weft_world_hash(w);
+    pthread_t t;
+    cr_assert(eq(int, pthread_create(&t, NULL, intrude, &in), 0));
+    cr_assert(eq(int, pthread_join(t, NULL), 0));
+    cr_expect(eq(int, in.create, WEFT_ESTATE));
+    cr_expect(eq(int, in.add, WEFT_ESTATE));
+    cr_expect(eq(int, in.destroy, WEFT_ESTATE));
+    cr_expect(strstr(in.message, "weft_entity_create") != NULL &&
+                  strstr(in.message, "not the world's main thread") != NULL,
+              "%s", in.message);
+    cr_expect(eq(u64, weft_world_hash(w), before), "the world is unchanged");
+    cr_expect(eq(u32, weft_entity_count(w), 1));
+    weft_world_destroy(w);
+}
+#endif /* WEFT_DEBUG */

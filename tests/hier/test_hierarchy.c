@@ -7,6 +7,8 @@
  * the first mismatch and assert once per batch or session, naming node, step and seed: the
  * suites run with --full-stats, which prints every passing assertion. */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #include "hier_ref.h"
 #include "weft.h"
@@ -483,4 +485,55 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     cr_assert(found, "a local-transform writer conflicts with the hierarchy system");
     free(e);
     weft_world_destroy(w);
+}
+
+/* ---- the contract at the API's edge ------------------------------------------------ */
+
+#if WEFT_DEBUG >= 1
+static weft_entity_t attach_child, attach_parent;
+static _Atomic int attach_result;
+
+static void attach_inside(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    atomic_store(&attach_result, (int)weft_hier_attach(ctx->world, attach_child, attach_parent));
+}
+
+Test(hierarchy, attaching_from_inside_a_system_returns_estate_and_changes_nothing) {
+    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
+    weft_transform_t t = weft_transform_identity();
+    attach_child = new_node(w, &t);
+    attach_parent = new_node(w, &t);
+    weft_system_t s;
+    cr_assert(
+        (weft_system_register(w, &(weft_system_desc_t){.name = "reparent", .fn = attach_inside},
+                              &s)) == (WEFT_OK));
+    cr_assert((weft_world_progress(w, 0.0f)) == (WEFT_OK));
+    cr_expect((atomic_load(&attach_result)) == (WEFT_ESTATE));
+    cr_expect((weft_hier_parent(w, attach_child)) == (WEFT_ENTITY_NULL), "still a root");
+    weft_world_destroy(w);
+}
+#endif /* WEFT_DEBUG */
+
+Test(hierarchy, every_call_given_a_null_world_returns_einval_or_its_neutral_value) {
+    weft_transform_t t = weft_transform_identity();
+    weft_entity_t e = weft_entity_make(1, 0);
+    weft_hier_components_t ids;
+    cr_expect((weft_hier_components(NULL, &ids)) == (WEFT_EINVAL));
+    cr_expect((weft_hier_add(NULL, e, &t)) == (WEFT_EINVAL));
+    cr_expect((weft_hier_attach(NULL, e, e)) == (WEFT_EINVAL));
+    cr_expect((weft_hier_detach(NULL, e)) == (WEFT_EINVAL));
+    cr_expect((weft_hier_destroy(NULL, e, WEFT_HIER_DESTROY_DETACH)) == (WEFT_EINVAL));
+    cr_expect((weft_hier_update(NULL, WEFT_HIER_PASS_SEQUENTIAL)) == (WEFT_EINVAL));
+    cr_expect(weft_hier_has(NULL, e) == false);
+    cr_expect((weft_hier_parent(NULL, e)) == (WEFT_ENTITY_NULL));
+    cr_expect(weft_hier_local(NULL, e) == NULL);
+    cr_expect(weft_hier_world(NULL, e) == NULL);
+    cr_expect(weft_hier_link(NULL, e) == NULL);
+    cr_expect((weft_hier_count(NULL)) == (0));
+    cr_expect((weft_hier_depth(NULL, e)) == (0));
+    cr_expect((weft_hier_order(NULL, NULL, 0)) == (0));
+    weft_hier_stats_t st;
+    weft_hier_stats(NULL, &st); /* does nothing */
+    weft_system_t s;
+    cr_expect((weft_hier_register_system(NULL, NULL, &s)) == (WEFT_EINVAL));
 }

@@ -1,6 +1,9 @@
-/* test_access.c: access declarations are enforced in debug builds (undeclared reads, writes to
- * read-only components, structural changes, helpers outside their narrowed view all abort
- * naming the system), and narrowed views behave as declared. */
+/* test_access.c: access declarations are enforced in debug builds (undeclared reads and
+ * writes to read-only components abort naming the system, since getters have no code to
+ * return; structural changes from a system or from another thread mid-frame return
+ * WEFT_ESTATE; widening a view is WEFT_EACCESS in every build), and narrowed views behave as
+ * declared. */
+#include <pthread.h>
 #include <string.h>
 
 #include "sched_fixture.h"
@@ -98,14 +101,19 @@ Test(access, writing_a_read_only_component_aborts, .signal = SIGABRT) {
     register_and_run(write_read_only);
 }
 
+static _Atomic int structural_result;
+
 static void structural(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)it;
     weft_entity_t e;
-    (void)weft_entity_create(ctx->world, &e);
+    atomic_store(&structural_result, (int)weft_entity_create(ctx->world, &e));
 }
 
-Test(access, a_structural_change_inside_a_system_aborts, .signal = SIGABRT) {
+Test(access, a_structural_change_inside_a_system_returns_estate) {
+    uint32_t before = weft_entity_count(f.world);
     register_and_run(structural);
+    cr_expect(eq(int, atomic_load(&structural_result), WEFT_ESTATE));
+    cr_expect(eq(u32, weft_entity_count(f.world), before));
 }
 
 static void read_pos(const weft_view_t *view, void *arg) {
@@ -122,6 +130,30 @@ static void helper_outside_view(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 
 Test(access, a_helper_reading_outside_its_narrowed_view_aborts, .signal = SIGABRT) {
     register_and_run(helper_outside_view);
+}
+
+static _Atomic int intruder_result;
+
+static void *add_from_elsewhere(void *world) {
+    atomic_store(&intruder_result, (int)weft_component_add(world, target, f.tag, NULL));
+    return NULL;
+}
+
+/* A thread of the program's own (not a worker, not the main thread) changing the world while
+ * a frame runs: the system starts it and waits for it, so the call lands mid-frame. */
+static void start_intruder(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    pthread_t t;
+    if (pthread_create(&t, NULL, add_from_elsewhere, ctx->world) == 0) {
+        pthread_join(t, NULL);
+    }
+}
+
+Test(access, another_thread_adding_a_component_during_a_frame_gets_estate) {
+    atomic_store(&intruder_result, -1);
+    register_and_run(start_intruder);
+    cr_expect(eq(int, atomic_load(&intruder_result), WEFT_ESTATE));
+    cr_expect(weft_component_has(f.world, target, f.tag) == false, "the world is unchanged");
 }
 
 #endif /* WEFT_DEBUG */
