@@ -120,6 +120,10 @@ typedef struct weft_allocator {
     void *user;                                            /* passed back unchanged */
 } weft_allocator_t;
 
+/* How much a report matters. ERROR: a call failed because the caller broke its contract or
+ * a resource ran out. DEBUG: an outcome the API documents as expected, e.g. a command skipped
+ * at apply because its target died first, or WEFT_EEXIST/WEFT_ENOENT from adding a component
+ * an entity has or removing one it lacks. */
 typedef enum weft_log_level {
     WEFT_LOG_ERROR = 0,
     WEFT_LOG_WARN = 1,
@@ -127,12 +131,15 @@ typedef enum weft_log_level {
     WEFT_LOG_DEBUG = 3,
 } weft_log_level_t;
 
-/* Logger hook: one call per reported failure or notable event. May be called from any
- * thread; must not call back into weft. msg is valid only for the call. */
+/* Logger hook: one call per reported failure or notable event at or above `level`'s
+ * importance. May be called from any thread; must not call back into weft. msg is valid only
+ * for the call. weft_last_error() holds every report's message whatever the level. */
 typedef struct weft_logger {
     void (*fn)(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
-               int line, void *user); /* NULL: errors go to stderr when WEFT_DEBUG>=1 */
+               int line, void *user); /* NULL: stderr when WEFT_DEBUG>=1, else silent */
     void *user;                       /* passed back unchanged */
+    weft_log_level_t level; /* the most verbose level delivered; 0 (WEFT_LOG_ERROR): errors
+                               only. Applies to fn and to the stderr default alike */
 } weft_logger_t;
 
 /* ---- asserts ------------------------------------------------------------ >>assert */

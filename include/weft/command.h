@@ -15,7 +15,9 @@
  * between threads (debug builds return WEFT_ESTATE from another thread). A NULL buffer is
  * WEFT_EINVAL (weft_cmd_create: WEFT_ENTITY_NULL). Apply semantics are lenient on purpose (other systems' commands may have
  * changed the target first): commands on an entity that is no longer alive are skipped, add
- * of a component the entity already has is skipped, remove of a missing one is skipped. */
+ * of a component the entity already has is skipped, remove of a missing one is skipped. Each
+ * skip is reported at WEFT_LOG_DEBUG (weft_logger_t.level), which the default level does not
+ * deliver: a skip is an expected outcome, not an error. */
 #ifndef WEFT_COMMAND_H
 #define WEFT_COMMAND_H
 

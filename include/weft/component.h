@@ -86,7 +86,8 @@ WEFT_API weft_result_t weft_component_describe(const weft_world_t *world, weft_c
 
 /* Add `c` to `e`, zero-initialised; on_add fires. *ptr (if ptr is non-NULL) receives the data
  * pointer, valid until the next structural change of the pool. Errors: WEFT_ESTALE, WEFT_EINVAL
- * (unknown c), WEFT_EEXIST (already there; nothing changes), WEFT_ENOMEM, WEFT_ECAPACITY
+ * (unknown c), WEFT_EEXIST (already there; nothing changes;
+ * logged at WEFT_LOG_DEBUG only, as an expected outcome), WEFT_ENOMEM, WEFT_ECAPACITY
  * (too many distinct component sets); on error the world is unchanged. Thread: main. */
 WEFT_API weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_component_t c,
                                           void **ptr);
@@ -111,7 +112,8 @@ WEFT_API void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft
 WEFT_API bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_component_t c);
 
 /* Remove `c` from `e` (on_remove fires first); the pool's last row takes its place.
- * Errors: WEFT_ESTALE, WEFT_EINVAL, WEFT_ENOENT (absent), WEFT_ENOMEM (rare: a new component
+ * Errors: WEFT_ESTALE, WEFT_EINVAL, WEFT_ENOENT (absent; logged at
+ * WEFT_LOG_DEBUG only), WEFT_ENOMEM (rare: a new component
  * set had to be interned). Thread: main. */
 WEFT_API weft_result_t weft_component_remove(weft_world_t *world, weft_entity_t e,
                                              weft_component_t c);

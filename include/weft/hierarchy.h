@@ -78,7 +78,8 @@ WEFT_API weft_result_t weft_hier_components(weft_world_t *world, weft_hier_compo
 
 /* Make the live entity `e` a root node with local transform *local (NULL: identity) and
  * world matrix compose(local); it gets the `node` tag.
- * Errors: WEFT_ESTALE (e not alive), WEFT_EEXIST (already a node), WEFT_ENOMEM (nothing
+ * Errors: WEFT_ESTALE (e not alive), WEFT_EEXIST (already a node; logged at
+ * WEFT_LOG_DEBUG only), WEFT_ENOMEM (nothing
  * changed). Thread: main. */
 WEFT_API weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e,
                                      const weft_transform_t *local);

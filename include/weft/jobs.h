@@ -53,7 +53,7 @@ typedef struct weft_jobs_desc {
     size_t scratch_size;        /* 0: 64 KiB of per-worker scratch (weft_jobs_scratch) */
     uint32_t spin_us; /* 0: 50 µs of spinning with backoff before an idle worker sleeps */
     weft_allocator_t allocator; /* 0: malloc/free */
-    weft_logger_t logger;       /* 0: stderr in debug builds */
+    weft_logger_t logger;       /* 0: errors to stderr in debug builds; .level: verbosity */
     weft_profiler_t profiler;   /* 0: no hooks */
     uint32_t _canary;           /* must stay 0 */
 } weft_jobs_desc_t;

@@ -29,7 +29,7 @@ typedef struct weft_world_desc {
     uint32_t entity_limit;      /* 0: 2^28 entity slots of address space reserved up front
                                    (4 bytes each, committed only as used); max 2^31 */
     weft_allocator_t allocator; /* 0: malloc/free; every heap byte the world uses goes here */
-    weft_logger_t logger;       /* 0: stderr in debug builds */
+    weft_logger_t logger;       /* 0: errors to stderr in debug builds; .level: verbosity */
     uint32_t _canary;           /* must stay 0 */
 } weft_world_desc_t;
 

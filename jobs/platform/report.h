@@ -17,6 +17,14 @@ WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, 
 /* Report with file/line filled in. */
 #define WEFT__FAIL(log, code, ...) weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__)
 
+/* Like weft__fail for an outcome the API documents as expected (WEFT_EEXIST from adding a
+ * component the entity has, a command skipped at apply): the message goes to
+ * weft_last_error() as always, the logger gets it at WEFT_LOG_DEBUG, which the default level
+ * does not deliver. Returns `code`. Thread: any. */
+WEFT_API weft_result_t weft__note(const weft_logger_t *log, weft_result_t code, const char *file,
+                                  int line, const char *fmt, ...) WEFT_PRINTF(5, 6);
+#define WEFT__NOTE(log, code, ...) weft__note((log), (code), __FILE__, __LINE__, __VA_ARGS__)
+
 /* True when weft_set_contract_abort(true) asked broken contracts to abort. Thread: any. */
 WEFT_API bool weft__contract_aborts(void);
 

@@ -254,7 +254,7 @@ weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_comp
     }
     uint32_t idx = weft_entity_index(e);
     if (weft__pool_row(&comp->pool, idx) != WEFT__ROW_NONE) {
-        return WEFT__FAIL(world->log, WEFT_EEXIST,
+        return WEFT__NOTE(world->log, WEFT_EEXIST,
                           "weft_component_add: entity 0x%llx already has component '%s'",
                           (unsigned long long)e, comp->name);
     }
@@ -374,7 +374,7 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
     }
     uint32_t idx = weft_entity_index(e);
     if (weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE) {
-        return WEFT__FAIL(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
+        return WEFT__NOTE(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
                           (unsigned long long)e, comp->name);
     }
     if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL)) {

@@ -221,7 +221,7 @@ weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_tra
     }
     struct weft_hier *h = world->hier;
     if (weft__hstore_row(&h->store, e) != WEFT__HROW_NONE) {
-        return WEFT__FAIL(world->log, WEFT_EEXIST, "weft_hier_add: entity 0x%llx is already a node",
+        return WEFT__NOTE(world->log, WEFT_EEXIST, "weft_hier_add: entity 0x%llx is already a node",
                           (unsigned long long)e);
     }
     const weft_transform_t identity = weft_transform_identity();
@@ -267,7 +267,7 @@ weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
         return r;
     }
     if (world->hier == NULL) {
-        return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_detach: 0x%llx is not a node",
+        return WEFT__NOTE(world->log, WEFT_ENOENT, "weft_hier_detach: 0x%llx is not a node",
                           (unsigned long long)child);
     }
     return weft__hstore_detach(&world->hier->store, child, world->log);
@@ -283,7 +283,7 @@ weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_destroy: bad mode %d", (int)mode);
     }
     if (!weft_hier_has(world, e)) {
-        return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_destroy: 0x%llx is not a node",
+        return WEFT__NOTE(world->log, WEFT_ENOENT, "weft_hier_destroy: 0x%llx is not a node",
                           (unsigned long long)e);
     }
     /* Both modes go through entity destruction, whose `node` hook takes each node out of

@@ -199,6 +199,22 @@ void weft__cmd_fini(weft_cmd_t *cmd) {
 
 /* ---- replay ------------------------------------------------------------------- >>apply */
 
+static const char *op_name(uint8_t op) {
+    switch ((weft__cmd_op_t)op) {
+    case WEFT__CMD_CREATE:
+        return "create";
+    case WEFT__CMD_DESTROY:
+        return "destroy";
+    case WEFT__CMD_ADD:
+        return "add";
+    case WEFT__CMD_SET:
+        return "set";
+    case WEFT__CMD_REMOVE:
+        return "remove";
+    }
+    return "command";
+}
+
 /* Outcomes that are not failures under the lenient apply rules (see weft/command.h). */
 static bool benign(weft_result_t r) {
     return r == WEFT_OK || r == WEFT_ESTALE || r == WEFT_EEXIST || r == WEFT_ENOENT;
@@ -245,6 +261,14 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed: skipped */
         }
         if (e == WEFT_ENTITY_NULL) {
+            continue; /* its create failed, which was reported */
+        }
+        if (!weft_entity_is_alive(world, e)) {
+            /* Documented as lenient (weft/command.h): another command destroyed it first. */
+            (void)WEFT__NOTE(world->log, WEFT_ESTALE,
+                             "command skipped: system %u's %s of entity 0x%llx, which is no "
+                             "longer alive",
+                             cmd->system, op_name(rec.op), (unsigned long long)e);
             continue;
         }
         weft_result_t r = WEFT_OK;

@@ -562,8 +562,8 @@ Test(archive_hostile, load_and_save_failures_are_reported_through_the_world_logg
     weft_membuf_t buf = sample_archive(20);
     log_record_t log = {0};
     fx_world_t f;
-    fx_init_desc(
-        &f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE, .logger = {record_log, &log}});
+    fx_init_desc(&f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
+                                          .logger = {.fn = record_log, .user = &log}});
     fx_populate(&f, 4, 10);
     uint64_t h = weft_world_hash(f.w);
 

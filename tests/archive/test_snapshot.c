@@ -206,7 +206,7 @@ Test(snapshot, out_of_memory_in_capture_or_restore_changes_nothing) {
     fx_world_t f;
     fx_init_desc(&f, &(weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE,
                                           .allocator = fx_counting_allocator(&c),
-                                          .logger = {count_log, &log}});
+                                          .logger = {.fn = count_log, .user = &log}});
     cr_assert_eq(weft_hier_components(f.w, NULL), WEFT_OK);
     fx_populate(&f, 6, 100);
     /* A forest of 60 nodes: each node i > 0 hangs under node (i - 1) / 3 unless i % 7 == 0. */

@@ -18,7 +18,7 @@ static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg
                      int line, void *user) {
     (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
 }
-static const weft_logger_t quiet_log = {quiet_fn, NULL};
+static const weft_logger_t quiet_log = {.fn = quiet_fn};
 #define QUIET (&quiet_log)
 
 /* The first failure of the running test (each test runs in its own process). */

@@ -28,7 +28,7 @@ static weft_world_t *new_world(uint32_t workers, weft_execution_t exec) {
     weft_world_t *w = NULL;
     cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
                                                      .execution = exec,
-                                                     .logger = {quiet_fn, NULL}},
+                                                     .logger = {.fn = quiet_fn}},
                                 &w) == WEFT_OK);
     return w;
 }

@@ -199,3 +199,83 @@ Test(command, every_scheduler_call_given_a_null_world_returns_einval_or_its_neut
     cr_expect(eq(int, weft_view_narrow(NULL, NULL, 0, NULL, 0, &v), WEFT_EINVAL));
     weft_view_run(NULL, NULL, NULL); /* does nothing */
 }
+
+/* ---- log levels: documented skips are not errors ----------------------------------- */
+
+typedef struct log_count {
+    _Atomic uint32_t at[4]; /* reports per weft_log_level_t */
+} log_count_t;
+
+static void count_log(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+                      int line, void *user) {
+    (void)code, (void)msg, (void)file, (void)line;
+    atomic_fetch_add(&((log_count_t *)user)->at[level & 3u], 1);
+}
+
+static weft_component_t churn_pos, churn_tag;
+
+/* Both killers record, for every entity: add of P (which it has), remove of T (which it
+ * lacks), destroy. At apply killer1's add and remove are skipped (WEFT_EEXIST, WEFT_ENOENT)
+ * and its destroy runs; all three of killer2's commands are skipped (the target is dead):
+ * five documented skips per entity. */
+static void killer(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            weft_entity_t e = weft_iter_entity(it, i);
+            (void)weft_cmd_add(ctx->cmd, e, churn_pos);
+            (void)weft_cmd_remove(ctx->cmd, e, churn_tag);
+            (void)weft_cmd_destroy(ctx->cmd, e);
+        }
+    }
+}
+
+/* A world whose logger counts, a 20-frame churn through the two killers; returns the world. */
+static weft_world_t *churn(log_count_t *count, weft_log_level_t level) {
+    weft_world_t *w = NULL;
+    weft_world_desc_t d = {.worker_count = 2,
+                           .logger = {.fn = count_log, .user = count, .level = level}};
+    cr_assert(eq(int, weft_world_create(&d, &w), WEFT_OK));
+    cr_assert(eq(int,
+                 weft_component_register(
+                     w, &(weft_component_desc_t){.name = "P", .size = sizeof(vec3_t)}, &churn_pos),
+                 WEFT_OK));
+    cr_assert(eq(int, weft_component_register(w, &(weft_component_desc_t){.name = "T"}, &churn_tag),
+                 WEFT_OK));
+    must_register(w,
+                  &(weft_system_desc_t){.name = "killer1", .fn = killer, .terms = {R(churn_pos)}});
+    must_register(w,
+                  &(weft_system_desc_t){.name = "killer2", .fn = killer, .terms = {R(churn_pos)}});
+    for (int frame = 0; frame < 20; frame++) {
+        for (int i = 0; i < 50; i++) {
+            weft_entity_t e;
+            cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
+            cr_assert(eq(int, weft_component_add(w, e, churn_pos, NULL), WEFT_OK));
+        }
+        cr_assert(eq(int, weft_world_progress(w, 0.0f), WEFT_OK), "%s", weft_last_error());
+        cr_assert(eq(u32, weft_entity_count(w), 0), "every entity was destroyed");
+    }
+    return w;
+}
+
+Test(command, documented_skips_are_not_logged_at_the_default_level_but_errors_are) {
+    log_count_t count = {0};
+    weft_world_t *w = churn(&count, WEFT_LOG_ERROR);
+    for (int l = 0; l < 4; l++) {
+        cr_expect(eq(u32, atomic_load(&count.at[l]), 0), "%u reports at level %d",
+                  atomic_load(&count.at[l]), l);
+    }
+    weft_entity_t e;
+    cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
+    cr_expect(eq(int, weft_component_add(w, e, (weft_component_t){200}, NULL), WEFT_EINVAL));
+    cr_expect(eq(u32, atomic_load(&count.at[WEFT_LOG_ERROR]), 1), "a real error still arrives");
+    weft_world_destroy(w);
+}
+
+Test(command, a_debug_level_logger_sees_every_documented_skip) {
+    log_count_t count = {0};
+    weft_world_t *w = churn(&count, WEFT_LOG_DEBUG);
+    cr_expect(eq(u32, atomic_load(&count.at[WEFT_LOG_ERROR]), 0));
+    cr_expect(eq(u32, atomic_load(&count.at[WEFT_LOG_DEBUG]), 5u * 20u * 50u),
+              "five skips for each of 1,000 entities");
+    weft_world_destroy(w);
+}
