@@ -119,6 +119,9 @@ struct weft__ctx {
     uint32_t spin_backoff;     /* pauses between polls when it next spins (sleep.c) */
     bool idle_job;             /* the last top-level job found nothing to do (parallel_for.c) */
     uint64_t board_seen;       /* the last loop board word this worker looked at */
+    /* Executor mode, workers 1..: 0 parked (no drain task; counted in sleep.sleepers), 1
+     * claimed (a drain task is submitted or running and owns this context). executor.c */
+    weft_atomic_u32 lent;
     /* The tallies sit apart from free_remote, which other threads CAS on every remote free:
      * sharing a line would make each submit pay for a cache miss. */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 submitted; /* jobs it submitted; written by it only */
@@ -171,12 +174,28 @@ struct weft_jobs {
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
     weft_atomic_u32 external_inflight;               /* registered threads inside an API call */
     weft_atomic_u32 registered;                      /* registered slots handed out */
+    bool lent;            /* desc.executor runs workers 1.. (executor.c); no threads spawned */
+    weft_atomic_u32 drains; /* executor drain tasks submitted and not yet returned */
 };
 
 /* ---- cross-file functions ---------------------------------------------- >>internal */
 
 /* worker.c */
 weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs); /* NULL: unknown thread */
+/* Bind the calling thread to `ctx` (false: it already uses the maximum of job systems) and
+ * undo that. */
+bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx);
+void weft__unbind_thread(const weft_jobs_t *jobs);
+/* The idle test of a worker (phase stopped, or work it could take), for weft__sleep_idle. */
+bool weft__worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final);
+
+/* executor.c: executor mode. Claim up to n parked lent workers and submit a drain task for
+ * each (called by weft__sleep_wake for new ordinary work); the number claimed. */
+uint32_t weft__executor_wake(weft_jobs_t *jobs, uint32_t n);
+/* Put every lent worker in the parked state (create). */
+void weft__executor_init(weft_jobs_t *jobs);
+/* After the phase became STOPPED: wait until every drain task has returned (destroy). */
+void weft__executor_join(weft_jobs_t *jobs);
 weft__rec_t *weft__find_job(weft_jobs_t *jobs, weft__ctx_t *ctx);
 void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job);
 /* A waiting worker's one step of help: join the loop on the board if it is new to it, else
@@ -255,6 +274,11 @@ void weft__external_enter(weft_jobs_t *jobs);
 void weft__external_leave(weft_jobs_t *jobs);
 /* True when some queue a thread like `ctx` can take from looks non-empty. */
 bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx);
+/* weft__has_work for worker `index` that last saw loop board word `board_seen`, without
+ * reading its context (executor.c checks after giving its context up). */
+bool weft__worker_has_work(weft_jobs_t *jobs, uint32_t index, uint64_t board_seen);
+/* The spin half of weft__sleep_idle: true when `ready` said so within desc.spin_us. */
+bool weft__sleep_spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg);
 
 /* Relaxed peek for the hot path: false means "looked empty just now". A miss is caught by
  * the seq_cst re-check before a thread sleeps (sleep.c). */

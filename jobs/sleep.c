@@ -41,6 +41,12 @@ void weft__sleep_fini(weft__sleep_t *s) {
 
 void weft__sleep_wake(weft_jobs_t *jobs, uint32_t n, uint32_t sleeping) {
     weft__sleep_t *s = &jobs->sleep;
+    /* Executor mode: parked lent workers are counted in `sleepers` but wait on nothing;
+     * new ordinary work (n < UINT32_MAX) starts drain tasks for them. Broadcasts are for
+     * one particular thread (worker 0, a waiter, shutdown), which no drain can be. */
+    if (jobs->lent && n != UINT32_MAX) {
+        (void)weft__executor_wake(jobs, n);
+    }
     /* seq_cst: a sleeper that registered after the caller's load of `sleepers`
      * (weft__sleep_notify, jobs_impl.h) reads the new epoch. */
     weft_atomic_fetch_add_seq_cst(&s->epoch, 1u);
@@ -72,22 +78,26 @@ void weft__sleep_kick(weft_jobs_t *jobs) {
     weft__mutex_unlock(&s->lock); /* release sleep.lock */
 }
 
-bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
-    if (ctx->is_worker) {
-        if (weft__board_changed(jobs, ctx)) {
-            return true; /* a loop to join (parallel_for.c); not part of the handshake */
-        }
-        for (uint32_t w = 0; w < jobs->worker_count; ++w) {
-            for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
-                if (!weft__deque_is_empty(&jobs->ctx[w].dq[p])) {
-                    return true;
-                }
+bool weft__worker_has_work(weft_jobs_t *jobs, uint32_t index, uint64_t board_seen) {
+    if (weft_atomic_load_relaxed(&jobs->board) != board_seen) {
+        return true; /* a loop to join (parallel_for.c); not part of the handshake */
+    }
+    for (uint32_t w = 0; w < jobs->worker_count; ++w) {
+        for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
+            if (!weft__deque_is_empty(&jobs->ctx[w].dq[p])) {
+                return true;
             }
         }
-        if (ctx->index == 0 && !weft__queue_is_empty(&jobs->main)) {
-            return true;
-        }
-        return !weft__queue_is_empty(&jobs->inject);
+    }
+    if (index == 0 && !weft__queue_is_empty(&jobs->main)) {
+        return true;
+    }
+    return !weft__queue_is_empty(&jobs->inject);
+}
+
+bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
+    if (ctx->is_worker) {
+        return weft__worker_has_work(jobs, ctx->index, ctx->board_seen);
     }
     return false; /* registered threads do not run jobs; they wait for their counter */
 }
@@ -112,7 +122,7 @@ bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
  * the caller finishes alone — therefore stays at the slow end, instead of racing the
  * caller for every helper it publishes: each such steal costs the caller several cache
  * misses on its deque and loop slot, more than the whole loop. */
-static bool spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
+bool weft__sleep_spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
     uint64_t start = weft__time_ns();
     uint64_t budget = (uint64_t)jobs->desc.spin_us * 1000u;
     uint32_t backoff = ctx->spin_backoff;
@@ -145,7 +155,7 @@ static bool spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, cons
 }
 
 void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
-    if (spin(jobs, ctx, ready, arg)) {
+    if (weft__sleep_spin(jobs, ctx, ready, arg)) {
         return;
     }
     weft__sleep_t *s = &jobs->sleep;

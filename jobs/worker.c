@@ -62,7 +62,7 @@ weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs) {
     return NULL;
 }
 
-static bool bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     for (int i = 0; i < BINDINGS; ++i) {
         if (bindings[i].jobs == NULL) {
             bindings[i] = (binding_t){jobs, jobs->id, ctx};
@@ -73,7 +73,7 @@ static bool bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     return false;
 }
 
-static void unbind_thread(const weft_jobs_t *jobs) {
+void weft__unbind_thread(const weft_jobs_t *jobs) {
     for (int i = 0; i < BINDINGS; ++i) {
         if (bindings[i].jobs == jobs && bindings[i].id == jobs->id) {
             bindings[i] = (binding_t){0};
@@ -182,7 +182,7 @@ void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
 
 /* ---- worker threads --------------------------------------------------------- >>worker */
 
-static bool worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
+bool weft__worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
     (void)arg;
     (void) final;
     /* seq_cst: part of the sleep handshake (sleep.c); destroy stores the phase seq_cst */
@@ -193,7 +193,7 @@ static bool worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, b
 static void worker_main(void *arg) {
     weft__ctx_t *ctx = arg;
     weft_jobs_t *jobs = ctx->jobs;
-    if (!bind_thread(jobs, ctx)) {
+    if (!weft__bind_thread(jobs, ctx)) {
         abort(); /* a fresh thread has all its bindings free */
     }
     bool ran = false; /* ran a job since going idle last */
@@ -226,9 +226,9 @@ static void worker_main(void *arg) {
             weft__sleep_kick(jobs);
         }
         ran = false;
-        weft__sleep_idle(jobs, ctx, worker_ready, NULL);
+        weft__sleep_idle(jobs, ctx, weft__worker_ready, NULL);
     }
-    unbind_thread(jobs);
+    weft__unbind_thread(jobs);
 }
 
 /* ---- create / destroy --------------------------------------------------------- >>life */
@@ -237,6 +237,8 @@ weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc) {
     weft_jobs_desc_t d = desc ? *desc : (weft_jobs_desc_t){0};
     if (d.execution == WEFT_EXECUTION_INLINE) {
         d.worker_count = 1;
+    } else if (d.executor.thread_count != 0 && d.worker_count == 0) {
+        d.worker_count = d.executor.thread_count + 1u;
     } else if (d.worker_count == 0) {
         d.worker_count = weft__thread_hardware_count();
         if (d.worker_count > WEFT__MAX_WORKERS) {
@@ -271,6 +273,23 @@ static weft_result_t check_desc(const weft_jobs_desc_t *d) {
                    "weft_jobs_create: allocator.alloc and allocator.free must be set together");
     WEFT__CONTRACT(d->queue_capacity <= (1u << 30), log, WEFT_EINVAL,
                    "weft_jobs_create: queue_capacity %u is larger than 2^30", d->queue_capacity);
+    const weft_executor_t *x = &d->executor;
+    WEFT__CONTRACT((x->thread_count == 0) == (x->submit == NULL), log, WEFT_EINVAL,
+                   "weft_jobs_create: executor.thread_count %u with%s a submit function "
+                   "(set both or neither)",
+                   x->thread_count, x->submit ? "" : "out");
+    if (x->thread_count != 0) {
+        WEFT__CONTRACT(d->execution == WEFT_EXECUTION_THREADED, log, WEFT_EINVAL,
+                       "weft_jobs_create: an executor needs threaded execution");
+        WEFT__CONTRACT(x->thread_count < WEFT__MAX_WORKERS, log, WEFT_EINVAL,
+                       "weft_jobs_create: executor.thread_count %u exceeds %u", x->thread_count,
+                       WEFT__MAX_WORKERS - 1u);
+        WEFT__CONTRACT(d->worker_count == 0 || d->worker_count == x->thread_count + 1u, log,
+                       WEFT_EINVAL,
+                       "weft_jobs_create: worker_count %u, but the executor lends %u threads "
+                       "(leave it 0, or make it thread_count + 1)",
+                       d->worker_count, x->thread_count);
+    }
     return WEFT_OK;
 }
 
@@ -288,6 +307,7 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
     weft_atomic_init(&ctx->finished, 0);
     weft_atomic_init(&ctx->jobs_run, 0);
     weft_atomic_init(&ctx->ranges_run, 0);
+    weft_atomic_init(&ctx->lent, 0);
     for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
         weft_atomic_init(&ctx->dq[p].buf, NULL);
     }
@@ -343,6 +363,10 @@ static void stop_and_join(weft_jobs_t *jobs, uint32_t spawned) {
     /* seq_cst: a publication for the sleep handshake (sleep.c) */
     weft_atomic_store_seq_cst(&jobs->phase, (uint32_t)WEFT__PHASE_STOPPED);
     weft__sleep_notify(jobs, UINT32_MAX);
+    if (jobs->lent) {
+        weft__executor_join(jobs);
+        return;
+    }
     for (uint32_t i = 1; i < spawned; ++i) {
         weft__thread_join(&jobs->ctx[i].thread);
     }
@@ -375,6 +399,8 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
     weft_atomic_init(&jobs->phase, (uint32_t)WEFT__PHASE_RUNNING);
     weft_atomic_init(&jobs->external_inflight, 0);
     weft_atomic_init(&jobs->registered, 0);
+    weft_atomic_init(&jobs->drains, 0);
+    jobs->lent = d.executor.thread_count != 0;
 
     uint32_t total = ctx_total(jobs), ready = 0;
     jobs->ctx = d.allocator.alloc(sizeof(weft__ctx_t) * total, WEFT_CACHE_LINE, d.allocator.user);
@@ -387,18 +413,23 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
             goto fail_free_all;
         }
     }
-    if (!bind_thread(jobs, &jobs->ctx[0])) {
+    if (!weft__bind_thread(jobs, &jobs->ctx[0])) {
         free_all(jobs, ready);
         return WEFT__FAIL(&d.logger, WEFT_ECAPACITY,
                           "weft_jobs_create: this thread is already bound to %d job systems",
                           BINDINGS);
+    }
+    if (jobs->lent) {
+        weft__executor_init(jobs); /* workers 1.. start parked: no thread until there is work */
+        *out = jobs;
+        return WEFT_OK;
     }
     for (uint32_t i = 1; i < jobs->worker_count; ++i) {
         char name[32]; /* "weft-worker-255" fits Linux's 15-character limit */
         snprintf(name, sizeof name, "weft-worker-%u", i);
         if (!weft__thread_create(&jobs->ctx[i].thread, worker_main, &jobs->ctx[i], name)) {
             stop_and_join(jobs, i);
-            unbind_thread(jobs);
+            weft__unbind_thread(jobs);
             free_all(jobs, ready);
             return WEFT__FAIL(&d.logger, WEFT_ETHREAD,
                               "weft_jobs_create: could not start worker thread %u of %u", i,
@@ -489,7 +520,7 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
     while (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
         weft__thread_yield();
     }
-    unbind_thread(jobs);
+    weft__unbind_thread(jobs);
     free_all(jobs, ctx_total(jobs));
 }
 
@@ -557,7 +588,7 @@ weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs) {
                           "weft_jobs_register_thread: all %u registered-thread slots are taken",
                           WEFT__MAX_REGISTERED);
     }
-    if (!bind_thread(jobs, &jobs->ctx[jobs->worker_count + slot])) {
+    if (!weft__bind_thread(jobs, &jobs->ctx[jobs->worker_count + slot])) {
         /* The slot stays reserved (slots are never reused); its tallies stay zero. */
         return WEFT__FAIL(log, WEFT_ECAPACITY,
                           "weft_jobs_register_thread: this thread is already bound to %d job "

@@ -45,6 +45,24 @@ typedef struct weft_profiler {
     void *user; /* passed back unchanged */
 } weft_profiler_t;
 
+/* An engine's own thread pool, lent to weft instead of weft starting threads of its own.
+ * weft keeps its deques, counters and parallel-for; where it would wake an idle worker it
+ * calls `submit` with a short task instead. The task claims one of weft's worker slots
+ * (so weft_jobs_worker_index, scratch and stats work as usual), runs weft jobs while there are
+ * any (spinning up to desc.spin_us for more), and returns the thread to the engine.
+ * Contract of `submit(task, arg, user)`: run task(arg) exactly once, soon, on one of the
+ * engine's threads; never synchronously inside submit, and never block on weft. weft calls
+ * it from its workers and registered threads, concurrently, and keeps at most
+ * `thread_count` tasks outstanding. The lent threads must not be registered threads of the
+ * same job system. weft_jobs_destroy waits until every task it submitted has run, so the
+ * engine's pool must keep running tasks until destroy returns. */
+typedef struct weft_executor {
+    uint32_t thread_count; /* threads lent; the job system gets thread_count + 1 workers (the
+                              creating thread is worker 0). 0: no executor */
+    void (*submit)(void (*task)(void *arg), void *arg, void *user); /* required with threads */
+    void *user; /* passed back unchanged */
+} weft_executor_t;
+
 typedef struct weft_jobs_desc {
     uint32_t worker_count;      /* 0: hardware threads; counts the creating thread; max 256;
                                    may exceed the cores (workers then yield while spinning) */
@@ -55,6 +73,7 @@ typedef struct weft_jobs_desc {
     weft_allocator_t allocator; /* 0: malloc/free */
     weft_logger_t logger;       /* 0: errors to stderr in debug builds; .level: verbosity */
     weft_profiler_t profiler;   /* 0: no hooks */
+    weft_executor_t executor;   /* 0: weft starts worker_count - 1 threads of its own */
     uint32_t _canary;           /* must stay 0 */
 } weft_jobs_desc_t;
 
@@ -63,8 +82,9 @@ WEFT_API weft_jobs_desc_t weft_jobs_desc_resolved(const weft_jobs_desc_t *desc);
 
 /* Create a job system; `desc` may be NULL for all defaults. The calling thread becomes
  * worker 0 and is the only thread that runs main-thread jobs.
- * Errors: WEFT_EINVAL (bad desc), WEFT_ENOMEM, WEFT_ETHREAD (nothing is left behind).
- * Thread: any; the caller owns the result. */
+ * Errors: WEFT_EINVAL (bad desc; with an executor: no submit, no threads, inline execution,
+ * or a worker_count other than 0 or thread_count + 1), WEFT_ENOMEM, WEFT_ETHREAD (nothing is
+ * left behind). Thread: any; the caller owns the result. */
 WEFT_API weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out);
 
 /* Finish every submitted job, stop and join the workers, free everything. The creating

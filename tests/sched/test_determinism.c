@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "ext_pool.h"
 #include "sched_fixture.h"
 
 TestSuite(determinism, .timeout = 240);
@@ -235,4 +236,46 @@ Test(determinism, repeated_threaded_runs_agree) {
         cr_assert(eq(u64, a[i], b[i]), "seed %llu: frame %d", (unsigned long long)seed,
                   10 * (i + 1));
     }
+}
+
+/* The same simulation on a job system whose workers 1.. are an engine's threads (a pool
+ * written in the test, lent through weft_executor_t) ends bit-identical to weft's own pool,
+ * and the lent threads ran part of every stretch of frames. */
+Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
+    uint64_t seed = test_seed();
+    uint64_t want[FRAMES / 10];
+    sim_run(3, WEFT_EXECUTION_THREADED, seed, want);
+
+    ext_pool_t pool;
+    cr_assert(ext_pool_start(&pool, 2));
+    weft_jobs_t *jobs = NULL;
+    cr_assert(eq(int,
+                 weft_jobs_create(&(weft_jobs_desc_t){.executor = ext_pool_executor(&pool)},
+                                  &jobs),
+                 WEFT_OK),
+              "%s", weft_last_error());
+    sim_t *sim = calloc(1, sizeof *sim);
+    sim_setup(sim, &(weft_world_desc_t){.jobs = jobs}, seed);
+    for (uint32_t fr = 0; fr < FRAMES; fr++) {
+        sim->frame = fr;
+        cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s",
+                  weft_last_error());
+        CHECKED();
+        if ((fr + 1) % 10 == 0) {
+            cr_assert(eq(u64, weft_world_hash(sim->f.world), want[fr / 10]),
+                      "seed %llu: the engine pool's world differs after frame %u",
+                      (unsigned long long)seed, fr + 1);
+        }
+    }
+    uint64_t lent = 0;
+    for (uint32_t w = 1; w < 3; w++) {
+        weft_worker_stats_t st;
+        cr_assert(eq(int, weft_jobs_worker_stats(jobs, w, &st), WEFT_OK));
+        lent += st.jobs + st.ranges;
+    }
+    cr_expect(lent > 0, "the engine's threads ran none of the frames' work");
+    fixture_fini(&sim->f);
+    free(sim);
+    weft_jobs_destroy(jobs);
+    ext_pool_stop(&pool);
 }
