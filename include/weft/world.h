@@ -30,26 +30,35 @@ typedef struct weft_world_desc {
                                    (4 bytes each, committed only as used); max 2^31 */
     weft_allocator_t allocator; /* 0: malloc/free; every heap byte the world uses goes here */
     weft_logger_t logger;       /* 0: errors to stderr in debug builds; .level: verbosity */
+    weft_jobs_t *jobs;          /* NULL: the world creates (on first use) and owns a job system from
+                          worker_count and execution. Otherwise the world runs its frames on
+                          this one, which it never destroys: worker_count must then be 0 or
+                          the job system's count, execution must be 0, the world must be
+                          created on the job system's creating thread (its worker 0), and the
+                          job system must outlive every world using it. Several worlds may
+                          share one job system; they progress one at a time, from that thread,
+                          and a system must not progress another world. */
     uint32_t _canary;           /* must stay 0 */
 } weft_world_desc_t;
 
 /* The desc with defaults filled in (worker_count resolved to a number, etc.). */
 WEFT_API weft_world_desc_t weft_world_desc_resolved(const weft_world_desc_t *desc);
 
-/* Create a world; `desc` may be NULL for all defaults. The job system is created on first use
- * (weft_world_jobs), from desc.worker_count/execution/allocator/logger.
+/* Create a world; `desc` may be NULL for all defaults. Without desc.jobs the job system is
+ * created on first use (weft_world_jobs), from desc.worker_count/execution/allocator/logger;
+ * with it, the world uses that one (see desc.jobs for the rules, each WEFT_EINVAL).
  * Errors: WEFT_EINVAL (bad desc), WEFT_ENOMEM (nothing is left behind).
  * Thread: any; the calling thread becomes the world's main thread. The caller owns *out. */
 WEFT_API weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **out);
 
 /* Destroy the world: module finalisers run (reverse registration order), then every pool,
- * group, query and the job system are freed. Remove hooks do NOT fire. Queries created from
+ * group, query and the job system the world created are freed (a desc.jobs one is not). Remove hooks do NOT fire. Queries created from
  * the world must not be used afterwards (they are freed here if still alive). NULL is
  * ignored. Thread: main. */
 WEFT_API void weft_world_destroy(weft_world_t *world);
 
-/* The world's job system, created on the first call (main thread) from the world desc.
- * NULL when creation failed (see weft_last_error()). Owned by the world.
+/* The world's job system: desc.jobs, or the one created on the first call (main thread) from
+ * the world desc, owned by the world. NULL when creation failed (see weft_last_error()).
  * Thread: main for the first call; any afterwards. */
 WEFT_API weft_jobs_t *weft_world_jobs(weft_world_t *world);
 

@@ -49,7 +49,9 @@ weft_world_desc_t weft_world_desc_resolved(const weft_world_desc_t *desc) {
     } else {
         memset(&d, 0, sizeof d);
     }
-    if (d.worker_count == 0) {
+    if (d.worker_count == 0 && d.jobs != NULL) {
+        d.worker_count = weft_jobs_worker_count(d.jobs);
+    } else if (d.worker_count == 0) {
         weft_jobs_desc_t jd = {.execution = d.execution};
         d.worker_count = weft_jobs_desc_resolved(&jd).worker_count;
     }
@@ -80,6 +82,23 @@ static weft_result_t check_desc(const weft_world_desc_t *d) {
     WEFT__CONTRACT(d->execution == WEFT_EXECUTION_THREADED || d->execution == WEFT_EXECUTION_INLINE,
                    log, WEFT_EINVAL, "weft_world_create: unknown execution mode %d",
                    (int)d->execution);
+    if (d->jobs != NULL) {
+        /* A borrowed job system decides the workers; a desc that says otherwise is a mistake,
+         * not a request weft could honour. */
+        uint32_t n = weft_jobs_worker_count(d->jobs);
+        WEFT__CONTRACT(d->worker_count == 0 || d->worker_count == n, log, WEFT_EINVAL,
+                       "weft_world_create: worker_count %u, but desc.jobs has %u workers (leave "
+                       "it 0 with desc.jobs)",
+                       d->worker_count, n);
+        WEFT__CONTRACT(d->execution == 0, log, WEFT_EINVAL,
+                       "weft_world_create: execution is set, but desc.jobs decides it (leave it "
+                       "0 with desc.jobs)");
+        /* The world's main thread waits on the job system's counters and runs its
+         * main_thread jobs: it has to be that system's worker 0. */
+        WEFT__CONTRACT(weft_jobs_worker_index(d->jobs) == 0, log, WEFT_EINVAL,
+                       "weft_world_create: desc.jobs was created on another thread; create the "
+                       "world on the job system's creating thread (its worker 0)");
+    }
     return WEFT_OK;
 }
 
@@ -106,6 +125,7 @@ weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **ou
     world->alloc = alloc;
     world->log = &world->desc.logger;
     world->main_thread = weft__thread_token();
+    world->jobs = d.jobs; /* borrowed: jobs_owned stays false */
     world->heap_bytes = sizeof *world;
 
     r = weft__entity_init(world);
@@ -136,10 +156,10 @@ void weft_world_destroy(weft_world_t *world) {
         world->module_count--;
         world->module_fini[world->module_count](world);
     }
-    if (world->jobs != NULL) {
+    if (world->jobs != NULL && world->jobs_owned) {
         weft_jobs_destroy(world->jobs);
-        world->jobs = NULL;
     }
+    world->jobs = NULL;
     weft__query_free_all(world);
     for (uint32_t c = 1; c <= world->component_count; c++) {
         weft__multi_fini(world, &world->components[c]->pool);
@@ -180,6 +200,7 @@ weft_jobs_t *weft_world_jobs(weft_world_t *world) {
         return NULL;
     }
     world->jobs = jobs;
+    world->jobs_owned = true;
     return jobs;
 }
 

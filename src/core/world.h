@@ -70,7 +70,8 @@ struct weft_world {
     weft_allocator_t alloc;   /* resolved allocator (never NULL functions) */
     const weft_logger_t *log; /* &desc.logger */
     size_t heap_bytes;        /* bytes currently allocated through alloc */
-    weft_jobs_t *jobs;        /* created on first weft_world_jobs(); owned */
+    weft_jobs_t *jobs;        /* desc.jobs, or created on first weft_world_jobs() */
+    bool jobs_owned;          /* true: created here, destroyed with the world */
 
     /* ---- entity table (entity.c) ---- */
     weft_atomic_u32 *slots;     /* reserved [entity_limit] slots; committed prefix only */

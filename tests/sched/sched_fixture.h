@@ -20,9 +20,9 @@ typedef struct fixture {
     weft_component_t pos, vel, hp, tag, mass; /* vec3, vec3, int32, tag, float */
 } fixture_t;
 
-static inline void fixture_init(fixture_t *f, uint32_t workers, weft_execution_t exec) {
-    weft_world_desc_t d = {.worker_count = workers, .execution = exec};
-    cr_assert(eq(int, weft_world_create(&d, &f->world), WEFT_OK), "%s", weft_last_error());
+/* A world from `d` with the fixture's five components registered. */
+static inline void fixture_init_desc(fixture_t *f, const weft_world_desc_t *d) {
+    cr_assert(eq(int, weft_world_create(d, &f->world), WEFT_OK), "%s", weft_last_error());
     cr_assert(eq(int,
                  weft_component_register(
                      f->world, &(weft_component_desc_t){.name = "Position", .size = sizeof(vec3_t)},
@@ -46,6 +46,11 @@ static inline void fixture_init(fixture_t *f, uint32_t workers, weft_execution_t
            weft_component_register(
                f->world, &(weft_component_desc_t){.name = "Mass", .size = sizeof(float)}, &f->mass),
            WEFT_OK));
+}
+
+static inline void fixture_init(fixture_t *f, uint32_t workers, weft_execution_t exec) {
+    weft_world_desc_t d = {.worker_count = workers, .execution = exec};
+    fixture_init_desc(f, &d);
 }
 
 static inline void fixture_fini(fixture_t *f) {

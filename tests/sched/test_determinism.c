@@ -2,6 +2,8 @@
  * (inline, 1, 2, 3, 4, 8, 16), on a randomised simulation with structural churn made through
  * command buffers from parallel systems in two phases. The seed is printed; set WEFT_SEED to
  * replay one. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -130,9 +132,9 @@ static void sim_spawn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     }
 }
 
-static void sim_setup(sim_t *sim, uint32_t workers, weft_execution_t exec, uint64_t seed) {
+static void sim_setup(sim_t *sim, const weft_world_desc_t *desc, uint64_t seed) {
     fixture_t *f = &sim->f;
-    fixture_init(f, workers, exec);
+    fixture_init_desc(f, desc);
     sim->frame = 0;
     for (uint32_t i = 0; i < START_ENTITIES; i++) {
         uint64_t r = mix(seed + i);
@@ -191,7 +193,7 @@ static void sim_setup(sim_t *sim, uint32_t workers, weft_execution_t exec, uint6
 static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
                     uint64_t hashes[FRAMES / 10]) {
     sim_t *sim = calloc(1, sizeof *sim);
-    sim_setup(sim, workers, exec, seed);
+    sim_setup(sim, &(weft_world_desc_t){.worker_count = workers, .execution = exec}, seed);
     for (uint32_t fr = 0; fr < FRAMES; fr++) {
         sim->frame = fr;
         cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s",
@@ -238,6 +240,89 @@ Test(determinism, repeated_threaded_runs_agree) {
     }
 }
 
+/* Two worlds on one job system the test owns, progressed frame by frame in turn, end every
+ * checkpoint with the hashes of a world on its own 2-worker pool; both workers of the shared
+ * system ran their chunks; destroying the worlds leaves the job system to its owner. */
+static void count_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    atomic_fetch_add((_Atomic uint32_t *)arg, (uint32_t)(end - begin));
+}
+
+Test(determinism, worlds_sharing_one_job_system_match_a_world_with_its_own) {
+    uint64_t seed = test_seed();
+    uint64_t want[FRAMES / 10];
+    sim_run(2, WEFT_EXECUTION_THREADED, seed, want);
+
+    weft_jobs_t *jobs = NULL;
+    cr_assert(eq(int, weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 2}, &jobs), WEFT_OK));
+    sim_t *sims[2];
+    for (int w = 0; w < 2; w++) {
+        sims[w] = calloc(1, sizeof *sims[w]);
+        sim_setup(sims[w], &(weft_world_desc_t){.jobs = jobs}, seed);
+        cr_assert(weft_world_jobs(sims[w]->f.world) == jobs);
+    }
+    weft_worker_stats_t before, after;
+    cr_assert(eq(int, weft_jobs_worker_stats(jobs, 1, &before), WEFT_OK));
+    for (uint32_t fr = 0; fr < FRAMES; fr++) {
+        for (int w = 0; w < 2; w++) {
+            sims[w]->frame = fr;
+            cr_assert(eq(int, weft_world_progress(sims[w]->f.world, 0.016f), WEFT_OK), "%s",
+                      weft_last_error());
+            CHECKED();
+            if ((fr + 1) % 10 == 0) {
+                cr_assert(eq(u64, weft_world_hash(sims[w]->f.world), want[fr / 10]),
+                          "seed %llu: world %d differs after frame %u", (unsigned long long)seed, w,
+                          fr + 1);
+            }
+        }
+    }
+    cr_assert(eq(int, weft_jobs_worker_stats(jobs, 1, &after), WEFT_OK));
+    cr_expect(after.ranges + after.jobs > before.ranges + before.jobs,
+              "worker 1 of the shared job system ran part of the frames");
+
+    fixture_fini(&sims[0]->f); /* must not destroy the borrowed job system */
+    cr_assert(eq(int, weft_world_progress(sims[1]->f.world, 0.016f), WEFT_OK), "%s",
+              weft_last_error());
+    fixture_fini(&sims[1]->f);
+    _Atomic uint32_t covered = 0;
+    cr_assert(eq(int, weft_parallel_for(jobs, 1000, 10, count_range, (void *)&covered), WEFT_OK));
+    cr_expect(eq(u32, atomic_load(&covered), 1000), "the job system outlives its worlds");
+    weft_jobs_destroy(jobs);
+    free(sims[0]);
+    free(sims[1]);
+}
+
+static void *create_world_elsewhere(void *jobs) {
+    weft_world_t *w = NULL;
+    weft_result_t r = weft_world_create(&(weft_world_desc_t){.jobs = jobs}, &w);
+    weft_world_destroy(w);
+    return (void *)(intptr_t)r;
+}
+
+Test(determinism, a_desc_that_contradicts_its_job_system_is_einval) {
+    weft_jobs_t *jobs = NULL;
+    cr_assert(eq(int, weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 2}, &jobs), WEFT_OK));
+    weft_world_t *w = NULL;
+    cr_expect(eq(int, weft_world_create(&(weft_world_desc_t){.jobs = jobs, .worker_count = 3}, &w),
+                 WEFT_EINVAL));
+    cr_expect(w == NULL);
+    cr_expect(eq(int,
+                 weft_world_create(
+                     &(weft_world_desc_t){.jobs = jobs, .execution = WEFT_EXECUTION_INLINE}, &w),
+                 WEFT_EINVAL));
+    pthread_t t;
+    void *r = NULL;
+    cr_assert(eq(int, pthread_create(&t, NULL, create_world_elsewhere, jobs), 0));
+    cr_assert(eq(int, pthread_join(t, &r), 0));
+    cr_expect(eq(int, (int)(intptr_t)r, WEFT_EINVAL), "created on another thread than worker 0");
+    cr_expect(eq(int, weft_world_create(&(weft_world_desc_t){.jobs = jobs, .worker_count = 2}, &w),
+                 WEFT_OK));
+    cr_expect(
+        eq(u32, weft_world_desc_resolved(&(weft_world_desc_t){.jobs = jobs}).worker_count, 2));
+    weft_world_destroy(w);
+    weft_jobs_destroy(jobs);
+}
+
 /* The same simulation on a job system whose workers 1.. are an engine's threads (a pool
  * written in the test, lent through weft_executor_t) ends bit-identical to weft's own pool,
  * and the lent threads ran part of every stretch of frames. */
@@ -250,8 +335,7 @@ Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
     cr_assert(ext_pool_start(&pool, 2));
     weft_jobs_t *jobs = NULL;
     cr_assert(eq(int,
-                 weft_jobs_create(&(weft_jobs_desc_t){.executor = ext_pool_executor(&pool)},
-                                  &jobs),
+                 weft_jobs_create(&(weft_jobs_desc_t){.executor = ext_pool_executor(&pool)}, &jobs),
                  WEFT_OK),
               "%s", weft_last_error());
     sim_t *sim = calloc(1, sizeof *sim);
