@@ -526,7 +526,9 @@ weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
 
 void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {
     WEFT_ASSERT(jobs != NULL, "weft_jobs_scratch: jobs is NULL");
-    WEFT_ASSERT(!jobs || worker < jobs->worker_count, "weft_jobs_scratch: no such worker");
+    /* UINT32_MAX is what a registered thread's ranges see: documented, no scratch */
+    WEFT_ASSERT(!jobs || worker < jobs->worker_count || worker == UINT32_MAX,
+                "weft_jobs_scratch: no such worker");
     if (!jobs || worker >= jobs->worker_count) {
         if (size) {
             *size = 0;
