@@ -243,6 +243,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     }
     if (!me->is_worker) {
         weft__external_enter(jobs); /* destroy waits while we are inside */
+        me->pfor_calls += 1;        /* its ranges may not unregister the thread */
     }
     weft_result_t r = weft__check_phase(jobs, me, "weft_parallel_for");
     uint64_t nchunks = ceil_div(count, grain);
@@ -309,6 +310,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     me->pfor_depth -= 1;
 out:
     if (!me->is_worker) {
+        me->pfor_calls -= 1;
         weft__external_leave(jobs);
     }
     return r;

@@ -95,10 +95,23 @@ WEFT_API void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *siz
  * the workers finish (spinning briefly first). The one exception is its own
  * weft_parallel_for, whose ranges it runs too (see there). Its submissions go through a
  * shared injection queue. Calling it again, or from a worker, is a no-op returning WEFT_OK.
- * Errors: WEFT_ECAPACITY (64 registered threads per job system, or the thread already uses
- * 8 job systems), WEFT_ESTATE (inline mode has no other threads).
- * Thread: the thread itself; it must stop calling before weft_jobs_destroy returns. */
+ * The registration lasts until weft_jobs_unregister_thread or the job system's destroy;
+ * registrations with destroyed job systems do not count against the thread's limit.
+ * Errors: WEFT_ECAPACITY (64 registered threads per job system, or the thread is already
+ * registered with or created 8 live job systems), WEFT_ESTATE (inline mode has no other
+ * threads). Thread: the thread itself; it must stop calling before weft_jobs_destroy
+ * returns. */
 WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
+
+/* End the calling thread's registration: its slot (of the 64) is free for another thread
+ * and the job system no longer counts against the thread's limit of 8. Jobs it submitted
+ * still run; it must not wait on them through this job system any more (register again
+ * first). Allowed while destroy drains.
+ * Errors: WEFT_EINVAL (NULL jobs), WEFT_ENOENT (the thread is not registered with `jobs`),
+ * WEFT_ESTATE (the thread is one of its workers, or the call comes from a range of the
+ * thread's own weft_parallel_for). Nothing changes on error.
+ * Thread: the registered thread itself, before weft_jobs_destroy returns. */
+WEFT_API weft_result_t weft_jobs_unregister_thread(weft_jobs_t *jobs);
 
 /* What one worker has run since the job system was created. Monotonic; each worker writes
  * only its own tallies, so reading them costs the workers nothing. Benchmarks read them
