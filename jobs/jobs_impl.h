@@ -14,7 +14,8 @@
  * and wait), parallel_for.c.
  *
  * Lock order (whole job system): no thread ever holds two of these at once —
- * jobs->inject.lock, jobs->main.lock, jobs->sleep.lock, and a counter's LOCKED bit. */
+ * jobs->inject.lock, jobs->main.lock, jobs->sleep.lock, a counter's LOCKED bit, and the
+ * process-wide live-instance lock (worker.c). */
 #ifndef WEFT_JOBS_IMPL_H
 #define WEFT_JOBS_IMPL_H
 
@@ -116,6 +117,7 @@ struct weft__ctx {
     bool inline_draining;      /* inline mode: inside drain_inline() */
     weft_thread_t thread;      /* spawned workers only */
     uint32_t pfor_depth;       /* parallel-for slots in use on this thread */
+    uint32_t pfor_calls;       /* registered threads: weft_parallel_for calls in progress */
     uint32_t spin_backoff;     /* pauses between polls when it next spins (sleep.c) */
     bool idle_job;             /* the last top-level job found nothing to do (parallel_for.c) */
     uint64_t board_seen;       /* the last loop board word this worker looked at */
@@ -173,17 +175,23 @@ struct weft_jobs {
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 board;
     _Alignas(WEFT_CACHE_LINE) weft_atomic_u32 phase; /* enum weft__phase */
     weft_atomic_u32 external_inflight;               /* registered threads inside an API call */
-    weft_atomic_u32 registered;                      /* registered slots handed out */
-    bool lent;            /* desc.executor runs workers 1.. (executor.c); no threads spawned */
+    /* Registered-thread slots: bit k set while context worker_count + k belongs to a
+     * registered thread (worker.c). A slot freed by weft_jobs_unregister_thread is reused. */
+    weft_atomic_u64 reg_used;
+    weft_atomic_u32 registered; /* high-water mark: slots [0, registered) were ever used */
+    /* The live-instance list (worker.c): guarded by its lock, not by this instance. */
+    weft_jobs_t *live_prev, *live_next;
+    bool lent;              /* desc.executor runs workers 1.. (executor.c); no threads spawned */
     weft_atomic_u32 drains; /* executor drain tasks submitted and not yet returned */
 };
+_Static_assert(WEFT__MAX_REGISTERED <= 64u, "reg_used has one bit per registered slot");
 
 /* ---- cross-file functions ---------------------------------------------- >>internal */
 
 /* worker.c */
 weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs); /* NULL: unknown thread */
-/* Bind the calling thread to `ctx` (false: it already uses the maximum of job systems) and
- * undo that. */
+/* Bind the calling thread to `ctx` (false: it already uses the maximum of live job
+ * systems) and undo that. */
 bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx);
 void weft__unbind_thread(const weft_jobs_t *jobs);
 /* The idle test of a worker (phase stopped, or work it could take), for weft__sleep_idle. */

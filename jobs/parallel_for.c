@@ -50,9 +50,12 @@
  * waiting thread runs other jobs, so nothing can deadlock); beyond WEFT__PFOR_SLOTS levels
  * the loop runs on the calling worker alone.
  *
- * Registered (non-worker) callers cannot take chunks — every range runs with a worker
- * index — so they publish the first helper (through the injection queue) and sleep until
- * `left` is zero.
+ * Registered (non-worker) callers take part in their own loop like a worker caller, with
+ * worker index UINT32_MAX (they have no worker slot, scratch or stats), and publish the
+ * first helper at once (through the injection queue): the workers may all be busy or, with
+ * one worker, the only worker may be a creating thread that is not running jobs at all, so
+ * the caller must be able to finish the loop alone. A registered thread runs no jobs, so
+ * it only ever runs ranges of loops it started (and of loops its ranges nest).
  *
  * Lock order: none taken here (submission and waiting take their own, see submit.c). */
 #include "jobs_impl.h"
@@ -211,7 +214,8 @@ static void reclaim_helper(weft_jobs_t *jobs, weft__ctx_t *me, const weft__pfor_
 /* a / b rounded up; b > 0. */
 static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-/* Everything on the calling thread, in order (inline mode, one worker, one chunk). */
+/* Everything on the calling thread, in order (inline mode, one worker, one chunk, or
+ * nested too deep); a registered caller's ranges see worker UINT32_MAX. */
 static void run_serial(weft__ctx_t *me, weft_range_fn_t fn, void *ctx, uint64_t count,
                        uint64_t grain) {
     uint32_t worker = me->index;
@@ -239,19 +243,17 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     }
     if (!me->is_worker) {
         weft__external_enter(jobs); /* destroy waits while we are inside */
+        me->pfor_calls += 1;        /* its ranges may not unregister the thread */
     }
     weft_result_t r = weft__check_phase(jobs, me, "weft_parallel_for");
     uint64_t nchunks = ceil_div(count, grain);
     if (r != WEFT_OK || count == 0) {
         goto out;
     }
-    if (me->is_worker &&
-        (jobs->is_inline || workers == 1 || nchunks == 1 || me->pfor_depth >= WEFT__PFOR_SLOTS)) {
+    if (jobs->is_inline || workers == 1 || nchunks == 1 || me->pfor_depth >= WEFT__PFOR_SLOTS) {
         run_serial(me, fn, ctx, count, grain);
         goto out;
     }
-    /* A registered thread never runs jobs, so its loops never nest. */
-    weft_assert_internal(me->pfor_depth < WEFT__PFOR_SLOTS);
     weft__pfor_t *pf = &me->pfor[me->pfor_depth++];
     uint32_t gen = ++pf->gen;
     uint64_t per_unit = ceil_div(nchunks, UINT32_MAX);
@@ -269,11 +271,8 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     }
     /* The caller's first batch is claimed by publishing the cursor past it: no claim on a
      * line an idle worker may have been reading. */
-    uint32_t take0 = 0;
-    if (me->is_worker) {
-        take0 = (uint32_t)(units / (2u * workers));
-        take0 = take0 ? take0 : 1u;
-    }
+    uint32_t take0 = (uint32_t)(units / (2u * workers));
+    take0 = take0 ? take0 : 1u;
     weft_atomic_store_relaxed(&pf->helpers, 0u);
     /* `left` is zero and unreferenced here: the previous loop in this slot waited for it,
      * and late helpers never touch it. Every claimant acquires the cursor stored below, so
@@ -284,36 +283,34 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | take0);
     weft_atomic_store_relaxed(&jobs->board, board_word(jobs, me, pf, gen));
     /* A helper job now only if some worker sleeps (it must be woken; a relaxed peek, a
-     * stale zero is caught by the check after the first batch) or the caller cannot run
-     * chunks. Spinning workers see the board; a busy one sees it when its job ends. */
+     * stale zero is caught by the check after the first batch) or the caller is a
+     * registered thread (its loop is not on any worker's way between jobs). Spinning
+     * workers see the board; a busy one sees it when its job ends. */
     bool pushed = !me->is_worker || weft_atomic_load_relaxed(&jobs->sleep.sleepers) != 0;
     if (pushed) {
         weft_atomic_store_relaxed(&pf->helpers, 1u);
-        r = weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
+        /* A failure only means no helper: the caller runs every chunk itself. */
+        (void)weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
     }
+    run_units(me, pf, 0, take0);
+    uint64_t ran = take0;
+    if (!pushed) {
+        /* After the first batch: a helper job for the workers the board did not reach, if
+         * the budget (which board joiners count against) allows. The submission is a full
+         * publication, so a sleeper is woken. */
+        spawn_helper(jobs, me, pf, gen);
+    }
+    ran += participate(jobs, me, pf, gen, ROLE_CALLER);
+    weft__counter_finish_n(jobs, me, &pf->left, ran);
     if (me->is_worker) {
-        r = WEFT_OK; /* without a helper the caller simply runs every chunk itself */
-        run_units(me, pf, 0, take0);
-        uint64_t ran = take0;
-        if (!pushed) {
-            /* After the first batch: a helper job for the workers the board did not reach, if
-             * the budget (which board joiners count against) allows. The submission is a
-             * full publication, so a sleeper is woken. */
-            spawn_helper(jobs, me, pf, gen);
-        }
-        ran += participate(jobs, me, pf, gen, ROLE_CALLER);
-        weft__counter_finish_n(jobs, me, &pf->left, ran);
-        reclaim_helper(jobs, me, pf, gen);
-    } else if (r != WEFT_OK) {
-        /* Nobody can run the chunks for us (a registered thread runs none): close the
-         * cursor, so no claim can succeed, and withdraw the units. */
-        weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | units);
-        weft__counter_finish_n(jobs, me, &pf->left, units);
+        reclaim_helper(jobs, me, pf, gen); /* a registered caller's helper is in the queue */
     }
+    /* Every unit is claimed now; the rest are running on workers that claimed them. */
     weft__counter_wait_loop(jobs, me, &pf->left);
     me->pfor_depth -= 1;
 out:
     if (!me->is_worker) {
+        me->pfor_calls -= 1;
         weft__external_leave(jobs);
     }
     return r;

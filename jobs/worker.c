@@ -4,7 +4,15 @@
  * DESIGN: each thread that may use a job system is bound to one context of it through a
  * small thread-local table (`bindings`), keyed by the instance's address and its unique
  * id, so a stale binding left by a destroyed instance never matches a new one at the same
- * address. The last lookup is cached; the common case costs two compares.
+ * address. The last lookup is cached; the common case costs two compares. Workers and the
+ * creating thread drop their bindings when the instance goes; a registered thread's binding
+ * outlives it unless the thread unregisters, so when a thread's table is full, bindings
+ * whose id is no longer on the live-instance list (`live_head`: every instance from create
+ * to the end of destroy) are dead and are reused. Registered threads take one of
+ * WEFT__MAX_REGISTERED context slots, tracked by the `reg_used` bitmap; unregistering
+ * frees the slot for the next thread, which inherits the context as it was left (its
+ * record freelist, its tallies, its loop slots' generations, so late helpers of the
+ * previous owner's loops still see a stale generation).
  *
  * A worker looks for work in this order: a parallel-for on the loop board that it has not
  * looked at yet (parallel_for.c), (worker 0 only) the main-thread queue, then for each
@@ -19,7 +27,9 @@
  * The tallies are read finished-first: a job is counted as submitted before it can be
  * counted as finished, so equal sums mean nothing was in flight.
  *
- * Lock order: this file takes sleep.lock only through sleep.c; no lock is nested. */
+ * Lock order: this file takes sleep.lock only through sleep.c, and the process-wide
+ * live_lock (create, destroy, and a registration that finds its binding table full);
+ * no lock is nested. */
 #include "jobs_impl.h"
 
 #include <stdio.h>
@@ -62,15 +72,79 @@ weft__ctx_t *weft__ctx_current(const weft_jobs_t *jobs) {
     return NULL;
 }
 
-bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
-    for (int i = 0; i < BINDINGS; ++i) {
-        if (bindings[i].jobs == NULL) {
-            bindings[i] = (binding_t){jobs, jobs->id, ctx};
-            last_binding = bindings[i];
+/* ---- live instances ------------------------------------------------------ >>live */
+
+/* Every instance between create and the end of destroy, so that a thread can tell a
+ * binding of a destroyed instance from a live one by its id alone, without touching the
+ * (freed, perhaps reused) instance. Only consulted when a thread's binding table is full. */
+static weft_mutex_t live_lock = WEFT__MUTEX_INIT;
+static weft_jobs_t *live_head; /* guarded by live_lock */
+
+static void live_add(weft_jobs_t *jobs) {
+    weft__mutex_lock(&live_lock);
+    jobs->live_prev = NULL;
+    jobs->live_next = live_head;
+    if (live_head) {
+        live_head->live_prev = jobs;
+    }
+    live_head = jobs;
+    weft__mutex_unlock(&live_lock);
+}
+
+static void live_remove(weft_jobs_t *jobs) {
+    weft__mutex_lock(&live_lock);
+    if (jobs->live_prev) {
+        jobs->live_prev->live_next = jobs->live_next;
+    } else {
+        live_head = jobs->live_next;
+    }
+    if (jobs->live_next) {
+        jobs->live_next->live_prev = jobs->live_prev;
+    }
+    weft__mutex_unlock(&live_lock);
+}
+
+/* Caller holds live_lock. */
+static bool live_has_id(uint64_t id) {
+    for (const weft_jobs_t *j = live_head; j; j = j->live_next) {
+        if (j->id == id) {
             return true;
         }
     }
     return false;
+}
+
+/* Index of a free binding, after dropping the bindings of destroyed instances if the
+ * table is full; -1 when every binding names a live instance. */
+static int free_binding(void) {
+    for (int i = 0; i < BINDINGS; ++i) {
+        if (bindings[i].jobs == NULL) {
+            return i;
+        }
+    }
+    int found = -1;
+    weft__mutex_lock(&live_lock);
+    for (int i = 0; i < BINDINGS; ++i) {
+        if (!live_has_id(bindings[i].id)) {
+            if (last_binding.id == bindings[i].id) {
+                last_binding = (binding_t){0};
+            }
+            bindings[i] = (binding_t){0};
+            found = found < 0 ? i : found;
+        }
+    }
+    weft__mutex_unlock(&live_lock);
+    return found;
+}
+
+bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    int i = free_binding();
+    if (i < 0) {
+        return false;
+    }
+    bindings[i] = (binding_t){jobs, jobs->id, ctx};
+    last_binding = bindings[i];
+    return true;
 }
 
 void weft__unbind_thread(const weft_jobs_t *jobs) {
@@ -398,6 +472,7 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
     weft_atomic_init(&jobs->board, 0);
     weft_atomic_init(&jobs->phase, (uint32_t)WEFT__PHASE_RUNNING);
     weft_atomic_init(&jobs->external_inflight, 0);
+    weft_atomic_init(&jobs->reg_used, 0);
     weft_atomic_init(&jobs->registered, 0);
     weft_atomic_init(&jobs->drains, 0);
     jobs->lent = d.executor.thread_count != 0;
@@ -419,12 +494,8 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
                           "weft_jobs_create: this thread is already bound to %d job systems",
                           BINDINGS);
     }
-    if (jobs->lent) {
-        weft__executor_init(jobs); /* workers 1.. start parked: no thread until there is work */
-        *out = jobs;
-        return WEFT_OK;
-    }
-    for (uint32_t i = 1; i < jobs->worker_count; ++i) {
+    /* With an executor, workers 1.. start parked: no thread until there is work. */
+    for (uint32_t i = 1; !jobs->lent && i < jobs->worker_count; ++i) {
         char name[32]; /* "weft-worker-255" fits Linux's 15-character limit */
         snprintf(name, sizeof name, "weft-worker-%u", i);
         if (!weft__thread_create(&jobs->ctx[i].thread, worker_main, &jobs->ctx[i], name)) {
@@ -436,6 +507,10 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
                               d.worker_count - 1);
         }
     }
+    if (jobs->lent) {
+        weft__executor_init(jobs);
+    }
+    live_add(jobs);
     *out = jobs;
     return WEFT_OK;
 
@@ -521,6 +596,7 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
         weft__thread_yield();
     }
     weft__unbind_thread(jobs);
+    live_remove(jobs); /* from here on, bindings that name it are dead (free_binding) */
     free_all(jobs, ctx_total(jobs));
 }
 
@@ -557,7 +633,9 @@ weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
 
 void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {
     WEFT_ASSERT(jobs != NULL, "weft_jobs_scratch: jobs is NULL");
-    WEFT_ASSERT(!jobs || worker < jobs->worker_count, "weft_jobs_scratch: no such worker");
+    /* UINT32_MAX is what a registered thread's ranges see: documented, no scratch */
+    WEFT_ASSERT(!jobs || worker < jobs->worker_count || worker == UINT32_MAX,
+                "weft_jobs_scratch: no such worker");
     if (!jobs || worker >= jobs->worker_count) {
         if (size) {
             *size = 0;
@@ -568,6 +646,34 @@ void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {
         *size = jobs->desc.scratch_size;
     }
     return jobs->ctx[worker].scratch;
+}
+
+/* Take a free registered-thread slot; -1 when all are taken. */
+static int claim_reg_slot(weft_jobs_t *jobs) {
+    /* acquire pairs with the release fetch_and in weft_jobs_unregister_thread: the previous
+     * owner's writes to the slot's context happen before our use of it */
+    uint64_t used = weft_atomic_load_acquire(&jobs->reg_used);
+    int slot;
+    do {
+        slot = -1;
+        for (uint32_t k = 0; k < WEFT__MAX_REGISTERED && slot < 0; ++k) {
+            if (((used >> k) & 1u) == 0) {
+                slot = (int)k;
+            }
+        }
+        if (slot < 0) {
+            return -1;
+        }
+        /* acq_rel: acquire as above (a failed CAS reloads `used` with acquire too) */
+    } while (!weft_atomic_cas_weak_acq_rel(&jobs->reg_used, &used, used | UINT64_C(1) << slot));
+    /* Raise the high-water mark that destroy's all_done() sums tallies up to. acq_rel as
+     * the fetch_add it replaces: our tallies only move after this, inside calls that
+     * all_done() waits for (external_inflight), so it sees the mark with them. */
+    uint32_t high = weft_atomic_load_relaxed(&jobs->registered);
+    while (high < (uint32_t)slot + 1u &&
+           !weft_atomic_cas_weak_acq_rel(&jobs->registered, &high, (uint32_t)slot + 1u)) {
+    }
+    return slot;
 }
 
 weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs) {
@@ -581,19 +687,52 @@ weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs) {
                           "weft_jobs_register_thread: an inline job system runs everything on "
                           "its creating thread");
     }
-    uint32_t slot = weft_atomic_fetch_add_acq_rel(&jobs->registered, 1u);
-    if (slot >= WEFT__MAX_REGISTERED) {
-        weft_atomic_fetch_sub_relaxed(&jobs->registered, 1u);
+    if (free_binding() < 0) {
         return WEFT__FAIL(log, WEFT_ECAPACITY,
-                          "weft_jobs_register_thread: all %u registered-thread slots are taken",
-                          WEFT__MAX_REGISTERED);
-    }
-    if (!weft__bind_thread(jobs, &jobs->ctx[jobs->worker_count + slot])) {
-        /* The slot stays reserved (slots are never reused); its tallies stay zero. */
-        return WEFT__FAIL(log, WEFT_ECAPACITY,
-                          "weft_jobs_register_thread: this thread is already bound to %d job "
-                          "systems",
+                          "weft_jobs_register_thread: this thread is already bound to %d live "
+                          "job systems (weft_jobs_unregister_thread frees one)",
                           BINDINGS);
     }
+    int slot = claim_reg_slot(jobs);
+    if (slot < 0) {
+        return WEFT__FAIL(log, WEFT_ECAPACITY,
+                          "weft_jobs_register_thread: all %u registered-thread slots are taken "
+                          "(weft_jobs_unregister_thread frees one)",
+                          WEFT__MAX_REGISTERED);
+    }
+    /* Cannot fail: free_binding() found room above and only this thread binds itself. */
+    bool bound = weft__bind_thread(jobs, &jobs->ctx[jobs->worker_count + (uint32_t)slot]);
+    weft_assert_internal(bound);
+    (void)bound;
+    return WEFT_OK;
+}
+
+weft_result_t weft_jobs_unregister_thread(weft_jobs_t *jobs) {
+    WEFT__CONTRACT(jobs != NULL, NULL, WEFT_EINVAL, "weft_jobs_unregister_thread: jobs is NULL");
+    const weft_logger_t *log = &jobs->desc.logger;
+    weft__ctx_t *ctx = weft__ctx_current(jobs);
+    if (!ctx) {
+        return WEFT__FAIL(log, WEFT_ENOENT,
+                          "weft_jobs_unregister_thread: the calling thread is not registered "
+                          "with this job system");
+    }
+    if (ctx->is_worker) {
+        return WEFT__FAIL(log, WEFT_ESTATE,
+                          "weft_jobs_unregister_thread: the calling thread is worker %u, not a "
+                          "registered thread; workers stay bound until weft_jobs_destroy",
+                          ctx->index);
+    }
+    if (ctx->pfor_calls != 0) {
+        return WEFT__FAIL(log, WEFT_ESTATE,
+                          "weft_jobs_unregister_thread: called from a range of the thread's own "
+                          "weft_parallel_for, which is still running");
+    }
+    weft__external_enter(jobs); /* destroy waits while we are inside */
+    weft__unbind_thread(jobs);
+    uint32_t slot = (uint32_t)(ctx - jobs->ctx) - jobs->worker_count;
+    /* release pairs with the acquire in claim_reg_slot(): our writes to the context (its
+     * freelist, loop slots, tallies) happen before the next owner's */
+    weft_atomic_fetch_and_release(&jobs->reg_used, ~(UINT64_C(1) << slot));
+    weft__external_leave(jobs);
     return WEFT_OK;
 }

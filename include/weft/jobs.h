@@ -104,18 +104,34 @@ WEFT_API uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs);
 
 /* Per-worker scratch memory: `size` bytes (desc.scratch_size) owned by the job system,
  * private to the worker, valid until destroy. Contents are not preserved between jobs.
+ * Registered threads have none: worker UINT32_MAX (what a registered caller's own
+ * parallel-for ranges see) gives NULL and *size 0.
  * Thread: only the worker `worker` itself. */
 WEFT_API void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size);
 
 /* Let an external thread (not created by weft) submit and wait. It gets no worker index
  * (weft_jobs_worker_index returns UINT32_MAX) and never runs jobs itself: every job runs
  * on a worker, with a worker index below weft_jobs_worker_count, so its waits sleep until
- * the workers finish (spinning briefly first). Its submissions go through a shared
- * injection queue. Calling it again, or from a worker, is a no-op returning WEFT_OK.
- * Errors: WEFT_ECAPACITY (64 registered threads per job system, or the thread already uses
- * 8 job systems), WEFT_ESTATE (inline mode has no other threads).
- * Thread: the thread itself; it must stop calling before weft_jobs_destroy returns. */
+ * the workers finish (spinning briefly first). The one exception is its own
+ * weft_parallel_for, whose ranges it runs too (see there). Its submissions go through a
+ * shared injection queue. Calling it again, or from a worker, is a no-op returning WEFT_OK.
+ * The registration lasts until weft_jobs_unregister_thread or the job system's destroy;
+ * registrations with destroyed job systems do not count against the thread's limit.
+ * Errors: WEFT_ECAPACITY (64 registered threads per job system, or the thread is already
+ * registered with or created 8 live job systems), WEFT_ESTATE (inline mode has no other
+ * threads). Thread: the thread itself; it must stop calling before weft_jobs_destroy
+ * returns. */
 WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
+
+/* End the calling thread's registration: its slot (of the 64) is free for another thread
+ * and the job system no longer counts against the thread's limit of 8. Jobs it submitted
+ * still run; it must not wait on them through this job system any more (register again
+ * first). Allowed while destroy drains.
+ * Errors: WEFT_EINVAL (NULL jobs), WEFT_ENOENT (the thread is not registered with `jobs`),
+ * WEFT_ESTATE (the thread is one of its workers, or the call comes from a range of the
+ * thread's own weft_parallel_for). Nothing changes on error.
+ * Thread: the registered thread itself, before weft_jobs_destroy returns. */
+WEFT_API weft_result_t weft_jobs_unregister_thread(weft_jobs_t *jobs);
 
 /* What one worker has run since the job system was created. Monotonic; each worker writes
  * only its own tallies, so reading them costs the workers nothing. Benchmarks read them
@@ -151,6 +167,11 @@ WEFT_API bool weft_counter_is_done(const weft_counter_t *c);
 /* Wait until `c` reaches zero, running other ready jobs meanwhile (never blocks a worker
  * while work is available; spins for desc.spin_us, then sleeps until work or zero).
  * Inside a job, wait only on counters of jobs that job submitted.
+ * A registered thread runs no jobs: its wait returns only once workers have run them. With
+ * one worker that is the creating thread alone, which runs jobs only inside
+ * weft_counter_wait, weft_parallel_for or weft_jobs_destroy; if it is blocked elsewhere
+ * (for instance joining the registered thread), the wait never returns and this is not
+ * detected. Use two or more workers when the creating thread may be busy.
  * Errors: WEFT_EDEADLK when `c` counts a job running on this thread (the caller itself, or
  * a job it is nested in), or in inline mode when nothing left can bring `c` to zero.
  * Thread: any worker or registered thread (see weft_jobs_register_thread). */
@@ -199,13 +220,17 @@ typedef void (*weft_range_fn_t)(void *ctx, uint64_t begin, uint64_t end, uint32_
 
 /* Split [0, count) into ranges of `grain` items (0: ceil(count / (16 * workers))) and run
  * fn once per range: range k is [k * grain, min((k + 1) * grain, count)), so boundaries
- * depend only on count and grain when grain != 0. The calling worker takes part and returns
- * when all ranges are done; a registered thread only waits. Ranges run concurrently in no
- * particular order, except with one worker or inline mode: in order, on the caller. Nested
- * calls from inside a job work and cannot deadlock; a call nested more than 4 deep on one
- * thread runs its ranges in order on that worker. Allocates nothing per call.
- * Errors: WEFT_EINVAL, WEFT_ESHUTDOWN, WEFT_ENOMEM (registered callers only: a worker that
- * cannot publish helpers runs every range itself). Thread: any worker or registered thread. */
+ * depend only on count and grain when grain != 0. The caller takes part and returns when
+ * all ranges are done. Ranges run concurrently in no particular order, except with one
+ * worker or inline mode: in order, on the caller. Nested calls from inside a job work and
+ * cannot deadlock; a call nested more than 4 deep on one thread runs its ranges in order
+ * on that thread. Allocates nothing per call.
+ * A registered caller runs ranges of its own loop as well, so the call never waits for a
+ * worker that cannot come (every worker busy, or one worker that is not running jobs); fn
+ * then gets worker UINT32_MAX (as weft_jobs_worker_index), which has no scratch, and those
+ * ranges are in no worker's stats. Index per-worker state only when worker != UINT32_MAX.
+ * Errors: WEFT_EINVAL, WEFT_ESHUTDOWN; never WEFT_ENOMEM (a caller that cannot publish a
+ * helper runs every range itself). Thread: any worker or registered thread. */
 WEFT_API weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grain,
                                          weft_range_fn_t fn, void *ctx);
 

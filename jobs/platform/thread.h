@@ -33,6 +33,11 @@ bool weft__thread_create(weft_thread_t *t, weft_thread_fn_t fn, void *arg, const
 /* Wait for `t` to finish. Aborts on failure. */
 void weft__thread_join(weft_thread_t *t);
 
+/* Initialiser for a weft_mutex_t of static storage duration: default attributes, as
+ * weft__mutex_init gives; such a mutex needs no init or fini call. */
+#define WEFT__MUTEX_INIT \
+    { PTHREAD_MUTEX_INITIALIZER }
+
 void weft__mutex_init(weft_mutex_t *m);
 void weft__mutex_fini(weft_mutex_t *m);
 void weft__mutex_lock(weft_mutex_t *m);

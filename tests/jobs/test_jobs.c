@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "weft/jobs.h"
@@ -227,6 +228,250 @@ Test(jobs, register_thread_in_inline_mode_is_refused) {
     pthread_create(&t, NULL, register_and_report, jobs);
     pthread_join(t, &r);
     cr_expect_eq((weft_result_t)(intptr_t)r, WEFT_ESTATE);
+    weft_jobs_destroy(jobs);
+}
+
+/* ---- registrations end with the job system or on unregister ---- */
+
+typedef struct long_lived {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    weft_jobs_t *jobs;    /* guarded by lock: the job system to register with next */
+    int round;            /* guarded by lock: bumped by the test thread per job system */
+    int answered;         /* guarded by lock: rounds the registered thread has answered */
+    weft_result_t result; /* guarded by lock: its last answer */
+    int quit;             /* guarded by lock */
+} long_lived_t;
+
+/* Registers with each job system it is handed, runs a job through it, never unregisters. */
+static void *long_lived_thread(void *arg) {
+    long_lived_t *l = arg;
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        while (l->answered == l->round && !l->quit) {
+            pthread_cond_wait(&l->cond, &l->lock);
+        }
+        if (l->quit) {
+            break;
+        }
+        weft_jobs_t *jobs = l->jobs;
+        pthread_mutex_unlock(&l->lock);
+        weft_result_t r = weft_jobs_register_thread(jobs);
+        atomic_uint ran = 0;
+        weft_job_desc_t d = {.fn = count_job, .arg = &ran};
+        weft_counter_t c = {0};
+        if (r == WEFT_OK) {
+            r = weft_job_submit(jobs, &d, 1, &c);
+        }
+        if (r == WEFT_OK) {
+            r = weft_counter_wait(jobs, &c);
+        }
+        if (r == WEFT_OK && atomic_load(&ran) != 1u) {
+            r = WEFT_EINVAL;
+        }
+        pthread_mutex_lock(&l->lock);
+        l->result = r;
+        l->answered += 1;
+        pthread_cond_broadcast(&l->cond);
+    }
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+/* An allocator that hands freed blocks back (last freed first, same size), so each new job
+ * system lands at the address of the one destroyed before it, as malloc may also do. */
+typedef struct recycler {
+    pthread_mutex_t lock;
+    void *ptr[256];
+    size_t size[256];
+    int n;
+} recycler_t;
+
+static void *recycle_alloc(size_t size, size_t align, void *user) {
+    recycler_t *r = user;
+    pthread_mutex_lock(&r->lock);
+    for (int i = r->n - 1; i >= 0; --i) {
+        if (r->size[i] == size && (uintptr_t)r->ptr[i] % align == 0) {
+            void *p = r->ptr[i];
+            r->n -= 1;
+            r->ptr[i] = r->ptr[r->n];
+            r->size[i] = r->size[r->n];
+            pthread_mutex_unlock(&r->lock);
+            return p;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void recycle_free(void *ptr, size_t size, void *user) {
+    recycler_t *r = user;
+    pthread_mutex_lock(&r->lock);
+    if (r->n < 256) {
+        r->ptr[r->n] = ptr;
+        r->size[r->n] = size;
+        r->n += 1;
+        ptr = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    free(ptr);
+}
+
+Test(jobs, a_long_lived_thread_registers_with_every_one_of_twelve_successive_job_systems) {
+    long_lived_t l = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    static recycler_t rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    weft_jobs_desc_t desc = {
+        .worker_count = 2,
+        .allocator = {.alloc = recycle_alloc, .free = recycle_free, .user = &rec}};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_lived_thread, &l), 0);
+    const weft_jobs_t *first = NULL;
+    int same_address = 0;
+    for (int i = 0; i < 12; ++i) {
+        weft_jobs_t *jobs = NULL;
+        cr_assert_eq(weft_jobs_create(&desc, &jobs), WEFT_OK);
+        first = first ? first : jobs;
+        same_address += jobs == first;
+        pthread_mutex_lock(&l.lock);
+        l.jobs = jobs;
+        l.round += 1;
+        pthread_cond_broadcast(&l.cond);
+        while (l.answered != l.round) {
+            pthread_cond_wait(&l.cond, &l.lock);
+        }
+        weft_result_t r = l.result;
+        pthread_mutex_unlock(&l.lock);
+        weft_jobs_destroy(jobs); /* the thread is still registered with it */
+        cr_expect_eq(r, WEFT_OK, "job system %d: registering or using it gave %s", i + 1,
+                     weft_result_name(r));
+    }
+    pthread_mutex_lock(&l.lock);
+    l.quit = 1;
+    pthread_cond_broadcast(&l.cond);
+    pthread_mutex_unlock(&l.lock);
+    pthread_join(t, NULL);
+    cr_expect(same_address > 1, "the allocator did not reuse the job system's address");
+    for (int i = 0; i < rec.n; ++i) {
+        free(rec.ptr[i]);
+    }
+}
+
+typedef struct cycler {
+    weft_jobs_t *jobs;
+    int failed_at;        /* 0: all cycles fine; else the 1-based cycle that failed */
+    weft_result_t result; /* what failed there */
+} cycler_t;
+
+static void count_items(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)worker;
+    atomic_fetch_add((atomic_uint *)ctx, (unsigned)(end - begin));
+}
+
+/* 100 cycles of register, run a job and a loop, unregister. The loop's helper jobs may run
+ * after the thread has unregistered and another thread owns its slot. */
+static void *register_cycles(void *arg) {
+    cycler_t *c = arg;
+    for (int i = 1; i <= 100 && c->failed_at == 0; ++i) {
+        atomic_uint ran = 0, items = 0;
+        weft_job_desc_t d = {.fn = count_job, .arg = &ran};
+        weft_counter_t done = {0};
+        weft_result_t r = weft_jobs_register_thread(c->jobs);
+        if (r == WEFT_OK) {
+            r = weft_job_submit(c->jobs, &d, 1, &done);
+        }
+        if (r == WEFT_OK) {
+            r = weft_parallel_for(c->jobs, 40, 1, count_items, &items);
+        }
+        if (r == WEFT_OK) {
+            r = weft_counter_wait(c->jobs, &done);
+        }
+        if (r == WEFT_OK && (atomic_load(&ran) != 1u || atomic_load(&items) != 40u)) {
+            r = WEFT_EINVAL;
+        }
+        if (r == WEFT_OK) {
+            r = weft_jobs_unregister_thread(c->jobs);
+        }
+        if (r != WEFT_OK) {
+            c->failed_at = i;
+            c->result = r;
+        }
+    }
+    return NULL;
+}
+
+Test(jobs, registering_and_unregistering_a_hundred_times_never_runs_out_of_slots) {
+    weft_jobs_t *jobs = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 2}, &jobs), WEFT_OK);
+    cycler_t one = {.jobs = jobs};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, register_cycles, &one), 0);
+    pthread_join(t, NULL);
+    cr_expect_eq(one.failed_at, 0, "cycle %d failed with %s", one.failed_at,
+                 weft_result_name(one.result));
+    /* Several threads at once: 300 registrations share the 64 slots. */
+    cycler_t many[3] = {{.jobs = jobs}, {.jobs = jobs}, {.jobs = jobs}};
+    pthread_t ts[3];
+    for (int i = 0; i < 3; ++i) {
+        cr_assert_eq(pthread_create(&ts[i], NULL, register_cycles, &many[i]), 0);
+    }
+    for (int i = 0; i < 3; ++i) {
+        pthread_join(ts[i], NULL);
+        cr_expect_eq(many[i].failed_at, 0, "thread %d: cycle %d failed with %s", i,
+                     many[i].failed_at, weft_result_name(many[i].result));
+    }
+    weft_jobs_destroy(jobs);
+}
+
+typedef struct unreg_probe {
+    weft_jobs_t *jobs;
+    weft_result_t never;    /* unregister without registering */
+    weft_result_t twice;    /* unregister after unregistering */
+    weft_result_t submit;   /* a submit after unregistering */
+    weft_result_t in_range; /* unregister from a range of its own parallel_for */
+    weft_result_t after;    /* unregister once that loop has returned */
+} unreg_probe_t;
+
+static void unregister_in_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    unreg_probe_t *p = ctx;
+    if (begin == 0 && worker == UINT32_MAX) {
+        p->in_range = weft_jobs_unregister_thread(p->jobs);
+    }
+    (void)end;
+}
+
+static void *probe_unregister(void *arg) {
+    unreg_probe_t *p = arg;
+    p->never = weft_jobs_unregister_thread(p->jobs);
+    if (weft_jobs_register_thread(p->jobs) == WEFT_OK &&
+        weft_jobs_unregister_thread(p->jobs) == WEFT_OK) {
+        p->twice = weft_jobs_unregister_thread(p->jobs);
+        weft_job_desc_t d = {.fn = count_job, .arg = &(atomic_uint){0}};
+        p->submit = weft_job_submit(p->jobs, &d, 1, NULL);
+    }
+    p->in_range = WEFT_OK;
+    if (weft_jobs_register_thread(p->jobs) == WEFT_OK) {
+        /* one worker: every range runs in order on this thread */
+        weft_parallel_for(p->jobs, 4, 1, unregister_in_range, p);
+        p->after = weft_jobs_unregister_thread(p->jobs);
+    }
+    return NULL;
+}
+
+Test(jobs, unregistering_a_thread_that_is_not_registered_is_enoent) {
+    weft_jobs_t *jobs = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = 1}, &jobs), WEFT_OK);
+    unreg_probe_t p = {.jobs = jobs, .never = 1, .twice = 1, .submit = 1, .after = 1};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, probe_unregister, &p), 0);
+    pthread_join(t, NULL);
+    cr_expect_eq(p.never, WEFT_ENOENT, "never registered: %s", weft_result_name(p.never));
+    cr_expect_eq(p.twice, WEFT_ENOENT, "already unregistered: %s", weft_result_name(p.twice));
+    cr_expect_eq(p.submit, WEFT_EINVAL, "submit after unregistering: %s",
+                 weft_result_name(p.submit));
+    cr_expect_eq(p.in_range, WEFT_ESTATE, "inside its own loop: %s", weft_result_name(p.in_range));
+    cr_expect_eq(p.after, WEFT_OK, "after its loop: %s", weft_result_name(p.after));
+    cr_expect_eq(weft_jobs_unregister_thread(jobs), WEFT_ESTATE, "worker 0 is not registered");
+    cr_expect_eq(weft_jobs_unregister_thread(NULL), WEFT_EINVAL);
     weft_jobs_destroy(jobs);
 }
 

@@ -1,10 +1,13 @@
 /* test_parallel_for.c: weft_parallel_for — coverage, boundaries, nesting, callers. */
+#define _GNU_SOURCE 1 /* pthread_condattr_setclock, clock_gettime */
+
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "weft/jobs.h"
 
@@ -24,11 +27,13 @@ typedef struct cover {
     atomic_uint bad;     /* ranges with wrong bounds or worker */
     atomic_uint workers; /* bit per worker that took part */
     uint32_t nworkers;   /* worker count */
+    bool registered;     /* the caller is a registered thread: its ranges see UINT32_MAX */
 } cover_t;
 
 static void cover_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
     cover_t *c = ctx;
-    if (begin >= end || end > c->count || worker >= c->nworkers ||
+    bool worker_ok = worker < c->nworkers || (c->registered && worker == UINT32_MAX);
+    if (begin >= end || end > c->count || !worker_ok ||
         (c->grain && (begin % c->grain != 0 || (end - begin != c->grain && end != c->count)))) {
         atomic_fetch_add(&c->bad, 1u);
         return;
@@ -260,7 +265,8 @@ static void *pfor_from_registered(void *arg) {
     if (weft_jobs_register_thread(j) != WEFT_OK) {
         return (void *)1;
     }
-    cover_t c = {.count = 5000, .grain = 7, .nworkers = weft_jobs_worker_count(j)};
+    cover_t c = {
+        .count = 5000, .grain = 7, .nworkers = weft_jobs_worker_count(j), .registered = true};
     c.hits = calloc(5000, sizeof *c.hits);
     weft_result_t r = weft_parallel_for(j, 5000, 7, cover_range, &c);
     int bad = r != WEFT_OK || atomic_load(&c.bad) != 0;
@@ -281,6 +287,114 @@ Test(parallel_for, registered_threads_can_run_a_parallel_for) {
         pthread_join(t[i], &r);
         cr_expect_eq((intptr_t)r, 0);
     }
+}
+
+/* ---- registered callers never wait for workers that cannot come ---- */
+
+typedef struct blocked_loop {
+    weft_jobs_t *jobs;
+    uint32_t workers;
+    atomic_uint blockers_in; /* blocker jobs running (each holds a spawned worker) */
+    atomic_int loop_done;    /* the registered thread's loop returned */
+    atomic_uint ranges;      /* ranges run */
+    atomic_uint not_caller;  /* ranges that saw a worker index other than UINT32_MAX */
+    weft_result_t result;    /* what the registered thread's loop returned */
+    int finished;            /* guarded by lock: the registered thread is done */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} blocked_loop_t;
+
+/* Holds its worker until the registered thread's loop has returned. */
+static void hold_worker(void *arg, const weft_job_ctx_t *ctx) {
+    (void)ctx;
+    blocked_loop_t *b = arg;
+    atomic_fetch_add(&b->blockers_in, 1u);
+    while (!atomic_load(&b->loop_done)) {
+        sched_yield();
+    }
+}
+
+static void count_caller_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    blocked_loop_t *b = ctx;
+    atomic_fetch_add(&b->ranges, 1u);
+    size_t size = 1;
+    /* the caller's ranges have no scratch: NULL and size 0, in every build */
+    void *scratch = weft_jobs_scratch(b->jobs, worker, &size);
+    if (worker != UINT32_MAX || end - begin != 10u || scratch != NULL || size != 0) {
+        atomic_fetch_add(&b->not_caller, 1u);
+    }
+}
+
+static void *blocked_loop_thread(void *arg) {
+    blocked_loop_t *b = arg;
+    b->result = weft_jobs_register_thread(b->jobs);
+    if (b->result == WEFT_OK) {
+        /* Occupy every spawned worker with a job that waits for our loop. */
+        weft_job_desc_t d = {.fn = hold_worker, .arg = b};
+        for (uint32_t i = 1; i < b->workers && b->result == WEFT_OK; ++i) {
+            b->result = weft_job_submit(b->jobs, &d, 1, NULL);
+        }
+        while (b->result == WEFT_OK && atomic_load(&b->blockers_in) + 1u < b->workers) {
+            sched_yield();
+        }
+    }
+    if (b->result == WEFT_OK) {
+        b->result = weft_parallel_for(b->jobs, 1000, 10, count_caller_range, b);
+    }
+    atomic_store(&b->loop_done, 1);
+    pthread_mutex_lock(&b->lock);
+    b->finished = 1;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* The creating thread (worker 0) blocks outside the job system, as a thread joining the
+ * registered one would, and every spawned worker is held by a job that waits for the
+ * loop: only the registered caller can run its loop. It waits with a deadline, so the test
+ * fails instead of hanging if the loop waits for workers. */
+static void registered_loop_with_every_worker_busy(uint32_t workers) {
+    weft_jobs_t *j = NULL;
+    cr_assert_eq(weft_jobs_create(&(weft_jobs_desc_t){.worker_count = workers}, &j), WEFT_OK);
+    blocked_loop_t b = {.jobs = j, .workers = workers};
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&b.cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, blocked_loop_thread, &b), 0);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 20;
+    int rc = 0;
+    pthread_mutex_lock(&b.lock);
+    while (!b.finished && rc == 0) {
+        rc = pthread_cond_timedwait(&b.cond, &b.lock, &deadline);
+    }
+    int finished = b.finished;
+    pthread_mutex_unlock(&b.lock);
+    cr_assert(finished,
+              "the registered thread's parallel_for on %u worker(s) did not return "
+              "within 20 s while no worker could run it",
+              workers);
+    pthread_join(t, NULL);
+    cr_expect_eq(b.result, WEFT_OK);
+    cr_expect_eq(atomic_load(&b.ranges), 100u);
+    cr_expect_eq(atomic_load(&b.not_caller), 0u,
+                 "every range ran on the registered caller, with worker UINT32_MAX and no scratch");
+    weft_jobs_destroy(j);
+    pthread_cond_destroy(&b.cond);
+    pthread_mutex_destroy(&b.lock);
+}
+
+Test(parallel_for, registered_caller_on_one_worker_runs_its_loop_while_worker_zero_is_blocked) {
+    registered_loop_with_every_worker_busy(1);
+}
+
+Test(parallel_for, registered_caller_on_two_workers_runs_its_loop_while_every_worker_is_busy) {
+    registered_loop_with_every_worker_busy(2);
 }
 
 typedef struct order {
