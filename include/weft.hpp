@@ -137,6 +137,17 @@ template <class Fn> struct holder : owned {
     static void destroy_fn(owned *o) { delete static_cast<holder *>(o); }
 };
 
+/* One array of a world's type -> id table, kept until the world goes. */
+struct id_table : owned {
+    weft_component_t *ids = nullptr;
+    id_table() { destroy = &destroy_fn; }
+    static void destroy_fn(owned *o) {
+        auto *t = static_cast<id_table *>(o);
+        delete[] t->ids;
+        delete t;
+    }
+};
+
 /* Report a failure found by this header: the world's logger, else stderr in debug builds. */
 inline void report(const weft_logger_t &log, weft_result_t code, const char *msg) noexcept {
     if (log.fn) {
@@ -387,8 +398,7 @@ class world {
             owned_->destroy(owned_);
             owned_ = next;
         }
-        delete[] ids_;
-        ids_ = nullptr;
+        ids_ = nullptr; /* its storage was on the owned list */
         ids_cap_ = 0;
     }
 
@@ -524,19 +534,25 @@ class world {
         ids_ = std::exchange(o.ids_, nullptr);
         ids_cap_ = std::exchange(o.ids_cap_, 0u);
     }
+    /* The table grows into a new array; the old one stays allocated (on the owned list)
+     * until the world goes, so a lookup<T>() running in a job never reads freed memory. */
     bool grow_ids(uint32_t key) noexcept {
         uint32_t cap = ids_cap_ ? ids_cap_ : 16u;
         while (cap <= key) {
             cap *= 2u;
         }
+        auto *table = new (std::nothrow) detail::id_table;
         weft_component_t *ids = new (std::nothrow) weft_component_t[cap]();
-        if (!ids) {
+        if (!table || !ids) {
+            delete table;
+            delete[] ids;
             return false;
         }
         for (uint32_t i = 0; i < ids_cap_; i++) {
             ids[i] = ids_[i];
         }
-        delete[] ids_;
+        table->ids = ids;
+        adopt(table);
         ids_ = ids;
         ids_cap_ = cap;
         return true;
@@ -621,7 +637,8 @@ template <class... Terms> class system_builder {
      * per parameter: a term as `T &` (written), `const T &` or `T`; `weft::entity`; or
      * `const weft_system_ctx_t &`, in any order. `f` (a function or a lambda without auto
      * parameters) is moved into storage owned by the weft::world. Runs on worker threads
-     * (see weft_system_fn_t). Errors: the builder's first failure, weft_system_register's
+     * (see weft_system_fn_t); the chunks of a parallel system call the one `f` concurrently,
+     * so `f` must not modify its captures. Errors: the builder's first failure, weft_system_register's
      * errors, WEFT_ENOMEM (storage for f); on error nothing is registered. Thread: main. */
     template <class F> weft::system each(F &&f) {
         static_assert(sizeof...(Terms) > 0, "each(): declare terms with reads<>/writes<>");
@@ -764,7 +781,7 @@ class jobs {
 
     /* weft_parallel_for with a callable f(uint64_t begin, uint64_t end, uint32_t worker),
      * called once per range (one indirect call per range, none per element). `f` is used
-     * by reference during the call only. Errors: as weft_parallel_for. Thread: as
+     * by reference during the call only, concurrently from several workers. Errors: as weft_parallel_for. Thread: as
      * weft_parallel_for. */
     template <class F> weft_result_t parallel_for(uint64_t count, uint64_t grain, F &&f) {
         using Fn = std::remove_reference_t<F>;
