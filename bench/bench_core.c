@@ -368,6 +368,8 @@ static void memory(wb_ctx_t *ctx, uint32_t n) {
 }
 
 void wb_suite_core(wb_ctx_t *ctx);
+/* core/iter_cpp_vs_c (iter_cpp_vs_c.c): a weft.hpp lambda system against the same C system. */
+void wb_core_iter_cpp_vs_c(wb_ctx_t *ctx, uint32_t n, int reps);
 
 void wb_suite_core(wb_ctx_t *ctx) {
     uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
@@ -375,6 +377,7 @@ void wb_suite_core(wb_ctx_t *ctx) {
     wb_note(ctx, SUITE, "N = %u entities, chunks of %u rows, %d repetitions, one thread", n, CHUNK,
             reps);
     iteration(ctx, n, reps);
+    wb_core_iter_cpp_vs_c(ctx, n, reps);
     structural(ctx, n, reps);
     memory(ctx, n);
 }

@@ -138,6 +138,10 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
         wt_json_write_string(stdout, WB_BUILD_TYPE);
         printf(",\"flags\":");
         wt_json_write_string(stdout, WB_C_FLAGS);
+        printf(",\"cxx_compiler\":");
+        wt_json_write_string(stdout, WB_CXX_COMPILER);
+        printf(",\"cxx_flags\":");
+        wt_json_write_string(stdout, WB_CXX_FLAGS);
         printf(",\"sanitizer\":");
         wt_json_write_string(stdout, WB_SANITIZER);
         printf(",\"debug_level\":%d,\"openmp\":%s,\"cpu\":", WB_DEBUG_LEVEL,
@@ -160,6 +164,8 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
         printf("weft_bench (weft %s)\n", weft_version());
         printf("  compiler     %s\n", WB_COMPILER);
         printf("  build        %s, flags: %s\n", WB_BUILD_TYPE, WB_C_FLAGS);
+        printf("  c++          %s, flags: %s (core/iter_cpp_vs_c)\n", WB_CXX_COMPILER,
+               WB_CXX_FLAGS);
         printf("  library      WEFT_DEBUG=%d, sanitizer: %s\n", WB_DEBUG_LEVEL,
                WB_SANITIZER[0] ? WB_SANITIZER : "none");
         printf("  openmp       %s\n", WB_OPENMP ? "yes (baselines built with " WB_OPENMP_FLAGS ")"

@@ -23,10 +23,11 @@ install(TARGETS weft_jobs weft
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# The public headers are everything under include/ plus the generated version header.
+# The public headers are everything under include/ (the C headers and weft.hpp, the C++
+# layer) plus the generated version header.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    FILES_MATCHING PATTERN "*.h")
+    FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES ${PROJECT_BINARY_DIR}/include/weft/version.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft)
 

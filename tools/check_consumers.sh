@@ -4,7 +4,9 @@
 #   subdir        add_subdirectory(<weft source>)
 #   find_package  find_package(weft CONFIG) with CMAKE_PREFIX_PATH=<prefix>
 #   pkgconfig     make + pkg-config --cflags --libs --static weft
-# All three build the one source file tests/consumers/common/main.c. The installed package
+# All three build the one source file tests/consumers/common/main.c; subdir and find_package
+# also build and run tests/consumers/common/main.cpp, which uses the C++ layer (weft.hpp,
+# installed with the headers) with -fno-exceptions -fno-rtti. The installed package
 # files (weftTargets*.cmake, weft.pc) and the consumers' compile and link commands must not
 # carry -fsanitize. Without --shared it also installs a weft built with WEFT_SANITIZER=
 # address,undefined and checks that neither its package files nor the commands CMake and
@@ -13,7 +15,7 @@
 # Usage: tools/check_consumers.sh [--shared] [--keep]
 #   --shared  build weft as shared libraries (BUILD_SHARED_LIBS=ON)
 #   --keep    keep the scratch directory (printed at the end)
-# Honours CC (default: the system cc). Exits non-zero on the first failure.
+# Honours CC (default: the system cc) and CXX. Exits non-zero on the first failure.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -82,12 +84,14 @@ cmake -S "$root/tests/consumers/subdir" -B "$work/subdir" "${gen[@]}" \
     >"$work/subdir-configure.log" || { cat "$work/subdir-configure.log"; exit 1; }
 cmake --build "$work/subdir" -j2
 "$work/subdir/consumer"
+"$work/subdir/consumer_cpp"
 
 step "consumer 2: find_package(weft CONFIG)"
 cmake -S "$root/tests/consumers/find_package" -B "$work/find_package" "${gen[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$work/find_package" -j2
 "$work/find_package/consumer"
+"$work/find_package/consumer_cpp"
 build_commands "$work/find_package" >"$work/find_package.commands"
 no_sanitizer_flags "the find_package consumer's compile and link commands" \
     "$work/find_package.commands"

@@ -3,7 +3,7 @@
 #   1. .editorconfig basics on every tracked text file kind (.c .h .cmake .txt .md .sh .json):
 #      LF line ends, a final newline, no trailing spaces (Markdown exempt), no tabs in C.
 #   2. clang-format --dry-run (.clang-format: 4 spaces, 100 columns, `int *p`, attached
-#      braces) on every .c/.h file: any difference fails.
+#      braces) on every .c/.h/.cpp/.hpp file: any difference fails.
 #   3. Braces around every if/else/for/while/switch body. clang-format 14 cannot add them, so
 #      this catches the visible form: a control line (formatted) that ends at its closing
 #      parenthesis, or a lone `else`. The tree was converted once with clang-tidy's
@@ -27,9 +27,10 @@ for arg in "$@"; do
     esac
 done
 
-mapfile -t cfiles < <(find include jobs src tests bench tools -type f \( -name '*.c' -o -name '*.h' \) | sort)
+mapfile -t cfiles < <(find include jobs src tests bench tools -type f \( -name '*.c' -o -name '*.h' \
+    -o -name '*.cpp' -o -name '*.hpp' \) | sort)
 mapfile -t textfiles < <(find . -path ./build -prune -o -path ./.git -prune -o -type f \
-    \( -name '*.c' -o -name '*.h' -o -name '*.cmake' -o -name '*.in' -o -name 'CMakeLists.txt' \
+    \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' -o -name '*.cmake' -o -name '*.in' -o -name 'CMakeLists.txt' \
        -o -name '*.md' -o -name '*.sh' -o -name '*.json' \) -print | sort)
 
 bad=0

@@ -43,7 +43,7 @@ includes() {
 files_under() {
     local d
     for d in "$@"; do
-        [[ -d $d ]] && find "$d" -type f \( -name '*.c' -o -name '*.h' \) -print
+        [[ -d $d ]] && find "$d" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \) -print
     done | sort
 }
 
