@@ -73,6 +73,17 @@ Test(entity, recycling_is_lifo) {
     cr_expect(eq(u32, weft_entity_index(test_entity(world)), 5), "then fresh slots");
 }
 
+/* Every call on a stale handle says so: not alive, WEFT_ESTALE, no data. */
+static void expect_stale(weft_entity_t e) {
+    cr_assert(not(weft_entity_is_alive(world, e)), "0x%llx is alive", (unsigned long long)e);
+    weft_component_t c = weft_component_lookup(world, "Value");
+    if (c.id != 0) {
+        cr_assert(eq(ptr, (void *)weft_component_get(world, e, c), NULL));
+        cr_assert(eq(int, weft_component_add(world, e, c, NULL), WEFT_ESTALE));
+    }
+    cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_ESTALE));
+}
+
 /* Recycle the slot of `first` until it is retired (its last generation destroyed), checking
  * at every step that the first handle stays stale and is never handed out again. */
 static uint32_t recycle_until_retired(weft_entity_t first) {
@@ -117,10 +128,68 @@ Test(entity, a_snapshot_restore_keeps_a_retired_slot_retired) {
     weft_entity_t later = test_entity(world);
     cr_assert(eq(int, weft_snapshot_restore(world, snap), WEFT_OK));
     (void)later;
+    expect_stale(first);
     for (uint32_t i = 0; i < 100; i++) {
         cr_assert(ne(u32, weft_entity_index(test_entity(world)), idx));
     }
+    expect_stale(first);
     weft_snapshot_destroy(snap);
+}
+
+Test(entity, a_stale_handle_stays_stale_for_every_call_after_2_16_plus_1_recycles_and_more) {
+    weft_entity_t first = test_entity(world);
+    weft_component_t c = test_register(world, "Value", 12);
+    cr_assert(eq(int, weft_component_add(world, first, c, NULL), WEFT_OK));
+    /* Destroy and re-create whatever the latest entity is, 2^17 + 3 times: the first slot
+     * passes its last generation after 2^16 rounds; the rest run on the slots after it. */
+    weft_entity_t e = first;
+    for (uint32_t round = 1; round <= (1u << 17) + 3u; round++) {
+        cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+        e = test_entity(world);
+        cr_assert(ne(u64, e, first), "round %u handed out the first handle again", round);
+        if (round == (1u << 16) + 1u || round % 4096u == 0) {
+            expect_stale(first);
+        }
+    }
+    expect_stale(first);
+    cr_expect(eq(int, weft_component_add(world, e, c, NULL), WEFT_OK), "the live one works");
+}
+
+Test(entity, an_archive_round_trip_keeps_a_retired_slot_retired) {
+    weft_component_t c = test_register(world, "Value", 12);
+    weft_entity_t first = test_entity(world);
+    uint32_t idx = weft_entity_index(first);
+    recycle_until_retired(first);
+    weft_entity_t live[8];
+    cr_assert(eq(int, weft_entity_create_n(world, 8, live), WEFT_OK));
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(int, weft_component_add(world, live[i], c, NULL), WEFT_OK));
+    }
+    weft_membuf_t buf = {0};
+    weft_writer_t w = weft_membuf_writer(&buf);
+    cr_assert(eq(int, weft_archive_save(world, NULL, &w), WEFT_OK), "%s", weft_last_error());
+    cr_assert(eq(int, weft_entity_destroy_n(world, live, 8), WEFT_OK));
+    /* keep_ids: the archived handles come back; the retired slot is not among them. */
+    weft_entity_t got[8];
+    weft_archive_load_desc_t keep = {.keep_ids = true, .out_entities = got, .out_capacity = 8};
+    cr_assert(eq(int, weft_archive_load_memory(world, buf.data, buf.size, &keep, NULL), WEFT_OK),
+              "%s", weft_last_error());
+    for (int i = 0; i < 8; i++) {
+        cr_expect(eq(u64, got[i], live[i]));
+    }
+    expect_stale(first);
+    /* fresh ids: a second copy, never on the retired slot */
+    weft_archive_load_desc_t fresh = {.out_entities = got, .out_capacity = 8};
+    cr_assert(eq(int, weft_archive_load_memory(world, buf.data, buf.size, &fresh, NULL), WEFT_OK),
+              "%s", weft_last_error());
+    for (int i = 0; i < 8; i++) {
+        cr_expect(ne(u32, weft_entity_index(got[i]), idx));
+    }
+    for (uint32_t i = 0; i < 100; i++) {
+        cr_assert(ne(u32, weft_entity_index(test_entity(world)), idx));
+    }
+    expect_stale(first);
+    weft_membuf_free(&buf);
 }
 
 Test(entity, create_n_and_destroy_n_handle_many_entities) {
