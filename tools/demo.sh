@@ -6,7 +6,8 @@
 # count (identical for every count, or the demo fails), the measured serial and
 # synchronisation fractions and a projection for 4-64 cores (marked as such), and writes
 # report.json, speedup.svg, timeline.svg, trace.json, schedule.dot (+ schedule.svg with
-# Graphviz) into the output folder it names at the end (default: build/demo).
+# Graphviz's `dot`; without it the demo says so in one line and carries on) into the output
+# folder it names at the end (default: build/demo).
 #
 # Usage: tools/demo.sh [weft_demo options]
 #   tools/demo.sh                      # workers 1..hardware threads, 30 timed frames
@@ -15,13 +16,14 @@
 #   tools/demo.sh --out /tmp/run1      # another output folder
 # WEFT_DEMO_BUILD_DIR=dir tools/demo.sh builds in `dir` (plain Release configure) instead of
 # the bench preset's build/bench.
-# Missing packages are installed first when run as root (tools/deps.sh build).
+# Missing packages are installed first when run as root (tools/deps.sh demo: the build's,
+# plus graphviz when it can be installed).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 if [[ -x tools/deps.sh ]]; then
-    tools/deps.sh build
+    tools/deps.sh demo
 fi
 
 mkdir -p build/logs
