@@ -36,7 +36,7 @@ typedef struct weft_system {
 
 #define WEFT_SYSTEM_MAX_LOOKUPS 8      /* extra read or write components (not iterated) */
 #define WEFT_SYSTEM_MAX_ORDER 8        /* before / after names per system */
-#define WEFT_SYSTEM_NAME_MAX 63        /* bytes of a system name kept */
+#define WEFT_SYSTEM_NAME_MAX 63        /* bytes of a system name (longer: EINVAL) */
 #define WEFT_SYSTEM_CHUNK_DEFAULT 4096 /* rows per chunk of a parallel system */
 
 /* ---- views ---------------------------------------------------------------- >>view */

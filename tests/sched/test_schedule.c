@@ -281,3 +281,24 @@ Test(schedule, a_rejected_registration_leaves_no_constraint_behind) {
     cr_expect(eq(u32, edge_count(f.world), 20));
     cr_expect(has_edge(x, weft_system_lookup(f.world, "a19"), 0));
 }
+
+Test(schedule, a_system_name_longer_than_the_kept_length_is_einval_and_registers_nothing) {
+    char name[WEFT_SYSTEM_NAME_MAX + 2];
+    memset(name, 's', sizeof name - 1);
+    name[sizeof name - 1] = '\0'; /* WEFT_SYSTEM_NAME_MAX + 1 bytes */
+    weft_system_t s = {0};
+    cr_expect(eq(
+        int,
+        weft_system_register(f.world, &(weft_system_desc_t){.name = name, .fn = noop_system}, &s),
+        WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "name") != NULL, "%s", weft_last_error());
+    uint32_t n = 0;
+    cr_assert(eq(int, weft_schedule_order(f.world, NULL, 0, &n), WEFT_OK));
+    cr_expect(eq(u32, n, 0), "nothing was registered");
+    name[WEFT_SYSTEM_NAME_MAX] = '\0'; /* exactly the kept length: accepted, whole */
+    cr_expect(eq(
+        int,
+        weft_system_register(f.world, &(weft_system_desc_t){.name = name, .fn = noop_system}, &s),
+        WEFT_OK));
+    cr_expect(eq(str, (char *)weft_system_name(f.world, s), name));
+}
