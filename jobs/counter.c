@@ -46,14 +46,14 @@ static counter_impl_t *impl(const weft_counter_t *c) {
 }
 
 void weft_counter_init(weft_counter_t *c) {
-    WEFT_ASSERT(c != NULL, "weft_counter_init: c is NULL");
+    WEFT__NONNULL(c, );
     counter_impl_t *ci = impl(c);
     weft_atomic_init(&ci->word, 0);
     weft_atomic_init(&ci->waiters, NULL);
 }
 
 bool weft_counter_is_done(const weft_counter_t *c) {
-    WEFT_ASSERT(c != NULL, "weft_counter_is_done: c is NULL");
+    WEFT__NONNULL(c, false);
     /* acquire pairs with the release RMWs in weft__counter_finish_n(): the finished jobs'
      * writes are visible to whoever sees zero */
     return weft_atomic_load_acquire(&impl(c)->word) == 0;

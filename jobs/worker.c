@@ -603,13 +603,13 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
 /* ---- queries ----------------------------------------------------------------- >>query */
 
 uint32_t weft_jobs_worker_count(const weft_jobs_t *jobs) {
-    WEFT_ASSERT(jobs != NULL, "weft_jobs_worker_count: jobs is NULL");
-    return jobs ? jobs->worker_count : 0;
+    WEFT__NONNULL(jobs, 0);
+    return jobs->worker_count;
 }
 
 uint32_t weft_jobs_worker_index(const weft_jobs_t *jobs) {
-    WEFT_ASSERT(jobs != NULL, "weft_jobs_worker_index: jobs is NULL");
-    weft__ctx_t *ctx = jobs ? weft__ctx_current(jobs) : NULL;
+    WEFT__NONNULL(jobs, UINT32_MAX);
+    weft__ctx_t *ctx = weft__ctx_current(jobs);
     return ctx ? ctx->index : UINT32_MAX;
 }
 
@@ -632,13 +632,16 @@ weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
 }
 
 void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {
-    WEFT_ASSERT(jobs != NULL, "weft_jobs_scratch: jobs is NULL");
+    if (size) {
+        *size = 0;
+    }
+    WEFT__NONNULL(jobs, NULL);
     /* UINT32_MAX is what a registered thread's ranges see: documented, no scratch */
-    WEFT_ASSERT(!jobs || worker < jobs->worker_count || worker == UINT32_MAX,
-                "weft_jobs_scratch: no such worker");
-    if (!jobs || worker >= jobs->worker_count) {
-        if (size) {
-            *size = 0;
+    if (worker >= jobs->worker_count) {
+        if (worker != UINT32_MAX) {
+            (void)WEFT__FAIL(&jobs->desc.logger, WEFT_EINVAL,
+                             "weft_jobs_scratch: no worker %u (the job system has %u)", worker,
+                             jobs->worker_count);
         }
         return NULL;
     }

@@ -60,7 +60,7 @@ typedef struct weft_executor {
     uint32_t thread_count; /* threads lent; the job system gets thread_count + 1 workers (the
                               creating thread is worker 0). 0: no executor */
     void (*submit)(void (*task)(void *arg), void *arg, void *user); /* required with threads */
-    void *user; /* passed back unchanged */
+    void *user;                                                     /* passed back unchanged */
 } weft_executor_t;
 
 typedef struct weft_jobs_desc {

@@ -125,18 +125,17 @@ Test(executor, bad_executor_descs_are_einval) {
     weft_executor_t no_submit = {.thread_count = 2};
     weft_executor_t no_threads = {.submit = nop_task_submit};
     weft_executor_t two = {.thread_count = 2, .submit = nop_task_submit};
-    cr_expect(eq(int, weft_jobs_create(&(weft_jobs_desc_t){.executor = no_submit}, &j),
-                 WEFT_EINVAL));
-    cr_expect(eq(int, weft_jobs_create(&(weft_jobs_desc_t){.executor = no_threads}, &j),
-                 WEFT_EINVAL));
+    cr_expect(
+        eq(int, weft_jobs_create(&(weft_jobs_desc_t){.executor = no_submit}, &j), WEFT_EINVAL));
+    cr_expect(
+        eq(int, weft_jobs_create(&(weft_jobs_desc_t){.executor = no_threads}, &j), WEFT_EINVAL));
     cr_expect(eq(int,
                  weft_jobs_create(
-                     &(weft_jobs_desc_t){.executor = two, .execution = WEFT_EXECUTION_INLINE},
-                     &j),
+                     &(weft_jobs_desc_t){.executor = two, .execution = WEFT_EXECUTION_INLINE}, &j),
                  WEFT_EINVAL));
     cr_expect(eq(int, weft_jobs_create(&(weft_jobs_desc_t){.executor = two, .worker_count = 2}, &j),
                  WEFT_EINVAL));
     cr_expect(j == NULL);
-    cr_expect(eq(u32, weft_jobs_desc_resolved(&(weft_jobs_desc_t){.executor = two}).worker_count,
-                 3));
+    cr_expect(
+        eq(u32, weft_jobs_desc_resolved(&(weft_jobs_desc_t){.executor = two}).worker_count, 3));
 }
