@@ -47,35 +47,21 @@ void weft_set_contract_abort(bool on) { weft_atomic_store_relaxed(&contract_abor
 
 bool weft__contract_aborts(void) { return weft_atomic_load_relaxed(&contract_abort); }
 
-static void report(const weft_logger_t *log, weft_log_level_t level, weft_result_t code,
-                   const char *file, int line, const char *fmt, va_list ap) {
+weft_result_t weft__report(const weft_logger_t *log, weft_log_level_t level, weft_result_t code,
+                           const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
     weft_log_level_t most = log ? log->level : WEFT_LOG_ERROR;
     if (level > most) {
-        return;
+        return code;
     }
     if (log && log->fn) {
         log->fn(level, code, last_error, file, line, log->user);
     } else if (WEFT_DEBUG >= 1) {
         fprintf(stderr, "weft: %s: %s (%s:%d)\n", weft_result_name(code), last_error, file, line);
     }
-}
-
-weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file, int line,
-                         const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    report(log, WEFT_LOG_ERROR, code, file, line, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-weft_result_t weft__note(const weft_logger_t *log, weft_result_t code, const char *file, int line,
-                         const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    report(log, WEFT_LOG_DEBUG, code, file, line, fmt, ap);
-    va_end(ap);
     return code;
 }
 

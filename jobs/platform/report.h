@@ -7,23 +7,25 @@
 
 #include "weft/base.h"
 
-/* Record `code` with a printf-style message and return `code`, so call sites read
- * `return weft__fail(log, WEFT_ENOMEM, __FILE__, __LINE__, "...", ...);`.
- * `log` may be NULL (stderr in debug builds, silent otherwise). Thread: any. */
-/* WEFT_API: src/ calls it across the library boundary when both are shared libraries. */
-WEFT_API weft_result_t weft__fail(const weft_logger_t *log, weft_result_t code, const char *file,
-                                  int line, const char *fmt, ...) WEFT_PRINTF(5, 6);
+/* Record `code` with a printf-style message in weft_last_error() and hand it to `log` when
+ * `level` is within log->level (`log` may be NULL: errors to stderr in debug builds, silent
+ * otherwise). Returns `code`, so call sites read `return WEFT__FAIL(log, WEFT_ENOMEM, "...");`.
+ * Thread: any. WEFT_API: src/ calls it across the library boundary when both are shared
+ * libraries. */
+WEFT_API weft_result_t weft__report(const weft_logger_t *log, weft_log_level_t level,
+                                    weft_result_t code, const char *file, int line, const char *fmt,
+                                    ...) WEFT_PRINTF(6, 7);
 
-/* Report with file/line filled in. */
+/* A failure: reported at WEFT_LOG_ERROR. */
+#define weft__fail(log, code, file, line, ...) \
+    weft__report((log), WEFT_LOG_ERROR, (code), (file), (line), __VA_ARGS__)
 #define WEFT__FAIL(log, code, ...) weft__fail((log), (code), __FILE__, __LINE__, __VA_ARGS__)
 
-/* Like weft__fail for an outcome the API documents as expected (WEFT_EEXIST from adding a
- * component the entity has, a command skipped at apply): the message goes to
- * weft_last_error() as always, the logger gets it at WEFT_LOG_DEBUG, which the default level
- * does not deliver. Returns `code`. Thread: any. */
-WEFT_API weft_result_t weft__note(const weft_logger_t *log, weft_result_t code, const char *file,
-                                  int line, const char *fmt, ...) WEFT_PRINTF(5, 6);
-#define WEFT__NOTE(log, code, ...) weft__note((log), (code), __FILE__, __LINE__, __VA_ARGS__)
+/* An outcome the API documents as expected (WEFT_EEXIST from adding a component the entity
+ * has, a command skipped at apply): reported at WEFT_LOG_DEBUG, which the default level does
+ * not deliver. */
+#define WEFT__NOTE(log, code, ...) \
+    weft__report((log), WEFT_LOG_DEBUG, (code), __FILE__, __LINE__, __VA_ARGS__)
 
 /* True when weft_set_contract_abort(true) asked broken contracts to abort. Thread: any. */
 WEFT_API bool weft__contract_aborts(void);

@@ -189,16 +189,21 @@ static void sim_setup(sim_t *sim, const weft_world_desc_t *desc, uint64_t seed) 
                                                   .chunk_size = 33});
 }
 
-/* Run the simulation; hashes[k] is the world hash after frame 10 * (k + 1). */
-static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
-                    uint64_t hashes[FRAMES / 10]) {
+/* One frame of the simulation, checked. */
+static void sim_frame(sim_t *sim, uint32_t fr) {
+    sim->frame = fr;
+    cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s", weft_last_error());
+    CHECKED();
+}
+
+/* Run the simulation on a world made from `desc`; hashes[k] is the world hash after frame
+ * 10 * (k + 1). */
+static void sim_run_desc(const weft_world_desc_t *desc, uint64_t seed,
+                         uint64_t hashes[FRAMES / 10]) {
     sim_t *sim = calloc(1, sizeof *sim);
-    sim_setup(sim, &(weft_world_desc_t){.worker_count = workers, .execution = exec}, seed);
+    sim_setup(sim, desc, seed);
     for (uint32_t fr = 0; fr < FRAMES; fr++) {
-        sim->frame = fr;
-        cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s",
-                  weft_last_error());
-        CHECKED();
+        sim_frame(sim, fr);
         if ((fr + 1) % 10 == 0) {
             hashes[fr / 10] = weft_world_hash(sim->f.world);
         }
@@ -206,6 +211,11 @@ static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
     cr_assert(weft_entity_count(sim->f.world) > 100, "the simulation kept entities");
     fixture_fini(&sim->f);
     free(sim);
+}
+
+static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
+                    uint64_t hashes[FRAMES / 10]) {
+    sim_run_desc(&(weft_world_desc_t){.worker_count = workers, .execution = exec}, seed, hashes);
 }
 
 static uint64_t test_seed(void) {
@@ -265,10 +275,7 @@ Test(determinism, worlds_sharing_one_job_system_match_a_world_with_its_own) {
     cr_assert(eq(int, weft_jobs_worker_stats(jobs, 1, &before), WEFT_OK));
     for (uint32_t fr = 0; fr < FRAMES; fr++) {
         for (int w = 0; w < 2; w++) {
-            sims[w]->frame = fr;
-            cr_assert(eq(int, weft_world_progress(sims[w]->f.world, 0.016f), WEFT_OK), "%s",
-                      weft_last_error());
-            CHECKED();
+            sim_frame(sims[w], fr);
             if ((fr + 1) % 10 == 0) {
                 cr_assert(eq(u64, weft_world_hash(sims[w]->f.world), want[fr / 10]),
                           "seed %llu: world %d differs after frame %u", (unsigned long long)seed, w,
@@ -338,18 +345,12 @@ Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
                  weft_jobs_create(&(weft_jobs_desc_t){.executor = ext_pool_executor(&pool)}, &jobs),
                  WEFT_OK),
               "%s", weft_last_error());
-    sim_t *sim = calloc(1, sizeof *sim);
-    sim_setup(sim, &(weft_world_desc_t){.jobs = jobs}, seed);
-    for (uint32_t fr = 0; fr < FRAMES; fr++) {
-        sim->frame = fr;
-        cr_assert(eq(int, weft_world_progress(sim->f.world, 0.016f), WEFT_OK), "%s",
-                  weft_last_error());
-        CHECKED();
-        if ((fr + 1) % 10 == 0) {
-            cr_assert(eq(u64, weft_world_hash(sim->f.world), want[fr / 10]),
-                      "seed %llu: the engine pool's world differs after frame %u",
-                      (unsigned long long)seed, fr + 1);
-        }
+    uint64_t got[FRAMES / 10];
+    sim_run_desc(&(weft_world_desc_t){.jobs = jobs}, seed, got);
+    for (int i = 0; i < FRAMES / 10; i++) {
+        cr_assert(eq(u64, got[i], want[i]),
+                  "seed %llu: the engine pool's world differs after frame %d",
+                  (unsigned long long)seed, 10 * (i + 1));
     }
     uint64_t lent = 0;
     for (uint32_t w = 1; w < 3; w++) {
@@ -358,8 +359,6 @@ Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
         lent += st.jobs + st.ranges;
     }
     cr_expect(lent > 0, "the engine's threads ran none of the frames' work");
-    fixture_fini(&sim->f);
-    free(sim);
     weft_jobs_destroy(jobs);
     ext_pool_stop(&pool);
 }
