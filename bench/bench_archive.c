@@ -9,8 +9,10 @@
  *                       into a reused buffer; restore (after the values changed, the rollback
  *                       case) vs the memcpy back. Target <= 2x.
  *   save_vs_fwrite      weft_archive_save through weft_file_writer into a file vs fwrite of
- *                       the handles (8 B/entity) and both pools' columns into a file in the
- *                       same folder; each side timed from fopen to fclose, no fsync.
+ *                       the handles (8 B/entity), the entity table (4 B/entity: an archive
+ *                       carries every slot's generation) and both pools' columns into a
+ *                       file in the same folder; each side timed from fopen to fclose, no
+ *                       fsync.
  *                       Target <= 3x.
  *   load_vs_fread       weft_archive_load through weft_file_reader into an empty world vs
  *                       fread of the same arrays into freshly allocated blocks (both pay
@@ -143,10 +145,11 @@ static void raw_copy_in(raw_t *r, const unsigned char *src, uint32_t n) {
     }
 }
 
-/* The raw "fwrite": the arrays an archive holds (handles, then each pool's entity and data
- * columns), written with fwrite to `f`. Returns false when a write fails. */
+/* The raw "fwrite": the arrays an archive holds (handles, the entity table with its
+ * generations, then each pool's entity and data columns), written with fwrite to `f`.
+ * Returns false when a write fails. */
 static bool raw_fwrite(const raw_t *r, FILE *f, uint32_t n) {
-    bool ok = fwrite(r->handles, 8u, n, f) == n;
+    bool ok = fwrite(r->handles, 8u, n, f) == n && fwrite(r->table, 4u, n, f) == n;
     for (int k = 0; k < 2; ++k) {
         ok = ok && fwrite(r->dense[k], 4u, n, f) == n;
         ok = ok && fwrite(r->data[k], 12u, n, f) == n;
@@ -159,7 +162,9 @@ static bool raw_fwrite(const raw_t *r, FILE *f, uint32_t n) {
 static bool raw_fread(raw_t *out, FILE *f, uint32_t n) {
     memset(out, 0, sizeof *out);
     out->handles = block_alloc((size_t)n * 8u);
-    bool ok = out->handles && fread(out->handles, 8u, n, f) == n;
+    out->table = block_alloc((size_t)n * 4u);
+    bool ok = out->handles && out->table && fread(out->handles, 8u, n, f) == n &&
+              fread(out->table, 4u, n, f) == n;
     for (int k = 0; k < 2 && ok; ++k) {
         out->dense[k] = block_alloc((size_t)n * 4u);
         out->data[k] = block_alloc((size_t)n * 12u);
@@ -207,6 +212,7 @@ static uint64_t weft_first_use(const bench_world_t *bw) {
 
 static void raw_fread_free(raw_t *r, uint32_t n) {
     block_free(r->handles, (size_t)n * 8u);
+    block_free(r->table, (size_t)n * 4u);
     for (int k = 0; k < 2; ++k) {
         block_free(r->dense[k], (size_t)n * 4u);
         block_free(r->data[k], (size_t)n * 12u);
@@ -366,8 +372,9 @@ static void bench_save_load(wb_ctx_t *ctx, bench_world_t *bw, raw_t *raw, uint32
                 "fopen, weft_archive_save through weft_file_writer (fwrite), fclose: a file in "
                 "a fresh folder under $TMPDIR (default /tmp); no fsync");
     wb_describe(ctx, SUITE, "save_vs_fwrite", "raw",
-                "fopen, fwrite of the handles (8 B/entity) and both pools' entity and data "
-                "columns, fclose: a file in the same folder; no fsync");
+                "fopen, fwrite of the handles (8 B/entity), the entity table (4 B/entity) and "
+                "both pools' entity and data columns, fclose: a file in the same folder; no "
+                "fsync");
     wb_describe(ctx, SUITE, "load_vs_fread", "weft",
                 "fopen, weft_archive_load through weft_file_reader (fread) into an empty world, "
                 "fclose, then one read of both pools' data (first use); the file was just "

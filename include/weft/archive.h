@@ -132,7 +132,15 @@ typedef struct weft_archive_load_desc {
     bool keep_ids;               /* false: every archived entity gets a fresh id (a per-load remap
                             table), so loading twice gives two disjoint copies; true: ids are
                             kept as archived and must all be free in the world, else
-                            WEFT_EEXIST */
+                            WEFT_EEXIST. The archive's slot table (format 2) comes along: each
+                            dead slot keeps the later generation of the two worlds and a slot
+                            retired in either stays retired, so no handle stale in the saved
+                            world or in this one comes back, except the archived entities'
+                            own (which is what keep_ids asks for); into an empty world the
+                            next handles created are those the saved world would have
+                            created. Slots this world holds live entities in are left alone.
+                            A format-1 archive carries no slot table: slots it skips become
+                            free at generation 0. */
     bool keep_external;          /* references to entities NOT in the archive: false: with remapping
                             they become 0 (null); true: kept verbatim. With keep_ids they are
                             always kept verbatim. */
@@ -152,7 +160,7 @@ typedef struct weft_archive_load_desc {
 
 /* What an archive holds, filled by inspect and load. */
 typedef struct weft_archive_info {
-    uint32_t format_version;  /* archive format version */
+    uint32_t format_version;  /* archive format version (2 is written; 1 and 2 are read) */
     uint32_t component_count; /* component sections */
     uint64_t entity_count;    /* archived entities */
     uint64_t rows;            /* component values (rows) over all sections */

@@ -9,7 +9,8 @@
  * the last value (65535) is retired when its entity is destroyed instead of being recycled,
  * so a stale handle never names a later entity, however long the program runs; a retired
  * slot keeps its 4 bytes of table (one per 65536 destroys of the same slot). Snapshots and
- * archives keep retired slots retired. (The other 16 bits of each 4-byte slot hold the
+ * archives keep retired slots retired, and an archive loaded with keep_ids keeps the saved
+ * world's stale handles stale (weft/archive.h). (The other 16 bits of each 4-byte slot hold the
  * entity's signature; that is how an entity costs 4 bytes of table.)
  *
  * The table never moves: its address space is reserved at world creation and pages are

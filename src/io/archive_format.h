@@ -19,6 +19,15 @@
  * Sections, in order:
  *   ENTS (count = n entities): n x u64 original handles, all distinct and non-zero. The
  *        position of a handle is its archive-local id (0 .. n-1).
+ *   SLOT (count = the saved world's entity-table high-water mark S; format 2 and later): the
+ *        state of every slot, so a keep_ids load keeps every stale handle of the saved world
+ *        stale. u64 free count F, then S x u32 slot states, then F x u32 free-list indices
+ *        (bottom first, the next slot recycled last), padded to 8. A state holds the slot's
+ *        generation in bits 0-15 (for a dead slot: the generation its next entity gets) and
+ *        WEFT__ARC_SLOT_RETIRED for a slot retired at its last generation; other bits are 0.
+ *        Slot 0 is 0; an archived entity's slot holds its generation; every other slot is
+ *        either retired (generation 65535) or listed exactly once in the free list. Live
+ *        entities left out of a partial save are written as if destroyed at save time.
  *   COMP (count = rows), one per component: a descriptor
  *          u32 name_len, u32 size, u32 align, u32 schema_version, u32 field_count, u32 zero,
  *          name bytes padded to 8, field_count x u32 field offsets padded to 8,
@@ -39,7 +48,8 @@
 #include "weft/base.h"
 
 #define WEFT__ARC_MAGIC "WEFTARC\x1a"
-#define WEFT__ARC_FORMAT_VERSION 1u
+#define WEFT__ARC_FORMAT_VERSION 2u   /* written; format 1 (no SLOT section) is still read */
+#define WEFT__ARC_FORMAT_OLDEST 1u    /* oldest format read */
 #define WEFT__ARC_FILE_HEADER 32u     /* bytes */
 #define WEFT__ARC_SECTION_HEADER 32u  /* bytes */
 #define WEFT__ARC_TRAILER 8u          /* bytes */
@@ -53,6 +63,8 @@
 #define WEFT__ARC_TAG_ENTS WEFT__ARC_TAG('E', 'N', 'T', 'S')
 #define WEFT__ARC_TAG_COMP WEFT__ARC_TAG('C', 'O', 'M', 'P')
 #define WEFT__ARC_TAG_HIER WEFT__ARC_TAG('H', 'I', 'E', 'R')
+#define WEFT__ARC_TAG_SLOT WEFT__ARC_TAG('S', 'L', 'O', 'T')
+#define WEFT__ARC_SLOT_RETIRED 0x10000u      /* SLOT state flag: never reused */
 #define WEFT__ARC_HIER_RECORD 176u           /* 8 + transform 40 + inverse bind 64 + world 64 */
 #define WEFT__ARC_HIER_NODE "weft.hier_node" /* the tag every hierarchy node carries */
 

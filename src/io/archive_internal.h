@@ -38,16 +38,20 @@ typedef struct weft__arc_comp {
 
 /* A parsed archive. `comps` is the only allocation (freed by weft__arc_free). */
 typedef struct weft__arc {
-    uint32_t format_version;   /* from the file header */
-    uint32_t comp_count;       /* COMP sections */
-    uint64_t entity_count;     /* entities in ENTS */
-    const unsigned char *ents; /* entity_count little-endian u64 handles, ascending index */
-    weft__arc_comp_t *comps;   /* [comp_count] */
-    uint64_t row_count;        /* sum of rows over comps */
-    uint64_t hier_count;       /* HIER records (0: no hierarchy section) */
-    const unsigned char *hier; /* hier_count records of WEFT__ARC_HIER_RECORD bytes */
-    uint64_t byte_size;        /* bytes parsed (the whole input) */
-    weft_allocator_t alloc;    /* what comps came from */
+    uint32_t format_version;    /* from the file header */
+    uint32_t comp_count;        /* COMP sections */
+    uint64_t entity_count;      /* entities in ENTS */
+    const unsigned char *ents;  /* entity_count little-endian u64 handles, ascending index */
+    uint64_t slot_count;        /* SLOT: table high-water mark S (0: no SLOT, format 1) */
+    const unsigned char *slots; /* S little-endian u32 slot states */
+    uint64_t free_count;        /* SLOT: free-list entries F */
+    const unsigned char *free;  /* F little-endian u32 slot indices, bottom first */
+    weft__arc_comp_t *comps;    /* [comp_count] */
+    uint64_t row_count;         /* sum of rows over comps */
+    uint64_t hier_count;        /* HIER records (0: no hierarchy section) */
+    const unsigned char *hier;  /* hier_count records of WEFT__ARC_HIER_RECORD bytes */
+    uint64_t byte_size;         /* bytes parsed (the whole input) */
+    weft_allocator_t alloc;     /* what comps came from */
 } weft__arc_t;
 
 /* Parse and validate `size` bytes (stage 1). Failures are reported through `log` (the

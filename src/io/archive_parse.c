@@ -105,6 +105,86 @@ static weft_result_t parse_entities(const weft_logger_t *log, const section_t *s
     return WEFT_OK;
 }
 
+/* The slot table (format 2): every state well-formed, archived slots carry their entity's
+ * generation, and the free list names every other non-retired slot exactly once. A bitmap of
+ * S bits (S <= payload / 4) catches repeats; it is the parser's only allocation besides the
+ * section table, and bounded by the input like it. */
+static weft_result_t parse_slots(const weft_logger_t *log, const section_t *s,
+                                 const weft_allocator_t *alloc, weft__arc_t *arc) {
+    if (s->tag != WEFT__ARC_TAG_SLOT) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: second section is not SLOT");
+    }
+    weft__cursor_t c = s->payload;
+    const unsigned char *fc = weft__take(&c, 8);
+    uint64_t slots = s->count, nfree = fc ? weft__le64(fc) : 0;
+    if (!fc || slots == 0 || slots > UINT32_MAX || slots > c.left / 4u ||
+        nfree > (c.left - 4u * slots) / 4u || weft__pad8(4u * (slots + nfree)) != c.left) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT,
+                          "archive corrupt: SLOT declares %llu slots and %llu free in %llu bytes",
+                          (unsigned long long)slots, (unsigned long long)nfree,
+                          (unsigned long long)s->payload.left);
+    }
+    const unsigned char *states = c.p, *free = c.p + 4u * slots;
+    uint64_t k = 0, retired = 0;
+    for (uint64_t i = 0; i < slots; ++i) {
+        uint32_t st = weft__le32(states + 4u * i), gen = st & 0xFFFFu;
+        bool is_retired = (st & WEFT__ARC_SLOT_RETIRED) != 0;
+        bool is_archived = k < arc->entity_count && weft__le32(arc->ents + 8u * k) == i;
+        uint64_t e = is_archived ? weft__le64(arc->ents + 8u * k++) : 0;
+        bool bad = (st & ~(0xFFFFu | WEFT__ARC_SLOT_RETIRED)) != 0 || (i == 0 && st != 0) ||
+                   (is_retired && (gen != 0xFFFFu || is_archived)) ||
+                   (is_archived && (e >> 32) != gen);
+        if (bad) {
+            return WEFT__FAIL(log, WEFT_ECORRUPT,
+                              "archive corrupt: SLOT state 0x%x of slot %llu does not match the "
+                              "archive",
+                              st, (unsigned long long)i);
+        }
+        retired += is_retired;
+    }
+    if (k != arc->entity_count || nfree + k + retired + 1u != slots) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT,
+                          "archive corrupt: SLOT's %llu slots hold %llu of %llu entities, %llu "
+                          "retired and %llu free",
+                          (unsigned long long)slots, (unsigned long long)k,
+                          (unsigned long long)arc->entity_count, (unsigned long long)retired,
+                          (unsigned long long)nfree);
+    }
+    /* Archived slots are marked first, so a free entry naming one counts as a repeat. */
+    size_t words = (size_t)(slots + 63u) / 64u;
+    uint64_t *seen = weft__hook_alloc(alloc, words * 8u, 8);
+    if (!seen) {
+        return WEFT__FAIL(log, WEFT_ENOMEM, "weft_archive: cannot allocate %zu bytes", words * 8u);
+    }
+    memset(seen, 0, words * 8u);
+    for (uint64_t a = 0; a < arc->entity_count; ++a) {
+        uint32_t idx = weft__le32(arc->ents + 8u * a);
+        seen[idx / 64u] |= (uint64_t)1 << (idx % 64u);
+    }
+    weft_result_t r = WEFT_OK;
+    for (uint64_t j = 0; j < nfree && r == WEFT_OK; ++j) {
+        uint32_t idx = weft__le32(free + 4u * j);
+        if (idx != 0 && idx < slots &&
+            (weft__le32(states + 4u * idx) & WEFT__ARC_SLOT_RETIRED) == 0 &&
+            (seen[idx / 64u] >> (idx % 64u) & 1u) == 0) {
+            seen[idx / 64u] |= (uint64_t)1 << (idx % 64u);
+        } else {
+            r = WEFT__FAIL(log, WEFT_ECORRUPT,
+                           "archive corrupt: SLOT free entry %llu (slot %u) is out of range, "
+                           "repeated, retired or an archived entity",
+                           (unsigned long long)j, idx);
+        }
+    }
+    weft__hook_free(alloc, seen, words * 8u);
+    if (r == WEFT_OK) {
+        arc->slot_count = slots;
+        arc->slots = states;
+        arc->free_count = nfree;
+        arc->free = free;
+    }
+    return r;
+}
+
 /* The fixed descriptor of a COMP section: name, layout and entity-field offsets. */
 static weft_result_t parse_comp_desc(const weft_logger_t *log, weft__cursor_t *c, uint32_t index,
                                      weft__arc_comp_t *cp) {
@@ -236,7 +316,8 @@ static weft_result_t parse_hier(const weft_logger_t *log, const section_t *s, we
 }
 
 static weft_result_t parse_file_header(const weft_logger_t *log, weft__cursor_t *c,
-                                       uint32_t *comp_count, bool *has_hier) {
+                                       uint32_t *version_out, uint32_t *comp_count,
+                                       bool *has_hier) {
     /* Magic first (a different file type is EVERSION, not "corrupt"), then the header check,
      * then the version: a bit flip in the version field is corruption, not a future file. */
     const unsigned char *h = weft__take(c, WEFT__ARC_FILE_HEADER);
@@ -247,19 +328,22 @@ static weft_result_t parse_file_header(const weft_logger_t *log, weft__cursor_t 
     if (weft__hash64(h, 24) != weft__le64(h + 24)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: file header fails its check");
     }
-    if (version != WEFT__ARC_FORMAT_VERSION) {
+    if (version < WEFT__ARC_FORMAT_OLDEST || version > WEFT__ARC_FORMAT_VERSION) {
         return WEFT__FAIL(log, WEFT_EVERSION,
-                          "archive format version %u is not supported (this build reads %u)",
-                          version, WEFT__ARC_FORMAT_VERSION);
+                          "archive format version %u is not supported (this build reads %u to %u)",
+                          version, WEFT__ARC_FORMAT_OLDEST, WEFT__ARC_FORMAT_VERSION);
     }
     if (weft__le32(h + 12) != 0) {
         return WEFT__FAIL(log, WEFT_EVERSION, "archive uses unknown feature flags 0x%x",
                           weft__le32(h + 12));
     }
+    /* ENTS, SLOT from format 2 on, the COMP sections, an optional HIER. */
+    uint32_t fixed = version >= 2u ? 2u : 1u;
     uint32_t sections = weft__le32(h + 16);
+    *version_out = version;
     *comp_count = weft__le32(h + 20);
-    *has_hier = sections >= 2u && sections - 2u == *comp_count;
-    if (sections == 0 || (sections - 1u != *comp_count && !*has_hier)) {
+    *has_hier = sections >= fixed + 1u && sections - fixed - 1u == *comp_count;
+    if (sections < fixed || (sections - fixed != *comp_count && !*has_hier)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: %u sections for %u components",
                           sections, *comp_count);
     }
@@ -282,19 +366,27 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
     }
     const unsigned char *base = data;
     weft__cursor_t c = {.p = base, .left = size};
-    uint32_t ncomp = 0;
+    uint32_t ncomp = 0, version = 0;
     bool has_hier = false;
-    weft_result_t r = parse_file_header(log, &c, &ncomp, &has_hier);
+    weft_result_t r = parse_file_header(log, &c, &version, &ncomp, &has_hier);
     if (r != WEFT_OK) {
         return r;
     }
-    out->format_version = WEFT__ARC_FORMAT_VERSION;
+    out->format_version = version;
     out->byte_size = size;
 
     section_t s;
     r = read_section(log, &c, base, 0, verify_checksums, &s);
     if (r == WEFT_OK) {
         r = parse_entities(log, &s, out);
+    }
+    uint32_t first_comp = 1u; /* section index of the first COMP */
+    if (r == WEFT_OK && version >= 2u) {
+        first_comp = 2u;
+        r = read_section(log, &c, base, 1u, verify_checksums, &s);
+        if (r == WEFT_OK) {
+            r = parse_slots(log, &s, alloc, out);
+        }
     }
     if (r != WEFT_OK) {
         goto fail_reset;
@@ -309,16 +401,16 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
         out->comp_count = ncomp;
     }
     for (uint32_t i = 0; i < ncomp; ++i) {
-        r = read_section(log, &c, base, i + 1u, verify_checksums, &s);
+        r = read_section(log, &c, base, first_comp + i, verify_checksums, &s);
         if (r == WEFT_OK) {
-            r = parse_comp(log, &s, i + 1u, out, &out->comps[i]);
+            r = parse_comp(log, &s, first_comp + i, out, &out->comps[i]);
         }
         if (r != WEFT_OK) {
             goto fail_free_comps;
         }
     }
     if (has_hier) {
-        r = read_section(log, &c, base, ncomp + 1u, verify_checksums, &s);
+        r = read_section(log, &c, base, first_comp + ncomp, verify_checksums, &s);
         if (r == WEFT_OK) {
             r = parse_hier(log, &s, out);
         }

@@ -9,8 +9,9 @@
  * data array in bulk (archive_secw.c hashes and writes it in cache-sized slices) and only the
  * 4-byte owner column is converted. Entity fields inside component data are written as they
  * are: the loader finds them among the archived handles (ascending by index, so a binary
- * search) and applies its remapping rule. Memory: 4 bytes per entity slot of the world plus
- * 8 per saved entity, from the world's allocator. */
+ * search) and applies its remapping rule. The slot table follows the entities, so a keep_ids
+ * load can keep the saved world's stale handles stale. Memory: 4 bytes and 1 bit per entity
+ * slot of the world plus 8 per saved entity, from the world's allocator. */
 #include <string.h>
 
 #include "archive_internal.h"
@@ -94,7 +95,6 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
     return WEFT_OK;
 }
 
-/* Rows of `pool` owned by saved entities. */
 /* Rows of `pool` owned by saved entities. Sizes are computed before anything is written
  * because each section header carries its payload size (the writer streams, it never seeks
  * back). */
@@ -178,6 +178,78 @@ static void write_comp_data(weft__secw_t *w, const save_set_t *s, const weft__po
     weft__secw_zeros(w, (size_t)(weft__pad8(bytes) - bytes));
 }
 
+/* ---- slot table ----------------------------------------------------------- >>slots */
+
+/* A live entity left out of a partial save is written as if destroyed now: its slot's next
+ * generation, or retired at the last one. */
+static bool unsaved_live(const weft_world_t *world, const save_set_t *s, uint32_t i) {
+    return s->local[i] == 0 && weft__slot_sig(weft__entity_slot_raw(world, i)) != WEFT__SIG_DEAD;
+}
+
+/* The SLOT section (format in archive_format.h). A dead slot at generation 65535 is either
+ * free (destroyed at 65534) or retired; the free list tells which, through a bitmap of the
+ * free slots (slots / 8 bytes, from the world's allocator). Errors: WEFT_ENOMEM. */
+static weft_result_t write_slots(weft_world_t *world, weft__secw_t *w, const save_set_t *s) {
+    size_t words = ((size_t)s->slots + 63u) / 64u;
+    uint64_t *is_free = weft__alloc(world, words * 8u, 8);
+    if (!is_free) {
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_archive_save: out of memory");
+    }
+    memset(is_free, 0, words * 8u);
+    for (uint32_t j = 0; j < world->free_count; ++j) {
+        uint32_t idx = world->free_list[j];
+        is_free[idx / 64u] |= (uint64_t)1 << (idx % 64u);
+    }
+    uint64_t freed = 0; /* unsaved live entities that go on the free list */
+    if (!s->whole) {
+        for (uint32_t i = 1; i < s->slots; ++i) {
+            freed += unsaved_live(world, s, i) &&
+                     weft__slot_gen(weft__entity_slot_raw(world, i)) != WEFT__GEN_MASK;
+        }
+    }
+    uint64_t nfree = world->free_count + freed;
+    weft__secw_begin(w, WEFT__ARC_TAG_SLOT, 8u + weft__pad8(4u * ((uint64_t)s->slots + nfree)),
+                     s->slots);
+    unsigned char head[8];
+    weft__put64(head, nfree);
+    weft__secw_put(w, head, sizeof head);
+    for (uint32_t i = 0; i < s->slots;) {
+        size_t room;
+        unsigned char *dst = weft__secw_space(w, &room);
+        size_t k = 0;
+        for (; i < s->slots && k + 4u <= room; ++i, k += 4u) {
+            uint32_t slot = weft__entity_slot_raw(world, i), gen = weft__slot_gen(slot);
+            uint32_t st = gen;
+            if (i == 0) {
+                st = 0;
+            } else if (weft__slot_sig(slot) == WEFT__SIG_DEAD) {
+                bool retired = gen == WEFT__GEN_MASK && !(is_free[i / 64u] >> (i % 64u) & 1u);
+                st = retired ? gen | WEFT__ARC_SLOT_RETIRED : gen;
+            } else if (s->local[i] == 0) {
+                st = gen == WEFT__GEN_MASK ? gen | WEFT__ARC_SLOT_RETIRED : gen + 1u;
+            }
+            weft__put32(dst + k, st);
+        }
+        weft__secw_commit(w, k);
+    }
+    if (world->free_count) {
+        weft__secw_put(w, world->free_list, (size_t)world->free_count * 4u);
+    }
+    for (uint32_t i = 1; i < s->slots && freed != 0; ++i) {
+        if (unsaved_live(world, s, i) &&
+            weft__slot_gen(weft__entity_slot_raw(world, i)) != WEFT__GEN_MASK) {
+            unsigned char v[4];
+            weft__put32(v, i);
+            weft__secw_put(w, v, sizeof v);
+        }
+    }
+    uint64_t bytes = 4u * ((uint64_t)s->slots + nfree);
+    weft__secw_zeros(w, (size_t)(weft__pad8(bytes) - bytes));
+    weft__secw_end(w);
+    weft__free(world, is_free, words * 8u);
+    return WEFT_OK;
+}
+
 static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
                                    const weft_writer_t *writer) {
     uint64_t rows[WEFT_MAX_COMPONENTS] = {0};
@@ -198,6 +270,11 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
     weft__secw_begin(&w, WEFT__ARC_TAG_ENTS, 8ull * s->n, s->n);
     weft__secw_put(&w, s->ents, (size_t)s->n * 8u);
     weft__secw_end(&w);
+    r = write_slots(world, &w, s);
+    if (r != WEFT_OK) {
+        (void)weft__secw_finish(&w);
+        return r;
+    }
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         if (rows[c] == 0) {
             continue;

@@ -64,7 +64,7 @@ void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, bool has_hier)
     memcpy(h, WEFT__ARC_MAGIC, 8);
     weft__put32(h + 8, WEFT__ARC_FORMAT_VERSION);
     weft__put32(h + 12, 0);
-    weft__put32(h + 16, comp_count + (has_hier ? 2u : 1u));
+    weft__put32(h + 16, comp_count + (has_hier ? 3u : 2u)); /* + ENTS, SLOT (, HIER) */
     weft__put32(h + 20, comp_count);
     weft__put64(h + 24, weft__hash64(h, 24));
     put_raw(w, h, sizeof h);

@@ -147,14 +147,14 @@ Test(archive_hostile, random_bytes_fail_before_any_allocation) {
     cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
 }
 
-/* A valid archive and where its sections start (the sample worlds have no hierarchy: ENTS
- * and one COMP section per fixture component that has rows). */
+/* A valid archive and where its sections start (the sample worlds have no hierarchy: ENTS,
+ * SLOT and one COMP section per fixture component that has rows). */
 typedef struct framed {
     weft_membuf_t buf;
     uint32_t sections;
-    size_t at[FX_COUNT + 2];      /* offset of each section header */
-    size_t end[FX_COUNT + 2];     /* offset just past each section's trailer */
-    uint64_t count[FX_COUNT + 2]; /* each section's count field */
+    size_t at[FX_COUNT + 3];      /* offset of each section header */
+    size_t end[FX_COUNT + 3];     /* offset just past each section's trailer */
+    uint64_t count[FX_COUNT + 3]; /* each section's count field */
     uint64_t entities;            /* ENTS count */
 } framed_t;
 
@@ -174,7 +174,7 @@ static uint32_t rd32(const unsigned char *p) {
 static framed_t framed(weft_membuf_t buf) {
     framed_t t = {.buf = buf};
     t.sections = rd32(t.buf.data + 16); /* components without rows are not saved */
-    cr_assert(t.sections >= 1 && t.sections <= FX_COUNT + 1u, "%u sections", t.sections);
+    cr_assert(t.sections >= 2 && t.sections <= FX_COUNT + 2u, "%u sections", t.sections);
     size_t pos = 32;
     for (uint32_t i = 0; i < t.sections; ++i) {
         cr_assert_leq(pos + 40, t.buf.size);
@@ -212,7 +212,7 @@ static framed_t framed_bare_entities(uint32_t n) {
     return t;
 }
 
-/* Where section i's (i >= 1, a COMP section) owner column starts, and its row count. */
+/* Where section i's (i >= 2, a COMP section) owner column starts, and its row count. */
 static size_t comp_ids_at(const framed_t *t, const unsigned char *m, uint32_t i, uint64_t *rows) {
     const unsigned char *d = m + t->at[i] + 32;
     *rows = t->count[i];
@@ -231,6 +231,19 @@ enum {
 static const char *const damage_name[DAMAGE_KINDS] = {
     "random tail", "payload bytes", "owner ids", "kept ids", "spliced header", "truncation"};
 
+/* Rewrite the archive `t`, copied to `m`, as format 1: the SLOT section (section 1) cut
+ * out and the file header resealed. Returns the new length. */
+static size_t as_format1(const framed_t *t, unsigned char *m) {
+    size_t cut = t->end[1] - t->at[1];
+    memmove(m + t->at[1], m + t->end[1], t->buf.size - t->end[1]);
+    uint32_t version = 1, sections = t->sections - 1u;
+    memcpy(m + 8, &version, 4);
+    memcpy(m + 16, &sections, 4);
+    uint64_t check = weft_archive_checksum(m, 24);
+    memcpy(m + 24, &check, 8);
+    return t->buf.size - cut;
+}
+
 /* Damage a copy of `t` in `m` (capacity `cap`) in the way `kind` says; returns its length and
  * sets the load options. `other` is another valid archive (headers with other counts). */
 static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_t *s,
@@ -239,8 +252,8 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
     memcpy(m, t->buf.data, n);
     *desc = (weft_archive_load_desc_t){.skip_checksums = true};
     switch (kind) {
-    case DAMAGE_TAIL: { /* valid file header and ENTS, then random bytes */
-        size_t keep = t->end[0];
+    case DAMAGE_TAIL: { /* valid file header, ENTS and SLOT, then random bytes */
+        size_t keep = t->end[1];
         n = keep + (size_t)(fx_rand(s) % (fx_rand(s) & 1 ? 256 : cap - keep));
         for (size_t i = keep; i < n; ++i) {
             m[i] = (unsigned char)fx_rand(s);
@@ -248,7 +261,7 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
         desc->skip_checksums = fx_rand(s) & 1;
         break;
     }
-    case DAMAGE_PAYLOAD: { /* every header valid, random bytes inside component payloads */
+    case DAMAGE_PAYLOAD: { /* every header valid, random bytes inside SLOT and COMP payloads */
         int k = 1 + (int)(fx_rand(s) % 8);
         for (int j = 0; j < k && t->sections > 1; ++j) {
             uint32_t sec = 1u + (uint32_t)(fx_rand(s) % (t->sections - 1u));
@@ -257,10 +270,11 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
                 m[lo + fx_rand(s) % len] = (unsigned char)fx_rand(s);
             }
         }
+        desc->keep_ids = fx_rand(s) & 1; /* a damaged slot table reaches the kept-ids stage */
         break;
     }
     case DAMAGE_IDS: { /* owner columns rewritten: in-range ids, repeats, some out of range */
-        for (uint32_t sec = 1; sec < t->sections; ++sec) {
+        for (uint32_t sec = 2; sec < t->sections; ++sec) {
             uint64_t rows;
             size_t ids = comp_ids_at(t, m, sec, &rows);
             for (uint64_t r = 0; r < rows && t->entities; ++r) {
@@ -283,6 +297,9 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
             memcpy(m + t->at[0] + 32 + 8 * k, &e, 8);
         }
         desc->keep_ids = true;
+        /* The slot table would no longer match ENTS: write it as a format-1 archive (no
+         * SLOT), whose skipped slots the loader must bound itself. */
+        n = as_format1(t, m);
         break;
     }
     case DAMAGE_SPLICE: { /* a genuine section header with another archive's size and count */
@@ -383,6 +400,82 @@ Test(archive_hostile, damaged_archives_allocate_within_the_input_bound) {
     }
     fx_fini(&f);
     cr_assert_eq(c.live, 0, "leak: %zu bytes", c.live);
+}
+
+/* Each way a slot table can contradict its archive, written with valid checksums (so only
+ * the structural checks can catch it), fails as WEFT_ECORRUPT and changes nothing; the
+ * untouched archive loads, also with kept ids into an empty world. */
+Test(archive_hostile, a_slot_table_that_contradicts_the_archive_is_corrupt) {
+    framed_t t = framed_archive(41, 60);
+    const unsigned char *p = t.buf.data + t.at[1] + 32;
+    uint64_t slots = t.count[1], nfree = rd64(p);
+    cr_assert_geq(nfree, 2, "the sample world has destroyed entities");
+    size_t states = t.at[1] + 40, frees = states + 4 * slots;
+    uint32_t archived_idx = (uint32_t)rd64(t.buf.data + t.at[0] + 32); /* first archived */
+    uint32_t free0 = rd32(t.buf.data + frees), free1 = rd32(t.buf.data + frees + 4);
+    uint32_t gen_arch = rd32(t.buf.data + states + 4 * archived_idx);
+    struct {
+        const char *what;
+        size_t at;
+        uint32_t value;
+    } cases[] = {
+        {"slot 0 not empty", states, 1},
+        {"archived generation differs", states + 4 * archived_idx, gen_arch ^ 1u},
+        {"archived slot retired", states + 4 * archived_idx, 0x1FFFFu},
+        {"reserved state bits", states + 4 * free0,
+         rd32(t.buf.data + states + 4 * free0) | 0x20000u},
+        {"retired below the last generation", states + 4 * free0, 0x10005u},
+        {"free entry repeated", frees + 4, free0},
+        {"free entry names an archived entity", frees, archived_idx},
+        {"free entry out of range", frees, (uint32_t)slots},
+        {"free entry is slot 0", frees, 0},
+        {"free count too small", t.at[1] + 32, (uint32_t)(nfree - 1u)},
+        {"free count too large", t.at[1] + 32, (uint32_t)(nfree + 1u)},
+        {"free entry of a retired slot", states + 4 * free1, 0x1FFFFu},
+    };
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 9, 20);
+    unsigned char *m = malloc(t.buf.size);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(m, t.buf.data, t.buf.size);
+        memcpy(m + cases[i].at, &cases[i].value, 4);
+        uint64_t sum = weft_archive_checksum(m + t.at[1] + 32, t.end[1] - 8 - (t.at[1] + 32));
+        memcpy(m + t.end[1] - 8, &sum, 8); /* resealed: the checksum passes */
+        weft_result_t r = load_must_fail(&f, m, t.buf.size, false);
+        cr_expect_eq(r, WEFT_ECORRUPT, "%s: %s", cases[i].what, weft_last_error());
+        cr_expect(strstr(weft_last_error(), "SLOT") != NULL, "%s: %s", cases[i].what,
+                  weft_last_error());
+    }
+    free(m);
+    fx_fini(&f);
+    fx_init(&f);
+    cr_assert_eq(
+        fx_load_checked(&f, t.buf.data, t.buf.size, &(weft_archive_load_desc_t){.keep_ids = true}),
+        WEFT_OK, "%s", weft_last_error());
+    fx_fini(&f);
+    weft_membuf_free(&t.buf);
+}
+
+/* Archives written before the slot table (format 1) still load, with fresh or kept ids. */
+Test(archive_hostile, a_format_1_archive_without_a_slot_table_still_loads) {
+    framed_t t = framed_archive(42, 30);
+    unsigned char *m = malloc(t.buf.size);
+    memcpy(m, t.buf.data, t.buf.size);
+    size_t n = as_format1(&t, m);
+    weft_archive_info_t info;
+    cr_assert_eq(weft_archive_inspect(m, n, &info), WEFT_OK, "%s", weft_last_error());
+    cr_expect_eq(info.format_version, 1);
+    for (int keep = 0; keep < 2; keep++) {
+        fx_world_t f;
+        fx_init(&f);
+        cr_expect_eq(fx_load_checked(&f, m, n, &(weft_archive_load_desc_t){.keep_ids = keep}),
+                     WEFT_OK, "keep_ids %d: %s", keep, weft_last_error());
+        cr_expect_eq(weft_entity_count(f.w), t.entities);
+        fx_fini(&f);
+    }
+    free(m);
+    weft_membuf_free(&t.buf);
 }
 
 Test(archive_hostile, wrong_magic_and_empty_input_are_version_errors) {

@@ -3,6 +3,7 @@
 #include <criterion/new/assert.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include "ecs_fixture.h"
 
@@ -190,6 +191,209 @@ Test(entity, an_archive_round_trip_keeps_a_retired_slot_retired) {
     }
     expect_stale(first);
     weft_membuf_free(&buf);
+}
+
+/* ---- stale handles across keep_ids archive loads -------------------------------------- */
+
+enum { HIST_SLOTS = 1024 };
+
+/* Every handle a world ever handed out: 1 + the newest generation at each index (0: the
+ * index was never used), so (idx, g) was handed out iff g < next_gen[idx]. */
+typedef struct history {
+    uint32_t next_gen[HIST_SLOTS];
+} history_t;
+
+static void hist_note(history_t *h, weft_entity_t e) {
+    uint32_t idx = weft_entity_index(e), gen = weft_entity_generation(e);
+    cr_assert(lt(u32, idx, HIST_SLOTS));
+    if (gen + 1u > h->next_gen[idx]) {
+        h->next_gen[idx] = gen + 1u;
+    }
+}
+
+static uint64_t hist_rand(uint64_t *s) {
+    *s += 0x9E3779B97F4A7C15ull;
+    uint64_t z = *s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* `steps` random creates and destroys on w, keeping at most 300 alive in live[] (*n of
+ * them); every handle is noted in h, and a third of the live ones carry component c. */
+static void churn(weft_world_t *w, weft_component_t c, history_t *h, uint64_t *seed,
+                  weft_entity_t *live, uint32_t *n, int steps) {
+    for (int i = 0; i < steps; i++) {
+        if (*n > 0 && (*n == 300 || hist_rand(seed) % 5 < 2)) {
+            uint32_t k = (uint32_t)(hist_rand(seed) % *n);
+            cr_assert(eq(int, weft_entity_destroy(w, live[k]), WEFT_OK));
+            live[k] = live[--*n];
+        } else {
+            weft_entity_t e = test_entity(w);
+            hist_note(h, e);
+            if (hist_rand(seed) % 3 == 0) {
+                cr_assert(eq(int, weft_component_add(w, e, c, NULL), WEFT_OK));
+            }
+            live[(*n)++] = e;
+        }
+    }
+}
+
+static weft_membuf_t save_of(weft_world_t *w, const weft_entity_t *list, uint32_t n) {
+    weft_membuf_t buf = {0};
+    weft_writer_t wr = weft_membuf_writer(&buf);
+    weft_archive_save_desc_t d = {.entities = list, .entity_count = n};
+    cr_assert(eq(int, weft_archive_save(w, list ? &d : NULL, &wr), WEFT_OK), "%s",
+              weft_last_error());
+    return buf;
+}
+
+static void load_kept(weft_world_t *w, const weft_membuf_t *buf) {
+    weft_archive_load_desc_t keep = {.keep_ids = true};
+    cr_assert(eq(int, weft_archive_load_memory(w, buf->data, buf->size, &keep, NULL), WEFT_OK),
+              "%s", weft_last_error());
+}
+
+/* True when e is among live[0..n). */
+static bool listed(const weft_entity_t *live, uint32_t n, weft_entity_t e) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (live[i] == e) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* After a keep_ids load into `b`: the only handles alive in b that either history handed
+ * out are the archived ones (`kept`, k of them), and the next `creates` entities of b are
+ * handles neither history ever handed out. */
+static void expect_no_revived_handle(weft_world_t *b, const history_t *ha, const history_t *hb,
+                                     const weft_entity_t *kept, uint32_t k, uint32_t creates) {
+    for (uint32_t idx = 1; idx < HIST_SLOTS; idx++) {
+        uint32_t top =
+            ha->next_gen[idx] > hb->next_gen[idx] ? ha->next_gen[idx] : hb->next_gen[idx];
+        for (uint32_t g = 0; g < top; g++) {
+            weft_entity_t e = weft_entity_make(idx, g);
+            cr_assert(eq(int, weft_entity_is_alive(b, e), listed(kept, k, e)),
+                      "0x%llx: alive %d after the load, archived %d", (unsigned long long)e,
+                      weft_entity_is_alive(b, e), listed(kept, k, e));
+        }
+    }
+    for (uint32_t i = 0; i < creates; i++) {
+        weft_entity_t e = test_entity(b);
+        uint32_t idx = weft_entity_index(e), gen = weft_entity_generation(e);
+        if (idx < HIST_SLOTS) {
+            cr_assert(ge(u32, gen, ha->next_gen[idx]), "create %u revived 0x%llx (saved world)", i,
+                      (unsigned long long)e);
+            cr_assert(ge(u32, gen, hb->next_gen[idx]), "create %u revived 0x%llx (target world)", i,
+                      (unsigned long long)e);
+        }
+    }
+}
+
+Test(entity, a_keep_ids_load_into_a_fresh_world_keeps_every_stale_handle_stale) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "entity keep_ids fresh-world seed %llu\n", (unsigned long long)seed);
+    static history_t ha, none;
+    memset(&ha, 0, sizeof ha);
+    memset(&none, 0, sizeof none);
+    weft_component_t c = test_register(world, "Value", 12);
+    weft_entity_t first = test_entity(world); /* one slot retired, generations 0..65535 */
+    hist_note(&ha, first);
+    ha.next_gen[weft_entity_index(first)] = 1u << WEFT_ENTITY_GENERATION_BITS;
+    recycle_until_retired(first);
+    static weft_entity_t live[300];
+    uint32_t n = 0;
+    churn(world, c, &ha, &seed, live, &n, 4000);
+    weft_membuf_t buf = save_of(world, NULL, 0);
+    test_alloc_t alloc_b = {0};
+    weft_world_t *b = test_world(&alloc_b);
+    (void)test_register(b, "Value", 12);
+    load_kept(b, &buf);
+    cr_expect(eq(u32, weft_entity_count(b), n));
+    /* The allocator comes across too: both worlds hand out the same next handles. */
+    for (uint32_t i = 0; i < 2 * HIST_SLOTS / 3; i++) {
+        weft_entity_t ea = test_entity(world), eb = test_entity(b);
+        cr_assert(eq(u64, ea, eb), "create %u", i);
+        cr_assert(eq(int, weft_entity_destroy(world, ea), WEFT_OK));
+        cr_assert(eq(int, weft_entity_destroy(b, eb), WEFT_OK));
+    }
+    weft_world_destroy(b);
+    b = test_world(&alloc_b);
+    (void)test_register(b, "Value", 12);
+    load_kept(b, &buf);
+    expect_no_revived_handle(b, &ha, &none, live, n, 2 * HIST_SLOTS);
+    weft_world_destroy(b);
+    weft_membuf_free(&buf);
+    cr_expect(eq(sz, alloc_b.live_bytes, 0));
+}
+
+Test(entity, a_partial_keep_ids_load_leaves_the_unsaved_entities_handles_stale) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "entity keep_ids partial seed %llu\n", (unsigned long long)seed);
+    static history_t ha, none;
+    memset(&ha, 0, sizeof ha);
+    memset(&none, 0, sizeof none);
+    weft_component_t c = test_register(world, "Value", 12);
+    static weft_entity_t live[300];
+    uint32_t n = 0;
+    churn(world, c, &ha, &seed, live, &n, 3000);
+    uint32_t saved = n / 2; /* the others stay behind: their handles must not come back */
+    weft_membuf_t buf = save_of(world, live, saved);
+    test_alloc_t alloc_b = {0};
+    weft_world_t *b = test_world(&alloc_b);
+    (void)test_register(b, "Value", 12);
+    load_kept(b, &buf);
+    cr_expect(eq(u32, weft_entity_count(b), saved));
+    expect_no_revived_handle(b, &ha, &none, live, saved, 2 * HIST_SLOTS);
+    weft_world_destroy(b);
+    weft_membuf_free(&buf);
+    cr_expect(eq(sz, alloc_b.live_bytes, 0));
+}
+
+Test(entity, a_keep_ids_load_into_a_used_world_keeps_both_worlds_stale_handles_stale) {
+    uint64_t seed = (uint64_t)time(NULL);
+    fprintf(stderr, "entity keep_ids merge seed %llu\n", (unsigned long long)seed);
+    static history_t ha, hb;
+    memset(&ha, 0, sizeof ha);
+    memset(&hb, 0, sizeof hb);
+    weft_component_t c = test_register(world, "Value", 12);
+    static weft_entity_t live[300], live_b[300];
+    uint32_t n = 0, nb = 0;
+    weft_entity_t first = test_entity(world); /* a retires a slot b has free */
+    hist_note(&ha, first);
+    ha.next_gen[weft_entity_index(first)] = 1u << WEFT_ENTITY_GENERATION_BITS;
+    recycle_until_retired(first);
+    churn(world, c, &ha, &seed, live, &n, 3000);
+    /* Then age 64 slots of a (64 rounds of destroy and re-create) and leave them dead: b,
+     * whose slots below 1000 are all used once, has them free at older generations. */
+    static weft_entity_t aged[64];
+    cr_assert(eq(int, weft_entity_create_n(world, 64, aged), WEFT_OK));
+    for (int round = 0; round < 64; round++) {
+        cr_assert(eq(int, weft_entity_destroy_n(world, aged, 64), WEFT_OK));
+        cr_assert(eq(int, weft_entity_create_n(world, 64, aged), WEFT_OK));
+        for (int i = 0; i < 64; i++) {
+            hist_note(&ha, aged[i]);
+        }
+    }
+    cr_assert(eq(int, weft_entity_destroy_n(world, aged, 64), WEFT_OK));
+    weft_membuf_t buf = save_of(world, NULL, 0);
+    test_alloc_t alloc_b = {0};
+    weft_world_t *b = test_world(&alloc_b);
+    weft_component_t cb = test_register(b, "Value", 12);
+    static weft_entity_t once[1000];
+    cr_assert(eq(int, weft_entity_create_n(b, 1000, once), WEFT_OK));
+    for (int i = 0; i < 1000; i++) {
+        hist_note(&hb, once[i]);
+    }
+    cr_assert(eq(int, weft_entity_destroy_n(b, once, 1000), WEFT_OK));
+    churn(b, cb, &hb, &seed, live_b, &nb, 3000);
+    cr_assert(eq(int, weft_entity_destroy_n(b, live_b, nb), WEFT_OK)); /* room for A's ids */
+    load_kept(b, &buf);
+    expect_no_revived_handle(b, &ha, &hb, live, n, 2 * HIST_SLOTS);
+    weft_world_destroy(b);
+    weft_membuf_free(&buf);
+    cr_expect(eq(sz, alloc_b.live_bytes, 0));
 }
 
 Test(entity, create_n_and_destroy_n_handle_many_entities) {

@@ -125,11 +125,18 @@ static blob_t copy(blob_t b) {
     return c;
 }
 
-/* Offset of the first COMP section's payload (after ENTS). */
+/* Offset of the payload of the section whose header is at `at`, and of the next header. */
+static size_t payload_at(size_t at) { return at + WEFT__ARC_SECTION_HEADER; }
+static size_t next_section(blob_t b, size_t at) {
+    return payload_at(at) + (size_t)weft__le64(b.p + at + 8) + WEFT__ARC_TRAILER;
+}
+
+/* Offset of the SLOT section's payload (after ENTS). */
+static size_t slot_payload(blob_t b) { return payload_at(next_section(b, WEFT__ARC_FILE_HEADER)); }
+
+/* Offset of the first COMP section's payload (after ENTS and SLOT). */
 static size_t first_comp_payload(blob_t b) {
-    size_t ents = (size_t)weft__le64(b.p + WEFT__ARC_FILE_HEADER + 8);
-    return WEFT__ARC_FILE_HEADER + WEFT__ARC_SECTION_HEADER + ents + WEFT__ARC_TRAILER +
-           WEFT__ARC_SECTION_HEADER;
+    return payload_at(next_section(b, next_section(b, WEFT__ARC_FILE_HEADER)));
 }
 
 int main(int argc, char **argv) {
@@ -187,6 +194,10 @@ int main(int argc, char **argv) {
     weft__put32(b.p + at + 4, 13u); /* size differs from the registration */
     reseal(b.p, b.n);
     put(dir, "bad_size_resealed.warc", b.p, b.n);
+    b = copy(refs);
+    weft__put32(b.p + slot_payload(b) + 8u, 1u); /* slot 0 claims a generation */
+    reseal(b.p, b.n);
+    put(dir, "bad_slot_resealed.warc", b.p, b.n);
     printf("corpus written to %s\n", dir);
     return 0;
 }
