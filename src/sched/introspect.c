@@ -9,11 +9,17 @@
 #include "src/core/world.h"
 #include "system.h"
 
-/* The scheduler with an up-to-date graph in *out; the build's error otherwise (reported). */
-static weft_result_t built(weft_world_t *world, const char *fn, struct weft_sched **out) {
+/* The start every call here shares: world and count present (the caller has zeroed its
+ * count already), then the scheduler with an up-to-date graph in *out. Returns the first
+ * failure, reported under the public name `fn`: WEFT_EINVAL, WEFT_ENOMEM, or the build's. */
+static weft_result_t prepared(weft_world_t *world, const char *fn, bool count_given,
+                              struct weft_sched **out) {
     *out = NULL;
     if (world == NULL) {
         return WEFT__FAIL(NULL, WEFT_EINVAL, "%s: world is NULL", fn);
+    }
+    if (!count_given) {
+        return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: count is NULL", fn);
     }
     struct weft_sched *s = weft__sched_get(world);
     if (s == NULL) {
@@ -26,21 +32,13 @@ static weft_result_t built(weft_world_t *world, const char *fn, struct weft_sche
     return r;
 }
 
-/* The out-parameter every call here writes its count to. */
-#define CHECK_COUNT(count, fn)                                                               \
-    do {                                                                                     \
-        if ((count) == NULL) {                                                               \
-            return WEFT__FAIL(world ? world->log : NULL, WEFT_EINVAL, fn ": count is NULL"); \
-        }                                                                                    \
-        *(count) = 0;                                                                        \
-    } while (0)
-
 weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out, uint32_t cap,
                                   uint32_t *count) {
-    WEFT__NONNULL(world, WEFT_EINVAL);
-    CHECK_COUNT(count, "weft_schedule_edges");
+    if (count) {
+        *count = 0;
+    }
     struct weft_sched *s;
-    weft_result_t r = built(world, "weft_schedule_edges", &s);
+    weft_result_t r = prepared(world, "weft_schedule_edges", count != NULL, &s);
     if (r != WEFT_OK) {
         return r;
     }
@@ -66,10 +64,11 @@ weft_result_t weft_schedule_edges(weft_world_t *world, weft_schedule_edge_t *out
 
 weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                   uint32_t *count) {
-    WEFT__NONNULL(world, WEFT_EINVAL);
-    CHECK_COUNT(count, "weft_schedule_order");
+    if (count) {
+        *count = 0;
+    }
     struct weft_sched *s;
-    weft_result_t r = built(world, "weft_schedule_order", &s);
+    weft_result_t r = prepared(world, "weft_schedule_order", count != NULL, &s);
     if (r != WEFT_OK) {
         return r;
     }
@@ -84,10 +83,11 @@ weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint3
  * declarations, so it ignores what phases and constraints already order. */
 weft_result_t weft_schedule_conflicts(weft_world_t *world, weft_system_conflict_t *out,
                                       uint32_t cap, uint32_t *count) {
-    WEFT__NONNULL(world, WEFT_EINVAL);
-    CHECK_COUNT(count, "weft_schedule_conflicts");
+    if (count) {
+        *count = 0;
+    }
     struct weft_sched *s;
-    weft_result_t r = built(world, "weft_schedule_conflicts", &s);
+    weft_result_t r = prepared(world, "weft_schedule_conflicts", count != NULL, &s);
     if (r != WEFT_OK) {
         return r;
     }
@@ -165,10 +165,11 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
 
 /* Node ids are "s<system id>" so a DOT file can be matched against trace events by id. */
 weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size_t *len) {
-    WEFT__NONNULL(world, WEFT_EINVAL);
-    CHECK_COUNT(len, "weft_schedule_dot");
+    if (len) {
+        *len = 0;
+    }
     struct weft_sched *s;
-    weft_result_t r = built(world, "weft_schedule_dot", &s);
+    weft_result_t r = prepared(world, "weft_schedule_dot", len != NULL, &s);
     if (r != WEFT_OK) {
         return r;
     }
@@ -214,13 +215,14 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
 
 weft_result_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *out, uint32_t cap,
                                           uint32_t *count, uint64_t *total_ns) {
-    WEFT__NONNULL(world, WEFT_EINVAL);
-    CHECK_COUNT(count, "weft_schedule_critical_path");
+    if (count) {
+        *count = 0;
+    }
     if (total_ns) {
         *total_ns = 0;
     }
     struct weft_sched *s;
-    weft_result_t r = built(world, "weft_schedule_critical_path", &s);
+    weft_result_t r = prepared(world, "weft_schedule_critical_path", count != NULL, &s);
     if (r != WEFT_OK) {
         return r;
     }
