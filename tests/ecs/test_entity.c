@@ -291,9 +291,29 @@ static void expect_no_revived_handle(weft_world_t *b, const history_t *ha, const
     }
 }
 
-Test(entity, a_keep_ids_load_into_a_fresh_world_keeps_every_stale_handle_stale) {
+/* The seed of a randomised test, printed so a failure can be replayed. */
+static uint64_t seeded(const char *what) {
     uint64_t seed = (uint64_t)time(NULL);
-    fprintf(stderr, "entity keep_ids fresh-world seed %llu\n", (unsigned long long)seed);
+    fprintf(stderr, "entity keep_ids %s seed %llu\n", what, (unsigned long long)seed);
+    return seed;
+}
+
+/* A second world with the same "Value" registration, counted by `a`. */
+static weft_world_t *target_world(test_alloc_t *a) {
+    memset(a, 0, sizeof *a);
+    weft_world_t *b = test_world(a);
+    (void)test_register(b, "Value", 12);
+    return b;
+}
+
+static void target_done(weft_world_t *b, test_alloc_t *a, weft_membuf_t *buf) {
+    weft_world_destroy(b);
+    weft_membuf_free(buf);
+    cr_expect(eq(sz, a->live_bytes, 0), "the target world leaked %zu bytes", a->live_bytes);
+}
+
+Test(entity, a_keep_ids_load_into_a_fresh_world_keeps_every_stale_handle_stale) {
+    uint64_t seed = seeded("fresh-world");
     static history_t ha, none;
     memset(&ha, 0, sizeof ha);
     memset(&none, 0, sizeof none);
@@ -306,9 +326,8 @@ Test(entity, a_keep_ids_load_into_a_fresh_world_keeps_every_stale_handle_stale) 
     uint32_t n = 0;
     churn(world, c, &ha, &seed, live, &n, 4000);
     weft_membuf_t buf = save_of(world, NULL, 0);
-    test_alloc_t alloc_b = {0};
-    weft_world_t *b = test_world(&alloc_b);
-    (void)test_register(b, "Value", 12);
+    test_alloc_t alloc_b;
+    weft_world_t *b = target_world(&alloc_b);
     load_kept(b, &buf);
     cr_expect(eq(u32, weft_entity_count(b), n));
     /* The allocator comes across too: both worlds hand out the same next handles. */
@@ -319,18 +338,14 @@ Test(entity, a_keep_ids_load_into_a_fresh_world_keeps_every_stale_handle_stale) 
         cr_assert(eq(int, weft_entity_destroy(b, eb), WEFT_OK));
     }
     weft_world_destroy(b);
-    b = test_world(&alloc_b);
-    (void)test_register(b, "Value", 12);
+    b = target_world(&alloc_b);
     load_kept(b, &buf);
     expect_no_revived_handle(b, &ha, &none, live, n, 2 * HIST_SLOTS);
-    weft_world_destroy(b);
-    weft_membuf_free(&buf);
-    cr_expect(eq(sz, alloc_b.live_bytes, 0));
+    target_done(b, &alloc_b, &buf);
 }
 
 Test(entity, a_partial_keep_ids_load_leaves_the_unsaved_entities_handles_stale) {
-    uint64_t seed = (uint64_t)time(NULL);
-    fprintf(stderr, "entity keep_ids partial seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = seeded("partial");
     static history_t ha, none;
     memset(&ha, 0, sizeof ha);
     memset(&none, 0, sizeof none);
@@ -340,20 +355,16 @@ Test(entity, a_partial_keep_ids_load_leaves_the_unsaved_entities_handles_stale) 
     churn(world, c, &ha, &seed, live, &n, 3000);
     uint32_t saved = n / 2; /* the others stay behind: their handles must not come back */
     weft_membuf_t buf = save_of(world, live, saved);
-    test_alloc_t alloc_b = {0};
-    weft_world_t *b = test_world(&alloc_b);
-    (void)test_register(b, "Value", 12);
+    test_alloc_t alloc_b;
+    weft_world_t *b = target_world(&alloc_b);
     load_kept(b, &buf);
     cr_expect(eq(u32, weft_entity_count(b), saved));
     expect_no_revived_handle(b, &ha, &none, live, saved, 2 * HIST_SLOTS);
-    weft_world_destroy(b);
-    weft_membuf_free(&buf);
-    cr_expect(eq(sz, alloc_b.live_bytes, 0));
+    target_done(b, &alloc_b, &buf);
 }
 
 Test(entity, a_keep_ids_load_into_a_used_world_keeps_both_worlds_stale_handles_stale) {
-    uint64_t seed = (uint64_t)time(NULL);
-    fprintf(stderr, "entity keep_ids merge seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = seeded("merge");
     static history_t ha, hb;
     memset(&ha, 0, sizeof ha);
     memset(&hb, 0, sizeof hb);
@@ -378,9 +389,9 @@ Test(entity, a_keep_ids_load_into_a_used_world_keeps_both_worlds_stale_handles_s
     }
     cr_assert(eq(int, weft_entity_destroy_n(world, aged, 64), WEFT_OK));
     weft_membuf_t buf = save_of(world, NULL, 0);
-    test_alloc_t alloc_b = {0};
-    weft_world_t *b = test_world(&alloc_b);
-    weft_component_t cb = test_register(b, "Value", 12);
+    test_alloc_t alloc_b;
+    weft_world_t *b = target_world(&alloc_b);
+    weft_component_t cb = weft_component_lookup(b, "Value");
     static weft_entity_t once[1000];
     cr_assert(eq(int, weft_entity_create_n(b, 1000, once), WEFT_OK));
     for (int i = 0; i < 1000; i++) {
@@ -391,9 +402,7 @@ Test(entity, a_keep_ids_load_into_a_used_world_keeps_both_worlds_stale_handles_s
     cr_assert(eq(int, weft_entity_destroy_n(b, live_b, nb), WEFT_OK)); /* room for A's ids */
     load_kept(b, &buf);
     expect_no_revived_handle(b, &ha, &hb, live, n, 2 * HIST_SLOTS);
-    weft_world_destroy(b);
-    weft_membuf_free(&buf);
-    cr_expect(eq(sz, alloc_b.live_bytes, 0));
+    target_done(b, &alloc_b, &buf);
 }
 
 Test(entity, create_n_and_destroy_n_handle_many_entities) {
