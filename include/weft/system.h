@@ -88,6 +88,15 @@ typedef struct weft_system_ctx {
     const weft_view_t *view; /* the system's declared access, to narrow for helpers */
 } weft_system_ctx_t;
 
+/* A run condition: decides, once per frame, whether the system runs (true) or is skipped
+ * as if its query matched nothing. Called on the calling thread of weft_world_progress() at
+ * the start of the system's phase (after the previous phase's commands are applied, before
+ * any system of the phase runs), for the phase's systems in run order, so what it sees never
+ * depends on the worker count. `dt` is the dt the phase's systems get. It may read the world
+ * (any component; nothing runs beside it) and must not change it; structural calls from it
+ * return WEFT_ESTATE in debug builds, as from a component hook. */
+typedef bool (*weft_system_cond_fn_t)(weft_world_t *world, float dt, void *user);
+
 /* A system's body. `it` iterates the system's chunk: call weft_iter_next(it) until false;
  * term t of desc.terms is it->columns[t] / weft_iter_get(it, t, i). For a system without
  * terms `it` has no batches and the function runs once per frame. Runs on a worker thread
@@ -113,6 +122,11 @@ typedef struct weft_system_desc {
     bool parallel;                                     /* false: one job per frame */
     uint32_t chunk_size;                               /* 0: WEFT_SYSTEM_CHUNK_DEFAULT rows */
     bool main_thread;                                  /* false: any worker; true: worker 0 */
+    bool disabled;                                     /* true: registered disabled (see
+                                                          weft_system_enable) */
+    weft_system_cond_fn_t run_if;                      /* NULL: runs every frame it is
+                                                          enabled; else its run condition */
+    void *run_if_user;                                 /* passed to run_if */
     uint32_t _canary;                                  /* must stay 0 */
 } weft_system_desc_t;
 
@@ -131,11 +145,35 @@ WEFT_API weft_result_t weft_system_register(weft_world_t *world, const weft_syst
 /* The system registered under `name`, or {0}. Thread: main. */
 WEFT_API weft_system_t weft_system_lookup(const weft_world_t *world, const char *name);
 
-/* The system's name (world storage), or NULL for an invalid handle. Thread: main (or jobs). */
+/* The system's name (world storage), or NULL for an invalid or unregistered handle.
+ * Thread: main (or jobs). */
 WEFT_API const char *weft_system_name(const weft_world_t *world, weft_system_t sys);
 
-/* Number of registered systems; valid ids are 1 .. this number. Thread: main. */
+/* Number of system ids handed out so far (registered systems, unregistered ones included);
+ * ids are 1 .. this number, and weft_system_name() tells which of them are still registered.
+ * Thread: main. */
 WEFT_API uint32_t weft_system_count(const weft_world_t *world);
+
+/* ---- system control ------------------------------------------------------- >>control */
+
+/* Enable or disable a system from the next frame on. A disabled system is skipped as if its
+ * query matched nothing (its body is not called, it records no commands); it keeps its place
+ * in the schedule, so enabling and disabling never rebuild it and never reorder other
+ * systems. Errors: WEFT_EINVAL (NULL world), WEFT_ESTALE (null, unknown or unregistered
+ * handle), WEFT_ESTATE (inside weft_world_progress). Thread: main. */
+WEFT_API weft_result_t weft_system_enable(weft_world_t *world, weft_system_t sys, bool enabled);
+
+/* True when `sys` is registered and enabled. Thread: main. */
+WEFT_API bool weft_system_is_enabled(const weft_world_t *world, weft_system_t sys);
+
+/* Unregister a system: it never runs again, its handle becomes invalid for good (ids are not
+ * reused, so a kept handle cannot name a later system), its name is free for a new
+ * registration, and the constraints other systems named it in are dropped (they apply again
+ * to a later system of that name). Its buffered commands of a suspended frame are discarded
+ * with the rest of that frame's (see weft_world_progress). The schedule is rebuilt at the
+ * next frame. Errors: WEFT_EINVAL (NULL world), WEFT_ESTALE (null, unknown or already
+ * unregistered handle), WEFT_ESTATE (inside weft_world_progress). Thread: main. */
+WEFT_API weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys);
 
 /* ---- running a frame -------------------------------------------------------- >>progress */
 

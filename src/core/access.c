@@ -44,8 +44,8 @@ weft_result_t weft__structural_check(const weft_world_t *world, const char *fn) 
                          fn, set->system_name ? set->system_name : "<unnamed>");
     } else if (world->hook_depth > 0) {
         (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
-                         "%s: called from inside a component hook, which may not change the "
-                         "world's structure",
+                         "%s: called from inside a component hook or a system's run condition, "
+                         "which may not change the world's structure",
                          fn);
     } else if (world->main_thread != weft__thread_token()) {
         uint32_t worker = world->jobs ? weft_jobs_worker_index(world->jobs) : UINT32_MAX;

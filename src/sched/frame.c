@@ -40,6 +40,9 @@
  * core's debug checks can name this system. A chunk with no rows runs nothing and records
  * nothing (no trace event, no buffer in completion order). */
 static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk, uint32_t worker) {
+    if (sys->skip) {
+        return; /* the placeholder job of a skipped system: only its counter matters */
+    }
     weft_iter_t it;
 #if WEFT_DEBUG >= 1
     const weft__access_set_t *prev = weft__access_enter(&sys->access);
@@ -100,7 +103,10 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
     uint32_t n = 1;
     sys->chunk_rows = 0;
     *rows = UINT32_MAX;
-    if (sys->query) {
+    if (sys->skip) {
+        n = 0;
+        *rows = 0;
+    } else if (sys->query) {
         *rows = weft__query_plan(sys->query, &sys->plan);
         if (*rows == 0) {
             n = 0;
@@ -361,6 +367,24 @@ static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end)
     }
 }
 
+/* Decide which systems of the phase at run positions [first, end) run this frame: enabled,
+ * registered, and their run condition true. Every condition is evaluated here, before any
+ * system of the phase runs, in run order, so what a condition sees is the same whichever
+ * path (fused, inline, threaded) the phase then takes. Conditions run under the hook rule
+ * (no structural change). */
+static void decide_phase(struct weft_sched *s, uint32_t first, uint32_t end) {
+    for (uint32_t p = first; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
+        bool run = sys->enabled;
+        if (run && sys->desc.run_if) {
+            s->world->hook_depth++;
+            run = sys->desc.run_if(s->world, s->dt, sys->desc.run_if_user);
+            s->world->hook_depth--;
+        }
+        sys->skip = !run;
+    }
+}
+
 /* ---- the frame --------------------------------------------------------------- >>frame */
 
 void weft__sched_drop_suspended(struct weft_sched *s) {
@@ -408,6 +432,9 @@ static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos,
         bool known_empty = false;
         if (!at_apply) {
             uint32_t at = first;
+            if (pos == UINT32_MAX) { /* a resumed phase keeps the decisions it started with */
+                decide_phase(s, first, end);
+            }
             if (s->workers <= 1) {
                 bool recorded = true;
                 r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, &fresh, &at,

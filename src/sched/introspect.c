@@ -72,10 +72,17 @@ weft_result_t weft_schedule_order(weft_world_t *world, weft_system_t *out, uint3
     if (r != WEFT_OK) {
         return r;
     }
-    for (uint32_t p = 0; p < s->graph.n && p < cap; p++) {
-        out[p] = (weft_system_t){s->graph.order[p] + 1};
+    uint32_t at = 0; /* unregistered systems stay in the graph as inert nodes: left out */
+    for (uint32_t p = 0; p < s->graph.n; p++) {
+        uint32_t v = s->graph.order[p];
+        if (!s->systems[v]->removed) {
+            if (at < cap) {
+                out[at] = (weft_system_t){v + 1};
+            }
+            at++;
+        }
     }
-    *count = s->graph.n;
+    *count = at;
     return WEFT_OK;
 }
 
@@ -185,7 +192,9 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
         sb_printf(&sb, "  subgraph cluster_phase_%u {\n    label=\"phase %u\";\n", ph,
                   s->systems[g->order[first]]->desc.phase);
         for (uint32_t p = first; p < g->phase_first[ph + 1]; p++) {
-            dot_node(&sb, s, s->systems[g->order[p]]);
+            if (!s->systems[g->order[p]]->removed) {
+                dot_node(&sb, s, s->systems[g->order[p]]);
+            }
         }
         sb_printf(&sb, "  }\n");
     }
@@ -203,8 +212,11 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
     }
     /* Phase barriers: the last system of each phase to the first of the next, dashed. */
     for (uint32_t ph = 0; ph + 1 < g->nphases; ph++) {
-        sb_printf(&sb, "  s%u -> s%u [style=dashed, label=\"apply\"];\n",
-                  g->order[g->phase_first[ph + 1] - 1] + 1, g->order[g->phase_first[ph + 1]] + 1);
+        uint32_t last = g->order[g->phase_first[ph + 1] - 1],
+                 next = g->order[g->phase_first[ph + 1]];
+        if (!s->systems[last]->removed && !s->systems[next]->removed) {
+            sb_printf(&sb, "  s%u -> s%u [style=dashed, label=\"apply\"];\n", last + 1, next + 1);
+        }
     }
     sb_printf(&sb, "}\n");
     *len = sb.len;
@@ -274,6 +286,9 @@ weft_result_t weft_schedule_critical_path(weft_world_t *world, weft_system_t *ou
                 }
             }
             best[v] = base + span[v];
+            if (s->systems[v]->removed) {
+                continue; /* an inert node ends no path */
+            }
             if (phase_best == UINT32_MAX || best[v] > best[phase_best]) {
                 phase_best = v;
             }

@@ -368,7 +368,7 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
 
 static weft__system_t *find_system(const struct weft_sched *s, const char *name) {
     for (uint32_t i = 0; i < s->count; i++) {
-        if (strcmp(s->systems[i]->name, name) == 0) {
+        if (!s->systems[i]->removed && strcmp(s->systems[i]->name, name) == 0) {
             return s->systems[i];
         }
     }
@@ -488,6 +488,7 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     sys->fn = d->fn;
     sys->user = d->user;
     sys->id = s->count + 1;
+    sys->enabled = !d->disabled;
     sys->split_above = !d->parallel    ? UINT32_MAX
                        : d->chunk_size ? d->chunk_size
                                        : WEFT_SYSTEM_CHUNK_DEFAULT;
@@ -615,16 +616,100 @@ weft_system_t weft_system_lookup(const weft_world_t *world, const char *name) {
     return (weft_system_t){sys ? sys->id : 0};
 }
 
+/* The registered (not unregistered) system behind `sys`, or NULL. */
+static weft__system_t *registered(const struct weft_sched *s, weft_system_t sys) {
+    if (!s || sys.id < 1 || sys.id > s->count || s->systems[sys.id - 1]->removed) {
+        return NULL;
+    }
+    return s->systems[sys.id - 1];
+}
+
 const char *weft_system_name(const weft_world_t *world, weft_system_t sys) {
     WEFT__NONNULL(world, NULL);
-    const struct weft_sched *s = weft__sched_peek(world);
-    return (s && sys.id >= 1 && sys.id <= s->count) ? s->systems[sys.id - 1]->name : NULL;
+    const weft__system_t *r = registered(weft__sched_peek(world), sys);
+    return r ? r->name : NULL;
 }
 
 uint32_t weft_system_count(const weft_world_t *world) {
     WEFT__NONNULL(world, 0);
     const struct weft_sched *s = weft__sched_peek(world);
     return s ? s->count : 0;
+}
+
+/* ---- system control -------------------------------------------------------- >>control */
+
+/* The registered system `sys` of a world between frames, for a control call named `fn`;
+ * NULL with *r set otherwise. */
+static weft__system_t *controlled(weft_world_t *world, weft_system_t sys, const char *fn,
+                                  weft_result_t *r) {
+    struct weft_sched *s = weft__sched_peek(world);
+    weft__system_t *t = registered(s, sys);
+    if (s && s->running) {
+        *r = WEFT__FAIL(s->log, WEFT_ESTATE, "%s: called during weft_world_progress", fn);
+        return NULL;
+    }
+    if (!t) {
+        *r = WEFT__FAIL(world->log, WEFT_ESTALE, "%s: system id %u is not a registered system", fn,
+                        sys.id);
+        return NULL;
+    }
+    *r = WEFT_OK;
+    return t;
+}
+
+weft_result_t weft_system_enable(weft_world_t *world, weft_system_t sys, bool enabled) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
+    WEFT__MAIN_CALL(world);
+    weft_result_t r;
+    weft__system_t *t = controlled(world, sys, "weft_system_enable", &r);
+    if (t) {
+        t->enabled = enabled;
+    }
+    return r;
+}
+
+bool weft_system_is_enabled(const weft_world_t *world, weft_system_t sys) {
+    WEFT__NONNULL(world, false);
+    const weft__system_t *t = registered(weft__sched_peek(world), sys);
+    return t && t->enabled;
+}
+
+/* The record stays (ids are never reused) as an inert node: no access, no constraints, no
+ * query, never run; its name and the constraints naming it are released. */
+weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
+    WEFT__NONNULL(world, WEFT_EINVAL);
+    WEFT__MAIN_CALL(world);
+    weft_result_t r;
+    weft__system_t *t = controlled(world, sys, "weft_system_unregister", &r);
+    if (!t) {
+        return r;
+    }
+    struct weft_sched *s = world->sched;
+    uint32_t me = t->id - 1;
+    for (uint32_t j = 0; j < s->count; j++) {
+        weft__system_t *o = s->systems[j];
+        uint32_t kept = 0;
+        for (uint32_t k = 0; k < o->nafter; k++) {
+            if (o->after[k] != me) {
+                o->after[kept++] = o->after[k];
+            }
+        }
+        o->nafter = kept;
+    }
+    t->removed = true;
+    t->enabled = false;
+    t->nafter = 0;
+    t->nreads = 0;
+    t->nwrites = 0;
+    t->desc.main_thread = false;
+    memset(t->order_names, 0, sizeof t->order_names);
+    if (t->query) {
+        weft_query_destroy(t->query); /* it would otherwise follow every structural change */
+        t->query = NULL;
+    }
+    free_derived(s);
+    weft__sched_drop_suspended(s); /* its pending commands belong to the old schedule */
+    return WEFT_OK;
 }
 
 /* ---- views ------------------------------------------------------------------- >>view */

@@ -47,6 +47,10 @@ typedef struct weft__system {
     uint32_t split_above;    /* rows per chunk, and more rows than this split the system
                                 (UINT32_MAX: never, for a system that is not parallel) */
     uint32_t id;             /* 1-based registration index */
+    bool skip;               /* this frame: disabled, run condition false, or unregistered
+                                (decided at the phase start, frame.c) */
+    bool enabled;            /* weft_system_enable */
+    bool removed;            /* unregistered: an inert node of the graph, never runs */
 
     /* ---- per frame, for the threaded path ---- */
     weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk */

@@ -1,0 +1,368 @@
+/* test_control.c: system control — enable/disable, run conditions, unregister — against a
+ * reference of which system may run, and identical worlds at every worker count. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched_fixture.h"
+
+TestSuite(control, .timeout = 120);
+
+/* ---- a small world of counters ------------------------------------------------ */
+
+enum { ENTITIES = 600, DEFS = 24, MAX_IDS = 128 };
+
+typedef struct ctl_world {
+    weft_world_t *w;
+    weft_component_t c[3];      /* A, B, C: uint32_t each */
+    weft_entity_t first;        /* an entity with all three */
+    uint32_t runs[MAX_IDS + 1]; /* by system id: frames its body ran (chunk 0 counts) */
+    weft_system_t ids[DEFS];    /* registration of def k ({0}: not registered) */
+    uint64_t frame;             /* frames started, as the run conditions see it */
+} ctl_world_t;
+
+/* One system kind of the random test: writes c[w], reads c[r] (r == w: no read term), runs
+ * when (frame + k) % mod != 0, is parallel or not. */
+typedef struct ctl_def {
+    uint32_t k, w, r, mod, phase;
+    bool parallel;
+} ctl_def_t;
+
+typedef struct ctl_user {
+    ctl_world_t *cw;
+    const ctl_def_t *def;
+} ctl_user_t;
+
+static void ctl_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const ctl_user_t *u = ctx->user;
+    if (ctx->chunk == 0) {
+        u->cw->runs[ctx->system.id]++; /* one writer per system and frame */
+    }
+    while (weft_iter_next(it)) {
+        uint32_t *w = it->columns[0];
+        const uint32_t *r = u->def->r != u->def->w ? it->columns[1] : NULL;
+        for (uint32_t i = 0; i < it->rows; i++) {
+            w[i] = w[i] * 31u + (r ? r[i] : 7u) + ctx->system.id;
+        }
+    }
+}
+
+static bool ctl_cond(weft_world_t *world, float dt, void *user) {
+    (void)world;
+    (void)dt;
+    const ctl_user_t *u = user;
+    return (u->cw->frame + u->def->k) % u->def->mod != 0;
+}
+
+static void ctl_init(ctl_world_t *cw, uint32_t workers) {
+    memset(cw, 0, sizeof *cw);
+    weft_world_desc_t d = {.worker_count = workers};
+    if (workers == 0) {
+        d = (weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE};
+    }
+    cr_assert(eq(int, weft_world_create(&d, &cw->w), WEFT_OK), "%s", weft_last_error());
+    static const char *const names[3] = {"A", "B", "C"};
+    for (int i = 0; i < 3; i++) {
+        weft_component_desc_t cd = {.name = names[i], .size = sizeof(uint32_t)};
+        cr_assert(eq(int, weft_component_register(cw->w, &cd, &cw->c[i]), WEFT_OK));
+    }
+    for (uint32_t e = 0; e < ENTITIES; e++) {
+        weft_entity_t h;
+        cr_assert(eq(int, weft_entity_create(cw->w, &h), WEFT_OK));
+        for (int i = 0; i < 3; i++) {
+            uint32_t v = e * 3u + (uint32_t)i;
+            cr_assert(eq(int, weft_component_set(cw->w, h, cw->c[i], &v), WEFT_OK));
+        }
+        cw->first = e == 0 ? h : cw->first;
+    }
+}
+
+static weft_system_t ctl_register(ctl_world_t *cw, const ctl_def_t *def, ctl_user_t *user,
+                                  const char *name) {
+    *user = (ctl_user_t){cw, def};
+    weft_system_desc_t d = {.name = name,
+                            .fn = ctl_body,
+                            .user = user,
+                            .terms = {W(cw->c[def->w])},
+                            .phase = def->phase,
+                            .parallel = def->parallel,
+                            .chunk_size = 128,
+                            .run_if = ctl_cond,
+                            .run_if_user = user};
+    if (def->r != def->w) {
+        d.terms[1] = (weft_query_term_t)R(cw->c[def->r]);
+    }
+    return must_register(cw->w, &d);
+}
+
+/* ---- the random test --------------------------------------------------------- */
+
+enum { OP_FRAME, OP_TOGGLE, OP_UNREGISTER, OP_REGISTER, OPS };
+
+typedef struct ctl_op {
+    int kind;
+    uint32_t def; /* the def it acts on */
+} ctl_op_t;
+
+static uint64_t ctl_rand(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* What may run, as the test tracks it: registered, enabled. */
+typedef struct ctl_model {
+    bool registered[DEFS], enabled[DEFS];
+    uint32_t name_gen[DEFS]; /* names are "d<k>.<gen>": a re-registration gets a new one */
+} ctl_model_t;
+
+/* Apply `ops` to a world of `workers` workers (0: inline), checking every frame against the
+ * model; returns the world hash after each frame in hashes[] and the run counts in runs. */
+static void ctl_run(uint32_t workers, const ctl_def_t *defs, const ctl_op_t *ops, uint32_t nops,
+                    uint64_t *hashes, uint32_t *runs_out) {
+    static ctl_world_t cw;
+    static ctl_user_t users[DEFS];
+    ctl_init(&cw, workers);
+    ctl_model_t m = {0};
+    uint32_t frames = 0;
+    char name[32];
+    for (uint32_t i = 0; i < nops; i++) {
+        uint32_t k = ops[i].def;
+        switch (ops[i].kind) {
+        case OP_REGISTER:
+            if (!m.registered[k]) {
+                snprintf(name, sizeof name, "d%u.%u", k, m.name_gen[k]++);
+                cw.ids[k] = ctl_register(&cw, &defs[k], &users[k], name);
+                cr_assert(le(u32, cw.ids[k].id, MAX_IDS));
+                m.registered[k] = m.enabled[k] = true;
+            }
+            break;
+        case OP_TOGGLE:
+            if (m.registered[k]) {
+                m.enabled[k] = !m.enabled[k];
+                cr_assert(eq(int, weft_system_enable(cw.w, cw.ids[k], m.enabled[k]), WEFT_OK));
+                cr_assert(eq(int, weft_system_is_enabled(cw.w, cw.ids[k]), m.enabled[k]));
+            }
+            break;
+        case OP_UNREGISTER:
+            if (m.registered[k]) {
+                cr_assert(eq(int, weft_system_unregister(cw.w, cw.ids[k]), WEFT_OK));
+                cr_assert(eq(ptr, (void *)weft_system_name(cw.w, cw.ids[k]), NULL));
+                cr_assert(eq(int, weft_system_enable(cw.w, cw.ids[k], true), WEFT_ESTALE));
+                m.registered[k] = m.enabled[k] = false;
+            }
+            break;
+        default: {
+            uint32_t before[MAX_IDS + 1];
+            memcpy(before, cw.runs, sizeof before);
+            cr_assert(eq(int, weft_world_progress(cw.w, 0.016f), WEFT_OK), "%s", weft_last_error());
+            for (uint32_t d = 0; d < DEFS; d++) {
+                if (cw.ids[d].id == 0) {
+                    continue;
+                }
+                bool cond = (cw.frame + defs[d].k) % defs[d].mod != 0;
+                uint32_t ran = cw.runs[cw.ids[d].id] - before[cw.ids[d].id];
+                uint32_t want = m.registered[d] && m.enabled[d] && cond;
+                cr_assert(eq(u32, ran, want),
+                          "workers %u, op %u, frame %u: def %u (id %u, registered %d, enabled "
+                          "%d, condition %d) ran %u times",
+                          workers, i, frames, d, cw.ids[d].id, m.registered[d], m.enabled[d], cond,
+                          ran);
+            }
+            cw.frame++;
+            hashes[frames++] = weft_world_hash(cw.w);
+        }
+        }
+    }
+    memcpy(runs_out, cw.runs, sizeof cw.runs);
+    weft_world_destroy(cw.w);
+}
+
+Test(control, enable_disable_unregister_and_run_conditions_match_the_model_at_every_worker_count) {
+    uint64_t seed = (uint64_t)time(NULL) | 1u;
+    fprintf(stderr, "control random seed %llu\n", (unsigned long long)seed);
+    uint64_t s = seed;
+    ctl_def_t defs[DEFS];
+    for (uint32_t k = 0; k < DEFS; k++) {
+        uint32_t w = (uint32_t)(ctl_rand(&s) % 3);
+        defs[k] = (ctl_def_t){.k = k,
+                              .w = w,
+                              .r = (uint32_t)(ctl_rand(&s) % 3),
+                              .mod = 2u + (uint32_t)(ctl_rand(&s) % 4),
+                              .phase = (uint32_t)(ctl_rand(&s) % 2),
+                              .parallel = ctl_rand(&s) % 2 == 0};
+    }
+    enum { NOPS = 400 };
+    static ctl_op_t ops[NOPS];
+    uint32_t frames = 0;
+    for (uint32_t i = 0; i < NOPS; i++) {
+        uint32_t pick = (uint32_t)(ctl_rand(&s) % 20);
+        int kind = pick < 8    ? OP_FRAME
+                   : pick < 12 ? OP_TOGGLE
+                   : pick < 14 ? OP_UNREGISTER
+                               : OP_REGISTER;
+        ops[i] = (ctl_op_t){kind, (uint32_t)(ctl_rand(&s) % DEFS)};
+        frames += kind == OP_FRAME;
+    }
+    static uint64_t hashes[5][NOPS];
+    static uint32_t runs[5][MAX_IDS + 1];
+    static const uint32_t workers[5] = {0, 1, 2, 4, 8};
+    for (int v = 0; v < 5; v++) {
+        ctl_run(workers[v], defs, ops, NOPS, hashes[v], runs[v]);
+    }
+    for (int v = 1; v < 5; v++) {
+        for (uint32_t f = 0; f < frames; f++) {
+            cr_assert(eq(u64, hashes[v][f], hashes[0][f]), "seed %llu: frame %u, %u workers",
+                      (unsigned long long)seed, f, workers[v]);
+        }
+        cr_assert(eq(int, memcmp(runs[v], runs[0], sizeof runs[0]), 0), "seed %llu: %u workers",
+                  (unsigned long long)seed, workers[v]);
+    }
+}
+
+/* ---- what a run condition sees ------------------------------------------------- */
+
+typedef struct seen {
+    ctl_world_t *cw;
+    uint32_t values[64]; /* what the condition read, frame by frame */
+    uint32_t n;
+} seen_t;
+
+static void bump_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        uint32_t *a = it->columns[0];
+        for (uint32_t i = 0; i < it->rows; i++) {
+            a[i] += 1;
+        }
+    }
+}
+
+static bool reading_cond(weft_world_t *world, float dt, void *user) {
+    (void)dt;
+    seen_t *s = user;
+    const uint32_t *a = weft_component_get(world, s->cw->first, s->cw->c[0]);
+    s->values[s->n++] = *a;
+    return *a % 2 == 0;
+}
+
+/* The condition of a system that runs after a writer in the same phase sees the value from
+ * before the phase, whether the phase runs fused (1 worker), inline or threaded. */
+Test(control, a_run_condition_sees_the_world_as_its_phase_starts) {
+    static const uint32_t workers[3] = {0, 1, 2};
+    uint32_t ref[64];
+    for (int v = 0; v < 3; v++) {
+        static ctl_world_t cw;
+        ctl_init(&cw, workers[v]);
+        uint32_t a0 = *(const uint32_t *)weft_component_get(cw.w, cw.first, cw.c[0]);
+        (void)must_register(
+            cw.w, &(weft_system_desc_t){.name = "bump", .fn = bump_body, .terms = {W(cw.c[0])}});
+        seen_t seen = {.cw = &cw};
+        ctl_def_t def = {.w = 1, .r = 0, .mod = 1};
+        ctl_user_t user = {&cw, &def};
+        (void)must_register(cw.w, &(weft_system_desc_t){.name = "guarded",
+                                                        .fn = ctl_body,
+                                                        .user = &user,
+                                                        .terms = {W(cw.c[1]), R(cw.c[0])},
+                                                        .run_if = reading_cond,
+                                                        .run_if_user = &seen});
+        weft_system_t guarded = weft_system_lookup(cw.w, "guarded");
+        for (int f = 0; f < 10; f++) {
+            cr_assert(eq(int, weft_world_progress(cw.w, 0.016f), WEFT_OK), "%s", weft_last_error());
+        }
+        cr_assert(eq(u32, seen.n, 10), "evaluated once per frame");
+        for (uint32_t f = 0; f < 10; f++) {
+            cr_expect(eq(u32, seen.values[f], a0 + f), "workers %u, frame %u", workers[v], f);
+        }
+        cr_expect(eq(u32, cw.runs[guarded.id], 5), "ran on the frames where A was even");
+        if (v == 0) {
+            memcpy(ref, seen.values, sizeof ref);
+        } else {
+            cr_expect(eq(int, memcmp(ref, seen.values, 10 * sizeof ref[0]), 0));
+        }
+        weft_world_destroy(cw.w);
+    }
+}
+
+/* ---- unregister ------------------------------------------------------------------ */
+
+Test(control, an_unregistered_name_is_free_and_constraints_naming_it_apply_to_its_successor) {
+    fixture_t f;
+    fixture_init(&f, 2, 0);
+    weft_system_t a = must_register(
+        f.world, &(weft_system_desc_t){.name = "a", .fn = noop_system, .before = {"b"}});
+    weft_system_t b = must_register(f.world, &(weft_system_desc_t){.name = "b", .fn = noop_system});
+    (void)must_register(f.world, &(weft_system_desc_t){.name = "c", .fn = noop_system});
+    cr_assert(eq(int, weft_system_unregister(f.world, b), WEFT_OK));
+    cr_expect(eq(int, weft_system_unregister(f.world, b), WEFT_ESTALE), "already gone");
+    cr_expect(eq(u32, weft_system_lookup(f.world, "b").id, 0));
+    cr_expect(eq(int, weft_system_is_enabled(f.world, b), false));
+    uint32_t n = 0;
+    weft_system_t order[8];
+    cr_assert(eq(int, weft_schedule_order(f.world, order, 8, &n), WEFT_OK));
+    cr_expect(eq(u32, n, 2), "the unregistered system is not in the run order");
+    /* A new "b", registered before "a" would otherwise not be ordered, follows "a". */
+    weft_system_t b2 =
+        must_register(f.world, &(weft_system_desc_t){.name = "b", .fn = noop_system, .phase = 0});
+    cr_expect(ne(u32, b2.id, b.id), "ids are never reused");
+    cr_assert(eq(int, weft_schedule_order(f.world, order, 8, &n), WEFT_OK));
+    uint32_t pa = UINT32_MAX, pb = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        pa = order[i].id == a.id ? i : pa;
+        pb = order[i].id == b2.id ? i : pb;
+    }
+    cr_expect(lt(u32, pa, pb), "a before the new b");
+    size_t len = 0;
+    cr_assert(eq(int, weft_schedule_dot(f.world, NULL, 0, &len), WEFT_OK));
+    char *dot = malloc(len + 1);
+    cr_assert(eq(int, weft_schedule_dot(f.world, dot, len + 1, &len), WEFT_OK));
+    char node[16];
+    snprintf(node, sizeof node, "s%u [", b.id);
+    cr_expect(strstr(dot, node) == NULL, "the DOT output has no node for the old b:\n%s", dot);
+    free(dot);
+    cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    fixture_fini(&f);
+}
+
+/* ---- misuse ------------------------------------------------------------------------ */
+
+static _Atomic int inside_result;
+
+static void toggling_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    atomic_store(&inside_result, weft_system_enable(ctx->world, ctx->system, false));
+}
+
+Test(control, control_calls_inside_a_frame_or_on_bad_handles_fail_and_change_nothing) {
+    fixture_t f;
+    fixture_init(&f, 2, 0);
+    weft_system_t t = must_register(
+        f.world,
+        &(weft_system_desc_t){.name = "toggler", .fn = toggling_body, .main_thread = true});
+    atomic_store(&inside_result, 0);
+    cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    cr_expect(eq(int, atomic_load(&inside_result), WEFT_ESTATE));
+    cr_expect(weft_system_is_enabled(f.world, t), "still enabled");
+    cr_expect(eq(int, weft_system_enable(NULL, t, false), WEFT_EINVAL));
+    cr_expect(eq(int, weft_system_enable(f.world, (weft_system_t){0}, false), WEFT_ESTALE));
+    cr_expect(eq(int, weft_system_enable(f.world, (weft_system_t){99}, false), WEFT_ESTALE));
+    cr_expect(eq(int, weft_system_unregister(f.world, (weft_system_t){99}), WEFT_ESTALE));
+    cr_expect(eq(int, weft_system_unregister(NULL, t), WEFT_EINVAL));
+    cr_expect(weft_system_is_enabled(f.world, t));
+    fixture_fini(&f);
+}
+
+Test(control, a_system_registered_disabled_does_not_run_until_enabled) {
+    fixture_t f;
+    fixture_init(&f, 2, 0);
+    atomic_store(&fx_body_calls, 0);
+    weft_system_t s = must_register(
+        f.world, &(weft_system_desc_t){.name = "later", .fn = counting_system, .disabled = true});
+    cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    cr_expect(eq(u32, atomic_load(&fx_body_calls), 0));
+    cr_assert(eq(int, weft_system_enable(f.world, s, true), WEFT_OK));
+    cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    cr_expect(eq(u32, atomic_load(&fx_body_calls), 1));
+    fixture_fini(&f);
+}
