@@ -36,6 +36,7 @@ typedef struct weft_system {
 
 #define WEFT_SYSTEM_MAX_LOOKUPS 8      /* extra read or write components (not iterated) */
 #define WEFT_SYSTEM_MAX_ORDER 8        /* before / after names per system */
+#define WEFT_SYSTEM_MAX_SETS 4         /* system sets a system belongs to */
 #define WEFT_SYSTEM_NAME_MAX 63        /* bytes of a system name (longer: EINVAL) */
 #define WEFT_SYSTEM_CHUNK_DEFAULT 4096 /* rows per chunk of a parallel system */
 
@@ -117,8 +118,12 @@ typedef struct weft_system_desc {
     weft_component_t writes[WEFT_SYSTEM_MAX_LOOKUPS];  /* {0}: none; looked up and written
                                                           (weft_component_get_mut) */
     uint32_t phase;                                    /* 0: the first phase; ascending */
-    const char *before[WEFT_SYSTEM_MAX_ORDER];         /* {0}: none; systems this one precedes */
-    const char *after[WEFT_SYSTEM_MAX_ORDER];          /* {0}: none; systems this one follows */
+    const char *before[WEFT_SYSTEM_MAX_ORDER];         /* {0}: none; systems (or system sets)
+                                                          this one precedes */
+    const char *after[WEFT_SYSTEM_MAX_ORDER];          /* {0}: none; systems (or system sets)
+                                                          this one follows */
+    const char *sets[WEFT_SYSTEM_MAX_SETS];            /* {0}: none; names of the system sets
+                                                          it belongs to (see below) */
     bool parallel;                                     /* false: one job per frame */
     uint32_t chunk_size;                               /* 0: WEFT_SYSTEM_CHUNK_DEFAULT rows */
     bool main_thread;                                  /* false: any worker; true: worker 0 */
@@ -130,7 +135,13 @@ typedef struct weft_system_desc {
     uint32_t _canary;                                  /* must stay 0 */
 } weft_system_desc_t;
 
-/* Register a system. Checked once, here: unknown components, a component listed twice, a
+/* System sets. A set is a name that systems join through desc.sets; naming a set in another
+ * system's before/after orders that system against every member, those registered later
+ * included (the set needs no declaration). A name is either a system's or a set's: a system
+ * named like an existing set, or a set named like an existing system, is WEFT_EEXIST. A
+ * member's own before/after naming its set does not order it against itself.
+ *
+ * Register a system. Checked once, here: unknown components, a component listed twice, a
  * written component that is also excluded (WEFT_ECONFLICT), a duplicate name (WEFT_EEXIST),
  * before/after constraints that form a cycle, directly or through phases (WEFT_ECYCLE, the
  * message names the systems of the cycle). Names in before/after may refer to systems

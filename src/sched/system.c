@@ -375,6 +375,35 @@ static weft__system_t *find_system(const struct weft_sched *s, const char *name)
     return NULL;
 }
 
+/* True when `name` names system t itself or a set t belongs to. */
+static bool named_by(const weft__system_t *t, const char *name) {
+    if (t->removed || name[0] == '\0') {
+        return false;
+    }
+    if (strcmp(t->name, name) == 0) {
+        return true;
+    }
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        if (strcmp(t->set_names[k], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when some registered system is a member of set `name`. */
+static bool set_exists(const struct weft_sched *s, const char *name) {
+    for (uint32_t i = 0; i < s->count; i++) {
+        const weft__system_t *t = s->systems[i];
+        for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS && !t->removed; k++) {
+            if (strcmp(t->set_names[k], name) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Add `idx` to sys's "after" list unless present. */
 /* Lists stay duplicate-free because the graph code counts in-degrees per entry. */
 static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32_t idx) {
@@ -401,28 +430,20 @@ static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32
 }
 
 /* Resolve every before/after name that involves the new system `sys` (already appended at
- * index s->count - 1): its own names, and names of earlier systems that mention it. */
+ * index s->count - 1): its own names against every earlier system (by name or set), and
+ * earlier systems' names that name it (by name or one of its sets). */
 static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys) {
     uint32_t me = sys->id - 1;
     weft_result_t r = WEFT_OK;
-    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
-        weft__system_t *t;
-        if (sys->order_names[0][i][0] && (t = find_system(s, sys->order_names[0][i]))) {
-            r = add_after(s, t, me);
-        }
-        if (r == WEFT_OK && sys->order_names[1][i][0] &&
-            (t = find_system(s, sys->order_names[1][i]))) {
-            r = add_after(s, sys, t->id - 1);
-        }
-    }
     for (uint32_t j = 0; j < me && r == WEFT_OK; j++) {
         weft__system_t *t = s->systems[j];
         for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
-            if (strcmp(t->order_names[0][i], sys->name) == 0) {
-                r = add_after(s, sys, j);
+            if (named_by(t, sys->order_names[0][i]) || named_by(sys, t->order_names[1][i])) {
+                r = add_after(s, t, me); /* sys before t */
             }
-            if (r == WEFT_OK && strcmp(t->order_names[1][i], sys->name) == 0) {
-                r = add_after(s, t, me);
+            if (r == WEFT_OK &&
+                (named_by(t, sys->order_names[1][i]) || named_by(sys, t->order_names[0][i]))) {
+                r = add_after(s, sys, j); /* sys after t */
             }
         }
     }
@@ -448,6 +469,11 @@ static weft_result_t check_desc(weft_world_t *world, const weft_system_desc_t *d
                    WEFT_SYSTEM_NAME_MAX);
     WEFT__CONTRACT(d->fn != NULL, world->log, WEFT_EINVAL,
                    "weft_system_register: system '%s' has no fn", d->name);
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        WEFT__CONTRACT(!d->sets[k] || (d->sets[k][0] && strlen(d->sets[k]) <= WEFT_SYSTEM_NAME_MAX),
+                       world->log, WEFT_EINVAL,
+                       "weft_system_register: system '%s': bad sets[%u] name", d->name, k);
+    }
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
         const char *names[2] = {d->before[i], d->after[i]};
         for (int k = 0; k < 2; k++) {
@@ -483,6 +509,12 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         }
         sys->desc.before[i] = d->before[i] ? sys->order_names[0][i] : NULL;
         sys->desc.after[i] = d->after[i] ? sys->order_names[1][i] : NULL;
+    }
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        if (d->sets[k]) {
+            (void)copy_name(sys->set_names[k], d->sets[k]);
+        }
+        sys->desc.sets[k] = d->sets[k] ? sys->set_names[k] : NULL;
     }
     sys->desc.name = sys->name;
     sys->fn = d->fn;
@@ -539,11 +571,20 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
     }
     WEFT__CONTRACT(!s->running, s->log, WEFT_ESTATE,
                    "weft_system_register: called during weft_world_progress");
-    if (find_system(s, desc->name)) {
+    if (find_system(s, desc->name) || set_exists(s, desc->name)) {
         return WEFT__FAIL(s->log, WEFT_EEXIST,
-                          "weft_system_register: a system named '%s' "
-                          "already exists",
+                          "weft_system_register: a system or system set named '%s' already "
+                          "exists",
                           desc->name);
+    }
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        if (desc->sets[k] &&
+            (find_system(s, desc->sets[k]) || !strcmp(desc->sets[k], desc->name))) {
+            return WEFT__FAIL(s->log, WEFT_EEXIST,
+                              "weft_system_register: system '%s': set name '%s' is a system's "
+                              "name",
+                              desc->name, desc->sets[k]);
+        }
     }
     if (s->count == UINT16_MAX) {
         return WEFT__FAIL(s->log, WEFT_ECAPACITY, "weft_system_register: too many systems");
@@ -703,6 +744,7 @@ weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
     t->nwrites = 0;
     t->desc.main_thread = false;
     memset(t->order_names, 0, sizeof t->order_names);
+    memset(t->set_names, 0, sizeof t->set_names);
     if (t->query) {
         weft_query_destroy(t->query); /* it would otherwise follow every structural change */
         t->query = NULL;

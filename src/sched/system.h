@@ -76,6 +76,7 @@ typedef struct weft__system {
     weft_system_desc_t desc;             /* copy; name/before/after point into this record */
     char name[WEFT_SYSTEM_NAME_MAX + 1]; /* NUL-terminated name */
     char order_names[2][WEFT_SYSTEM_MAX_ORDER][WEFT_SYSTEM_NAME_MAX + 1]; /* before, after */
+    char set_names[WEFT_SYSTEM_MAX_SETS][WEFT_SYSTEM_NAME_MAX + 1];       /* sets it is in */
 } weft__system_t;
 
 struct weft_sched {

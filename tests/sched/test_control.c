@@ -366,3 +366,52 @@ Test(control, a_system_registered_disabled_does_not_run_until_enabled) {
     cr_expect(eq(u32, atomic_load(&fx_body_calls), 1));
     fixture_fini(&f);
 }
+
+/* ---- system sets ------------------------------------------------------------------ */
+
+/* Run position of `sys` in the schedule order. */
+static uint32_t position(weft_world_t *w, weft_system_t sys) {
+    weft_system_t order[16];
+    uint32_t n = 0;
+    cr_assert(eq(int, weft_schedule_order(w, order, 16, &n), WEFT_OK), "%s", weft_last_error());
+    for (uint32_t i = 0; i < n; i++) {
+        if (order[i].id == sys.id) {
+            return i;
+        }
+    }
+    cr_assert(false, "system %u is not in the run order", sys.id);
+    return UINT32_MAX;
+}
+
+Test(control, a_system_set_orders_every_member_registered_before_or_after_the_constraint) {
+    fixture_t f;
+    fixture_init(&f, 2, 0);
+    /* registration order would put render first and input last */
+    weft_system_t render = must_register(
+        f.world, &(weft_system_desc_t){.name = "render", .fn = noop_system, .after = {"physics"}});
+    weft_system_t p1 = must_register(
+        f.world, &(weft_system_desc_t){.name = "p1", .fn = noop_system, .sets = {"physics"}});
+    weft_system_t p2 = must_register(
+        f.world,
+        &(weft_system_desc_t){.name = "p2", .fn = noop_system, .sets = {"sim", "physics"}});
+    weft_system_t input = must_register(
+        f.world, &(weft_system_desc_t){.name = "input", .fn = noop_system, .before = {"sim"}});
+    cr_expect(lt(u32, position(f.world, p1), position(f.world, render)));
+    cr_expect(lt(u32, position(f.world, p2), position(f.world, render)));
+    cr_expect(lt(u32, position(f.world, input), position(f.world, p2)));
+    /* the constraints are real edges of the schedule, not just an order */
+    cr_expect(eq(u32, edge_count(f.world), 3), "p1->render, p2->render, input->p2");
+    /* names: a system cannot take a set's name, a set cannot take a system's */
+    weft_system_desc_t clash = {.name = "physics", .fn = noop_system};
+    cr_expect(eq(int, weft_system_register(f.world, &clash, NULL), WEFT_EEXIST));
+    clash = (weft_system_desc_t){.name = "x", .fn = noop_system, .sets = {"render"}};
+    cr_expect(eq(int, weft_system_register(f.world, &clash, NULL), WEFT_EEXIST));
+    /* a cycle through a set is refused like any other: input precedes every "sim" member */
+    weft_system_desc_t cyc = {
+        .name = "late", .fn = noop_system, .sets = {"sim"}, .before = {"input"}};
+    cr_expect(eq(int, weft_system_register(f.world, &cyc, NULL), WEFT_ECYCLE), "%s",
+              weft_last_error());
+    cr_expect(eq(u32, weft_system_lookup(f.world, "late").id, 0));
+    cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
+    fixture_fini(&f);
+}
