@@ -118,6 +118,9 @@ typedef struct weft_system_desc {
     weft_component_t writes[WEFT_SYSTEM_MAX_LOOKUPS];  /* {0}: none; looked up and written
                                                           (weft_component_get_mut) */
     uint32_t phase;                                    /* 0: the first phase; ascending */
+    const char *phase_name;                            /* NULL: use phase; else the name of a
+                                                          phase given to weft_phase_define
+                                                          (phase must then be 0 or match) */
     const char *before[WEFT_SYSTEM_MAX_ORDER];         /* {0}: none; systems (or system sets)
                                                           this one precedes */
     const char *after[WEFT_SYSTEM_MAX_ORDER];          /* {0}: none; systems (or system sets)
@@ -186,10 +189,48 @@ WEFT_API bool weft_system_is_enabled(const weft_world_t *world, weft_system_t sy
  * unregistered handle), WEFT_ESTATE (inside weft_world_progress). Thread: main. */
 WEFT_API weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys);
 
+/* ---- phases ----------------------------------------------------------------- >>phases */
+
+/* A name for a phase number, and optionally a fixed timestep. A fixed-timestep phase runs
+ * as many whole steps per frame as the time accumulated from each frame's dt allows: each new
+ * frame adds its dt (a negative or non-finite dt adds nothing) and the phase runs
+ * floor(accumulated / fixed_step) times, at most max_steps; the whole steps beyond that are
+ * dropped (so a long stall cannot snowball) and the fraction is carried to the next frame
+ * (weft_phase_alpha). Each run is a complete phase — run conditions, systems with ctx->dt =
+ * fixed_step, command apply — before the next run starts; with no step due the phase is
+ * skipped. Steps depend only on the dt sequence, never on timing or the worker count. */
+typedef struct weft_phase_desc {
+    const char *name;   /* required, 1..WEFT_SYSTEM_NAME_MAX bytes, unique among phases */
+    uint32_t phase;     /* the phase number it names (systems' desc.phase) */
+    float fixed_step;   /* 0: once a frame with the frame's dt; > 0: fixed step, seconds */
+    uint32_t max_steps; /* fixed step: most runs in one frame (0: 8) */
+    uint32_t _canary;   /* must stay 0 */
+} weft_phase_desc_t;
+
+/* Define phase `desc->phase` (systems may be registered in it before or after). Errors:
+ * WEFT_EINVAL (NULL world or desc, bad name, a negative or non-finite fixed_step, canary),
+ * WEFT_EEXIST (the phase or the name is already defined), WEFT_ESTATE (inside
+ * weft_world_progress), WEFT_ENOMEM. Thread: main. */
+WEFT_API weft_result_t weft_phase_define(weft_world_t *world, const weft_phase_desc_t *desc);
+
+/* The phase number named `name` into *phase. Errors: WEFT_EINVAL (NULL argument), WEFT_ENOENT
+ * (no such phase). Thread: main. */
+WEFT_API weft_result_t weft_phase_lookup(const weft_world_t *world, const char *name,
+                                         uint32_t *phase);
+
+/* The name of phase number `phase`, or NULL when it has none. Thread: main. */
+WEFT_API const char *weft_phase_name(const weft_world_t *world, uint32_t phase);
+
+/* For a fixed-timestep phase, the time carried to the next frame as a fraction of a step
+ * ([0, 1): what a renderer interpolates by); 0 for any other phase. Thread: main. */
+WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
+
 /* ---- running a frame -------------------------------------------------------- >>progress */
 
 /* Run one frame: every phase's systems as a job graph on the world's job system (the calling
- * thread works too), then each phase's command buffers applied in order. Rebuilds the schedule
+ * thread works too), then each phase's command buffers applied in order. A fixed-timestep
+ * phase (weft_phase_define) runs its due steps in place of one run, each step with its own
+ * apply; disabled systems and those whose run condition says no are skipped. Rebuilds the schedule
  * first if systems were registered since the last frame. Allocates nothing in a steady state
  * (buffers and job tables are reused across frames). A system whose query matches nothing
  * this frame is not called.
@@ -225,8 +266,8 @@ WEFT_API weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t
  *   in-place writes, earlier phases' applied commands) and the failed phase's buffered
  *   commands are kept, none applied. The next weft_world_progress() call resumes the
  *   suspended frame at the failed step — with the frame's original dt; its own dt is
- *   ignored — instead of starting a new frame, so a retry after freeing memory loses no
- *   command and runs no system twice. Registering a system while a frame is suspended
+ *   ignored — instead of starting a new frame (at the same step of a fixed-timestep phase),
+ *   so a retry after freeing memory loses no command and runs no system twice. Registering a system while a frame is suspended
  *   discards its pending commands (they belong to the old schedule). Other calls made in
  *   between (direct changes, a snapshot restore) act before the pending commands, which
  *   then apply under the usual rules (stale targets skipped).

@@ -2,7 +2,8 @@
  * applies the command buffers at each phase end.
  *
  * DESIGN
- * Per phase, on the main thread:
+ * Per phase (per step of a fixed-timestep phase, phase.c), on the main thread:
+ *  0. decide: which systems run (enabled, run condition true), all before any of them runs;
  *  1. prepare: each system's query is planned once (query.h) and the plan reused by every
  *     chunk; its driving row count gives its chunk count (0 when it has nothing to do;
  *     parallel systems: ceil(rows / chunk_size); others and small ones: 1 job), tables grow
@@ -62,7 +63,7 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
         weft_system_ctx_t ctx = {
             .world = s->world,
             .cmd = &sys->cmds[chunk],
-            .dt = s->dt,
+            .dt = s->run_dt,
             .worker = worker,
             .chunk = chunk,
             .chunk_count = sys->nchunks,
@@ -378,7 +379,7 @@ static void decide_phase(struct weft_sched *s, uint32_t first, uint32_t end) {
         bool run = sys->enabled;
         if (run && sys->desc.run_if) {
             s->world->hook_depth++;
-            run = sys->desc.run_if(s->world, s->dt, sys->desc.run_if_user);
+            run = sys->desc.run_if(s->world, s->run_dt, sys->desc.run_if_user);
             s->world->hook_depth--;
         }
         sys->skip = !run;
@@ -389,6 +390,7 @@ static void decide_phase(struct weft_sched *s, uint32_t first, uint32_t end) {
 
 void weft__sched_drop_suspended(struct weft_sched *s) {
     s->resume_phase = UINT32_MAX;
+    s->resume_step = 0;
     s->resume_apply = false;
 }
 
@@ -418,69 +420,83 @@ static weft_result_t run_phase_fused(struct weft_sched *s, uint32_t from, uint32
     return WEFT_OK;
 }
 
-/* Run phases from `ph`, run position `pos` (the phase's first position unless a fused phase
- * was suspended half-way); `at_apply`: phase ph's systems already ran, only its apply is
- * left. On a failure after the frame's work started to show (a phase applied, or systems of
- * this phase ran), the frame is suspended at the failing step; `fresh` tells whether
- * anything showed yet. */
-static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t pos, bool at_apply,
-                                bool fresh) {
+/* One run of phase `ph` (see run_phases for pos, at_apply and fresh). On a failure that
+ * leaves work to resume, s->resume_phase is ph. */
+static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t pos, bool at_apply,
+                                    bool *fresh) {
     const weft__graph_t *g = &s->graph;
-    for (; ph < g->nphases; ph++, at_apply = false, pos = UINT32_MAX) {
-        uint32_t first = g->phase_first[ph], end = g->phase_first[ph + 1];
-        weft_result_t r = WEFT_OK;
-        bool known_empty = false;
-        if (!at_apply) {
-            uint32_t at = first;
-            if (pos == UINT32_MAX) { /* a resumed phase keeps the decisions it started with */
-                decide_phase(s, first, end);
-            }
-            if (s->workers <= 1) {
-                bool recorded = true;
-                r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, &fresh, &at,
-                                    &recorded);
-                /* a resumed pass did not see the buffers of the systems before `pos` */
-                known_empty = pos == UINT32_MAX && !recorded;
-            } else {
-                bool run_inline = false;
-                r = prepare_phase(s, ph, first, end, &run_inline);
-                if (r == WEFT_OK) {
-                    uint64_t t0 = s->sampling ? weft__trace_now() : 0;
-                    if (run_inline) {
-                        run_phase_inline(s, first, end);
-                    } else if (s->phase_flat[ph]) {
-                        r = run_phase_flat(s, first, end);
-                    } else {
-                        r = run_phase_jobs(s, ph, first, end);
-                    }
-                    fresh = false;
-                    if (s->sampling) {
-                        measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
-                    }
-                    if (r != WEFT_OK) {
-                        return r; /* a wait failed: the job system is unusable (reported) */
-                    }
+    uint32_t first = g->phase_first[ph], end = g->phase_first[ph + 1];
+    weft_result_t r = WEFT_OK;
+    bool known_empty = false;
+    if (!at_apply) {
+        uint32_t at = first;
+        if (pos == UINT32_MAX) { /* a resumed phase keeps the decisions it started with */
+            decide_phase(s, first, end);
+        }
+        if (s->workers <= 1) {
+            bool recorded = true;
+            r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, fresh, &at, &recorded);
+            /* a resumed pass did not see the buffers of the systems before `pos` */
+            known_empty = pos == UINT32_MAX && !recorded;
+        } else {
+            bool run_inline = false;
+            r = prepare_phase(s, ph, first, end, &run_inline);
+            if (r == WEFT_OK) {
+                uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                if (run_inline) {
+                    run_phase_inline(s, first, end);
+                } else if (s->phase_flat[ph]) {
+                    r = run_phase_flat(s, first, end);
+                } else {
+                    r = run_phase_jobs(s, ph, first, end);
+                }
+                *fresh = false;
+                if (s->sampling) {
+                    measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
+                }
+                if (r != WEFT_OK) {
+                    return r; /* a wait failed: the job system is unusable (reported) */
                 }
             }
+        }
+        if (r != WEFT_OK) {
+            if (!*fresh) {
+                s->resume_phase = ph;
+                s->resume_pos = at;
+                s->resume_apply = false;
+            }
+            return r;
+        }
+    }
+    bool staged = false;
+    r = apply_phase(s, ph, known_empty, &staged);
+    if (!staged) {
+        s->resume_phase = ph;
+        s->resume_pos = UINT32_MAX;
+        s->resume_apply = true;
+        return r;
+    }
+    return r; /* WEFT_OK, or a non-memory error after staging (e.g. a hook's): the frame ends */
+}
+
+/* Run phases from `ph`, its run `step` (a fixed-timestep phase runs several times a frame),
+ * run position `pos` (the phase's first position unless a fused phase was suspended
+ * half-way); `at_apply`: that run's systems already ran, only its apply is left. On a failure
+ * after the frame's work started to show (a phase applied, or systems of this phase ran), the
+ * frame is suspended at the failing step; `fresh` tells whether anything showed yet. */
+static weft_result_t run_phases(struct weft_sched *s, uint32_t ph, uint32_t step, uint32_t pos,
+                                bool at_apply, bool fresh) {
+    const weft__graph_t *g = &s->graph;
+    for (; ph < g->nphases; ph++, step = 0) {
+        s->run_dt = s->phase_dt[ph];
+        for (; step < s->phase_steps[ph]; step++, at_apply = false, pos = UINT32_MAX) {
+            weft_result_t r = run_phase_once(s, ph, pos, at_apply, &fresh);
             if (r != WEFT_OK) {
-                if (!fresh) {
-                    s->resume_phase = ph;
-                    s->resume_pos = at;
-                    s->resume_apply = false;
+                if (s->resume_phase == ph) {
+                    s->resume_step = step;
                 }
                 return r;
             }
-        }
-        bool staged = false;
-        r = apply_phase(s, ph, known_empty, &staged);
-        if (!staged) {
-            s->resume_phase = ph;
-            s->resume_pos = UINT32_MAX;
-            s->resume_apply = true;
-            return r;
-        }
-        if (r != WEFT_OK) {
-            return r; /* a non-memory error after staging (e.g. a hook's): the frame ends here */
         }
     }
     return WEFT_OK;
@@ -501,23 +517,25 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
     if (r != WEFT_OK) {
         return r;
     }
-    uint32_t ph = 0, pos = UINT32_MAX;
+    uint32_t ph = 0, step = 0, pos = UINT32_MAX;
     bool at_apply = false, fresh = true;
     if (s->resume_phase != UINT32_MAX) {
-        ph = s->resume_phase; /* the suspended frame goes on with its own dt */
+        ph = s->resume_phase; /* the suspended frame goes on with its own dt and steps */
+        step = s->resume_step;
         pos = s->resume_pos;
         at_apply = s->resume_apply;
         fresh = false;
         weft__sched_drop_suspended(s);
     } else {
         s->dt = dt;
+        weft__sched_plan_steps(s, dt);
         s->frame_no++;
         if (s->trace) {
             weft__trace_frame_begin(s->trace);
         }
     }
     s->running = true;
-    r = run_phases(s, ph, pos, at_apply, fresh);
+    r = run_phases(s, ph, step, pos, at_apply, fresh);
     s->running = false;
     return r;
 }

@@ -189,8 +189,17 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
                    "  node [shape=box, fontname=\"monospace\"];\n");
     for (uint32_t ph = 0; ph < g->nphases; ph++) {
         uint32_t first = g->phase_first[ph];
-        sb_printf(&sb, "  subgraph cluster_phase_%u {\n    label=\"phase %u\";\n", ph,
-                  s->systems[g->order[first]]->desc.phase);
+        uint32_t number = s->systems[g->order[first]]->desc.phase;
+        const weft__phase_def_t *def = weft__sched_phase_def(s, number);
+        sb_printf(&sb, "  subgraph cluster_phase_%u {\n    label=\"phase %u", ph, number);
+        if (def) {
+            sb_printf(&sb, ": ");
+            sb_escaped(&sb, def->name);
+            if (def->step > 0.0f) {
+                sb_printf(&sb, " (fixed step %g s)", (double)def->step);
+            }
+        }
+        sb_printf(&sb, "\";\n");
         for (uint32_t p = first; p < g->phase_first[ph + 1]; p++) {
             if (!s->systems[g->order[p]]->removed) {
                 dot_node(&sb, s, s->systems[g->order[p]]);

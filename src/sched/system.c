@@ -38,6 +38,8 @@ static void free_derived(struct weft_sched *s) {
     s->apply_first = NULL;
     s->phase_cost = NULL;
     s->flat_first = NULL;
+    s->phase_steps = NULL;
+    s->phase_dt = NULL;
     s->phase_flat = NULL;
     for (uint32_t i = 0; i < s->count; i++) {
         s->systems[i]->deps = NULL;
@@ -73,6 +75,7 @@ static void sched_fini(weft_world_t *world) {
         system_free(s, s->systems[i]);
     }
     weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
+    weft__sched_free(s->alloc, s->defs, s->defs_cap * sizeof *s->defs);
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     weft__cmd_stage_fini(&s->stage, s->alloc);
@@ -216,10 +219,11 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (r != WEFT_OK) {
         return r;
     }
-    size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
-                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
-                   (size_t)g.nphases * sizeof(weft__phase_cost_t) +
-                   ((size_t)n + 1) * sizeof(uint32_t) + (size_t)g.nphases * sizeof(bool);
+    size_t bytes =
+        nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
+        2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+        (size_t)g.nphases * sizeof(weft__phase_cost_t) + ((size_t)n + 1) * sizeof(uint32_t) +
+        (size_t)g.nphases * (sizeof(uint32_t) + sizeof(float)) + (size_t)g.nphases * sizeof(bool);
     void *block = weft__sched_alloc(s->alloc, bytes);
     if (!block) {
         weft__graph_free(&g, s->alloc);
@@ -238,7 +242,9 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->phase_cost = (weft__phase_cost_t *)(s->apply_first + g.nphases + 1);
     memset(s->phase_cost, 0, (size_t)g.nphases * sizeof *s->phase_cost);
     s->flat_first = (uint32_t *)(s->phase_cost + g.nphases);
-    s->phase_flat = (bool *)(s->flat_first + n + 1);
+    s->phase_steps = s->flat_first + n + 1;
+    s->phase_dt = (float *)(s->phase_steps + g.nphases);
+    s->phase_flat = (bool *)(s->phase_dt + g.nphases);
     describe_systems(s, s->gsys);
     for (uint32_t v = 0; v < n; v++) {
         weft__system_t *sys = s->systems[v];
@@ -499,6 +505,7 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     memset(sys, 0, sizeof *sys);
     weft_counter_init(&sys->done);
     sys->desc = *d;
+    sys->desc.phase_name = NULL; /* resolved into desc.phase by the caller */
     (void)copy_name(sys->name, d->name);
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
         if (d->before[i]) {
@@ -586,6 +593,22 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
                               desc->name, desc->sets[k]);
         }
     }
+    weft_system_desc_t resolved = *desc;
+    if (desc->phase_name) {
+        const weft__phase_def_t *def = NULL;
+        for (uint32_t k = 0; k < s->ndefs && !def; k++) {
+            def = strcmp(s->defs[k].name, desc->phase_name) == 0 ? &s->defs[k] : NULL;
+        }
+        if (!def || (desc->phase != 0 && desc->phase != def->phase)) {
+            return WEFT__FAIL(s->log, WEFT_EINVAL,
+                              "weft_system_register: system '%s': phase_name '%s' %s", desc->name,
+                              desc->phase_name,
+                              def ? "names another phase than desc.phase"
+                                  : "is not a defined phase (weft_phase_define)");
+        }
+        resolved.phase = def->phase;
+    }
+    desc = &resolved;
     if (s->count == UINT16_MAX) {
         return WEFT__FAIL(s->log, WEFT_ECAPACITY, "weft_system_register: too many systems");
     }

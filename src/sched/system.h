@@ -79,6 +79,16 @@ typedef struct weft__system {
     char set_names[WEFT_SYSTEM_MAX_SETS][WEFT_SYSTEM_NAME_MAX + 1];       /* sets it is in */
 } weft__system_t;
 
+/* A phase defined with weft_phase_define. */
+typedef struct weft__phase_def {
+    char name[WEFT_SYSTEM_NAME_MAX + 1]; /* NUL-terminated */
+    uint32_t phase;                      /* the phase number */
+    float step;                          /* fixed step (0: none) */
+    uint32_t max_steps;                  /* most steps per frame */
+    double acc;                          /* accumulated time not yet stepped, seconds */
+    uint32_t steps;                      /* steps due this frame */
+} weft__phase_def_t;
+
 struct weft_sched {
     weft_world_t *world;            /* owner */
     const weft_allocator_t *alloc;  /* &world->alloc */
@@ -105,6 +115,12 @@ struct weft_sched {
     size_t derived_bytes;           /* size of the gsys/dep_store/sinks block */
     void *derived;                  /* that block */
     float dt;                       /* this frame's dt */
+    float run_dt;                   /* the running phase's dt (fixed step or dt) */
+    uint32_t *phase_steps;          /* [nphases] runs of each phase this frame */
+    float *phase_dt;                /* [nphases] the dt its systems get */
+    weft__phase_def_t *defs;        /* [ndefs] defined phases, in definition order */
+    uint32_t ndefs;                 /* entries in defs */
+    uint32_t defs_cap;              /* capacity of defs */
     uint64_t frame_no;              /* frames started (sampling, phase_cost.h) */
     bool sampling;                  /* this phase's chunks are timed (phase_cost.h) */
     weft__trace_t *trace;           /* NULL: tracing off */
@@ -113,8 +129,16 @@ struct weft_sched {
     weft__cmd_stage_t stage;        /* dry run of the phase-end apply (command.h) */
     uint32_t resume_phase;          /* suspended frame: phase to resume at, else UINT32_MAX */
     uint32_t resume_pos;            /* ... its run position (UINT32_MAX: the phase's first) */
+    uint32_t resume_step;           /* ... the run of a fixed-step phase it stopped in */
     bool resume_apply;              /* ... at its apply (its systems already ran) */
 };
+
+/* The definition of phase number `phase`, or NULL. */
+weft__phase_def_t *weft__sched_phase_def(const struct weft_sched *s, uint32_t phase);
+
+/* Start of a new frame: how many times each phase runs and with which dt (phase.c).
+ * Thread: main, after weft__sched_build. */
+void weft__sched_plan_steps(struct weft_sched *s, float dt);
 
 /* Forget a suspended frame (its pending commands are discarded). Thread: main. */
 void weft__sched_drop_suspended(struct weft_sched *s);

@@ -1,9 +1,11 @@
 /* test_control.c: system control — enable/disable, run conditions, unregister — against a
  * reference of which system may run, and identical worlds at every worker count. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "fault_alloc.h"
 #include "sched_fixture.h"
 
 TestSuite(control, .timeout = 120);
@@ -102,7 +104,12 @@ enum { OP_FRAME, OP_TOGGLE, OP_UNREGISTER, OP_REGISTER, OPS };
 typedef struct ctl_op {
     int kind;
     uint32_t def; /* the def it acts on */
+    float dt;     /* OP_FRAME: the frame's dt */
 } ctl_op_t;
+
+/* Phase 1 of the random test is a fixed-step phase: */
+#define CTL_STEP 0.25f
+#define CTL_MAX_STEPS 3u
 
 static uint64_t ctl_rand(uint64_t *s) {
     *s ^= *s << 13;
@@ -124,6 +131,13 @@ static void ctl_run(uint32_t workers, const ctl_def_t *defs, const ctl_op_t *ops
     static ctl_world_t cw;
     static ctl_user_t users[DEFS];
     ctl_init(&cw, workers);
+    cr_assert(eq(int,
+                 weft_phase_define(cw.w, &(weft_phase_desc_t){.name = "fixed",
+                                                              .phase = 1,
+                                                              .fixed_step = CTL_STEP,
+                                                              .max_steps = CTL_MAX_STEPS}),
+                 WEFT_OK));
+    double acc = 0; /* the model's fixed-step clock */
     ctl_model_t m = {0};
     uint32_t frames = 0;
     char name[32];
@@ -156,14 +170,20 @@ static void ctl_run(uint32_t workers, const ctl_def_t *defs, const ctl_op_t *ops
         default: {
             uint32_t before[MAX_IDS + 1];
             memcpy(before, cw.runs, sizeof before);
-            cr_assert(eq(int, weft_world_progress(cw.w, 0.016f), WEFT_OK), "%s", weft_last_error());
+            cr_assert(eq(int, weft_world_progress(cw.w, ops[i].dt), WEFT_OK), "%s",
+                      weft_last_error());
+            acc += ops[i].dt;
+            double due = floor(acc / CTL_STEP);
+            acc -= due * CTL_STEP;
+            uint32_t steps = due < CTL_MAX_STEPS ? (uint32_t)due : CTL_MAX_STEPS;
             for (uint32_t d = 0; d < DEFS; d++) {
                 if (cw.ids[d].id == 0) {
                     continue;
                 }
                 bool cond = (cw.frame + defs[d].k) % defs[d].mod != 0;
                 uint32_t ran = cw.runs[cw.ids[d].id] - before[cw.ids[d].id];
-                uint32_t want = m.registered[d] && m.enabled[d] && cond;
+                uint32_t want =
+                    (m.registered[d] && m.enabled[d] && cond) * (defs[d].phase == 1 ? steps : 1u);
                 cr_assert(eq(u32, ran, want),
                           "workers %u, op %u, frame %u: def %u (id %u, registered %d, enabled "
                           "%d, condition %d) ran %u times",
@@ -202,7 +222,8 @@ Test(control, enable_disable_unregister_and_run_conditions_match_the_model_at_ev
                    : pick < 12 ? OP_TOGGLE
                    : pick < 14 ? OP_UNREGISTER
                                : OP_REGISTER;
-        ops[i] = (ctl_op_t){kind, (uint32_t)(ctl_rand(&s) % DEFS)};
+        static const float dts[4] = {0.125f, 0.25f, 0.5f, 0.875f};
+        ops[i] = (ctl_op_t){kind, (uint32_t)(ctl_rand(&s) % DEFS), dts[ctl_rand(&s) % 4]};
         frames += kind == OP_FRAME;
     }
     static uint64_t hashes[5][NOPS];
@@ -414,4 +435,181 @@ Test(control, a_system_set_orders_every_member_registered_before_or_after_the_co
     cr_expect(eq(u32, weft_system_lookup(f.world, "late").id, 0));
     cr_assert(eq(int, weft_world_progress(f.world, 0.016f), WEFT_OK));
     fixture_fini(&f);
+}
+
+/* ---- named phases ------------------------------------------------------------------ */
+
+Test(control, a_named_phase_places_its_systems_and_names_itself) {
+    fixture_t f;
+    fixture_init(&f, 2, 0);
+    cr_assert(eq(int,
+                 weft_phase_define(f.world, &(weft_phase_desc_t){.name = "render", .phase = 20}),
+                 WEFT_OK));
+    cr_assert(eq(int,
+                 weft_phase_define(f.world, &(weft_phase_desc_t){.name = "update", .phase = 10}),
+                 WEFT_OK));
+    weft_system_t draw = must_register(
+        f.world, &(weft_system_desc_t){.name = "draw", .fn = noop_system, .phase_name = "render"});
+    weft_system_t move = must_register(
+        f.world, &(weft_system_desc_t){.name = "move", .fn = noop_system, .phase_name = "update"});
+    cr_expect(lt(u32, position(f.world, move), position(f.world, draw)));
+    uint32_t ph = 0;
+    cr_expect(eq(int, weft_phase_lookup(f.world, "render", &ph), WEFT_OK));
+    cr_expect(eq(u32, ph, 20));
+    cr_expect(eq(str, (char *)weft_phase_name(f.world, 10), "update"));
+    cr_expect(eq(ptr, (void *)weft_phase_name(f.world, 11), NULL));
+    cr_expect(eq(int, weft_phase_lookup(f.world, "nope", &ph), WEFT_ENOENT));
+    /* refused: a second name for a phase, a name twice, an unknown or contradicting name */
+    weft_phase_desc_t again = {.name = "draw2", .phase = 20};
+    cr_expect(eq(int, weft_phase_define(f.world, &again), WEFT_EEXIST));
+    again = (weft_phase_desc_t){.name = "update", .phase = 30};
+    cr_expect(eq(int, weft_phase_define(f.world, &again), WEFT_EEXIST));
+    again = (weft_phase_desc_t){.name = "bad", .phase = 31, .fixed_step = -1.0f};
+    cr_expect(eq(int, weft_phase_define(f.world, &again), WEFT_EINVAL));
+    weft_system_desc_t bad = {.name = "x", .fn = noop_system, .phase_name = "nope"};
+    cr_expect(eq(int, weft_system_register(f.world, &bad, NULL), WEFT_EINVAL));
+    bad = (weft_system_desc_t){.name = "x", .fn = noop_system, .phase_name = "update", .phase = 3};
+    cr_expect(eq(int, weft_system_register(f.world, &bad, NULL), WEFT_EINVAL));
+    size_t len = 0;
+    char dot[4096];
+    cr_assert(eq(int, weft_schedule_dot(f.world, dot, sizeof dot, &len), WEFT_OK));
+    cr_expect(strstr(dot, "phase 20: render") != NULL, "%s", dot);
+    fixture_fini(&f);
+}
+
+/* ---- fixed timestep ---------------------------------------------------------------- */
+
+typedef struct stepper {
+    weft_component_t tag;
+    uint32_t runs;     /* bodies run */
+    uint32_t seen[64]; /* Tag rows each run saw */
+    bool dt_ok;        /* every run got the fixed step as dt */
+} stepper_t;
+
+/* Each run sees the Tag rows the previous runs created (their commands were applied
+ * between the runs) and creates one more. */
+static void stepping_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    stepper_t *st = ctx->user;
+    if (st->runs < 64) {
+        st->seen[st->runs] = weft_component_rows(ctx->world, st->tag);
+    }
+    st->runs++;
+    st->dt_ok = st->dt_ok && ctx->dt == 0.25f;
+    weft_entity_t e = weft_cmd_create(ctx->cmd);
+    (void)weft_cmd_add(ctx->cmd, e, st->tag);
+}
+
+Test(control, a_fixed_step_phase_runs_whole_steps_applies_between_them_and_carries_the_rest) {
+    static const uint32_t workers[3] = {0, 1, 2};
+    for (int v = 0; v < 3; v++) {
+        ctl_world_t cw;
+        ctl_init(&cw, workers[v]);
+        weft_component_t tag;
+        cr_assert(eq(int,
+                     weft_component_register(cw.w, &(weft_component_desc_t){.name = "Tag"}, &tag),
+                     WEFT_OK));
+        cr_assert(eq(int,
+                     weft_phase_define(cw.w, &(weft_phase_desc_t){.name = "physics",
+                                                                  .phase = 5,
+                                                                  .fixed_step = 0.25f,
+                                                                  .max_steps = 3}),
+                     WEFT_OK));
+        stepper_t st = {.tag = tag, .dt_ok = true};
+        (void)must_register(cw.w, &(weft_system_desc_t){.name = "step",
+                                                        .fn = stepping_body,
+                                                        .user = &st,
+                                                        .reads = {tag},
+                                                        .phase_name = "physics",
+                                                        .main_thread = true});
+        /* dt, steps due, steps run (max 3), fraction carried */
+        static const struct {
+            float dt;
+            uint32_t steps;
+            float alpha;
+        } frames[] = {{0.125f, 0, 0.5f}, {0.25f, 1, 0.5f},      {0.375f, 2, 0.0f},
+                      {1.0f, 3, 0.0f},   {2.0f, 3, 0.0f},       {0.0f, 0, 0.0f},
+                      {-1.0f, 0, 0.0f},  {(float)NAN, 0, 0.0f}, {0.625f, 2, 0.5f}};
+        uint32_t total = 0;
+        for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
+            uint32_t before = st.runs;
+            cr_assert(eq(int, weft_world_progress(cw.w, frames[i].dt), WEFT_OK), "%s",
+                      weft_last_error());
+            cr_expect(eq(u32, st.runs - before, frames[i].steps), "workers %u, frame %zu",
+                      workers[v], i);
+            cr_expect(eq(flt, weft_phase_alpha(cw.w, 5), frames[i].alpha), "workers %u, frame %zu",
+                      workers[v], i);
+            total += frames[i].steps;
+        }
+        cr_expect(st.dt_ok, "every run got dt = the fixed step");
+        cr_expect(eq(u32, weft_component_rows(cw.w, tag), total));
+        for (uint32_t r = 0; r < total; r++) {
+            cr_expect(eq(u32, st.seen[r], r), "run %u saw the commands of every earlier run", r);
+        }
+        weft_world_destroy(cw.w);
+    }
+}
+
+/* A frame suspended for lack of memory inside a fixed-step phase resumes at the step it
+ * stopped in: no step runs twice, none is lost, and the world ends as without the fault. */
+static void many_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    stepper_t *st = ctx->user;
+    st->runs++;
+    for (int i = 0; i < 300; i++) {
+        weft_entity_t e = weft_cmd_create(ctx->cmd);
+        if (e == WEFT_ENTITY_NULL || weft_cmd_add(ctx->cmd, e, st->tag) != WEFT_OK) {
+            st->dt_ok = false; /* recording ran out of memory: the command is the body's loss */
+        }
+    }
+}
+
+static weft_world_t *stepping_world(wt_fault_alloc_t *fa, stepper_t *st) {
+    weft_world_t *w = NULL;
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE, .allocator = wt_fault_allocator(fa)};
+    cr_assert(eq(int, weft_world_create(&d, &w), WEFT_OK));
+    cr_assert(eq(int, weft_component_register(w, &(weft_component_desc_t){.name = "Tag"}, &st->tag),
+                 WEFT_OK));
+    weft_phase_desc_t pd = {.name = "fixed", .phase = 0, .fixed_step = 0.25f, .max_steps = 4};
+    cr_assert(eq(int, weft_phase_define(w, &pd), WEFT_OK));
+    (void)must_register(w, &(weft_system_desc_t){
+                               .name = "many", .fn = many_body, .user = st, .phase_name = "fixed"});
+    return w;
+}
+
+Test(control, a_frame_suspended_inside_a_fixed_step_resumes_at_that_step) {
+    wt_fault_alloc_t fa;
+    wt_fault_init(&fa);
+    stepper_t ref_st = {.dt_ok = true};
+    weft_world_t *ref = stepping_world(&fa, &ref_st);
+    cr_assert(eq(int, weft_world_progress(ref, 1.0f), WEFT_OK));
+    uint64_t want = weft_world_hash(ref);
+    cr_assert(eq(u32, ref_st.runs, 4));
+    weft_world_destroy(ref);
+    uint32_t suspended = 0;
+    for (uint64_t k = 1; k <= 200; k++) {
+        wt_fault_init(&fa);
+        stepper_t st = {.dt_ok = true};
+        weft_world_t *w = stepping_world(&fa, &st);
+        wt_fault_arm(&fa, k, 1);
+        weft_result_t r = weft_world_progress(w, 1.0f);
+        wt_fault_arm(&fa, 0, 0);
+        if (r != WEFT_OK) {
+            cr_assert(eq(int, r, WEFT_ENOMEM), "allocation %llu: %s", (unsigned long long)k,
+                      weft_last_error());
+            suspended += st.runs > 0;
+            cr_assert(eq(int, weft_world_progress(w, 123.0f), WEFT_OK), "%s", weft_last_error());
+        }
+        cr_expect(eq(u32, st.runs, 4), "allocation %llu failed: %u runs", (unsigned long long)k,
+                  st.runs);
+        if (!st.dt_ok) { /* a recording call failed: that body lost a command, by contract */
+            weft_world_destroy(w);
+            continue;
+        }
+        cr_expect(eq(u64, weft_world_hash(w), want), "allocation %llu failed: another world",
+                  (unsigned long long)k);
+        cr_expect(eq(u32, weft_component_rows(w, st.tag), 1200));
+        weft_world_destroy(w);
+    }
+    cr_expect(gt(u32, suspended, 0), "no allocation failed after a step had run");
 }
