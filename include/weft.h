@@ -11,6 +11,7 @@
 #include "weft/jobs.h"
 #include "weft/math.h"
 #include "weft/query.h"
+#include "weft/resource.h"
 #include "weft/snapshot.h"
 #include "weft/system.h"
 #include "weft/trace.h"

@@ -7,8 +7,11 @@
  * equals the hash at capture. Captures reuse the snapshot's memory, so capturing every frame
  * allocates only when the world has grown.
  *
+ * Resources (weft/resource.h) are captured and restored with their values.
+ *
  * Rules: restore needs the same groups as at capture (WEFT_ESTATE otherwise); components
- * registered after the capture are emptied by a restore (their registration stays). Hooks do
+ * registered after the capture are emptied by a restore (their registration stays), and
+ * resources registered after it keep their value. Hooks do
  * not fire on restore: it is a rewind, not a sequence of adds and removes. Hierarchy nodes
  * (weft/hierarchy.h) are captured with their order, local transforms, links and world
  * matrices, and restored exactly (the hierarchy's statistics and level grouping restart).

@@ -26,7 +26,7 @@ void weft__access_leave(const weft__access_set_t *previous) { current_set = prev
 const weft__access_set_t *weft__access_current(void) { return current_set; }
 
 static const char *component_name(const weft_world_t *world, uint32_t c) {
-    const weft__component_t *comp = weft__component(world, c);
+    const weft__component_t *comp = weft__component_any(world, c);
     return comp ? comp->name : "<unknown>";
 }
 

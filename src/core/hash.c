@@ -4,7 +4,7 @@
  * The digest covers exactly what a user can observe and nothing that depends on history or
  * addresses: the entity table (slot count, each slot's generation and liveness, the free list
  * in stack order) and, for each component in id order, its row count, entity indices and data
- * bytes in row order. Signature ids, capacities and sparse pages are left out (they depend on
+ * bytes in row order (for a resource, its value). Signature ids, capacities and sparse pages are left out (they depend on
  * the order things happened, not on the state). The mixing function is our own: 64-bit words
  * folded with a multiply-xorshift (like the finaliser of splitmix64), tails byte by byte, so
  * the result is identical on every little-endian 64-bit build and fast on large pools. */
@@ -56,6 +56,9 @@ uint64_t weft_world_hash(const weft_world_t *world) {
         const weft__pool_t *pool = &world->components[c]->pool;
         mix_u64(&s, ((uint64_t)pool->count << 32) | pool->size);
         mix_bytes(&s, (const unsigned char *)pool->dense, (size_t)pool->count * sizeof(uint32_t));
+        if (world->components[c]->resource) { /* a resource: its value (resource.c) */
+            mix_bytes(&s, world->components[c]->resource, pool->size);
+        }
         if (pool->size) {
             mix_bytes(&s, pool->data, (size_t)pool->count * pool->size);
         }

@@ -81,7 +81,9 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
         bool term = i < nt;
         uint32_t c = term ? d->terms[i].component.id : d->exclude[i - nt].id;
         if (weft__component(world, c) == NULL) {
-            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: unknown component id %u", c);
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: id %u is no component (unknown, or a resource)",
+                              c);
         }
         if ((seen[c >> 6] >> (c & 63u)) & 1u) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",

@@ -162,6 +162,9 @@ void weft_world_destroy(weft_world_t *world) {
     world->jobs = NULL;
     weft__query_free_all(world);
     for (uint32_t c = 1; c <= world->component_count; c++) {
+        if (world->components[c]->resource) { /* before pool_fini, which clears the size */
+            weft__free(world, world->components[c]->resource, world->components[c]->pool.size);
+        }
         weft__multi_fini(world, &world->components[c]->pool);
         weft__pool_fini(world, &world->components[c]->pool);
         weft__free(world, world->components[c], sizeof(weft__component_t));

@@ -48,6 +48,8 @@ typedef struct weft__component {
     void *hook_user;                                          /* desc.hook_user */
     uint32_t entity_field_count;                              /* desc.entity_field_count */
     uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* desc.entity_fields */
+    unsigned char *resource; /* a resource's value (resource.c; pool.size bytes, pool.align
+                                aligned, its pool stays empty); NULL for a component */
 } weft__component_t;
 
 /* One interned component set: ids sorted ascending in world->sig_ids[first .. first+count). */
@@ -148,8 +150,16 @@ weft_result_t weft__desc_list_len(const weft_world_t *world, const void *list, s
                                   uint32_t max, const char *fn, const char *what, uint32_t *n);
 
 /* The component record for id `c`, or NULL when unknown. */
-static inline weft__component_t *weft__component(const weft_world_t *world, uint32_t c) {
+/* Any registration record, component or resource (weft/resource.h), or NULL. */
+static inline weft__component_t *weft__component_any(const weft_world_t *world, uint32_t c) {
     return (c != 0 && c <= world->component_count) ? world->components[c] : NULL;
+}
+
+/* The record of a component that entities can carry, or NULL (unknown id, or a resource:
+ * every per-entity call treats a resource id as no component). */
+static inline weft__component_t *weft__component(const weft_world_t *world, uint32_t c) {
+    weft__component_t *comp = weft__component_any(world, c);
+    return comp && !comp->resource ? comp : NULL;
 }
 
 /* The start of every main-thread-only public call (weft/world.h's thread model): a NULL world

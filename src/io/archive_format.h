@@ -34,6 +34,9 @@
  *        then rows x u32 local ids (distinct, in pool row order) padded to 8, then rows x size
  *        data padded to 8 (zeros).
  *        Entity fields inside the data hold the original u64 handles (0 = null).
+ *        A resource (weft/resource.h; format 2, whole-world saves) is a COMP section whose
+ *        descriptor's last u32 is WEFT__ARC_COMP_RESOURCE, count 1, no entity fields and no
+ *        owner column: the descriptor, the name, then the value padded to 8.
  *   HIER (count = nodes), optional, last: the hierarchy of the archived nodes, parents
  *        first; per node WEFT__ARC_HIER_RECORD bytes: u32 local id, u32 parent record + 1
  *        (0: a root, or a parent outside the archive), the local transform (40 bytes), the
@@ -65,6 +68,7 @@
 #define WEFT__ARC_TAG_HIER WEFT__ARC_TAG('H', 'I', 'E', 'R')
 #define WEFT__ARC_TAG_SLOT WEFT__ARC_TAG('S', 'L', 'O', 'T')
 #define WEFT__ARC_SLOT_RETIRED 0x10000u      /* SLOT state flag: never reused */
+#define WEFT__ARC_COMP_RESOURCE 1u           /* COMP descriptor flag: a resource's value */
 #define WEFT__ARC_HIER_RECORD 176u           /* 8 + transform 40 + inverse bind 64 + world 64 */
 #define WEFT__ARC_HIER_NODE "weft.hier_node" /* the tag every hierarchy node carries */
 

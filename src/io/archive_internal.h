@@ -31,6 +31,7 @@ typedef struct weft__arc_comp {
     uint32_t schema;             /* schema version at save time */
     uint32_t field_count;        /* entity fields */
     const unsigned char *fields; /* field_count little-endian u32 offsets */
+    bool resource;               /* a resource's value (rows 0, ids NULL, data: one value) */
     uint64_t rows;               /* values in the section */
     const unsigned char *ids;    /* rows little-endian u32 local ids, < entity_count */
     const unsigned char *data;   /* rows * size bytes, row-major */

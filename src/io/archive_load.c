@@ -77,6 +77,35 @@ static bool same_fields(const weft__arc_comp_t *ac, const weft__component_t *c) 
     return true;
 }
 
+/* A resource section: its value replaces the value of the world's resource of that name,
+ * which must have the same layout (resources have no schema versions to upgrade). */
+static weft_result_t match_resource(weft__stage_t *st, uint32_t i, weft_component_t id,
+                                    const char *name, uint8_t *seen) {
+    const weft__arc_comp_t *ac = &st->arc.comps[i];
+    weft__component_t *c = weft__component_any(st->world, id.id);
+    if (!c || !c->resource) {
+        if (!c && st->desc.skip_unknown) {
+            return WEFT_OK;
+        }
+        return WEFT__FAIL(st->world->log, WEFT_EMISMATCH,
+                          "weft_archive_load: resource '%s' is %s in this world", name,
+                          c ? "a component" : "not registered");
+    }
+    if (seen[id.id]) {
+        return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
+                          "weft_archive_load: resource '%s' appears twice", name);
+    }
+    seen[id.id] = 1;
+    if (ac->size != c->pool.size || ac->align != c->pool.align) {
+        return WEFT__FAIL(st->world->log, WEFT_EMISMATCH,
+                          "weft_archive_load: resource '%s' layout differs (archive: size %u "
+                          "align %u; world: size %u align %u)",
+                          name, ac->size, ac->align, c->pool.size, c->pool.align);
+    }
+    st->comps[i].resource = c;
+    return WEFT_OK;
+}
+
 /* Decide, for one section, its target component and whether it needs an upgrade. */
 static weft_result_t match_section(weft__stage_t *st, uint32_t i, uint8_t *seen) {
     const weft__arc_comp_t *ac = &st->arc.comps[i];
@@ -85,6 +114,9 @@ static weft_result_t match_section(weft__stage_t *st, uint32_t i, uint8_t *seen)
     memcpy(name, ac->name, ac->name_len);
     name[ac->name_len] = '\0';
     weft_component_t id = weft_component_lookup(st->world, name);
+    if (ac->resource) {
+        return match_resource(st, i, id, name, seen);
+    }
     weft__component_t *c = weft__component(st->world, id.id);
     if (!c) {
         if (st->desc.skip_unknown) {
@@ -340,6 +372,9 @@ static void commit_all(weft__stage_t *st) {
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         if (st->comps[i].comp) {
             commit_section(st, i);
+        } else if (st->comps[i].resource) {
+            memcpy(st->comps[i].resource->resource, st->arc.comps[i].data,
+                   st->comps[i].resource->pool.size);
         }
     }
     for (uint64_t k = 0; k < n; ++k) {

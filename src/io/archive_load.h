@@ -9,7 +9,9 @@
 
 /* What stage 2 decided for one COMP section. */
 typedef struct weft__stage_comp {
-    weft__component_t *comp;          /* target component; NULL: section skipped */
+    weft__component_t *comp;          /* target component; NULL: section skipped (and for a
+                                         resource section, which sets `resource` instead) */
+    weft__component_t *resource;      /* target resource of a resource section, else NULL */
     const weft_archive_upgrade_t *up; /* NULL: the archived layout is the registered one */
     unsigned char *converted;         /* upgraded values [rows * registered size], owned */
     size_t converted_bytes;           /* size of converted */

@@ -201,7 +201,9 @@ static weft_result_t parse_comp_desc(const weft_logger_t *log, weft__cursor_t *c
     cp->align = weft__le32(d + 8);
     cp->schema = weft__le32(d + 12);
     cp->field_count = weft__le32(d + 16);
-    if (cp->name_len == 0 || cp->name_len > WEFT__ARC_NAME_MAX || weft__le32(d + 20) != 0) {
+    uint32_t flags = weft__le32(d + 20);
+    cp->resource = flags == WEFT__ARC_COMP_RESOURCE;
+    if (cp->name_len == 0 || cp->name_len > WEFT__ARC_NAME_MAX || (flags != 0 && !cp->resource)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
                           "archive corrupt: component section %u has a bad name length %u", index,
                           cp->name_len);
@@ -254,6 +256,17 @@ static weft_result_t parse_comp(const weft_logger_t *log, const section_t *s, ui
     weft_result_t r = parse_comp_desc(log, &c, index, cp);
     if (r != WEFT_OK) {
         return r;
+    }
+    if (cp->resource) { /* one value, no owners */
+        cp->rows = 0;
+        cp->ids = NULL;
+        cp->data = weft__take(&c, weft__pad8(cp->size));
+        if (s->count != 1 || cp->field_count != 0 || cp->size == 0 || !cp->data || c.left != 0) {
+            return WEFT__FAIL(log, WEFT_ECORRUPT,
+                              "archive corrupt: resource '%.*s' section is malformed",
+                              (int)cp->name_len, cp->name);
+        }
+        return WEFT_OK;
     }
     /* rows x (4 id bytes + size data bytes) must fill the rest exactly (ids padded to 8). */
     uint64_t rows = s->count;

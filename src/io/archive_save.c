@@ -117,7 +117,7 @@ static uint64_t comp_section_size(const weft__component_t *c, uint64_t rows) {
 
 /* The descriptor makes the archive self-describing: the loader matches by name and checks
  * size, alignment, schema version and entity-field offsets against the registration. */
-static void write_comp_desc(weft__secw_t *w, const weft__component_t *c) {
+static void write_comp_desc(weft__secw_t *w, const weft__component_t *c, uint32_t flags) {
     unsigned char d[WEFT__ARC_COMP_DESC] = {0};
     uint32_t name_len = (uint32_t)strlen(c->name);
     weft__put32(d, name_len);
@@ -125,6 +125,7 @@ static void write_comp_desc(weft__secw_t *w, const weft__component_t *c) {
     weft__put32(d + 8, c->pool.align);
     weft__put32(d + 12, c->version);
     weft__put32(d + 16, c->entity_field_count);
+    weft__put32(d + 20, flags);
     weft__secw_put(w, d, sizeof d);
     weft__secw_put(w, c->name, name_len);
     weft__secw_zeros(w, (size_t)(weft__pad8(name_len) - name_len));
@@ -176,6 +177,16 @@ static void write_comp_data(weft__secw_t *w, const save_set_t *s, const weft__po
     }
     uint64_t bytes = rows * pool->size;
     weft__secw_zeros(w, (size_t)(weft__pad8(bytes) - bytes));
+}
+
+/* A resource's section: descriptor (flagged), name, value. */
+static void write_resource(weft__secw_t *w, const weft__component_t *c) {
+    uint64_t size = WEFT__ARC_COMP_DESC + weft__pad8(strlen(c->name)) + weft__pad8(c->pool.size);
+    weft__secw_begin(w, WEFT__ARC_TAG_COMP, size, 1);
+    write_comp_desc(w, c, WEFT__ARC_COMP_RESOURCE);
+    weft__secw_put(w, c->resource, c->pool.size);
+    weft__secw_zeros(w, (size_t)(weft__pad8(c->pool.size) - c->pool.size));
+    weft__secw_end(w);
 }
 
 /* ---- slot table ----------------------------------------------------------- >>slots */
@@ -254,10 +265,13 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
                                    const weft_writer_t *writer) {
     uint64_t rows[WEFT_MAX_COMPONENTS] = {0};
     uint32_t ncomp = 0;
+    uint32_t nres = 0; /* resources: whole-world saves only */
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         rows[c] = rows_saved(s, &world->components[c]->pool);
         ncomp += rows[c] != 0;
+        nres += s->whole && world->components[c]->resource != NULL;
     }
+    ncomp += nres;
     /* Empty pools are left out: an archive then never names a component it has no data for,
      * so it loads into worlds that lack that registration. */
     weft__secw_t w;
@@ -281,12 +295,17 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
         }
         const weft__component_t *comp = world->components[c];
         weft__secw_begin(&w, WEFT__ARC_TAG_COMP, comp_section_size(comp, rows[c]), rows[c]);
-        write_comp_desc(&w, comp);
+        write_comp_desc(&w, comp, 0);
         write_comp_ids(&w, s, &comp->pool, rows[c]);
         write_comp_data(&w, s, &comp->pool, rows[c]);
         weft__secw_end(&w);
         if (w.error != WEFT_OK) {
             break;
+        }
+    }
+    for (uint32_t c = 1; c <= world->component_count && nres != 0 && w.error == WEFT_OK; ++c) {
+        if (world->components[c]->resource) {
+            write_resource(&w, world->components[c]);
         }
     }
     if (nodes != 0 && w.error == WEFT_OK) {

@@ -118,6 +118,9 @@ static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32
         off += align_up((size_t)p->count * 4u);
         pools[c].data_off = off;
         off += align_up((size_t)p->count * p->size);
+        if (world->components[c]->resource) { /* a resource's value follows its empty pool */
+            off += align_up(p->size);
+        }
     }
     *nodes_off = off;
     off += align_up((size_t)hier_nodes(world) * sizeof(snap_node_t));
@@ -175,6 +178,9 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     }
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         const weft__pool_t *p = &world->components[c]->pool;
+        if (world->components[c]->resource) {
+            memcpy(snap->block + pools[c].data_off, world->components[c]->resource, p->size);
+        }
         if (p->count == 0) {
             continue;
         }
@@ -352,6 +358,10 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         if (c <= snap->component_count) {
             restore_pool(&world->components[c]->pool, snap->block, &snap->pools[c]);
+            if (world->components[c]->resource) {
+                memcpy(world->components[c]->resource, snap->block + snap->pools[c].data_off,
+                       world->components[c]->pool.size);
+            }
         } else {
             clear_pool(&world->components[c]->pool);
         }

@@ -156,15 +156,15 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
     sb_escaped(sb, sys->name);
     for (uint32_t i = 0; i < sys->nwrites; i++) {
         sb_printf(sb, "\\nW ");
-        sb_escaped(sb, weft__component(s->world, sys->writes[i])->name);
+        sb_escaped(sb, weft__component_any(s->world, sys->writes[i])->name);
     }
     for (uint32_t i = 0; i < sys->nreads; i++) {
         sb_printf(sb, "\\nR ");
-        sb_escaped(sb, weft__component(s->world, sys->reads[i])->name);
+        sb_escaped(sb, weft__component_any(s->world, sys->reads[i])->name);
     }
     for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && sys->desc.exclude[i].id; i++) {
         sb_printf(sb, "\\nX ");
-        sb_escaped(sb, weft__component(s->world, sys->desc.exclude[i].id)->name);
+        sb_escaped(sb, weft__component_any(s->world, sys->desc.exclude[i].id)->name);
     }
     sb_printf(sb, "\"%s%s];\n", sys->desc.parallel ? ", style=bold" : "",
               sys->desc.main_thread ? ", color=blue" : "");
@@ -214,7 +214,7 @@ weft_result_t weft_schedule_dot(weft_world_t *world, char *buf, size_t cap, size
             if (g->pred_label[e] == WEFT__EDGE_CONSTRAINT) {
                 sb_printf(&sb, "before/after");
             } else {
-                sb_escaped(&sb, weft__component(s->world, g->pred_label[e])->name);
+                sb_escaped(&sb, weft__component_any(s->world, g->pred_label[e])->name);
             }
             sb_printf(&sb, "\"];\n");
         }

@@ -298,7 +298,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
 /* ---- registration ----------------------------------------------------------- >>register */
 
 static const char *component_name(const weft_world_t *world, uint32_t id) {
-    const weft__component_t *c = weft__component(world, id);
+    const weft__component_t *c = weft__component_any(world, id);
     return c ? c->name : "?";
 }
 
@@ -323,8 +323,11 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
     for (nterms = 0; nterms < WEFT_QUERY_MAX_TERMS && d->terms[nterms].component.id; nterms++) {
         uint32_t id = d->terms[nterms].component.id;
         if (!weft__component(world, id)) {
-            return WEFT__FAIL(world->log, WEFT_EINVAL,
-                              "system '%s': terms[%u] names unknown component id %u", who, nterms,
+            return WEFT__FAIL(world->log, WEFT_EINVAL, "system '%s': terms[%u] names %s id %u", who,
+                              nterms,
+                              weft__component_any(world, id)
+                                  ? "a resource (declare it in reads/writes), not a component,"
+                                  : "unknown component",
                               id);
         }
         if (weft__access_bit_has(seen, id)) {
@@ -344,7 +347,7 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
     for (int l = 0; l < 2; l++) {
         for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_LOOKUPS && lists[l][i].id; i++) {
             uint32_t id = lists[l][i].id;
-            if (!weft__component(world, id)) {
+            if (!weft__component_any(world, id)) { /* components and resources */
                 return WEFT__FAIL(world->log, WEFT_EINVAL,
                                   "system '%s': %s[%u] names unknown component id %u", who,
                                   l ? "writes" : "reads", i, id);

@@ -89,6 +89,11 @@ static inline void fx_register(fx_world_t *f) {
         cr_assert_eq(weft_component_register(f->w, &descs[i], &f->c[i]), WEFT_OK, "%s",
                      weft_last_error());
     }
+    /* a resource too (as in tools/fuzz/fuzz_world.h): whole-world archives carry its value */
+    weft_component_t settings;
+    uint64_t init[2] = {0x5e771465u, 3};
+    weft_resource_desc_t rd = {.name = "Settings", .size = sizeof init, .initial = init};
+    cr_assert_eq(weft_resource_register(f->w, &rd, &settings), WEFT_OK, "%s", weft_last_error());
 }
 
 /* An inline world with nothing registered (destroy with weft_world_destroy). */

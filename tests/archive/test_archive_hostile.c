@@ -148,13 +148,13 @@ Test(archive_hostile, random_bytes_fail_before_any_allocation) {
 }
 
 /* A valid archive and where its sections start (the sample worlds have no hierarchy: ENTS,
- * SLOT and one COMP section per fixture component that has rows). */
+ * SLOT, one COMP section per fixture component that has rows, and the resource's). */
 typedef struct framed {
     weft_membuf_t buf;
     uint32_t sections;
-    size_t at[FX_COUNT + 3];      /* offset of each section header */
-    size_t end[FX_COUNT + 3];     /* offset just past each section's trailer */
-    uint64_t count[FX_COUNT + 3]; /* each section's count field */
+    size_t at[FX_COUNT + 4];      /* offset of each section header */
+    size_t end[FX_COUNT + 4];     /* offset just past each section's trailer */
+    uint64_t count[FX_COUNT + 4]; /* each section's count field */
     uint64_t entities;            /* ENTS count */
 } framed_t;
 
@@ -174,7 +174,7 @@ static uint32_t rd32(const unsigned char *p) {
 static framed_t framed(weft_membuf_t buf) {
     framed_t t = {.buf = buf};
     t.sections = rd32(t.buf.data + 16); /* components without rows are not saved */
-    cr_assert(t.sections >= 2 && t.sections <= FX_COUNT + 2u, "%u sections", t.sections);
+    cr_assert(t.sections >= 2 && t.sections <= FX_COUNT + 3u, "%u sections", t.sections);
     size_t pos = 32;
     for (uint32_t i = 0; i < t.sections; ++i) {
         cr_assert_leq(pos + 40, t.buf.size);

@@ -9,7 +9,8 @@
 enum { FZ_POS, FZ_VEL, FZ_REF, FZ_TAG, FZ_PAIR, FZ_COUNT };
 
 /* Create an inline world with Position, Velocity (12 bytes), Ref (entity field at 0), Tag
- * (no data), Pair (entity fields at 8 and 16, schema 3), the hierarchy's components and a
+ * (no data), Pair (entity fields at 8 and 16, schema 3), a 16-byte resource Settings, the
+ * hierarchy's components and a
  * Position+Velocity group, reporting through `logger` (NULL: the default).
  * Returns NULL on failure. */
 static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_logger_t *logger) {
@@ -37,6 +38,13 @@ static inline weft_world_t *fz_world(weft_component_t c[FZ_COUNT], const weft_lo
             weft_world_destroy(w);
             return NULL;
         }
+    }
+    weft_component_t settings; /* a resource: whole-world archives carry a resource section */
+    uint64_t init[2] = {0x5e771465u, 3};
+    weft_resource_desc_t rd = {.name = "Settings", .size = sizeof init, .initial = init};
+    if (weft_resource_register(w, &rd, &settings) != WEFT_OK) {
+        weft_world_destroy(w);
+        return NULL;
     }
     weft_group_t g;
     if (weft_hier_components(w, NULL) != WEFT_OK ||
