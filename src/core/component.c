@@ -102,6 +102,9 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
     comp->on_add = desc->on_add;
     comp->on_remove = desc->on_remove;
     comp->on_set = desc->on_set;
+    comp->desc_hook[0] = desc->on_add;
+    comp->desc_hook[1] = desc->on_remove;
+    comp->desc_hook[2] = desc->on_set;
     comp->hook_user = desc->hook_user;
     comp->entity_field_count = desc->entity_field_count;
     memcpy(comp->entity_fields, desc->entity_fields, sizeof comp->entity_fields);
@@ -121,6 +124,9 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
     world->components[id] = comp;
     world->component_count = id;
     *out = (weft_component_t){id};
+    if (world->on_component_registered) {
+        world->on_component_registered(world, comp);
+    }
     return WEFT_OK;
 }
 
@@ -156,9 +162,9 @@ weft_result_t weft_component_describe(const weft_world_t *world, weft_component_
     out->size = comp->pool.size;
     out->align = comp->pool.align;
     out->flags = comp->flags;
-    out->on_add = comp->on_add;
-    out->on_remove = comp->on_remove;
-    out->on_set = comp->on_set;
+    out->on_add = comp->desc_hook[0];
+    out->on_remove = comp->desc_hook[1];
+    out->on_set = comp->desc_hook[2];
     out->hook_user = comp->hook_user;
     out->entity_field_count = comp->entity_field_count;
     memcpy(out->entity_fields, comp->entity_fields, sizeof out->entity_fields);

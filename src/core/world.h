@@ -38,13 +38,16 @@ struct weft_hier;  /* owned by the hierarchy module */
 
 /* Registration record of one component, with its pool. Allocated once per id; never moves. */
 typedef struct weft__component {
-    weft__pool_t pool;                                        /* the storage */
-    char name[WEFT_COMPONENT_NAME_MAX + 1];                   /* NUL-terminated copy of desc.name */
-    uint32_t flags;                                           /* desc.flags */
-    uint32_t version;                                         /* resolved schema version (>= 1) */
-    weft_component_hook_t on_add;                             /* desc.on_add */
-    weft_component_hook_t on_remove;                          /* desc.on_remove */
-    weft_component_hook_t on_set;                             /* desc.on_set */
+    weft__pool_t pool;                      /* the storage */
+    char name[WEFT_COMPONENT_NAME_MAX + 1]; /* NUL-terminated copy of desc.name */
+    uint32_t flags;                         /* desc.flags */
+    uint32_t version;                       /* resolved schema version (>= 1) */
+    weft_component_hook_t on_add;           /* desc.on_add */
+    weft_component_hook_t on_remove;        /* desc.on_remove */
+    weft_component_hook_t on_set;           /* desc.on_set */
+    /* What fires: on_add/on_remove/on_set are desc's hooks, or the observer dispatch of the
+     * scheduler module (src/sched/observer.c), which calls desc's hook (kept here) first. */
+    weft_component_hook_t desc_hook[3];                       /* desc.on_add, on_remove, on_set */
     void *hook_user;                                          /* desc.hook_user */
     uint32_t entity_field_count;                              /* desc.entity_field_count */
     uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* desc.entity_fields */
@@ -116,7 +119,10 @@ struct weft_world {
     struct weft_sched *sched; /* scheduler state; owned and freed by its module_fini */
     struct weft_hier *hier;   /* hierarchy state; owned and freed by its module_fini */
     void (*module_fini[WEFT__WORLD_MAX_MODULES])(weft_world_t *world); /* run in reverse */
-    uint32_t module_count;                                             /* registered finalisers */
+    /* Called at the end of every component registration (NULL: none): how the observer
+     * module reaches components registered after an observer of every component. */
+    void (*on_component_registered)(weft_world_t *world, weft__component_t *comp);
+    uint32_t module_count; /* registered finalisers */
 };
 
 /* ---- allocation ---------------------------------------------------------- >>alloc */

@@ -178,6 +178,35 @@ weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t
     return r != WEFT_OK ? r : push(cmd, WEFT__CMD_REMOVE, e, c.id, NULL, 0);
 }
 
+weft_result_t weft__cmd_push_emit(weft_cmd_t *cmd, uint32_t event, weft_entity_t target,
+                                  const void *payload, uint32_t size) {
+    weft_result_t r = check_open(cmd, "weft_cmd_emit");
+    if (r != WEFT_OK) {
+        return r;
+    }
+    WEFT__CONTRACT(!weft__cmd_is_placeholder(target) ||
+                       weft_entity_generation(target) <= cmd->created,
+                   cmd->log, WEFT_EINVAL,
+                   "weft_cmd_emit: placeholder 0x%llx was not created by this command buffer",
+                   (unsigned long long)target);
+    return push(cmd, WEFT__CMD_EMIT, target, event, payload, size);
+}
+
+void weft__cmd_deliver(const weft_cmd_t *cmd,
+                       void (*fn)(void *ctx, uint32_t event, weft_entity_t target,
+                                  const void *payload, uint32_t size),
+                       void *ctx) {
+    for (size_t at = 0; at < cmd->len;) {
+        weft__cmd_rec_t rec;
+        memcpy(&rec, cmd->data + at, sizeof rec);
+        if (rec.op == WEFT__CMD_EMIT) {
+            fn(ctx, rec.component, rec.entity, rec.size ? cmd->data + at + sizeof rec : NULL,
+               rec.size);
+        }
+        at += rec.next;
+    }
+}
+
 /* Walks the records (rarely called; the buffer keeps no separate counter to stay small). */
 uint32_t weft_cmd_count(const weft_cmd_t *cmd) {
     WEFT__NONNULL(cmd, 0);
@@ -211,6 +240,8 @@ static const char *op_name(uint8_t op) {
         return "set";
     case WEFT__CMD_REMOVE:
         return "remove";
+    case WEFT__CMD_EMIT:
+        return "emit";
     }
     return "command";
 }
@@ -248,6 +279,13 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
         at += rec.next;
         weft_entity_t e = rec.entity;
         weft_component_t c = {rec.component};
+        if (rec.op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
+            if (weft__cmd_is_placeholder(e)) {
+                rec.entity = map[weft_entity_generation(e) - 1];
+                memcpy(cmd->data + at - rec.next, &rec, sizeof rec);
+            }
+            continue;
+        }
         if (rec.op == WEFT__CMD_CREATE) {
             weft_entity_t real = WEFT_ENTITY_NULL;
             weft_result_t r = weft_entity_create(world, &real);
@@ -289,6 +327,7 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             r = weft_component_remove(world, e, c);
             break;
         case WEFT__CMD_CREATE:
+        case WEFT__CMD_EMIT:
             break;
         }
         if (!benign(r) && first == WEFT_OK) {
@@ -368,6 +407,9 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
         at += rec.next;
+        if (rec.op == WEFT__CMD_EMIT) {
+            continue; /* changes nothing in the world */
+        }
         if (rec.op == WEFT__CMD_CREATE) {
             st->creates++;
             map[weft_entity_generation(rec.entity) - 1] = 0; /* the empty set */
@@ -427,6 +469,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             }
             break;
         case WEFT__CMD_CREATE:
+        case WEFT__CMD_EMIT:
             break;
         }
         if (r != WEFT_OK) {

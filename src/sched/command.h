@@ -26,6 +26,9 @@ typedef enum weft__cmd_op {
     WEFT__CMD_ADD = 3,     /* entity, component: zero-initialised if missing */
     WEFT__CMD_SET = 4,     /* entity, component, size bytes of data follow */
     WEFT__CMD_REMOVE = 5,  /* entity, component */
+    WEFT__CMD_EMIT = 6,    /* entity = event target (may be 0), component = event id,
+                              payload follows; the apply resolves a placeholder target in
+                              place, delivery happens after (weft__cmd_deliver) */
 } weft__cmd_op_t;
 
 typedef struct weft__cmd_rec {
@@ -124,5 +127,18 @@ void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
  * Returns the first error the world reported (the rest of the buffer is still applied), e.g.
  * WEFT_ENOMEM. Thread: main. */
 weft_result_t weft__cmd_apply(struct weft_world *world, weft_cmd_t *cmd, uint64_t *map);
+
+/* Record an event (weft_cmd_emit after its event checks): `target` 0, real, or a placeholder
+ * of this buffer. Errors: WEFT_ESTATE (outside the run call), WEFT_EINVAL (foreign
+ * placeholder), WEFT_ENOMEM. */
+weft_result_t weft__cmd_push_emit(weft_cmd_t *cmd, uint32_t event, weft_entity_t target,
+                                  const void *payload, uint32_t size);
+
+/* Call fn for every event recorded in `cmd`, in write order (after weft__cmd_apply resolved
+ * their targets). Thread: main. */
+void weft__cmd_deliver(const weft_cmd_t *cmd,
+                       void (*fn)(void *ctx, uint32_t event, weft_entity_t target,
+                                  const void *payload, uint32_t size),
+                       void *ctx);
 
 #endif /* WEFT_SRC_COMMAND_H */

@@ -239,14 +239,47 @@ static weft_result_t stage_phase(struct weft_sched *s, uint32_t ph, bool *any) {
     return r;
 }
 
-/* Apply one buffer, keeping the first error. The map was grown by stage_phase. */
+/* Apply one buffer, keeping the first error. The map was grown by stage_phase. The buffer
+ * is reset after its events are delivered (deliver_and_reset). */
 static weft_result_t apply_one(struct weft_sched *s, weft_cmd_t *cmd, weft_result_t err) {
     if (cmd->len == 0) {
         return err;
     }
     weft_result_t r = weft__cmd_apply(s->world, cmd, s->map);
-    weft__cmd_reset(cmd); /* applied: a resumed frame must not apply it again */
     return err != WEFT_OK ? err : r;
+}
+
+/* After an apply: deliver the buffer's events (if anyone observes events), then reset it, so
+ * a resumed frame never applies it again. */
+static void deliver_and_reset(struct weft_sched *s, weft_cmd_t *cmd) {
+    if (s->event_observers != 0 && cmd->len != 0) {
+        weft__cmd_deliver(cmd, weft__sched_deliver, s);
+    }
+    weft__cmd_reset(cmd);
+}
+
+weft_result_t weft__sched_apply_buffer(struct weft_sched *s, weft_cmd_t *cmd, bool *applied) {
+    bool begun = false;
+    *applied = false;
+    weft_result_t r = stage_one(s, cmd, &begun);
+    if (r == WEFT_OK && begun) {
+        r = weft__cmd_stage_reserve(&s->stage, s->world);
+    }
+    if (r != WEFT_OK) {
+        return r;
+    }
+    *applied = true;
+    r = apply_one(s, cmd, WEFT_OK);
+    deliver_and_reset(s, cmd);
+    return r;
+}
+
+/* The observer buffers at an apply point inside a frame: a failure leaves their commands
+ * pending for the next apply point and does not stop the frame (weft/observer.h). */
+static void flush_observers_in_frame(struct weft_sched *s) {
+    if (s->obs_cmd[s->obs_rec].len != 0) {
+        (void)weft__sched_flush_observers(s); /* reported */
+    }
 }
 
 /* Apply the phase's buffers: registration order, then chunk, then write order. On
@@ -266,7 +299,13 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
         for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
             first_err = apply_one(s, cmd, first_err);
         }
+        /* events after the whole phase is applied, in the same order */
+        it = buffers_of(s, ph);
+        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
+            deliver_and_reset(s, cmd);
+        }
     }
+    flush_observers_in_frame(s);
     if (s->trace) {
         weft__trace_record(s->trace, 0, 0, ph, begin, weft__trace_now());
     }
@@ -527,6 +566,10 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         fresh = false;
         weft__sched_drop_suspended(s);
     } else {
+        r = weft__sched_flush_observers(s); /* changes made between frames come first */
+        if (r != WEFT_OK) {
+            return r;
+        }
         s->dt = dt;
         weft__sched_plan_steps(s, dt);
         s->frame_no++;

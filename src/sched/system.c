@@ -76,6 +76,7 @@ static void sched_fini(weft_world_t *world) {
     }
     weft__sched_free(s->alloc, s->systems, s->systems_cap * sizeof *s->systems);
     weft__sched_free(s->alloc, s->defs, s->defs_cap * sizeof *s->defs);
+    weft__sched_observers_fini(s);
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     weft__cmd_stage_fini(&s->stage, s->alloc);
@@ -105,6 +106,9 @@ struct weft_sched *weft__sched_get(weft_world_t *world) {
     s->workers = 1;
     s->dirty = true;
     s->resume_phase = UINT32_MAX;
+    for (int k = 0; k < 2; k++) {
+        s->obs_cmd[k] = (weft_cmd_t){.world = world, .alloc = s->alloc, .log = s->log};
+    }
     if (weft__world_add_module_fini(world, sched_fini) != WEFT_OK) {
         weft__sched_free(&world->alloc, s, sizeof *s);
         return NULL;

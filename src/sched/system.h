@@ -14,6 +14,7 @@
 #ifndef WEFT_SRC_SYSTEM_H
 #define WEFT_SRC_SYSTEM_H
 
+#include "weft/observer.h"
 #include "weft/system.h"
 #include "weft/trace.h"
 
@@ -89,6 +90,18 @@ typedef struct weft__phase_def {
     uint32_t steps;                      /* steps due this frame */
 } weft__phase_def_t;
 
+/* A registered observer (observer.c). */
+typedef struct weft__observer {
+    weft_observer_desc_t desc; /* copy */
+    bool removed;              /* unregistered */
+} weft__observer_t;
+
+/* A user event type (observer.c). */
+typedef struct weft__event_def {
+    char name[WEFT_EVENT_NAME_MAX + 1]; /* NUL-terminated */
+    uint32_t size;                      /* payload bytes */
+} weft__event_def_t;
+
 struct weft_sched {
     weft_world_t *world;            /* owner */
     const weft_allocator_t *alloc;  /* &world->alloc */
@@ -130,6 +143,15 @@ struct weft_sched {
     uint32_t resume_phase;          /* suspended frame: phase to resume at, else UINT32_MAX */
     uint32_t resume_pos;            /* ... its run position (UINT32_MAX: the phase's first) */
     uint32_t resume_step;           /* ... the run of a fixed-step phase it stopped in */
+    weft__observer_t *observers;    /* [nobservers] by id - 1 (observer.c) */
+    uint32_t nobservers;            /* ids handed out */
+    uint32_t observers_cap;         /* capacity of observers */
+    uint32_t event_observers;       /* live EVENT observers: delivery walks are needed */
+    weft__event_def_t *events;      /* [nevents] by id - 1 */
+    uint32_t nevents;               /* event types */
+    uint32_t events_cap;            /* capacity of events */
+    weft_cmd_t obs_cmd[2];          /* observer buffers: one records while the other applies */
+    uint32_t obs_rec;               /* index of the recording one */
     bool resume_apply;              /* ... at its apply (its systems already ran) */
 };
 
@@ -139,6 +161,24 @@ weft__phase_def_t *weft__sched_phase_def(const struct weft_sched *s, uint32_t ph
 /* Start of a new frame: how many times each phase runs and with which dt (phase.c).
  * Thread: main, after weft__sched_build. */
 void weft__sched_plan_steps(struct weft_sched *s, float dt);
+
+/* Stage, apply, deliver the events of and reset one buffer outside the phase machinery (the
+ * observer buffers). On failure nothing of it is applied and it is kept. Errors:
+ * WEFT_ENOMEM, WEFT_ECAPACITY (staging), or the first error the apply reported (then it was
+ * applied). Thread: main (frame.c). */
+weft_result_t weft__sched_apply_buffer(struct weft_sched *s, weft_cmd_t *cmd, bool *applied);
+
+/* Deliver one recorded event to its observers (observer.c; the callback shape of
+ * weft__cmd_deliver, ctx = the scheduler). */
+void weft__sched_deliver(void *ctx, uint32_t event, weft_entity_t target, const void *payload,
+                         uint32_t size);
+
+/* Apply the observer buffers until none has commands (at most WEFT_OBSERVER_ROUNDS rounds).
+ * Errors as weft_world_flush. Thread: main, outside running systems. */
+weft_result_t weft__sched_flush_observers(struct weft_sched *s);
+
+/* Free the observer module's tables and buffers (sched_fini). */
+void weft__sched_observers_fini(struct weft_sched *s);
 
 /* Forget a suspended frame (its pending commands are discarded). Thread: main. */
 void weft__sched_drop_suspended(struct weft_sched *s);
