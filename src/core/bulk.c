@@ -247,20 +247,15 @@ static uint32_t next_index(const weft_world_t *world, uint32_t k) {
     return weft_atomic_load_relaxed(&world->slot_count) + (k - world->free_count);
 }
 
-weft_result_t weft_entity_create_with(weft_world_t *world, uint32_t n,
-                                      const weft_component_t *components, uint32_t count,
-                                      const void *const *values, weft_entity_t *out) {
-    static const char fn[] = "weft_entity_create_with";
-    WEFT__MAIN_CALL(world);
-    WEFT__CONTRACT(out != NULL || n == 0, world->log, WEFT_EINVAL, "%s: out is NULL", fn);
+/* weft_entity_create_with after the entry checks; writes out[] only once it cannot fail. */
+static weft_result_t create_with(weft_world_t *world, uint32_t n,
+                                 const weft_component_t *components, uint32_t count,
+                                 const void *const *values, weft_entity_t *out, const char *fn) {
     WEFT__CONTRACT(components != NULL || count == 0, world->log, WEFT_EINVAL,
                    "%s: components is NULL", fn);
     WEFT__CONTRACT(count < WEFT_MAX_COMPONENTS, world->log, WEFT_EINVAL,
                    "%s: %u components (at most %u distinct ids exist)", fn, count,
                    WEFT_MAX_COMPONENTS - 1u);
-    if (out != NULL) {
-        memset(out, 0, (size_t)n * sizeof *out);
-    }
     weft__component_t *comps[WEFT_MAX_COMPONENTS];
     uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
     for (uint32_t j = 0; j < count; j++) {
@@ -395,6 +390,19 @@ weft_result_t weft_entity_create_with(weft_world_t *world, uint32_t n,
     }
     check_groups(world);
     return WEFT_OK;
+}
+
+weft_result_t weft_entity_create_with(weft_world_t *world, uint32_t n,
+                                      const weft_component_t *components, uint32_t count,
+                                      const void *const *values, weft_entity_t *out) {
+    static const char fn[] = "weft_entity_create_with";
+    WEFT__MAIN_CALL(world);
+    WEFT__CONTRACT(out != NULL || n == 0, world->log, WEFT_EINVAL, "%s: out is NULL", fn);
+    weft_result_t r = create_with(world, n, components, count, values, out, fn);
+    if (r != WEFT_OK && n != 0) {
+        memset(out, 0, (size_t)n * sizeof *out); /* the neutral value on failure */
+    }
+    return r;
 }
 
 /* ---- add / set / remove on an array ------------------------------------------- >>array */
@@ -532,7 +540,10 @@ weft_result_t weft_query_destroy_all(weft_query_t *query, uint32_t *destroyed) {
         found += it.rows;
     }
     weft_result_t r = weft__entity_reserve_free(world, found);
-    if (r == WEFT_OK) {
+    if (r != WEFT_OK) { /* reported under weft_entity_destroy's name: say who asked */
+        r = WEFT__FAIL(world->log, r, "%s: out of memory growing the free list by %u entries", fn,
+                       found);
+    } else {
         uint32_t count = 0;
         for (uint32_t i = 0; i < found; i++) {
             /* a multi-instance driving term repeats its owner: destroy it once */
