@@ -550,6 +550,57 @@ Test(bulk, groups_stay_aligned_when_the_batch_lands_behind_rows_outside_the_pref
     side_fini(&s);
 }
 
+/* Two worlds with a multi-instance component: remove_n and destroy_all (the driving term
+ * repeats each owner) against the single calls. */
+Test(bulk, multi_instance_remove_n_and_destroy_all_match_single_calls) {
+    test_alloc_t a[2] = {{0}};
+    weft_world_t *w[2];
+    weft_component_t c[2], p[2];
+    weft_query_t *q[2];
+    weft_entity_t e[12];
+    for (int k = 0; k < 2; k++) {
+        w[k] = test_world(&a[k]);
+        weft_component_desc_t d = {.name = "Multi", .size = 8, .flags = WEFT_COMPONENT_MULTI};
+        cr_assert(eq(int, weft_component_register(w[k], &d, &c[k]), WEFT_OK));
+        p[k] = test_register(w[k], "P", 12);
+        cr_assert(eq(int, weft_entity_create_with(w[k], 12, &p[k], 1, NULL, e), WEFT_OK));
+        for (int i = 0; i < 12; i++) {
+            for (int j = 0; j < 1 + i % 3; j++) {
+                cr_assert(
+                    eq(int, weft_component_add_instance(w[k], e[i], c[k], NULL, NULL), WEFT_OK));
+            }
+        }
+        weft_query_desc_t qd = {.terms = {{c[k], WEFT_ACCESS_READ}}};
+        cr_assert(eq(int, weft_query_create(w[k], &qd, &q[k]), WEFT_OK));
+    }
+    cr_assert(eq(int, weft_component_add_n(w[0], e, 2, c[0]), WEFT_EINVAL), "multi is refused");
+    cr_assert(eq(int, weft_component_remove_n(w[0], e + 2, 4, c[0]), WEFT_OK));
+    for (int i = 2; i < 6; i++) {
+        cr_assert(eq(int, weft_component_remove(w[1], e[i], c[1]), WEFT_OK));
+    }
+    cr_assert(eq(u64, weft_world_hash(w[0]), weft_world_hash(w[1])));
+    uint32_t d = 0;
+    cr_assert(eq(int, weft_query_destroy_all(q[0], &d), WEFT_OK));
+    cr_assert(eq(u32, d, 8));
+    weft_entity_t seen[64]; /* the single-call side: handles in iteration order, repeated */
+    uint32_t ns = 0;
+    weft_iter_t it;
+    cr_assert(eq(int, weft_query_iter(q[1], 0, 0, &it), WEFT_OK));
+    while (weft_iter_next(&it)) {
+        for (uint32_t i = 0; i < it.rows; i++) {
+            seen[ns++] = weft_iter_entity(&it, i);
+        }
+    }
+    cr_assert(eq(u32, ns, 15), "each owner appears once per instance (1 + i % 3)");
+    cr_assert(eq(int, weft_entity_destroy_n(w[1], seen, ns), WEFT_OK));
+    cr_assert(eq(u64, weft_world_hash(w[0]), weft_world_hash(w[1])));
+    cr_assert(eq(u32, weft_entity_count(w[0]), 4));
+    for (int k = 0; k < 2; k++) {
+        weft_world_destroy(w[k]);
+        cr_expect(eq(sz, a[k].live_bytes, 0));
+    }
+}
+
 /* ---- errors: the code, and the world unchanged ------------------------------------ >>errors */
 
 static side_t E;
