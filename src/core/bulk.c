@@ -189,22 +189,28 @@ static weft_result_t check_entities(weft_world_t *world, const weft_entity_t *es
 static weft_result_t reserve_rows(weft_world_t *world, weft__component_t *comp,
                                   const weft_entity_t *es, uint32_t n, uint32_t extra) {
     weft_result_t r = weft__pool_reserve_more(world, &comp->pool, extra);
+    uint32_t last = UINT32_MAX; /* the page just prepared: arrays are mostly in index order */
     for (uint32_t i = 0; r == WEFT_OK && i < n; i++) {
-        r = weft__pool_prepare_page(world, &comp->pool, weft_entity_index(es[i]));
+        uint32_t idx = weft_entity_index(es[i]);
+        if (idx >> WEFT__SPARSE_SHIFT != last) {
+            r = weft__pool_prepare_page(world, &comp->pool, idx);
+            last = idx >> WEFT__SPARSE_SHIFT;
+        }
     }
     return r;
 }
 
-/* Push a zeroed row for every entity of es[0..n) that lacks comp, in array order, with its
- * new signature; then align the group in the same order. Returns nothing: all reserved. */
+/* Push a zeroed row for every entity of es[0..n) that lacks comp (all_absent: every one
+ * does, checked), in array order, with its new signature; then align the group in the same
+ * order. Returns nothing: all reserved. */
 static void push_absent(weft_world_t *world, weft__component_t *comp, const weft_entity_t *es,
-                        uint32_t n) {
+                        uint32_t n, bool all_absent) {
     weft__pool_t *pool = &comp->pool;
     uint32_t first = pool->count;
     sig_cache_t cache = {UINT32_MAX, 0};
     for (uint32_t i = 0; i < n; i++) {
         uint32_t idx = weft_entity_index(es[i]);
-        if (weft__pool_row(pool, idx) != WEFT__ROW_NONE) {
+        if (!all_absent && weft__pool_row(pool, idx) != WEFT__ROW_NONE) {
             continue;
         }
         uint32_t row = pool->count++;
@@ -419,7 +425,7 @@ weft_result_t weft_component_add_n(weft_world_t *world, const weft_entity_t *es,
     if (r != WEFT_OK) {
         return r;
     }
-    push_absent(world, comp, es, n);
+    push_absent(world, comp, es, n, true);
     if (comp->on_add != NULL) {
         for (uint32_t i = 0; i < n; i++) {
             fire(world, comp, comp->on_add, es[i],
@@ -462,7 +468,7 @@ weft_result_t weft_component_set_n(weft_world_t *world, const weft_entity_t *es,
             added[i] = weft__pool_row(&comp->pool, weft_entity_index(es[i])) == WEFT__ROW_NONE;
         }
     }
-    push_absent(world, comp, es, n);
+    push_absent(world, comp, es, n, absent == n);
     if (added != NULL) {
         for (uint32_t i = 0; i < n; i++) {
             if (added[i]) {
