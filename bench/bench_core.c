@@ -9,11 +9,14 @@
  * weft_query_iter per chunk of CHUNK driving rows, then batches; a batch with contiguous
  * columns runs the same loop as the raw baseline, otherwise rows are fetched with
  * weft_iter_get. Structural figures (create2, add, remove, destroy) are ns per operation on a
- * fresh world each repetition (world creation is not timed). bytes_per_entity counts every
+ * fresh world each repetition (world creation is not timed); bulk_create2 and bulk_add time
+ * one bulk call against the single-call loop doing the same work on the same data (see
+ * bulk()). bytes_per_entity counts every
  * byte the allocator hook hands out plus the committed entity table, divided by N. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "common.h"
 #include "weft.h"
@@ -337,6 +340,141 @@ static void structural(wb_ctx_t *ctx, uint32_t n, int reps) {
     free(es);
 }
 
+/* ---- bulk calls ---------------------------------------------------------------- >>bulk */
+
+/* Minor page faults of the process so far (first touches of fresh memory). */
+static double page_faults(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_minflt : 0.0;
+}
+
+typedef struct bulk_data {
+    uint32_t n;
+    weft_entity_t *es;
+    const v3_t *pv, *vv;
+} bulk_data_t;
+
+/* The four timed bodies: create n entities with Position and Velocity from pv and vv (bulk or
+ * single calls), or add Velocity to n entities that have Position (setup not timed). Each
+ * runs on a fresh world and returns ns per entity; *faults receives the page faults taken
+ * inside the timed part and *hash the resulting world's hash. */
+enum { BULK_CREATE, SINGLE_CREATE, BULK_ADD, SINGLE_ADD };
+
+static double bulk_body(int which, const bulk_data_t *d, double *faults, uint64_t *hash,
+                        bool *failed) {
+    fixture_t f;
+    fixture_init(&f);
+    uint32_t n = d->n;
+    weft_component_t pair[2] = {f.pos, f.vel};
+    const void *vals[2] = {d->pv, d->vv};
+    if (which == BULK_ADD || which == SINGLE_ADD) {
+        *failed |= weft_entity_create_with(f.w, n, pair, 1, vals, d->es) != WEFT_OK;
+    }
+    double f0 = page_faults(), t0 = wb_now_ns();
+    switch (which) {
+    case BULK_CREATE:
+        *failed |= weft_entity_create_with(f.w, n, pair, 2, vals, d->es) != WEFT_OK;
+        break;
+    case SINGLE_CREATE:
+        *failed |= weft_entity_create_n(f.w, n, d->es) != WEFT_OK;
+        *failed |= weft_component_reserve(f.w, f.pos, n) != WEFT_OK;
+        *failed |= weft_component_reserve(f.w, f.vel, n) != WEFT_OK;
+        for (uint32_t i = 0; i < n; i++) {
+            weft_component_set(f.w, d->es[i], f.pos, &d->pv[i]);
+            weft_component_set(f.w, d->es[i], f.vel, &d->vv[i]);
+        }
+        break;
+    case BULK_ADD:
+        *failed |= weft_component_add_n(f.w, d->es, n, f.vel) != WEFT_OK;
+        break;
+    default:
+        for (uint32_t i = 0; i < n; i++) {
+            weft_component_add(f.w, d->es[i], f.vel, NULL);
+        }
+        break;
+    }
+    double t1 = wb_now_ns();
+    *faults = (page_faults() - f0) / n;
+    *hash = weft_world_hash(f.w);
+    weft_world_destroy(f.w);
+    return (t1 - t0) / n;
+}
+
+/* Bulk calls against the single-entity calls doing the same work on the same data, on a fresh
+ * world each (world creation and setup not timed), interleaved per repetition. Each timed run
+ * follows an untimed run of the same body, so both sides find the heap holding the blocks
+ * they are about to use and neither pays the kernel for first touches of its pools (on a VM
+ * those faults cost up to tens of microseconds each and would decide the comparison by
+ * which side happened to get recycled memory); both still fault in the entity table, which
+ * each world reserves afresh. Page faults per entity are reported so this can be checked. */
+static void bulk(wb_ctx_t *ctx, uint32_t n, int reps) {
+    wb_describe(ctx, SUITE, "bulk_create2", "weft",
+                "one weft_entity_create_with(n, {Position, Velocity}, two packed 12-byte value "
+                "arrays) on a fresh world (pools empty, heap warm)");
+    wb_describe(ctx, SUITE, "bulk_create2", "single",
+                "weft_entity_create_n(n), weft_component_reserve(Position, n) and (Velocity, n), "
+                "then weft_component_set of Position and Velocity per entity from the same "
+                "value arrays, on a fresh world (heap warm)");
+    wb_describe(ctx, SUITE, "bulk_create2", "ratio", "median over reps of bulk ns / single ns");
+    wb_describe(ctx, SUITE, "bulk_add", "weft",
+                "one weft_component_add_n(es, n, Velocity) over n entities that have Position "
+                "(created in one call, not timed); Velocity pool empty, heap warm");
+    wb_describe(ctx, SUITE, "bulk_add", "single",
+                "weft_component_add(e, Velocity, NULL) per entity over the same n entities, "
+                "same setup");
+    wb_describe(ctx, SUITE, "bulk_add", "ratio", "median over reps of bulk ns / single ns");
+    bulk_data_t d = {.n = n, .es = malloc(n * sizeof *d.es)};
+    v3_t *pv = malloc(n * sizeof *pv), *vv = malloc(n * sizeof *vv);
+    double *t = malloc((size_t)reps * 8 * sizeof *t);
+    if (d.es == NULL || pv == NULL || vv == NULL || t == NULL) {
+        wb_note(ctx, SUITE, "bulk: out of memory");
+        free(d.es), free(pv), free(vv), free(t);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pv[i] = (v3_t){(float)i, 0, 0};
+        vv[i] = (v3_t){1, 2, (float)i};
+    }
+    d.pv = pv;
+    d.vv = vv;
+    bool failed = false;
+    for (int r = 0; r < reps; r++) {
+        uint64_t hash[4];
+        for (int which = 0; which < 4; which++) {
+            double faults;
+            (void)bulk_body(which, &d, &faults, &hash[which], &failed); /* warm the heap */
+            t[which * reps + r] =
+                bulk_body(which, &d, &t[(4 + which) * reps + r], &hash[which], &failed);
+        }
+        /* the same world, row for row */
+        failed |= hash[BULK_CREATE] != hash[SINGLE_CREATE] || hash[BULK_ADD] != hash[SINGLE_ADD];
+    }
+    if (failed) {
+        wb_note(ctx, SUITE, "bulk: a call failed or the bulk and single worlds differ: %s",
+                weft_last_error());
+    }
+    double *tb = t + BULK_CREATE * reps, *ts = t + SINGLE_CREATE * reps;
+    double *ab = t + BULK_ADD * reps, *as = t + SINGLE_ADD * reps;
+    double create_ratio = wb_median_ratio(tb, ts, reps), add_ratio = wb_median_ratio(ab, as, reps);
+    wb_report(ctx, SUITE, "bulk_create2", "weft", 1, wb_median(tb, reps), "ns", WB_AT_MOST, 20);
+    wb_report(ctx, SUITE, "bulk_create2", "single", 1, wb_median(ts, reps), "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "bulk_create2", "ratio", 1, create_ratio, "x", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "bulk_add", "weft", 1, wb_median(ab, reps), "ns", WB_AT_MOST, 12);
+    wb_report(ctx, SUITE, "bulk_add", "single", 1, wb_median(as, reps), "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "bulk_add", "ratio", 1, add_ratio, "x", WB_NO_TARGET, 0);
+    double *pf = t + 4 * reps;
+    double pf_cb = wb_median(pf, reps), pf_cs = wb_median(pf + reps, reps);
+    double pf_ab = wb_median(pf + 2 * reps, reps), pf_as = wb_median(pf + 3 * reps, reps);
+    wb_note(ctx, SUITE,
+            "bulk: page faults per entity in the timed part (median): create2 bulk %.4f single "
+            "%.4f, add bulk %.4f single %.4f",
+            pf_cb, pf_cs, pf_ab, pf_as);
+    free(t);
+    free(vv);
+    free(pv);
+    free(d.es);
+}
+
 /* Bytes per entity with two 12-byte components: everything the allocator hook holds plus the
  * committed entity table. "reserved": the pools and the table are sized up front (the
  * documented bulk-load path); "grown": pools grow on demand (doubling, so up to half of the
@@ -379,5 +517,6 @@ void wb_suite_core(wb_ctx_t *ctx) {
     iteration(ctx, n, reps);
     wb_core_iter_cpp_vs_c(ctx, n, reps);
     structural(ctx, n, reps);
+    bulk(ctx, n, reps);
     memory(ctx, n);
 }

@@ -124,6 +124,69 @@ WEFT_API weft_result_t weft_component_remove(weft_world_t *world, weft_entity_t 
 WEFT_API weft_result_t weft_component_remove_ordered(weft_world_t *world, weft_entity_t e,
                                                      weft_component_t c);
 
+/* ---- bulk calls ------------------------------------------------------------ >>bulk */
+
+/* The bulk calls do in one call what a loop of single-entity calls does, and leave the world
+ * those calls would leave, row for row (weft_world_hash is identical): "the equivalent single
+ * calls" below. They check every argument and reserve all memory (entity slots, each pool's
+ * rows, sparse pages, component-set transitions) before the first change, so on any error the
+ * world is exactly as it was and nothing of the batch happened (all or nothing). Then rows are
+ * written in runs, and hooks fire once everything of the batch is in place: a hook sees every
+ * entity of the batch with its new rows (it may read them; the rules for hooks are unchanged).
+ * Multi-instance components are refused by create/add/set (WEFT_EINVAL: use
+ * weft_component_add_instance). In the arrays, a null or stale handle is WEFT_ESTALE and the
+ * same entity twice is WEFT_EINVAL; the message names the array position. Thread: main,
+ * outside frames (as the single calls: a call from a system, a hook or another thread is
+ * WEFT_ESTATE in debug builds). */
+
+/* Create n entities, each with the `count` distinct components components[0..count), into
+ * out[0..n) (caller-owned, n handles; zeroed on failure). values may be NULL (every component
+ * zero-initialised); otherwise values[j] is NULL (component j zero-initialised) or points at n
+ * packed values of component j's registered size, value i for out[i] (ignored for tags). The
+ * caller keeps ownership of components, values and out; nothing is retained.
+ * Equivalent single calls: weft_entity_create_n(world, n, out), then for each i in order and
+ * each j in order weft_component_set(out[i], components[j], value i of values[j]), or
+ * weft_component_add when values[j] is NULL. Rows of the batch are contiguous in every pool (in
+ * a group's prefix when all of the group's members are among the components).
+ * Hooks, per component j in the given order: on_add for out[0..n) in order (the row is zeroed
+ * at that time), then component j receives its values, then on_set for out[0..n) in order (only
+ * when values[j] is given). A component without on_add holds its value from the start.
+ * Errors: WEFT_EINVAL (out, or components with count > 0, is NULL; an unknown, repeated or
+ * multi-instance component; a value whose declared entity field holds a command placeholder),
+ * WEFT_ECAPACITY (entity_limit, pool size, or too many distinct component sets), WEFT_ENOMEM;
+ * on error the world is unchanged. n == 0 creates nothing. */
+WEFT_API weft_result_t weft_entity_create_with(weft_world_t *world, uint32_t n,
+                                               const weft_component_t *components, uint32_t count,
+                                               const void *const *values, weft_entity_t *out);
+
+/* Add `c`, zero-initialised, to every entity of es[0..n). Equivalent single calls:
+ * weft_component_add(es[i], c) for i in order. Hooks: on_add for es[0..n) in order, after
+ * every row is in place. Errors: WEFT_EINVAL (es NULL with n > 0, unknown or multi-instance c,
+ * an entity twice), WEFT_ESTALE (a null or stale handle), WEFT_EEXIST (an entity already has
+ * c: unlike the single call, the whole batch is refused), WEFT_ECAPACITY, WEFT_ENOMEM; on
+ * error the world is unchanged. */
+WEFT_API weft_result_t weft_component_add_n(weft_world_t *world, const weft_entity_t *es,
+                                            uint32_t n, weft_component_t c);
+
+/* Copy value i of `values` (n packed values of c's size; may be NULL for a tag) into es[i]'s
+ * c, adding c first where absent. Equivalent single calls: weft_component_set(es[i], c, value i)
+ * for i in order. Hooks: on_add for the entities that lacked c, in array order, after every
+ * row is in place (rows zeroed); then every value is copied; then on_set for es[0..n) in
+ * order. Errors: as weft_component_add_n, without WEFT_EEXIST (present components are
+ * overwritten), plus WEFT_EINVAL for values NULL on a sized component or a value whose
+ * declared entity field holds a command placeholder. */
+WEFT_API weft_result_t weft_component_set_n(weft_world_t *world, const weft_entity_t *es,
+                                            uint32_t n, weft_component_t c, const void *values);
+
+/* Remove `c` from every entity of es[0..n) (every instance, for a multi-instance c).
+ * Equivalent single calls: weft_component_remove(es[i], c) for i in order (each removal
+ * moves the pool's last row into the hole). Hooks: on_remove for es[0..n) in order, all before
+ * the first row goes. Errors: WEFT_EINVAL (es NULL with n > 0, unknown c, an entity twice),
+ * WEFT_ESTALE, WEFT_ENOENT (an entity lacks c: the whole batch is refused), WEFT_ENOMEM (rare:
+ * a component set had to be interned); on error the world is unchanged. */
+WEFT_API weft_result_t weft_component_remove_n(weft_world_t *world, const weft_entity_t *es,
+                                               uint32_t n, weft_component_t c);
+
 /* ---- pool rows ------------------------------------------------------------- >>pool_rows */
 
 /* Rows in c's pool (0 for unknown ids). Thread: main (or jobs). */

@@ -54,6 +54,9 @@ WEFT_API weft_result_t weft_entity_create(weft_world_t *world, weft_entity_t *ou
  * Thread: main. */
 WEFT_API weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, weft_entity_t *out);
 
+/* Bulk creation with component values: weft_entity_create_with (weft/component.h). Bulk
+ * destruction of every entity a query matches: weft_query_destroy_all (weft/query.h). */
+
 /* Destroy `e`: its remove hooks fire (components in id order), its components are removed
  * (cost proportional to the components it has), its slot's generation is bumped and the slot
  * goes on the free list (or, at its last generation, is retired: see the top of this file). Errors: WEFT_ESTALE (null or stale `e`: nothing happens),

@@ -85,6 +85,15 @@ WEFT_API uint32_t weft_query_chunk_count(const weft_query_t *query, uint32_t chu
 /* Number of entities matching the query (walks every row). Thread: jobs. */
 WEFT_API uint32_t weft_query_entity_count(const weft_query_t *query);
 
+/* Destroy every entity `query` matches, as weft_entity_destroy_n over the matching handles
+ * collected in iteration order (chunk 0 of one chunk) would: each entity's on_remove hooks
+ * fire (its components in id order), then it goes, entity after entity; an owner a
+ * multi-instance term repeats is destroyed once. *destroyed (may be NULL) receives the number
+ * destroyed (0 on failure). The query stays valid. Errors: WEFT_EINVAL (NULL query),
+ * WEFT_ENOMEM (the match list or the free list could not grow: nothing is destroyed).
+ * Thread: main, outside frames (WEFT_ESTATE in debug builds otherwise, as entity destroy). */
+WEFT_API weft_result_t weft_query_destroy_all(weft_query_t *query, uint32_t *destroyed);
+
 /* ---- iteration ------------------------------------------------------------- >>iter */
 
 /* An iterator over one chunk. Caller-owned storage (e.g. on the job's stack). `_private` is

@@ -100,16 +100,19 @@ weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t extra) {
 
 /* ---- create -------------------------------------------------------------------- >>create */
 
-weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n) {
-    WEFT__MAIN_CALL(world);
+weft_result_t weft__entity_reserve_n(weft_world_t *world, uint32_t n, const char *fn) {
     uint32_t fresh = n > world->free_count ? n - world->free_count : 0;
     uint64_t slots = (uint64_t)weft_atomic_load_relaxed(&world->slot_count) + fresh;
     if (slots > world->desc.entity_limit) {
-        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
-                          "weft_entity_reserve: %u more entities exceed entity_limit %u", n,
-                          world->desc.entity_limit);
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY, "%s: %u more entities exceed entity_limit %u",
+                          fn, n, world->desc.entity_limit);
     }
     return commit_slots(world, slots);
+}
+
+weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n) {
+    WEFT__MAIN_CALL(world);
+    return weft__entity_reserve_n(world, n, "weft_entity_reserve");
 }
 
 /* Hand out one slot; the caller has reserved room. */
@@ -127,6 +130,25 @@ static weft_entity_t create_one(weft_world_t *world) {
      * the new count see the initialised slot. */
     weft_atomic_store_release(&world->slot_count, idx + 1u);
     return weft_entity_make(idx, 0);
+}
+
+void weft__entity_take(weft_world_t *world, uint32_t n, uint32_t sig, weft_entity_t *out) {
+    uint32_t k = 0;
+    for (; k < n && world->free_count > 0; k++) {
+        uint32_t idx = world->free_list[--world->free_count];
+        uint32_t gen = weft__slot_gen(weft__entity_slot_raw(world, idx));
+        weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen, sig));
+        out[k] = weft_entity_make(idx, gen);
+    }
+    uint32_t next = weft_atomic_load_relaxed(&world->slot_count);
+    for (; k < n; k++, next++) {
+        weft_atomic_store_relaxed(&world->slots[next], weft__slot_make(0, sig));
+        out[k] = weft_entity_make(next, 0);
+    }
+    /* entity_publish_slot, once for the batch: pairs with the acquire in weft__entity_slot();
+     * readers that see the new count see every initialised slot below it. */
+    weft_atomic_store_release(&world->slot_count, next);
+    world->live += n;
 }
 
 weft_result_t weft_entity_create_n(weft_world_t *world, uint32_t n, weft_entity_t *out) {

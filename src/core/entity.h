@@ -61,6 +61,16 @@ void weft__entity_fini(weft_world_t *world);
  * from spare capacity). Thread: main. */
 weft_result_t weft__entity_reserve_free(weft_world_t *world, uint32_t n);
 
+/* weft_entity_reserve without the entry checks: room for n more entities (table commit);
+ * failures are reported under `fn`. Errors: WEFT_ECAPACITY, WEFT_ENOMEM. Thread: main. */
+weft_result_t weft__entity_reserve_n(weft_world_t *world, uint32_t n, const char *fn);
+
+/* Hand out n entities into out[0..n) exactly as n weft_entity_create calls would (free list
+ * LIFO first, then fresh slots), each with signature `sig`, publishing the new slot count
+ * once. The caller reserved room (weft__entity_reserve_n) and puts the rows of sig's
+ * components in place before anything reads them. Thread: main. */
+void weft__entity_take(weft_world_t *world, uint32_t n, uint32_t sig, weft_entity_t *out);
+
 /* Destroy a live entity given its index (hooks, components, generation, free list).
  * The free list must have room for one more entry. */
 void weft__entity_destroy_index(weft_world_t *world, uint32_t idx);

@@ -106,7 +106,7 @@ fail:
 }
 
 /* Make the directory long enough and the page of idx present. */
-static weft_result_t prepare_page(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
+weft_result_t weft__pool_prepare_page(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
     if (p >= pool->pages) {
         uint32_t pages = pool->pages ? pool->pages : 8u;
@@ -164,7 +164,7 @@ weft_result_t weft__pool_prepare(weft_world_t *world, weft__pool_t *pool, uint32
     if (r != WEFT_OK) {
         return r;
     }
-    return prepare_page(world, pool, idx);
+    return weft__pool_prepare_page(world, pool, idx);
 }
 
 void weft__pool_fini(weft_world_t *world, weft__pool_t *pool) {

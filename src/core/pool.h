@@ -93,6 +93,11 @@ weft_result_t weft__pool_widen(struct weft_world *world, weft__pool_t *pool);
  * page of idx. Errors: WEFT_ENOMEM (the pool is unchanged apart from spare capacity). */
 weft_result_t weft__pool_prepare(struct weft_world *world, weft__pool_t *pool, uint32_t idx);
 
+/* Make sure the sparse page of entity index `idx` exists (bulk callers prepare every page
+ * they will touch, then reserve rows once). Errors: WEFT_ENOMEM (the pool is unchanged apart
+ * from spare capacity: a longer directory or an empty page). */
+weft_result_t weft__pool_prepare_page(struct weft_world *world, weft__pool_t *pool, uint32_t idx);
+
 /* Room for `extra` more rows, growing geometrically (doubling, at least 16) like single
  * pushes do, so callers that add in batches stay amortised. Errors: WEFT_ECAPACITY (past
  * 2^32 - 2 rows), WEFT_ENOMEM (the pool is unchanged). */

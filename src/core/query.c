@@ -133,6 +133,8 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     return WEFT_OK;
 }
 
+weft_world_t *weft__query_world(const weft_query_t *q) { return q->world; }
+
 void weft_query_destroy(weft_query_t *q) {
     if (q == NULL) {
         return;

@@ -27,4 +27,7 @@ uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan);
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);
 
+/* The world `q` was created on (q non-NULL). Thread: any. */
+struct weft_world *weft__query_world(const weft_query_t *q);
+
 #endif /* WEFT_SRC_QUERY_H */
