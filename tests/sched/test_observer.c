@@ -3,6 +3,7 @@
  * same world at every worker count, misuse. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sched_fixture.h"
 
@@ -356,4 +357,311 @@ Test(observer, event_targets_resolve_from_placeholders_and_misuse_is_refused) {
     cr_expect(eq(int, weft_event_emit(f.world, ev, 0, NULL), WEFT_EINVAL), "payload missing");
     cr_expect(eq(int, weft_event_emit(NULL, ev, 0, NULL), WEFT_EINVAL));
     fixture_fini(&f);
+}
+
+/* ---- a random churn with every control feature at once -------------------------------- */
+
+/* Systems chosen from a seed make random structural changes through their buffers, emit
+ * events, read and write a resource and run under run conditions that read it, while
+ * observers keep a model of every entity's component set from what they are told. At the end
+ * of every frame the model must equal the world (every change observed exactly once, in an
+ * order that makes sense), and the world hash and the whole observation log must be the same
+ * at every worker count as inline. */
+
+enum { RC_COMPS = 4, RC_ENTITIES = 400, RC_DEFS = 8, RC_FRAMES = 24, RC_IDX = 4096 };
+
+typedef struct rc_def {
+    uint32_t w, r;        /* written and read component (r == w: no read term) */
+    uint32_t mod;         /* runs when (clock + k) % mod != 0 */
+    bool parallel, ticks; /* ticks: a one-job system that writes the clock resource */
+    uint32_t phase;
+} rc_def_t;
+
+typedef struct rc_world {
+    weft_world_t *w;
+    weft_component_t c[RC_COMPS], clock;
+    weft_event_t ping;
+    const rc_def_t *defs;
+    uint64_t seed;
+    weft_entity_t handle[RC_IDX];   /* the entity last seen at each index */
+    uint8_t has[RC_IDX][RC_COMPS];  /* the model, kept by the observers */
+    uint32_t unexpected;            /* observations the model says cannot happen */
+    uint64_t log;                   /* every observation folded in, in order */
+    uint32_t adds, any_adds, pings; /* per-component ADDs, every-component ADDs, events */
+    weft_system_t ids[RC_DEFS];
+    uint32_t k[RC_DEFS]; /* k of each def (its index), for run_if */
+} rc_world_t;
+
+static rc_world_t *rc_cur;
+
+static uint64_t rc_rand(uint64_t *s) { /* xorshift64 */
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+} /* the world the run conditions and bodies belong to */
+
+static uint64_t rc_mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static void rc_note(rc_world_t *rw, uint32_t kind, uint32_t idx, uint32_t what) {
+    rw->log = rc_mix(rw->log ^ ((uint64_t)kind << 56 | (uint64_t)idx << 24 | what));
+}
+
+static uint32_t rc_comp(const rc_world_t *rw, weft_component_t c) {
+    for (uint32_t i = 0; i < RC_COMPS; i++) {
+        if (rw->c[i].id == c.id) {
+            return i;
+        }
+    }
+    return RC_COMPS;
+}
+
+static void rc_observe(weft_world_t *w, const weft_observation_t *ob, void *user) {
+    (void)w;
+    rc_world_t *rw = user;
+    uint32_t idx = weft_entity_index(ob->entity), c = rc_comp(rw, ob->component);
+    if (idx >= RC_IDX || c >= RC_COMPS) {
+        rw->unexpected++;
+        return;
+    }
+    rw->handle[idx] = ob->entity;
+    rc_note(rw, (uint32_t)ob->kind, idx, c);
+    switch (ob->kind) {
+    case WEFT_OBSERVE_ADD:
+        rw->unexpected += rw->has[idx][c];
+        rw->has[idx][c] = 1;
+        rw->adds++;
+        if (c == 2) { /* a cascade: C brings B along, through the observer buffer */
+            rw->unexpected += weft_cmd_add(ob->cmd, ob->entity, rw->c[1]) != WEFT_OK;
+        }
+        break;
+    case WEFT_OBSERVE_REMOVE:
+        rw->unexpected += !rw->has[idx][c];
+        rw->has[idx][c] = 0;
+        break;
+    default: /* SET: the value is there */
+        rw->unexpected += !rw->has[idx][c] || ob->size != sizeof(uint32_t);
+        rc_note(rw, 9, idx, *(const uint32_t *)ob->data);
+        break;
+    }
+}
+
+static void rc_any_add(weft_world_t *w, const weft_observation_t *ob, void *user) {
+    (void)w, (void)ob;
+    ((rc_world_t *)user)->any_adds++;
+}
+
+/* A ping at an entity: logged; odd payloads give it D, payloads divisible by 5 take A. */
+static void rc_on_ping(weft_world_t *w, const weft_observation_t *ob, void *user) {
+    rc_world_t *rw = user;
+    uint32_t payload;
+    memcpy(&payload, ob->data, sizeof payload);
+    rw->pings++;
+    rc_note(rw, 7, weft_entity_index(ob->entity), payload);
+    if (!weft_entity_is_alive(w, ob->entity)) {
+        return;
+    }
+    if (payload & 1u) {
+        rw->unexpected += weft_cmd_add(ob->cmd, ob->entity, rw->c[3]) != WEFT_OK;
+    }
+    if (payload % 5u == 0) {
+        rw->unexpected += weft_cmd_remove(ob->cmd, ob->entity, rw->c[0]) != WEFT_OK;
+    }
+}
+
+static uint64_t rc_clock(const rc_world_t *rw) {
+    return *(const uint64_t *)weft_resource_get(rw->w, rw->clock);
+}
+
+static bool rc_cond(weft_world_t *w, float dt, void *user) {
+    (void)w, (void)dt;
+    uint32_t k = *(const uint32_t *)user;
+    return (rc_clock(rc_cur) + k) % rc_cur->defs[k].mod != 0;
+}
+
+static void rc_tick(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    rc_world_t *rw = ctx->user;
+    uint64_t *clk = weft_resource_get_mut(ctx->world, rw->clock);
+    CHECK(clk != NULL);
+    if (clk) {
+        *clk += 1u + ctx->system.id;
+    }
+}
+
+/* Each row: fold the read column and the clock into the written one, then, by a hash of
+ * (seed, entity, clock, system), maybe remove or add a component, emit a ping, destroy the
+ * entity or create one. */
+static void rc_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    rc_world_t *rw = ctx->user;
+    uint32_t k = UINT32_MAX;
+    for (uint32_t i = 0; i < RC_DEFS; i++) {
+        k = rw->ids[i].id == ctx->system.id ? i : k;
+    }
+    CHECK(k < RC_DEFS);
+    if (k >= RC_DEFS) {
+        return;
+    }
+    const rc_def_t *d = &rw->defs[k];
+    uint64_t clk = rc_clock(rw);
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            weft_entity_t e = weft_iter_entity(it, i);
+            uint32_t *w = weft_iter_get(it, 0, i); /* columns may be NULL for a join */
+            uint32_t r = d->r != d->w ? *(const uint32_t *)weft_iter_get(it, 1, i) : 7u;
+            *w = *w * 31u + r + (uint32_t)clk;
+            uint64_t h = rc_mix(rw->seed ^ rc_mix(e ^ (clk << 20) ^ ctx->system.id));
+            uint32_t roll = (uint32_t)(h % 100u), c = (uint32_t)(h >> 32) % RC_COMPS;
+            if (roll < 4) {
+                CHECK(weft_cmd_remove(ctx->cmd, e, rw->c[c]) == WEFT_OK);
+            } else if (roll < 8) {
+                CHECK(weft_cmd_add(ctx->cmd, e, rw->c[c]) == WEFT_OK);
+            } else if (roll < 11) {
+                uint32_t payload = (uint32_t)(h >> 40);
+                CHECK(weft_cmd_emit(ctx->cmd, rw->ping, e, &payload) == WEFT_OK);
+            } else if (roll < 12) {
+                CHECK(weft_cmd_destroy(ctx->cmd, e) == WEFT_OK);
+            } else if (roll < 13) {
+                weft_entity_t p = weft_cmd_create(ctx->cmd);
+                uint32_t v = (uint32_t)h;
+                CHECK(p != 0);
+                CHECK(weft_cmd_set(ctx->cmd, p, rw->c[c], &v) == WEFT_OK);
+            }
+        }
+    }
+}
+
+/* The model must be the world: every component's rows are the entities the model says have
+ * it, no more. */
+static void rc_expect_model(const rc_world_t *rw, uint32_t workers, uint32_t frame) {
+    for (uint32_t c = 0; c < RC_COMPS; c++) {
+        uint32_t n = 0;
+        for (uint32_t idx = 1; idx < RC_IDX; idx++) {
+            if (!rw->has[idx][c]) {
+                continue;
+            }
+            n++;
+            cr_assert(weft_component_has(rw->w, rw->handle[idx], rw->c[c]),
+                      "seed %llu, %u workers, frame %u: entity %u lost component %u unobserved",
+                      (unsigned long long)rw->seed, workers, frame, idx, c);
+        }
+        cr_assert(eq(u32, weft_component_rows(rw->w, rw->c[c]), n),
+                  "seed %llu, %u workers, frame %u: component %u has rows no observer saw added",
+                  (unsigned long long)rw->seed, workers, frame, c);
+    }
+    cr_assert(eq(u32, rw->unexpected, 0), "seed %llu, %u workers, frame %u",
+              (unsigned long long)rw->seed, workers, frame);
+    cr_assert(eq(u32, rw->any_adds, rw->adds), "seed %llu, %u workers: every-component observer",
+              (unsigned long long)rw->seed, workers);
+}
+
+static void rc_run(rc_world_t *rw, const rc_def_t *defs, uint64_t seed, uint32_t workers,
+                   uint64_t *hashes) {
+    memset(rw, 0, sizeof *rw);
+    rw->defs = defs;
+    rw->seed = seed;
+    rc_cur = rw;
+    weft_world_desc_t wd = {.worker_count = workers};
+    if (workers == 0) {
+        wd = (weft_world_desc_t){.execution = WEFT_EXECUTION_INLINE};
+    }
+    cr_assert(eq(int, weft_world_create(&wd, &rw->w), WEFT_OK), "%s", weft_last_error());
+    static const char *const names[RC_COMPS] = {"A", "B", "C", "D"};
+    for (uint32_t c = 0; c < RC_COMPS; c++) {
+        weft_component_desc_t cd = {.name = names[c], .size = sizeof(uint32_t)};
+        cr_assert(eq(int, weft_component_register(rw->w, &cd, &rw->c[c]), WEFT_OK));
+        observe(rw->w, WEFT_OBSERVE_ADD, rw->c[c], rc_observe, rw);
+        observe(rw->w, WEFT_OBSERVE_REMOVE, rw->c[c], rc_observe, rw);
+        observe(rw->w, WEFT_OBSERVE_SET, rw->c[c], rc_observe, rw);
+    }
+    observe(rw->w, WEFT_OBSERVE_ADD, (weft_component_t){0}, rc_any_add, rw);
+    uint64_t zero = 0;
+    weft_resource_desc_t rd = {.name = "Clock", .size = sizeof zero, .initial = &zero};
+    cr_assert(eq(int, weft_resource_register(rw->w, &rd, &rw->clock), WEFT_OK));
+    weft_event_desc_t ed = {.name = "ping", .payload_size = sizeof(uint32_t)};
+    cr_assert(eq(int, weft_event_register(rw->w, &ed, &rw->ping), WEFT_OK));
+    weft_observer_desc_t od = {
+        .kind = WEFT_OBSERVE_EVENT, .event = rw->ping, .fn = rc_on_ping, .user = rw};
+    cr_assert(eq(int, weft_observer_register(rw->w, &od, NULL), WEFT_OK));
+    for (uint32_t i = 0; i < RC_ENTITIES; i++) {
+        weft_entity_t e;
+        cr_assert(eq(int, weft_entity_create(rw->w, &e), WEFT_OK));
+        for (uint32_t c = 0; c < RC_COMPS; c++) {
+            uint32_t v = i * 7u + c;
+            if ((i >> c) & 1u || c == 0) {
+                cr_assert(eq(int, weft_component_set(rw->w, e, rw->c[c], &v), WEFT_OK));
+            }
+        }
+    }
+    char name[16];
+    for (uint32_t k = 0; k < RC_DEFS; k++) {
+        const rc_def_t *d = &defs[k];
+        rw->k[k] = k;
+        snprintf(name, sizeof name, "s%u", k);
+        weft_system_desc_t sd = {.name = name,
+                                 .fn = d->ticks ? rc_tick : rc_body,
+                                 .user = rw,
+                                 .phase = d->phase,
+                                 .parallel = d->parallel,
+                                 .chunk_size = 64,
+                                 .run_if = rc_cond,
+                                 .run_if_user = &rw->k[k]};
+        if (d->ticks) {
+            sd.writes[0] = rw->clock;
+        } else {
+            sd.terms[0] = (weft_query_term_t)W(rw->c[d->w]);
+            if (d->r != d->w) {
+                sd.terms[1] = (weft_query_term_t)R(rw->c[d->r]);
+            }
+            sd.reads[0] = rw->clock;
+        }
+        rw->ids[k] = must_register(rw->w, &sd);
+    }
+    uint64_t s = seed;
+    for (uint32_t f = 0; f < RC_FRAMES; f++) {
+        uint32_t k = (uint32_t)(rc_rand(&s) % RC_DEFS);
+        if (rc_rand(&s) % 4u == 0) { /* toggle one system now and then */
+            bool on = weft_system_is_enabled(rw->w, rw->ids[k]);
+            cr_assert(eq(int, weft_system_enable(rw->w, rw->ids[k], !on), WEFT_OK));
+        }
+        cr_assert(eq(int, weft_world_progress(rw->w, 0.016f), WEFT_OK), "%s", weft_last_error());
+        CHECKED();
+        rc_expect_model(rw, workers, f);
+        hashes[f] = weft_world_hash(rw->w) ^ rw->log;
+    }
+    cr_expect(gt(u32, rw->pings, 0), "the seed's systems emitted events");
+    weft_world_destroy(rw->w);
+    rc_cur = NULL;
+}
+
+Test(observer, a_random_churn_is_observed_exactly_once_and_in_order_at_every_worker_count) {
+    uint64_t seed = (uint64_t)time(NULL) | 1u;
+    fprintf(stderr, "observer random seed %llu\n", (unsigned long long)seed);
+    uint64_t s = seed;
+    rc_def_t defs[RC_DEFS];
+    for (uint32_t k = 0; k < RC_DEFS; k++) {
+        defs[k] = (rc_def_t){.w = (uint32_t)(rc_rand(&s) % RC_COMPS),
+                             .r = (uint32_t)(rc_rand(&s) % RC_COMPS),
+                             .mod = 2u + (uint32_t)(rc_rand(&s) % 4u),
+                             .parallel = rc_rand(&s) % 2u == 0,
+                             .ticks = k % 4u == 3u,
+                             .phase = (uint32_t)(rc_rand(&s) % 2u)};
+    }
+    static rc_world_t rw;
+    static uint64_t ref[RC_FRAMES], got[RC_FRAMES];
+    static const uint32_t workers[] = {0, 1, 2, 3, 4, 8};
+    rc_run(&rw, defs, seed, 0, ref);
+    for (size_t v = 1; v < sizeof workers / sizeof workers[0]; v++) {
+        rc_run(&rw, defs, seed, workers[v], got);
+        for (uint32_t f = 0; f < RC_FRAMES; f++) {
+            cr_assert(eq(u64, got[f], ref[f]), "seed %llu, %u workers: frame %u differs",
+                      (unsigned long long)seed, workers[v], f);
+        }
+    }
 }
