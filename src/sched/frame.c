@@ -413,6 +413,9 @@ static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end)
  * path (fused, inline, threaded) the phase then takes. Conditions run under the hook rule
  * (no structural change). */
 static void decide_phase(struct weft_sched *s, uint32_t first, uint32_t end) {
+    if (!s->deciding) {
+        return; /* every system enabled, none with a run condition, no flag left set */
+    }
     for (uint32_t p = first; p < end; p++) {
         weft__system_t *sys = s->systems[s->graph.order[p]];
         bool run = sys->enabled;
@@ -564,6 +567,8 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         pos = s->resume_pos;
         at_apply = s->resume_apply;
         fresh = false;
+        s->deciding |= s->gated != 0; /* a system gated while suspended */
+        s->decided_last |= s->gated != 0;
         weft__sched_drop_suspended(s);
     } else {
         r = weft__sched_flush_observers(s); /* changes made between frames come first */
@@ -571,6 +576,9 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
             return r;
         }
         s->dt = dt;
+        /* One more deciding frame after the last gated system is gone clears its flag. */
+        s->deciding = s->gated != 0 || s->decided_last;
+        s->decided_last = s->gated != 0;
         weft__sched_plan_steps(s, dt);
         s->frame_no++;
         if (s->trace) {

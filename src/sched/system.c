@@ -572,6 +572,9 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     return WEFT_OK;
 }
 
+/* Whether a system needs a decision each frame (frame.c: decide_phase). */
+static bool is_gated(const weft__system_t *t) { return !t->enabled || t->desc.run_if != NULL; }
+
 weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t *desc,
                                    weft_system_t *out) {
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_system_register: world is NULL");
@@ -674,6 +677,7 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
     }
     free_derived(s);
     weft__sched_drop_suspended(s); /* its phase indices belong to the old graph */
+    s->gated += is_gated(sys);
     if (out) {
         *out = (weft_system_t){sys->id};
     }
@@ -734,7 +738,9 @@ weft_result_t weft_system_enable(weft_world_t *world, weft_system_t sys, bool en
     weft_result_t r;
     weft__system_t *t = controlled(world, sys, "weft_system_enable", &r);
     if (t) {
+        world->sched->gated -= is_gated(t);
         t->enabled = enabled;
+        world->sched->gated += is_gated(t);
     }
     return r;
 }
@@ -767,8 +773,10 @@ weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
         }
         o->nafter = kept;
     }
+    s->gated -= is_gated(t);
     t->removed = true;
     t->enabled = false;
+    s->gated += is_gated(t);
     t->nafter = 0;
     t->nreads = 0;
     t->nwrites = 0;

@@ -129,6 +129,10 @@ struct weft_sched {
     void *derived;                  /* that block */
     float dt;                       /* this frame's dt */
     float run_dt;                   /* the running phase's dt (fixed step or dt) */
+    uint32_t gated;                 /* systems disabled, unregistered or with a run condition:
+                                       while 0 no system needs a per-frame decision */
+    bool deciding;                  /* this frame decides every system's skip flag (frame.c) */
+    bool decided_last;              /* the previous frame did (its flags may be set) */
     uint32_t *phase_steps;          /* [nphases] runs of each phase this frame */
     float *phase_dt;                /* [nphases] the dt its systems get */
     weft__phase_def_t *defs;        /* [ndefs] defined phases, in definition order */
