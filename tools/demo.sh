@@ -4,7 +4,8 @@
 # (plus particles and a hierarchy, ~1.4 million in all) and 17 systems, run for the same frames
 # at 1..N workers. It prints frame time, speedup, efficiency and the world hash per worker
 # count (identical for every count, or the demo fails), the measured serial and
-# synchronisation fractions and a projection for 4-64 cores (marked as such), and writes
+# synchronisation fractions and what the schedule simulator (tools/sim) gives for 1-64 workers
+# (marked as simulated, with its error against the measured 1- and 2-worker frames), and writes
 # report.json, speedup.svg, timeline.svg, trace.json, schedule.dot (+ schedule.svg with
 # Graphviz's `dot`; without it the demo says so in one line and carries on) into the output
 # folder it names at the end (default: build/demo).

@@ -11,6 +11,7 @@
  * hash differed between worker counts (determinism broken). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "demo_model.h"
 #include "demo_report.h"
 #include "demo_world.h"
+#include "sim/sim_record.h"
 #include "weft/system.h"
 #include "weft/trace.h"
 
@@ -164,17 +166,19 @@ static int make_dirs(const char *path) {
 
 /* Per-run state shared with the trace/output steps. */
 typedef struct session {
-    options_t opt;           /* parsed options */
-    char dir[1024];          /* output folder */
-    uint32_t hw;             /* hardware threads */
-    uint32_t max;            /* largest worker count */
-    demo_run_t runs[256];    /* one per worker count */
-    uint32_t run_count;      /* entries used */
-    demo_model_t model;      /* built from the 1-worker traced frame */
-    bool have_model;         /* model is valid */
-    demo_report_t report;    /* what report.json says */
-    demo_config_t config;    /* the resolved world config (from the first run) */
-    char path_names[32][64]; /* copies of weft's critical-path system names */
+    options_t opt;                 /* parsed options */
+    char dir[1024];                /* output folder */
+    uint32_t hw;                   /* hardware threads */
+    uint32_t max;                  /* largest worker count */
+    demo_run_t runs[256];          /* one per worker count */
+    uint32_t run_count;            /* entries used */
+    demo_model_t model;            /* built from the 1-worker traced frame */
+    bool have_model;               /* model is valid */
+    demo_report_t report;          /* what report.json says */
+    demo_config_t config;          /* the resolved world config (from the first run) */
+    char path_names[32][64];       /* copies of weft's critical-path system names */
+    weft_trace_event_t *sim_ev[2]; /* the traced frames at 1 and 2 workers, for the simulator */
+    wt_sim_trace_t sim_trace[2];   /* ... with their wall times */
 } session_t;
 
 static void fail_weft(const char *what, weft_result_t r) {
@@ -199,6 +203,10 @@ static int traced_frame(session_t *s, demo_world_t *d, demo_run_t *run) {
         return -1;
     }
     n = weft_trace_events(w, ev, n);
+    if (run->workers <= 2) { /* kept for the simulator (simulate()) */
+        s->sim_ev[run->workers - 1] = ev;
+        s->sim_trace[run->workers - 1] = (wt_sim_trace_t){ev, n, run->workers, (traced_ms * 1e6)};
+    }
     demo_frame_profile_t prof = demo_profile_frame(ev, n, run->workers);
     run->idle_fraction = prof.idle_fraction;
     int rc = 0;
@@ -234,8 +242,48 @@ static int traced_frame(session_t *s, demo_world_t *d, demo_run_t *run) {
             rc = -1;
         }
     }
-    free(ev);
+    if (run->workers > 2) {
+        free(ev);
+    }
     weft_trace_disable(w);
+    return rc;
+}
+
+/* The schedule simulator (tools/sim) on the 1- and 2-worker traced frames, replayed on 1..64
+ * workers; its error against the measured medians at 1 and 2 workers says how far to trust
+ * it. Needs the world of the last run for the schedule (every run has the same one). */
+static int simulate(session_t *s, weft_world_t *w) {
+    demo_model_t *m = &s->model;
+    if (!s->have_model || !s->sim_ev[0]) {
+        return 0;
+    }
+    progress(true, "simulating 1..64 workers (calibrating the machine costs first)");
+    if (wt_sim_calibrate(&m->sim_costs, 0) != 0) {
+        return -1;
+    }
+    const wt_sim_trace_t *many = s->sim_ev[1] ? &s->sim_trace[1] : &s->sim_trace[0];
+    wt_sim_record_t rec;
+    if (wt_sim_record_build(&rec, w, &s->sim_trace[0], many, &m->sim_costs) != 0) {
+        fprintf(stderr, "weft_demo: the traced frames do not match the schedule\n");
+        return -1;
+    }
+    m->sim_costs = rec.one.costs;
+    int rc = 0;
+    double one_ms = 0;
+    for (int i = 0; i < DEMO_SIM_POINTS && rc == 0; i++) {
+        uint32_t p = 1u << i;
+        wt_sim_result_t r;
+        rc = wt_sim_run(p == 1 ? &rec.one : &rec.many, p, &r);
+        m->sim_workers[i] = p;
+        m->sim_frame_ms[i] = r.frame_ns / 1e6;
+        one_ms = p == 1 ? m->sim_frame_ms[i] : one_ms;
+        m->sim_speedup[i] = m->sim_frame_ms[i] > 0 ? one_ms / m->sim_frame_ms[i] : 0;
+    }
+    m->sim_error_p1 = m->sim_frame_ms[0] / s->runs[0].median_ms - 1.0;
+    m->sim_error_p2 =
+        s->max >= 2 && s->sim_ev[1] ? m->sim_frame_ms[1] / s->runs[1].median_ms - 1.0 : NAN;
+    m->have_sim = rc == 0;
+    wt_sim_record_free(&rec);
     return rc;
 }
 
@@ -289,6 +337,9 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         run->hash = demo_world_hash(d);
         demo_world_summary(d, &run->summary);
     }
+    if (rc == 0 && workers == s->max) {
+        rc = simulate(s, demo_world_weft(d)); /* every run has the same schedule */
+    }
     free(ms);
     demo_world_destroy(d);
     return rc;
@@ -324,13 +375,24 @@ static void print_model(const session_t *s) {
     for (uint32_t i = 0; i < m->path_len; i++) {
         printf("%s%s", i ? " -> " : " ", m->path[i]);
     }
-    printf("\nPROJECTION (a model, not measured): T(p) = T1 * max(s + (1-s)/p, c), s = %.4f, "
-           "c = critical path / frame = %.4f\n",
-           m->amdahl_s, m->critical_fraction);
-    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
-        printf("  %2.0f cores: frame %7.2f ms, speedup %5.2fx, efficiency %5.1f%%  [projected]\n",
-               m->proj_workers[i], m->proj_frame_ms[i], m->proj_speedup[i],
-               100.0 * m->proj_speedup[i] / m->proj_workers[i]);
+    printf("\n");
+    if (!m->have_sim) {
+        return;
+    }
+    const wt_sim_costs_t *c = &m->sim_costs;
+    printf("SIMULATED (tools/sim replaying the traced frames; not measured): job %.0f ns, "
+           "steal +%.0f ns, notice %.0f ns, wake %.0f ns, claim %.0f ns, frame bookkeeping "
+           "%.3f ms\n",
+           c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->claim_ns, c->frame_ns / 1e6);
+    printf("  check against the measured medians: sim_error_p1 %+.1f%%", 100.0 * m->sim_error_p1);
+    if (!isnan(m->sim_error_p2)) {
+        printf(", sim_error_p2 %+.1f%%", 100.0 * m->sim_error_p2);
+    }
+    printf("\n");
+    for (int i = 0; i < DEMO_SIM_POINTS; i++) {
+        printf("  %2.0f workers: frame %7.2f ms, speedup %5.2fx, efficiency %5.1f%%  [simulated]\n",
+               m->sim_workers[i], m->sim_frame_ms[i], m->sim_speedup[i],
+               100.0 * m->sim_speedup[i] / m->sim_workers[i]);
     }
 }
 
@@ -348,6 +410,12 @@ static int write_outputs(session_t *s) {
     snprintf(title, sizeof title, "weft demo: one frame at %u workers", s->max);
     rc |= demo_write_timeline_svg(trace, path, title);
     return rc;
+}
+
+static void free_traces(session_t *s) {
+    free(s->sim_ev[0]);
+    free(s->sim_ev[1]);
+    s->sim_ev[0] = s->sim_ev[1] = NULL;
 }
 
 int main(int argc, char **argv) {
@@ -376,10 +444,12 @@ int main(int argc, char **argv) {
            s.opt.warmup);
     for (uint32_t w = 1; w <= s.max; w++) {
         if (run_workers(&s, w, &s.runs[s.run_count]) != 0) {
+            free_traces(&s);
             return 1;
         }
         s.run_count++;
     }
+    free_traces(&s);
     if (isatty(fileno(stderr))) {
         fputs("\r\033[K", stderr);
     }
@@ -392,7 +462,7 @@ int main(int argc, char **argv) {
     /* The model's speedup comes from the fastest frames: interference from other processes
      * only ever adds time, so the minimum is the least disturbed estimate of each count. */
     const demo_run_t *last = &s.runs[s.run_count - 1];
-    demo_model_project(&s.model, s.max, last->min_ms > 0 ? s.runs[0].min_ms / last->min_ms : 0);
+    demo_model_karp_flatt(&s.model, s.max, last->min_ms > 0 ? s.runs[0].min_ms / last->min_ms : 0);
     s.report.config = &s.config;
     s.report.frames = s.opt.frames;
     s.report.warmup = s.opt.warmup;

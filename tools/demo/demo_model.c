@@ -1,20 +1,18 @@
-/* tools/demo/demo_model.c: frame structure and the scaling projection (see demo_model.h).
+/* tools/demo/demo_model.c: frame structure (see demo_model.h).
  *
- * DESIGN: two ingredients, both measured here, feed one clearly labelled model.
- *   1. Amdahl: T(p) = T1 * (s + (1 - s) / p). s is the Karp-Flatt serial fraction at the
- *      largest measured worker count, e = (1/S - 1/p) / (1 - 1/p) with S taken from the
- *      fastest frames (the least disturbed by other processes), which folds the serial
- *      parts and the synchronisation cost actually observed into one number; when it cannot be
- *      measured (one worker only, or noise pushing it outside [0, 1)), the trace's serial
- *      fraction (command-buffer applies + main-thread frame bookkeeping) stands in.
+ * DESIGN: everything here is measured.
+ *   1. The Karp-Flatt serial fraction at the largest measured worker count,
+ *      e = (1/S - 1/p) / (1 - 1/p) with S taken from the fastest frames (the least disturbed
+ *      by other processes): the serial parts and the synchronisation cost actually observed,
+ *      folded into one number.
  *   2. The critical path: no core count can beat the longest chain of dependent jobs. It is
  *      computed from the 1-worker traced frame (uncontended job times): each system weighs one
  *      (median) job (a parallel system's chunks can all run at once; a single job cannot be
  *      split — the hierarchy job counts whole even though it fans out inside), summed along
  *      the schedule's edges per phase, plus the applies and the bookkeeping, and taken as a
  *      fraction c of the traced frame's wall time.
- * The projection is T(p) = T1 * max(s + (1 - s) / p, c). It ignores memory bandwidth, which a
- * real 64-core machine would hit first; the report says so next to the numbers. */
+ * Core counts this machine does not have are the schedule simulator's (tools/sim, driven by
+ * demo_main.c), not a formula's. */
 #include "demo_model.h"
 
 #include <stdlib.h>
@@ -179,27 +177,16 @@ int demo_model_build(demo_model_t *m, weft_world_t *world, const demo_system_inf
         return -1;
     }
     m->critical_fraction = m->traced_ms > 0 ? m->critical_path_ms / m->traced_ms : 1.0;
-    demo_model_project(m, 1, 1.0);
+    demo_model_karp_flatt(m, 1, 1.0);
     return 0;
 }
 
-void demo_model_project(demo_model_t *m, uint32_t max_workers, double speedup_at_max) {
-    const double t1_ms = m->t1_ms;
+void demo_model_karp_flatt(demo_model_t *m, uint32_t max_workers, double speedup_at_max) {
     m->karp_flatt = -1;
     m->karp_flatt_workers = 0;
     if (max_workers >= 2 && speedup_at_max > 0) {
         double p = (double)max_workers;
         m->karp_flatt = (1.0 / speedup_at_max - 1.0 / p) / (1.0 - 1.0 / p);
         m->karp_flatt_workers = max_workers;
-    }
-    bool kf_ok = m->karp_flatt >= 0 && m->karp_flatt < 1;
-    m->amdahl_s = kf_ok ? m->karp_flatt : m->serial_fraction;
-    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
-        double p = (double)(4 << i);
-        double amdahl = m->amdahl_s + (1.0 - m->amdahl_s) / p;
-        double t = t1_ms * (amdahl > m->critical_fraction ? amdahl : m->critical_fraction);
-        m->proj_workers[i] = p;
-        m->proj_frame_ms[i] = t;
-        m->proj_speedup[i] = t > 0 ? t1_ms / t : 0;
     }
 }

@@ -1,17 +1,18 @@
 /* tools/demo/demo_model.h: what the demo measures about one frame's structure (work, serial
- * parts, critical path, synchronisation losses) and the projection it derives for core counts
- * this machine does not have. The projection is a model, never a measurement: every output
- * that carries it says so. */
+ * parts, critical path, synchronisation losses) and what the schedule simulator (tools/sim)
+ * says of core counts this machine does not have. A simulated figure is never a measurement:
+ * every output that carries one says so. */
 #ifndef WEFT_DEMO_MODEL_H
 #define WEFT_DEMO_MODEL_H
 
 #include <stdint.h>
 
 #include "demo_world.h"
+#include "sim/sim.h"
 #include "weft/trace.h"
 
 #define DEMO_MODEL_MAX_PATH 32
-#define DEMO_PROJECTION_POINTS 5 /* 4, 8, 16, 32, 64 cores */
+#define DEMO_SIM_POINTS 7 /* 1, 2, 4, 8, 16, 32, 64 workers */
 
 /* Per-system figures of one traced frame. */
 typedef struct demo_system_cost {
@@ -47,13 +48,16 @@ typedef struct demo_model {
     double critical_fraction;  /* critical_path_ms / traced_ms */
     const char *path[DEMO_MODEL_MAX_PATH]; /* the systems on that chain, in run order */
     uint32_t path_len;                     /* entries in path */
-    double karp_flatt;           /* experimentally determined serial fraction at the largest
+    double karp_flatt;                   /* experimentally determined serial fraction at the largest
                                        measured worker count (< 0 when not measurable) */
-    uint32_t karp_flatt_workers; /* the worker count it was measured at */
-    double amdahl_s;             /* serial fraction the projection uses */
-    double proj_workers[DEMO_PROJECTION_POINTS];  /* projected core counts */
-    double proj_speedup[DEMO_PROJECTION_POINTS];  /* projected speedups */
-    double proj_frame_ms[DEMO_PROJECTION_POINTS]; /* projected frame times */
+    uint32_t karp_flatt_workers;         /* the worker count it was measured at */
+    bool have_sim;                       /* the simulation below ran */
+    wt_sim_costs_t sim_costs;            /* the machine costs it used (tools/sim/sim_record.h) */
+    double sim_workers[DEMO_SIM_POINTS]; /* simulated worker counts */
+    double sim_frame_ms[DEMO_SIM_POINTS]; /* simulated frame times */
+    double sim_speedup[DEMO_SIM_POINTS];  /* simulated frame at 1 / at P */
+    double sim_error_p1;                  /* simulated / measured median frame at 1 worker - 1 */
+    double sim_error_p2; /* the same at 2 workers (NAN when 2 workers were not measured) */
     demo_system_cost_t systems[32]; /* per-system cost at 1 worker, registration order */
     uint32_t system_count;          /* entries in systems */
 } demo_model_t;
@@ -69,8 +73,8 @@ int demo_model_build(demo_model_t *m, weft_world_t *world, const demo_system_inf
                      uint32_t system_count, const weft_trace_event_t *ev, uint32_t n, double t1_ms,
                      double traced_ms);
 
-/* The projection, once every worker count ran: `speedup_at_max` is the measured speedup at
- * `max_workers` (the Karp-Flatt input; ignored when max_workers < 2). */
-void demo_model_project(demo_model_t *m, uint32_t max_workers, double speedup_at_max);
+/* Once every worker count ran: the Karp-Flatt serial fraction from `speedup_at_max`, the
+ * measured speedup at `max_workers` (ignored when max_workers < 2). */
+void demo_model_karp_flatt(demo_model_t *m, uint32_t max_workers, double speedup_at_max);
 
 #endif /* WEFT_DEMO_MODEL_H */

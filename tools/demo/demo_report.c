@@ -1,12 +1,13 @@
 /* tools/demo/demo_report.c: writes the demo's output files (see demo_report.h).
  *
  * DESIGN: report.json is written by hand with one escaping helper (no JSON library in the
- * tools); numbers use %.6g so the file stays readable. Anything projected lives under the
- * "projection" key, whose first field says it is a model, so no reader can take it for a
+ * tools); numbers use %.6g so the file stays readable. Anything simulated lives under the
+ * "simulation" key, whose first field says it is simulated, so no reader can take it for a
  * measurement. The SVGs go through tools/svg*.c, the same code the tests check for
  * well-formedness. */
 #include "demo_report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,26 +84,38 @@ static void write_measured(FILE *f, const demo_model_t *m, const demo_report_t *
     fprintf(f, "    ]\n  },\n");
 }
 
-static void write_projection(FILE *f, const demo_model_t *m) {
-    fprintf(f, "  \"projection\": {\n");
-    fprintf(f, "    \"kind\": \"PROJECTION - a model, not a measurement\",\n");
-    fprintf(f, "    \"model\": \"T(p) = T1 * max(s + (1 - s) / p, c); speedup = T1 / T(p); "
-               "s: serial fraction, c: critical path / frame time\",\n");
-    fprintf(f, "    \"c\": %.6g,\n", m->critical_fraction);
-    fprintf(f, "    \"s\": %.6g,\n    \"s_source\": \"%s\",\n", m->amdahl_s,
-            m->karp_flatt >= 0 && m->karp_flatt < 1 ? "karp_flatt_serial_fraction"
-                                                    : "serial_fraction");
-    fprintf(f, "    \"assumptions\": \"job times as measured uncontended at 1 worker; "
-               "synchronisation cost grows no faster than measured; memory bandwidth "
-               "unlimited (a real many-core machine saturates it first, so true speedups "
-               "will be lower)\",\n");
-    fprintf(f, "    \"points\": [\n");
-    for (int i = 0; i < DEMO_PROJECTION_POINTS; i++) {
+static void write_number(FILE *f, double v) {
+    if (isnan(v)) {
+        fprintf(f, "null");
+    } else {
+        fprintf(f, "%.6g", v);
+    }
+}
+
+static void write_simulation(FILE *f, const demo_model_t *m) {
+    const wt_sim_costs_t *c = &m->sim_costs;
+    fprintf(f, "  \"simulation\": {\n");
+    fprintf(f, "    \"kind\": \"SIMULATED - the schedule simulator (tools/sim) replaying the "
+               "traced frames, not a measurement\",\n");
+    fprintf(f, "    \"model\": \"the runtime's policy (phases in order, flat parallel-for or "
+               "job graph with own-deque LIFO and FIFO steals, inline phases as measured) on P "
+               "workers; chunk durations from the 1-worker trace for P = 1 and the 2-worker trace "
+               "for P >= 2; no memory-bandwidth limit beyond what 2 workers measured\",\n");
+    fprintf(f,
+            "    \"costs_ns\": {\"job\": %.6g, \"steal\": %.6g, \"notice\": %.6g, "
+            "\"wake\": %.6g, \"spin\": %.6g, \"claim\": %.6g, \"frame\": %.6g},\n",
+            c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->spin_ns, c->claim_ns, c->frame_ns);
+    fprintf(f, "    \"sim_error_p1\": ");
+    write_number(f, m->sim_error_p1);
+    fprintf(f, ",\n    \"sim_error_p2\": ");
+    write_number(f, m->sim_error_p2);
+    fprintf(f, ",\n    \"points\": [\n");
+    for (int i = 0; i < DEMO_SIM_POINTS; i++) {
         fprintf(f,
-                "      {\"cores\": %.0f, \"frame_ms\": %.6g, \"speedup\": %.6g, "
+                "      {\"workers\": %.0f, \"frame_ms\": %.6g, \"speedup\": %.6g, "
                 "\"efficiency\": %.6g}%s\n",
-                m->proj_workers[i], m->proj_frame_ms[i], m->proj_speedup[i],
-                m->proj_speedup[i] / m->proj_workers[i], i + 1 < DEMO_PROJECTION_POINTS ? "," : "");
+                m->sim_workers[i], m->sim_frame_ms[i], m->sim_speedup[i],
+                m->sim_speedup[i] / m->sim_workers[i], i + 1 < DEMO_SIM_POINTS ? "," : "");
     }
     fprintf(f, "    ]\n  },\n");
 }
@@ -127,7 +140,9 @@ int demo_write_report_json(const char *path, const demo_report_t *r) {
     write_runs(f, r);
     if (r->model != NULL) {
         write_measured(f, r->model, r);
-        write_projection(f, r->model);
+        if (r->model->have_sim) {
+            write_simulation(f, r->model);
+        }
     }
     fprintf(f,
             "  \"files\": [\"report.json\", \"speedup.svg\", \"timeline.svg\", "
@@ -148,6 +163,7 @@ int demo_write_speedup_svg(const char *path, const demo_report_t *r) {
         w[i] = r->runs[i].workers;
         s[i] = r->runs[i].speedup;
     }
+    bool sim = r->model && r->model->have_sim;
     char subtitle[256];
     snprintf(subtitle, sizeof subtitle,
              "%u mobiles + %u particles + %u hierarchy nodes, %u systems; median of %u frames; "
@@ -160,10 +176,10 @@ int demo_write_speedup_svg(const char *path, const demo_report_t *r) {
         .workers = w,
         .speedup = s,
         .count = n,
-        .proj_workers = r->model ? r->model->proj_workers : NULL,
-        .proj_speedup = r->model ? r->model->proj_speedup : NULL,
-        .proj_count = r->model ? DEMO_PROJECTION_POINTS : 0,
-        .proj_label = "PROJECTION 4-64 cores (Amdahl + critical path)",
+        .proj_workers = sim ? r->model->sim_workers : NULL,
+        .proj_speedup = sim ? r->model->sim_speedup : NULL,
+        .proj_count = sim ? DEMO_SIM_POINTS : 0,
+        .proj_label = "SIMULATED 1-64 workers (tools/sim, not measured)",
         .hardware_threads = r->hardware_threads,
     };
     FILE *f = fopen(path, "w");

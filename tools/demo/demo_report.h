@@ -32,7 +32,7 @@ typedef struct demo_report {
     const demo_run_t *runs;      /* one per worker count, ascending */
     uint32_t run_count;          /* entries in runs */
     bool hash_identical;         /* every run ended with the same hash */
-    const demo_model_t *model;   /* structure and projection (NULL if not built) */
+    const demo_model_t *model;   /* structure and simulation (NULL if not built) */
     const char *weft_path[32];   /* weft_schedule_critical_path() at the largest count */
     uint32_t weft_path_len;      /* entries in weft_path */
     double weft_path_ms;         /* its summed span */
@@ -42,7 +42,8 @@ typedef struct demo_report {
 /* Write report.json. Returns 0, or -1 (message on stderr). */
 int demo_write_report_json(const char *path, const demo_report_t *r);
 
-/* Write speedup.svg: measured speedups, the ideal line and the projection (dashed, labelled).
+/* Write speedup.svg: measured speedups, the ideal line and the simulated ones (dashed,
+ * labelled).
  * Returns 0 or -1. */
 int demo_write_speedup_svg(const char *path, const demo_report_t *r);
 

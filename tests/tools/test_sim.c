@@ -1,0 +1,247 @@
+/* tests/tools/test_sim.c: the schedule simulator (tools/sim) — hand-made frames whose answer
+ * is known exactly (a chain, a fork, a flat fork-join with claim and notice costs, a job graph
+ * with job, steal, wake and notice costs, an inline phase), malformed frames refused, and a
+ * frame recorded from a real world's traces read back with its phases, modes, edges and
+ * chunks. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/sim_record.h"
+#include "weft.h"
+
+TestSuite(sim, .timeout = 120);
+
+/* A frame of one phase over `n` systems. */
+static wt_sim_frame_t one_phase(const wt_sim_system_t *sys, uint32_t n, wt_sim_phase_t *ph,
+                                wt_sim_mode_t mode) {
+    *ph = (wt_sim_phase_t){.first = 0, .end = n, .mode = mode};
+    return (wt_sim_frame_t){.systems = sys, .nsystems = n, .phases = ph, .nphases = 1};
+}
+
+static double sim(const wt_sim_frame_t *f, uint32_t workers) {
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(f, workers, &r), 0), "%u workers", workers);
+    return r.frame_ns;
+}
+
+Test(sim, a_chain_takes_its_sum_at_every_worker_count) {
+    static const double d[3] = {10, 20, 30};
+    static const uint32_t p1[] = {0}, p2[] = {1};
+    wt_sim_system_t sys[3] = {
+        {.nchunks = 1, .chunk_ns = &d[0]},
+        {.nchunks = 1, .chunk_ns = &d[1], .pred = p1, .npred = 1},
+        {.nchunks = 1, .chunk_ns = &d[2], .pred = p2, .npred = 1},
+    };
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_GRAPH);
+    for (uint32_t w = 1; w <= 64; w *= 2) {
+        cr_expect(eq(dbl, sim(&f, w), 60.0), "%u workers", w);
+    }
+}
+
+Test(sim, a_fork_spreads_over_the_workers_it_has) {
+    static const double a = 10, b = 20;
+    static const uint32_t root[] = {0};
+    wt_sim_system_t sys[4] = {{.nchunks = 1, .chunk_ns = &a}};
+    for (int i = 1; i < 4; i++) {
+        sys[i] = (wt_sim_system_t){.nchunks = 1, .chunk_ns = &b, .pred = root, .npred = 1};
+    }
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 4, &ph, WT_SIM_GRAPH);
+    cr_expect(eq(dbl, sim(&f, 1), 70.0));
+    cr_expect(eq(dbl, sim(&f, 2), 50.0)); /* 10, then 2 + 1 of the three */
+    cr_expect(eq(dbl, sim(&f, 3), 30.0));
+    cr_expect(eq(dbl, sim(&f, 8), 30.0));
+}
+
+/* Flat: 4 chunks of 10, claim 1, the second worker notices after 2 (it spins: it was woken
+ * for the frame's first phase long ago... within the spin window), apply 5, frame 3.
+ * Worker 0: claims at 0 (runs 1-11), at 11 (12-22); worker 1: at 2 (3-13), at 13 (14-24). */
+Test(sim, a_flat_phase_claims_chunk_by_chunk_with_its_costs) {
+    static const double d[4] = {10, 10, 10, 10};
+    wt_sim_system_t sys[1] = {{.nchunks = 4, .chunk_ns = d}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 1, &ph, WT_SIM_FLAT);
+    ph.apply_ns = 5;
+    f.costs = (wt_sim_costs_t){
+        .claim_ns = 1, .notice_ns = 2, .wake_ns = 2, .frame_ns = 3, .spin_ns = 1e9};
+    cr_expect(eq(dbl, sim(&f, 1), 48.0)); /* fused path: no claims */
+    cr_expect(eq(dbl, sim(&f, 2), 32.0));
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&f, 2, &r), 0));
+    cr_expect(eq(dbl, r.work_ns, 40.0));
+    cr_expect(eq(dbl, r.apply_ns, 5.0));
+    cr_expect(eq(u32, r.jobs, 4));
+}
+
+/* Graph: A (10) -> B (2 chunks of 10); job 1, steal 2, notice 3, wake 7, spin 100.
+ * Worker 1 sleeps before the frame: woken at 0 it arrives at 7 and finds nothing (worker 0
+ * took A at 0: ends 11). A's end publishes B's chunks on worker 0's deque; worker 1 spins
+ * (11 - 7 < 100) and arrives at 14, steals the oldest chunk: 14 + 1 + 2 + 10 = 27; worker 0
+ * pops the newest at 11: ends 22. Worker 0 notices the last counter at 27 + 3 = 30. */
+Test(sim, a_job_graph_pays_job_steal_wake_and_notice_costs_where_the_runtime_does) {
+    static const double a = 10, b[2] = {10, 10};
+    static const uint32_t root[] = {0};
+    wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &a},
+                              {.nchunks = 2, .chunk_ns = b, .pred = root, .npred = 1}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_GRAPH);
+    f.costs =
+        (wt_sim_costs_t){.job_ns = 1, .steal_ns = 2, .notice_ns = 3, .wake_ns = 7, .spin_ns = 100};
+    cr_expect(eq(dbl, sim(&f, 1), 30.0)); /* fused: no job costs */
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&f, 2, &r), 0));
+    cr_expect(eq(dbl, r.frame_ns, 30.0));
+    cr_expect(eq(u32, r.steals, 1));
+    cr_expect(eq(u32, r.jobs, 3));
+    /* asleep for longer than the spin window, worker 1 pays the wake again */
+    f.costs.spin_ns = 2;
+    cr_expect(eq(dbl, sim(&f, 2), 11.0 + 7.0 + 3.0 + 10.0 + 3.0));
+}
+
+Test(sim, an_inline_phase_runs_on_the_calling_thread_whatever_the_worker_count) {
+    static const double d[3] = {5, 6, 7};
+    wt_sim_system_t sys[3] = {{.nchunks = 3, .chunk_ns = d}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 1, &ph, WT_SIM_INLINE);
+    cr_expect(eq(dbl, sim(&f, 16), 18.0));
+}
+
+Test(sim, phases_run_one_after_the_other_with_their_applies) {
+    static const double d[2] = {10, 10};
+    wt_sim_system_t sys[2] = {{.phase = 0, .nchunks = 2, .chunk_ns = d},
+                              {.phase = 1, .nchunks = 2, .chunk_ns = d}};
+    wt_sim_phase_t ph[2] = {{.first = 0, .end = 1, .apply_ns = 4, .mode = WT_SIM_FLAT},
+                            {.first = 1, .end = 2, .apply_ns = 6, .mode = WT_SIM_FLAT}};
+    wt_sim_frame_t f = {.systems = sys, .nsystems = 2, .phases = ph, .nphases = 2};
+    cr_expect(eq(dbl, sim(&f, 1), 50.0));
+    cr_expect(eq(dbl, sim(&f, 2), 30.0));
+}
+
+Test(sim, malformed_frames_are_refused) {
+    static const double d = 1;
+    static const uint32_t self[] = {0}, later[] = {1};
+    wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &d}, {.nchunks = 1, .chunk_ns = &d}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_GRAPH);
+    wt_sim_result_t r;
+    cr_expect(eq(int, wt_sim_run(&f, 2, &r), 0));
+    cr_expect(eq(int, wt_sim_run(&f, 0, &r), -1), "no workers");
+    cr_expect(eq(int, wt_sim_run(&f, WT_SIM_MAX_WORKERS + 1, &r), -1));
+    sys[0].pred = self; /* a system waiting for itself */
+    sys[0].npred = 1;
+    cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
+    sys[0].pred = later; /* or for a later one */
+    cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
+    sys[0].npred = 0;
+    ph.end = 1; /* a system outside every phase */
+    cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
+    ph.end = 2;
+    static const double negative = -1;
+    sys[1].chunk_ns = &negative;
+    cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
+}
+
+/* ---- a frame recorded from a world ---------------------------------------------------- */
+
+static void touch(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            float *x = weft_iter_get(it, 0, i);
+            *x += 1.0f;
+        }
+    }
+}
+
+/* Phase 0: two independent systems over A and B (flat); phase 1: C writes A, D reads A
+ * after it (a graph with one edge). 1000 entities with A and B, chunks of 256 rows. */
+static weft_world_t *recorded_world(uint32_t workers, weft_system_t *ids) {
+    weft_world_t *w = NULL;
+    cr_assert(
+        eq(int, weft_world_create(&(weft_world_desc_t){.worker_count = workers}, &w), WEFT_OK));
+    weft_component_t a, b;
+    cr_assert(eq(int,
+                 weft_component_register(w, &(weft_component_desc_t){.name = "A", .size = 4}, &a),
+                 WEFT_OK));
+    cr_assert(eq(int,
+                 weft_component_register(w, &(weft_component_desc_t){.name = "B", .size = 4}, &b),
+                 WEFT_OK));
+    for (int i = 0; i < 1000; i++) {
+        weft_entity_t e;
+        float v = 0;
+        cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
+        cr_assert(eq(int, weft_component_set(w, e, a, &v), WEFT_OK));
+        cr_assert(eq(int, weft_component_set(w, e, b, &v), WEFT_OK));
+    }
+    const struct {
+        const char *name;
+        weft_component_t c;
+        weft_access_t access;
+        uint32_t phase;
+    } defs[4] = {{"pa", a, WEFT_ACCESS_WRITE, 0},
+                 {"pb", b, WEFT_ACCESS_WRITE, 0},
+                 {"c", a, WEFT_ACCESS_WRITE, 1},
+                 {"d", a, WEFT_ACCESS_READ, 1}};
+    for (int i = 0; i < 4; i++) {
+        weft_system_desc_t d = {.name = defs[i].name,
+                                .fn = touch,
+                                .terms = {{.component = defs[i].c, .access = defs[i].access}},
+                                .phase = defs[i].phase,
+                                .parallel = true,
+                                .chunk_size = 256};
+        cr_assert(eq(int, weft_system_register(w, &d, &ids[i]), WEFT_OK), "%s", weft_last_error());
+    }
+    return w;
+}
+
+static wt_sim_trace_t traced(weft_world_t *w, uint32_t workers, weft_trace_event_t *ev,
+                             uint32_t cap) {
+    cr_assert(eq(int, weft_world_progress(w, 0.016f), WEFT_OK)); /* plans, warms */
+    cr_assert(eq(int, weft_trace_enable(w, NULL), WEFT_OK));
+    cr_assert(eq(int, weft_world_progress(w, 0.016f), WEFT_OK));
+    uint32_t n = weft_trace_events(w, ev, cap);
+    cr_assert(le(u32, n, cap));
+    weft_trace_disable(w);
+    return (wt_sim_trace_t){ev, n, workers, 1e9}; /* a wall time longer than any build takes */
+}
+
+Test(sim, a_recorded_frame_has_the_schedules_phases_edges_and_chunks) {
+    static weft_trace_event_t ev1[256], ev2[256];
+    weft_system_t ids[4];
+    weft_world_t *w1 = recorded_world(1, ids), *w2 = recorded_world(2, ids);
+    wt_sim_trace_t one = traced(w1, 1, ev1, 256), many = traced(w2, 2, ev2, 256);
+    wt_sim_costs_t costs = {.job_ns = 1};
+    wt_sim_record_t rec;
+    cr_assert(eq(int, wt_sim_record_build(&rec, w1, &one, &many, &costs), 0));
+    cr_assert(eq(u32, rec.one.nsystems, 4));
+    cr_assert(eq(u32, rec.one.nphases, 2));
+    cr_expect(eq(u32, rec.one.phases[0].first, 0));
+    cr_expect(eq(u32, rec.one.phases[0].end, 2));
+    cr_expect(eq(int, rec.one.phases[0].mode, WT_SIM_FLAT));
+    cr_expect(eq(int, rec.one.phases[1].mode, WT_SIM_GRAPH));
+    for (uint32_t i = 0; i < 4; i++) {
+        cr_expect(eq(u32, rec.one.systems[i].nchunks, 4), "system %u: 1000 rows / 256", i);
+        cr_expect(eq(u32, rec.one.systems[i].phase, i / 2));
+        cr_expect(eq(u32, rec.many.systems[i].nchunks, 4));
+    }
+    cr_assert(eq(u32, rec.one.systems[3].npred, 1));
+    cr_expect(eq(u32, rec.one.systems[3].pred[0], 2), "d waits for c");
+    cr_expect(eq(u32, rec.one.systems[2].npred, 0));
+    cr_expect(eq(dbl, rec.one.costs.job_ns, 1.0));
+    /* the 1-worker replay is the traced frame: its jobs, applies and the rest (frame_ns) */
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&rec.one, 1, &r), 0));
+    cr_expect(fabs(r.frame_ns - 1e9) < 1e-3, "%.6f", r.frame_ns);
+    cr_assert(eq(int, wt_sim_run(&rec.many, 4, &r), 0));
+    cr_expect(eq(u32, r.jobs, 16));
+    wt_sim_record_free(&rec);
+    /* a trace that does not come from this schedule is refused */
+    ev1[0].system = 999;
+    cr_expect(eq(int, wt_sim_record_build(&rec, w1, &one, &many, &costs), -1));
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+}

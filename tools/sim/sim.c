@@ -1,0 +1,321 @@
+/* tools/sim/sim.c: the schedule simulator's engine (sim.h says what it models). */
+#include "sim.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One simulated worker. Worker 0 is the thread that called weft_world_progress(). */
+typedef struct sim_worker {
+    double next;       /* when it next acts: its job ends, or it looks for work (INFINITY: idle) */
+    double idle_since; /* when it last found nothing to do */
+    uint32_t job;      /* the job it runs (UINT32_MAX: none) */
+    uint32_t *dq;      /* its deque of job ids: [head, tail), newest at tail - 1 */
+    uint32_t head, tail;
+} sim_worker_t;
+
+/* Scratch for one run, sized for the largest phase. */
+typedef struct sim_state {
+    const wt_sim_frame_t *f;
+    uint32_t workers;
+    sim_worker_t *w;
+    uint32_t *jobs_base;         /* [nsystems + 1] first job id of each system of the phase */
+    uint32_t *job_sys;           /* [njobs] system of each job */
+    uint32_t *pending;           /* [nsystems] predecessors not yet finished */
+    uint32_t *left;              /* [nsystems] jobs not yet finished */
+    uint32_t *succ_first, *succ; /* successors, CSR by system */
+    double t;                    /* the frame's clock */
+    wt_sim_result_t *r;
+} sim_state_t;
+
+static double chunk_dur(const wt_sim_system_t *s, uint32_t chunk) {
+    return s->nchunks ? s->chunk_ns[chunk] : 0.0;
+}
+
+static uint32_t jobs_of(const wt_sim_system_t *s) { return s->nchunks ? s->nchunks : 1u; }
+
+/* How long idle worker v takes to start on work published at `now`. The calling thread
+ * waits in a spinning counter wait, so it only ever needs to notice. */
+static double latency(const sim_state_t *st, uint32_t v, double now) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    if (v == 0 || now - st->w[v].idle_since < c->spin_ns) {
+        return c->notice_ns;
+    }
+    return c->wake_ns;
+}
+
+static int check_frame(const wt_sim_frame_t *f) {
+    uint32_t at = 0;
+    for (uint32_t p = 0; p < f->nphases; p++) {
+        const wt_sim_phase_t *ph = &f->phases[p];
+        if (ph->first != at || ph->end < ph->first || ph->end > f->nsystems ||
+            !(ph->apply_ns >= 0) || ph->mode > WT_SIM_INLINE) {
+            return -1;
+        }
+        for (uint32_t i = ph->first; i < ph->end; i++) {
+            const wt_sim_system_t *s = &f->systems[i];
+            if (s->phase != p || (s->nchunks && !s->chunk_ns) || (s->npred && !s->pred)) {
+                return -1;
+            }
+            for (uint32_t c = 0; c < s->nchunks; c++) {
+                if (!(s->chunk_ns[c] >= 0)) {
+                    return -1;
+                }
+            }
+            for (uint32_t k = 0; k < s->npred; k++) {
+                if (s->pred[k] < ph->first || s->pred[k] >= i) {
+                    return -1;
+                }
+            }
+        }
+        at = ph->end;
+    }
+    return at == f->nsystems ? 0 : -1;
+}
+
+/* ---- serial and inline ------------------------------------------------------------------ */
+
+static void run_serial(sim_state_t *st, const wt_sim_phase_t *ph) {
+    for (uint32_t i = ph->first; i < ph->end; i++) {
+        const wt_sim_system_t *s = &st->f->systems[i];
+        for (uint32_t c = 0; c < s->nchunks; c++) {
+            st->t += s->chunk_ns[c];
+            st->r->work_ns += s->chunk_ns[c];
+            st->r->jobs++;
+        }
+    }
+}
+
+/* ---- flat: one parallel-for -------------------------------------------------------------- */
+
+static void run_flat(sim_state_t *st, const wt_sim_phase_t *ph) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    sim_worker_t *w = st->w;
+    for (uint32_t v = 0; v < st->workers; v++) {
+        w[v].next = v == 0 ? st->t : st->t + latency(st, v, st->t);
+        if (v != 0) {
+            st->r->overhead_ns += w[v].next - st->t;
+        }
+    }
+    double end = st->t;
+    for (uint32_t i = ph->first; i < ph->end; i++) {
+        const wt_sim_system_t *s = &st->f->systems[i];
+        for (uint32_t k = 0; k < s->nchunks; k++) {
+            uint32_t v = 0;
+            for (uint32_t u = 1; u < st->workers; u++) {
+                v = w[u].next < w[v].next ? u : v;
+            }
+            w[v].next += c->claim_ns + s->chunk_ns[k];
+            st->r->overhead_ns += c->claim_ns;
+            st->r->work_ns += s->chunk_ns[k];
+            st->r->jobs++;
+            end = w[v].next > end ? w[v].next : end;
+        }
+    }
+    for (uint32_t v = 1; v < st->workers; v++) {
+        w[v].idle_since = w[v].next; /* back to spinning once the loop has nothing left */
+    }
+    st->t = end;
+}
+
+/* ---- graph: jobs, deques, stealing --------------------------------------------------------- */
+
+static void push_system(sim_state_t *st, uint32_t v, uint32_t sys) {
+    sim_worker_t *w = &st->w[v];
+    for (uint32_t j = st->jobs_base[sys]; j < st->jobs_base[sys + 1]; j++) {
+        w->dq[w->tail++] = j;
+    }
+}
+
+/* Wake or notify every idle worker but `except` for work published at `now`. */
+static void publish(sim_state_t *st, uint32_t except, double now) {
+    for (uint32_t v = 0; v < st->workers; v++) {
+        if (v != except && st->w[v].job == UINT32_MAX && isinf(st->w[v].next)) {
+            st->w[v].next = now + latency(st, v, now);
+            st->r->overhead_ns += st->w[v].next - now;
+        }
+    }
+}
+
+/* Worker v at time `now`: take a job (own deque newest first, else steal the oldest of the
+ * lowest-indexed non-empty deque) and run it, or go idle. */
+static void find_work(sim_state_t *st, uint32_t v, double now) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    sim_worker_t *w = &st->w[v];
+    uint32_t job = UINT32_MAX;
+    double cost = c->job_ns;
+    if (w->tail > w->head) {
+        job = w->dq[--w->tail];
+    } else {
+        for (uint32_t u = 0; u < st->workers && job == UINT32_MAX; u++) {
+            sim_worker_t *o = &st->w[u];
+            if (u != v && o->tail > o->head) {
+                job = o->dq[o->head++];
+                cost += c->steal_ns;
+                st->r->steals++;
+            }
+        }
+    }
+    if (job == UINT32_MAX) {
+        w->job = UINT32_MAX;
+        w->next = INFINITY;
+        w->idle_since = now;
+        return;
+    }
+    uint32_t sys = st->job_sys[job];
+    double d = chunk_dur(&st->f->systems[sys], job - st->jobs_base[sys]);
+    w->job = job;
+    w->next = now + cost + d;
+    st->r->overhead_ns += cost;
+    st->r->work_ns += d;
+    st->r->jobs++;
+}
+
+static int run_graph(sim_state_t *st, const wt_sim_phase_t *ph) {
+    const wt_sim_frame_t *f = st->f;
+    uint32_t njobs = 0;
+    for (uint32_t i = ph->first; i < ph->end; i++) {
+        st->jobs_base[i] = njobs;
+        for (uint32_t k = 0; k < jobs_of(&f->systems[i]); k++) {
+            st->job_sys[njobs + k] = i;
+        }
+        njobs += jobs_of(&f->systems[i]);
+        st->pending[i] = f->systems[i].npred;
+        st->left[i] = jobs_of(&f->systems[i]);
+    }
+    st->jobs_base[ph->end] = njobs;
+    for (uint32_t v = 0; v < st->workers; v++) {
+        st->w[v].head = st->w[v].tail = 0;
+        st->w[v].job = UINT32_MAX;
+        st->w[v].next = INFINITY;
+    }
+    for (uint32_t i = ph->first; i < ph->end; i++) { /* the roots, submitted by worker 0 */
+        if (st->pending[i] == 0) {
+            push_system(st, 0, i);
+        }
+    }
+    st->w[0].next = st->t;
+    publish(st, 0, st->t);
+    uint32_t done = 0, last = 0;
+    double finish = st->t;
+    while (done < njobs) {
+        uint32_t v = 0;
+        for (uint32_t u = 1; u < st->workers; u++) {
+            v = st->w[u].next < st->w[v].next ? u : v;
+        }
+        double now = st->w[v].next;
+        if (isinf(now)) {
+            return -1; /* nothing runs and nothing is left to release: malformed */
+        }
+        if (st->w[v].job != UINT32_MAX) {
+            uint32_t sys = st->job_sys[st->w[v].job];
+            done++;
+            last = v;
+            finish = now;
+            if (--st->left[sys] == 0) {
+                bool published = false;
+                for (uint32_t k = st->succ_first[sys]; k < st->succ_first[sys + 1]; k++) {
+                    uint32_t u = st->succ[k];
+                    if (--st->pending[u] == 0) {
+                        push_system(st, v, u);
+                        published = true;
+                    }
+                }
+                if (published) {
+                    publish(st, v, now);
+                }
+            }
+        }
+        find_work(st, v, now);
+    }
+    /* The calling thread sees the phase's last counter reach zero. */
+    st->t = last == 0 ? finish : finish + f->costs.notice_ns;
+    return 0;
+}
+
+/* ---- the frame ------------------------------------------------------------------------- */
+
+static int setup(sim_state_t *st, const wt_sim_frame_t *f, uint32_t workers) {
+    uint32_t n = f->nsystems, njobs = 0, nsucc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        njobs += jobs_of(&f->systems[i]);
+        nsucc += f->systems[i].npred;
+    }
+    st->w = calloc(workers, sizeof *st->w);
+    st->jobs_base = calloc((size_t)n + 1, sizeof *st->jobs_base);
+    st->job_sys = calloc((size_t)njobs + 1, sizeof *st->job_sys);
+    st->pending = calloc((size_t)n + 1, sizeof *st->pending);
+    st->left = calloc((size_t)n + 1, sizeof *st->left);
+    st->succ_first = calloc((size_t)n + 1, sizeof *st->succ_first);
+    st->succ = calloc((size_t)nsucc + 1, sizeof *st->succ);
+    if (!st->w || !st->jobs_base || !st->job_sys || !st->pending || !st->left || !st->succ_first ||
+        !st->succ) {
+        return -1;
+    }
+    for (uint32_t v = 0; v < workers; v++) {
+        st->w[v].dq = calloc((size_t)njobs + 1, sizeof *st->w[v].dq);
+        if (!st->w[v].dq) {
+            return -1;
+        }
+        st->w[v].idle_since = -INFINITY; /* asleep before the frame: woken by its first work */
+    }
+    /* successors as CSR, in run order (the order the runtime's counters release them) */
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < f->systems[i].npred; k++) {
+            st->succ_first[f->systems[i].pred[k] + 1]++;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        st->succ_first[i + 1] += st->succ_first[i];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < f->systems[i].npred; k++) {
+            uint32_t p = f->systems[i].pred[k];
+            st->succ[st->succ_first[p] + st->pending[p]++] = i;
+        }
+    }
+    return 0;
+}
+
+static void teardown(sim_state_t *st) {
+    if (st->w) {
+        for (uint32_t v = 0; v < st->workers; v++) {
+            free(st->w[v].dq);
+        }
+    }
+    free(st->w);
+    free(st->jobs_base);
+    free(st->job_sys);
+    free(st->pending);
+    free(st->left);
+    free(st->succ_first);
+    free(st->succ);
+}
+
+int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *out) {
+    if (!frame || !out || workers == 0 || workers > WT_SIM_MAX_WORKERS ||
+        (frame->nsystems && !frame->systems) || (frame->nphases && !frame->phases) ||
+        check_frame(frame) != 0) {
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    sim_state_t st = {.f = frame, .workers = workers, .r = out};
+    int rc = setup(&st, frame, workers);
+    st.t = frame->costs.frame_ns;
+    for (uint32_t p = 0; rc == 0 && p < frame->nphases; p++) {
+        const wt_sim_phase_t *ph = &frame->phases[p];
+        if (workers == 1 || ph->mode == WT_SIM_INLINE) {
+            run_serial(&st, ph);
+        } else if (ph->mode == WT_SIM_FLAT) {
+            run_flat(&st, ph);
+        } else {
+            rc = run_graph(&st, ph);
+        }
+        st.t += ph->apply_ns;
+        out->apply_ns += ph->apply_ns;
+    }
+    out->frame_ns = st.t;
+    teardown(&st);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* tools/sim/sim.h: the schedule simulator — replays one recorded frame of weft's scheduler on
+ * P simulated workers, so the frame time at core counts this machine does not have can be
+ * estimated from what a real frame measured.
+ *
+ * A recorded frame (wt_sim_frame_t) is what weft's trace and schedule introspection give:
+ * the systems in run order with their phase, their chunks' measured durations and their
+ * predecessors in the reduced graph; each phase's command apply; and how each phase ran
+ * (a job graph, one flat parallel-for, or inline on the calling thread). The simulator runs
+ * it with the runtime's policy (docs/architecture.md, section 2):
+ *  - phases run one after the other, each ended by its apply on the main thread (worker 0);
+ *  - an inline phase runs its chunks in run order on worker 0;
+ *  - a flat phase is one parallel-for over its chunks in run order: every participant claims
+ *    the next chunk (claim_ns each); worker 0 starts at once, the others after the latency
+ *    of noticing work (notice_ns while they still spin, wake_ns once asleep);
+ *  - a graph phase submits every system at once; a system's chunks become ready when its
+ *    last predecessor finishes and go onto the deque of the worker that finished it; a
+ *    worker pops its own deque newest first, else steals the oldest job of the lowest-indexed
+ *    non-empty deque (steal_ns), else goes idle; an idle worker starts on newly published work
+ *    after notice_ns or wake_ns as above. Every job costs job_ns on top of its duration. A
+ *    system that ran no chunk still costs one empty job (it orders its successors);
+ *  - with one worker everything runs in run order on worker 0 with no job overhead (the
+ *    runtime's fused path).
+ * frame_ns is added once per frame for the work outside jobs and applies (planning, the
+ * frame's bookkeeping). Ties are broken by worker index, so a run is deterministic.
+ *
+ * The model knows nothing of memory bandwidth or shared caches: durations are what the
+ * recorded frame measured, so a frame recorded at 2 workers carries that machine's
+ * contention at 2 and none beyond. Results are estimates, and every output that shows them
+ * says "simulated".
+ *
+ * Pure C, libc only; no weft dependency (sim_record.h builds frames from a weft world).
+ * Thread: any; runs share nothing. */
+#ifndef WEFT_TOOLS_SIM_H
+#define WEFT_TOOLS_SIM_H
+
+#include <stdint.h>
+
+typedef enum wt_sim_mode {
+    WT_SIM_GRAPH = 0,  /* one job per chunk, released by predecessors' completion */
+    WT_SIM_FLAT = 1,   /* one parallel-for over all chunks (no edge inside the phase) */
+    WT_SIM_INLINE = 2, /* run on worker 0 in run order (the measured-cost rule said so) */
+} wt_sim_mode_t;
+
+typedef struct wt_sim_system {
+    uint32_t phase;         /* index into wt_sim_frame_t.phases */
+    uint32_t nchunks;       /* chunks it ran (0: none; one empty job on the threaded path) */
+    const double *chunk_ns; /* [nchunks] measured duration of each chunk, ns */
+    const uint32_t *pred;   /* [npred] systems it waits for: earlier in run order, same phase */
+    uint32_t npred;         /* entries in pred */
+} wt_sim_system_t;
+
+typedef struct wt_sim_phase {
+    uint32_t first, end; /* its systems: indices [first, end) of wt_sim_frame_t.systems */
+    double apply_ns;     /* the command apply at its end, on worker 0 */
+    wt_sim_mode_t mode;  /* how it runs with 2 or more workers */
+} wt_sim_phase_t;
+
+/* Machine costs (ns), measured on the recording machine (sim_calibrate.h). */
+typedef struct wt_sim_costs {
+    double job_ns;    /* per job through the job system: submit, pop, counter */
+    double steal_ns;  /* extra for a job taken from another worker's deque */
+    double notice_ns; /* a spinning idle worker starting on work another thread published */
+    double wake_ns;   /* a sleeping worker starting on it */
+    double spin_ns;   /* how long an idle worker spins before it sleeps */
+    double claim_ns;  /* one parallel-for claim */
+    double frame_ns;  /* per frame, outside jobs and applies */
+} wt_sim_costs_t;
+
+typedef struct wt_sim_frame {
+    const wt_sim_system_t *systems; /* [nsystems] in run order, phases ascending */
+    uint32_t nsystems;
+    const wt_sim_phase_t *phases; /* [nphases] in run order */
+    uint32_t nphases;
+    wt_sim_costs_t costs;
+} wt_sim_frame_t;
+
+typedef struct wt_sim_result {
+    double frame_ns;    /* the simulated frame */
+    double work_ns;     /* sum of chunk durations (what any worker count must do) */
+    double apply_ns;    /* sum of applies (serial) */
+    double overhead_ns; /* job, claim, steal and latency costs paid by busy workers */
+    uint32_t jobs;      /* jobs (or flat-loop chunks) run */
+    uint32_t steals;    /* jobs taken from another worker's deque */
+} wt_sim_result_t;
+
+#define WT_SIM_MAX_WORKERS 256u
+
+/* Simulate `frame` on `workers` (1..WT_SIM_MAX_WORKERS) workers. Returns 0 and fills *out,
+ * or -1 when the frame is malformed (a predecessor that is not earlier in the same phase, a
+ * phase range out of order, a negative duration) or memory runs out. */
+int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *out);
+
+#endif /* WEFT_TOOLS_SIM_H */

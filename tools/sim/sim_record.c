@@ -1,0 +1,269 @@
+/* tools/sim/sim_record.c: building a recorded frame from a weft world and its traces
+ * (sim_record.h). */
+#include "sim_record.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Everything one record owns, in one block of arrays. */
+typedef struct record_store {
+    wt_sim_system_t *sys_one, *sys_many; /* [n] */
+    wt_sim_phase_t *ph_one, *ph_many;    /* [nphases] */
+    double *dur_one, *dur_many;          /* chunk durations, [nchunks] */
+    uint32_t *pred;                      /* [nedges] */
+} record_store_t;
+
+static void store_free(record_store_t *st) {
+    if (!st) {
+        return;
+    }
+    free(st->sys_one);
+    free(st->sys_many);
+    free(st->ph_one);
+    free(st->ph_many);
+    free(st->dur_one);
+    free(st->dur_many);
+    free(st->pred);
+    free(st);
+}
+
+void wt_sim_record_free(wt_sim_record_t *rec) {
+    if (rec) {
+        store_free(rec->store);
+        memset(rec, 0, sizeof *rec);
+    }
+}
+
+/* Scratch used while building. */
+typedef struct build {
+    uint32_t n;            /* systems in the schedule */
+    uint32_t max_id;       /* largest system id */
+    uint32_t *pos_of;      /* [max_id + 1] run position of a system id, UINT32_MAX: none */
+    uint32_t *phase;       /* [n] phase of each run position */
+    uint32_t *nchunks;     /* [n] chunks seen in the 1-worker trace */
+    uint32_t *chunk_first; /* [n + 1] offsets into the duration arrays */
+    bool *on_other;        /* [nphases] the multi-worker trace ran a job of it off worker 0 */
+    bool *has_edge;        /* [nphases] an edge joins two of its systems */
+    uint32_t nphases;
+} build_t;
+
+static void build_free(build_t *b) {
+    free(b->pos_of);
+    free(b->phase);
+    free(b->nchunks);
+    free(b->chunk_first);
+    free(b->on_other);
+    free(b->has_edge);
+}
+
+static int cmp_begin(const void *a, const void *b) {
+    const weft_trace_event_t *x = a, *y = b;
+    return (x->begin_ns > y->begin_ns) - (x->begin_ns < y->begin_ns);
+}
+
+/* Phases and chunk counts from the 1-worker trace: a system's phase is the index carried by
+ * the first apply event after it. Systems that ran no chunk take the phase of the system
+ * before them in run order (run order is phase-ascending). */
+static int read_structure(build_t *b, const wt_sim_trace_t *one) {
+    weft_trace_event_t *ev = malloc(((size_t)one->count + 1) * sizeof *ev);
+    if (!ev) {
+        return -1;
+    }
+    memcpy(ev, one->events, (size_t)one->count * sizeof *ev);
+    qsort(ev, one->count, sizeof *ev, cmp_begin);
+    for (uint32_t i = 0; i < b->n; i++) {
+        b->phase[i] = UINT32_MAX;
+    }
+    int rc = 0;
+    uint32_t pending_from = 0; /* events [pending_from, i) wait for their apply */
+    for (uint32_t i = 0; i < one->count && rc == 0; i++) {
+        const weft_trace_event_t *e = &ev[i];
+        if (e->worker != 0) {
+            rc = -1; /* not a 1-worker frame */
+        } else if (e->system == 0) {
+            for (uint32_t k = pending_from; k < i; k++) {
+                uint32_t p = b->pos_of[ev[k].system];
+                b->phase[p] = e->chunk;
+            }
+            pending_from = i + 1;
+            b->nphases = e->chunk + 1 > b->nphases ? e->chunk + 1 : b->nphases;
+        } else if (e->system > b->max_id || b->pos_of[e->system] == UINT32_MAX) {
+            rc = -1;
+        } else {
+            uint32_t p = b->pos_of[e->system];
+            b->nchunks[p] = e->chunk + 1 > b->nchunks[p] ? e->chunk + 1 : b->nchunks[p];
+        }
+    }
+    free(ev);
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < b->n && rc == 0; i++) {
+        if (b->phase[i] == UINT32_MAX) {
+            b->phase[i] = last;
+        }
+        if (b->phase[i] < last) {
+            rc = -1; /* run order is phase-ascending: the trace does not match the schedule */
+        }
+        last = b->phase[i];
+    }
+    if (b->n && b->nphases <= last) {
+        b->nphases = last + 1;
+    }
+    return rc;
+}
+
+/* Chunk durations of one trace into dur[] (indexed through chunk_first); apply durations
+ * into the phases; for the multi-worker trace, which phases ran off worker 0. */
+static void read_durations(build_t *b, const wt_sim_trace_t *t, double *dur, wt_sim_phase_t *ph,
+                           bool mark_workers) {
+    for (uint32_t i = 0; i < t->count; i++) {
+        const weft_trace_event_t *e = &t->events[i];
+        double d = (double)(e->end_ns - e->begin_ns);
+        if (e->system == 0) {
+            if (e->chunk < b->nphases) {
+                ph[e->chunk].apply_ns += d;
+            }
+            continue;
+        }
+        if (e->system > b->max_id || b->pos_of[e->system] == UINT32_MAX) {
+            continue;
+        }
+        uint32_t p = b->pos_of[e->system];
+        if (e->chunk < b->nchunks[p]) {
+            dur[b->chunk_first[p] + e->chunk] = d;
+        }
+        if (mark_workers && e->worker != 0) {
+            b->on_other[b->phase[p]] = true;
+        }
+    }
+}
+
+int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_trace_t *one,
+                        const wt_sim_trace_t *many, const wt_sim_costs_t *costs) {
+    memset(rec, 0, sizeof *rec);
+    build_t b = {0};
+    record_store_t *st = calloc(1, sizeof *st);
+    weft_system_t *order = NULL;
+    weft_schedule_edge_t *edges = NULL;
+    uint32_t nedges = 0;
+    int rc = st ? 0 : -1;
+    if (rc == 0 && weft_schedule_order(world, NULL, 0, &b.n) != WEFT_OK) {
+        rc = -1;
+    }
+    if (rc == 0) {
+        order = malloc(((size_t)b.n + 1) * sizeof *order);
+        rc = order && weft_schedule_order(world, order, b.n, &b.n) == WEFT_OK ? 0 : -1;
+    }
+    if (rc == 0 && weft_schedule_edges(world, NULL, 0, &nedges) != WEFT_OK) {
+        rc = -1;
+    }
+    if (rc == 0) {
+        edges = malloc(((size_t)nedges + 1) * sizeof *edges);
+        rc = edges && weft_schedule_edges(world, edges, nedges, &nedges) == WEFT_OK ? 0 : -1;
+    }
+    for (uint32_t i = 0; rc == 0 && i < b.n; i++) {
+        b.max_id = order[i].id > b.max_id ? order[i].id : b.max_id;
+    }
+    if (rc == 0) {
+        b.pos_of = malloc(((size_t)b.max_id + 1) * sizeof *b.pos_of);
+        b.phase = calloc((size_t)b.n + 1, sizeof *b.phase);
+        b.nchunks = calloc((size_t)b.n + 1, sizeof *b.nchunks);
+        b.chunk_first = calloc((size_t)b.n + 1, sizeof *b.chunk_first);
+        rc = b.pos_of && b.phase && b.nchunks && b.chunk_first ? 0 : -1;
+    }
+    if (rc == 0) {
+        for (uint32_t i = 0; i <= b.max_id; i++) {
+            b.pos_of[i] = UINT32_MAX;
+        }
+        for (uint32_t i = 0; i < b.n; i++) {
+            b.pos_of[order[i].id] = i;
+        }
+        rc = read_structure(&b, one);
+    }
+    uint32_t nchunks = 0;
+    for (uint32_t i = 0; rc == 0 && i < b.n; i++) {
+        b.chunk_first[i] = nchunks;
+        nchunks += b.nchunks[i];
+    }
+    if (rc == 0) {
+        b.chunk_first[b.n] = nchunks;
+        b.on_other = calloc((size_t)b.nphases + 1, sizeof *b.on_other);
+        b.has_edge = calloc((size_t)b.nphases + 1, sizeof *b.has_edge);
+        st->sys_one = calloc((size_t)b.n + 1, sizeof *st->sys_one);
+        st->sys_many = calloc((size_t)b.n + 1, sizeof *st->sys_many);
+        st->ph_one = calloc((size_t)b.nphases + 1, sizeof *st->ph_one);
+        st->ph_many = calloc((size_t)b.nphases + 1, sizeof *st->ph_many);
+        st->dur_one = calloc((size_t)nchunks + 1, sizeof *st->dur_one);
+        st->dur_many = calloc((size_t)nchunks + 1, sizeof *st->dur_many);
+        st->pred = calloc((size_t)nedges + 1, sizeof *st->pred);
+        rc = b.on_other && b.has_edge && st->sys_one && st->sys_many && st->ph_one && st->ph_many &&
+                     st->dur_one && st->dur_many && st->pred
+                 ? 0
+                 : -1;
+    }
+    if (rc == 0) {
+        /* predecessors inside the phase, grouped by system (edges come sorted by `to`'s run
+         * position); edges across phases are implied by the phase order */
+        uint32_t np = 0;
+        for (uint32_t i = 0; i < b.n; i++) {
+            st->sys_one[i] = (wt_sim_system_t){.phase = b.phase[i],
+                                               .nchunks = b.nchunks[i],
+                                               .chunk_ns = st->dur_one + b.chunk_first[i],
+                                               .pred = st->pred + np};
+            for (uint32_t k = 0; k < nedges; k++) {
+                uint32_t to = edges[k].to.id <= b.max_id ? b.pos_of[edges[k].to.id] : UINT32_MAX;
+                uint32_t from =
+                    edges[k].from.id <= b.max_id ? b.pos_of[edges[k].from.id] : UINT32_MAX;
+                if (to == i && from < i && b.phase[from] == b.phase[i]) {
+                    st->pred[np++] = from;
+                    st->sys_one[i].npred++;
+                    b.has_edge[b.phase[i]] = true;
+                }
+            }
+            st->sys_many[i] = st->sys_one[i];
+            st->sys_many[i].chunk_ns = st->dur_many + b.chunk_first[i];
+        }
+        for (uint32_t p = 0; p < b.nphases; p++) {
+            st->ph_one[p] = (wt_sim_phase_t){.first = b.n, .end = b.n};
+        }
+        for (uint32_t i = b.n; i-- > 0;) {
+            st->ph_one[b.phase[i]].first = i;
+        }
+        for (uint32_t p = b.nphases; p-- > 0;) { /* empty phases sit where the next starts */
+            uint32_t next = p + 1 < b.nphases ? st->ph_one[p + 1].first : b.n;
+            st->ph_one[p].first = st->ph_one[p].first > next ? next : st->ph_one[p].first;
+            st->ph_one[p].end = next;
+        }
+        read_durations(&b, one, st->dur_one, st->ph_one, false);
+        memcpy(st->ph_many, st->ph_one, (size_t)b.nphases * sizeof *st->ph_many);
+        for (uint32_t p = 0; p < b.nphases; p++) {
+            st->ph_many[p].apply_ns = 0;
+        }
+        read_durations(&b, many, st->dur_many, st->ph_many, true);
+        for (uint32_t p = 0; p < b.nphases; p++) {
+            wt_sim_mode_t mode = b.has_edge[p] ? WT_SIM_GRAPH : WT_SIM_FLAT;
+            st->ph_one[p].mode = mode;
+            st->ph_many[p].mode = b.on_other[p] ? mode : WT_SIM_INLINE;
+        }
+        double busy = 0;
+        for (uint32_t c = 0; c < nchunks; c++) {
+            busy += st->dur_one[c];
+        }
+        for (uint32_t p = 0; p < b.nphases; p++) {
+            busy += st->ph_one[p].apply_ns;
+        }
+        wt_sim_costs_t k = *costs;
+        k.frame_ns = one->frame_ns > busy ? one->frame_ns - busy : 0;
+        rec->one = (wt_sim_frame_t){st->sys_one, b.n, st->ph_one, b.nphases, k};
+        rec->many = (wt_sim_frame_t){st->sys_many, b.n, st->ph_many, b.nphases, k};
+        rec->store = st;
+    }
+    free(order);
+    free(edges);
+    build_free(&b);
+    if (rc != 0) {
+        store_free(st);
+        memset(rec, 0, sizeof *rec);
+    }
+    return rc;
+}
