@@ -7,6 +7,8 @@
  * - frame_1m: a parallel pos += vel * dt system over 1M grouped entities at 1 and 2 workers,
  *   beside OpenMP's raw 2-thread loop and a raw 1-thread loop over plain arrays;
  *   frame_1m_speedup = t(1) / t(2); frame_1m_vs_openmp = t(weft, 2) / t(OpenMP, 2).
+ * - frame_1m_paced: the frame_1m world at 2 workers with 16 ms of idling before every frame
+ *   (a game's pacing) against its frames back to back, and the CPU the idle gaps burn.
  * - frame_64x256: 64 independent systems x 256 rows with ~20 ns of work per row, one job per
  *   system, at 1 and 2 workers; frame_64x256_speedup is the median of paired per-rep ratios.
  * - frame_mixed: 12 systems of mixed sizes (1k .. 1M rows) and conflicts over 1M entities;
@@ -15,9 +17,11 @@
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
  * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
  * rule in weft/system.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common.h"
 #include "share.h"
@@ -456,6 +460,87 @@ done:
     free(vo);
 }
 
+/* ---- frame_1m_paced ------------------------------------------------------------ >>paced */
+
+/* CPU time of the whole process (every thread), ns. */
+static double process_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Idle the calling thread for `ns`, as an engine's main thread does between frames while it
+ * runs other work: the point of the measurement, not a workaround. */
+static void idle_for(long ns) {
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* frame_1m_paced: the frame_1m world at 2 workers, every frame after 16 ms of idling (a game's
+ * frame rate), against the same world's frames back to back, both in every rep; each side is
+ * the median of its frames in the rep, the ratio the median over reps of paced / back to
+ * back. frame_1m_paced_idle_burn: the process's CPU time during the idle gaps over their wall
+ * time, in cores (workers spinning or woken for nothing while the engine does other work). */
+static void case_frame_1m_paced(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 4 : 12;
+    weft_world_t *w = make_1m(2, 1000000);
+    double *tb = calloc((size_t)reps, sizeof *tb), *tp = calloc((size_t)reps, sizeof *tp);
+    double *ratio = calloc((size_t)reps, sizeof *ratio), *burn = calloc((size_t)reps, sizeof *burn);
+    double *fb = calloc((size_t)frames, sizeof *fb), *fp = calloc((size_t)frames, sizeof *fp);
+    if (!w || !tb || !tp || !ratio || !burn || !fb || !fp) {
+        wb_note(ctx, SUITE, "frame_1m_paced: setup failed: %s", weft_last_error());
+        goto done;
+    }
+    wb_describe(ctx, SUITE, "frame_1m_paced", "weft",
+                "the frame_1m world at 2 workers, each frame after 16 ms of idling (main thread "
+                "asleep); median frame per rep");
+    wb_describe(ctx, SUITE, "frame_1m_back_to_back", "weft",
+                "the same world's frames one after another in the same rep; median frame");
+    wb_describe(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio",
+                "median over reps of paced / back-to-back median frame");
+    wb_describe(ctx, SUITE, "frame_1m_paced_idle_burn", "weft",
+                "process CPU time during the 16 ms gaps / their wall time");
+    time_frames(w, 3);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w));
+    for (int r = 0; r < reps; r++) {
+        time_frames(w, 1);
+        for (int f = 0; f < frames; f++) {
+            fb[f] = time_frames(w, 1) / 1e6;
+        }
+        double idle_cpu = 0, idle_wall = 0;
+        for (int f = 0; f < frames; f++) {
+            double c0 = process_cpu_ns(), t0 = wb_now_ns();
+            idle_for(16000000L);
+            idle_cpu += process_cpu_ns() - c0;
+            idle_wall += wb_now_ns() - t0;
+            fp[f] = time_frames(w, 1) / 1e6;
+        }
+        tb[r] = wb_median(fb, frames);
+        tp[r] = wb_median(fp, frames);
+        ratio[r] = tp[r] / tb[r];
+        burn[r] = idle_cpu / idle_wall;
+    }
+    double share = wb_share_end(&sh, NULL);
+    wb_report(ctx, SUITE, "frame_1m_back_to_back", "weft", 2, wb_median(tb, reps), "ms",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_1m_paced", "weft", 2, wb_median(tp, reps), "ms", WB_NO_TARGET, 0);
+    wb_report_scaled(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio", 2,
+                     wb_median(ratio, reps), "x", WB_AT_MOST, 1.05, share);
+    wb_report_share(ctx, SUITE, "frame_1m_paced", 2, share, WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_1m_paced_idle_burn", "weft", 2, wb_median(burn, reps), "core",
+              WB_AT_MOST, 0.05);
+done:
+    weft_world_destroy(w);
+    free(tb);
+    free(tp);
+    free(ratio);
+    free(burn);
+    free(fb);
+    free(fp);
+}
+
 /* ---- frame_mixed -------------------------------------------------------------- >>mixed */
 
 /* Generic body: term 0 (written) is pulled toward the sum of the other terms' first floats,
@@ -582,5 +667,6 @@ void wb_suite_sched(wb_ctx_t *ctx) {
     case_frame_64(ctx);
     case_frame_64x256(ctx);
     case_frame_1m(ctx);
+    case_frame_1m_paced(ctx);
     case_frame_mixed(ctx);
 }

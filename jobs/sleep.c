@@ -78,6 +78,18 @@ void weft__sleep_kick(weft_jobs_t *jobs) {
     weft__mutex_unlock(&s->lock); /* release sleep.lock */
 }
 
+/* A hint, so no handshake: a worker that registers as a sleeper after the load below only
+ * misses the early wake-up, never work (work still notifies). */
+void weft_jobs_wake(weft_jobs_t *jobs) {
+    if (!jobs || jobs->lent) {
+        return;
+    }
+    uint32_t sleeping = weft_atomic_load_relaxed(&jobs->sleep.sleepers);
+    if (sleeping != 0) {
+        weft__sleep_wake(jobs, UINT32_MAX, sleeping); /* broadcast: every sleeper */
+    }
+}
+
 bool weft__worker_has_work(weft_jobs_t *jobs, uint32_t index, uint64_t board_seen) {
     if (weft_atomic_load_relaxed(&jobs->board) != board_seen) {
         return true; /* a loop to join (parallel_for.c); not part of the handshake */

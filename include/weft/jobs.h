@@ -133,6 +133,16 @@ WEFT_API weft_result_t weft_jobs_register_thread(weft_jobs_t *jobs);
  * Thread: the registered thread itself, before weft_jobs_destroy returns. */
 WEFT_API weft_result_t weft_jobs_unregister_thread(weft_jobs_t *jobs);
 
+/* Wake every sleeping worker now, so that it spins for its spin window (desc.spin_us) and
+ * starts at once on work published meanwhile: a hint for a caller about to publish a burst of
+ * work after an idle period (a frame after the engine's other work), which moves the workers'
+ * wake-up latency off the critical path. No work is published; a worker that finds none goes
+ * back to sleep after its spin window, so a call costs up to spin_us of CPU per sleeping
+ * worker. One relaxed load when no worker sleeps. Workers lent by an executor are not woken
+ * (their thread belongs to the engine until work arrives). NULL is ignored.
+ * Thread: any worker or registered thread. */
+WEFT_API void weft_jobs_wake(weft_jobs_t *jobs);
+
 /* What one worker has run since the job system was created. Monotonic; each worker writes
  * only its own tallies, so reading them costs the workers nothing. Benchmarks read them
  * before and after a measurement to show which workers took part. */

@@ -251,7 +251,9 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * count is built in. A phase without dependencies between its systems runs as one parallel
  * loop over all its chunks; others as a job graph. Where a phase runs never changes the
  * world after the frame (the apply order is fixed); it changes only timing, and which worker
- * a body sees in weft_system_ctx_t.worker.
+ * a body sees in weft_system_ctx_t.worker. When the previous frame handed a phase out, a frame
+ * starts by waking the workers that fell asleep in between (weft_jobs_wake), so an engine that
+ * runs other work between frames does not wait for their wake-up after its first phase.
  *
  * Running out of memory. A frame's memory needs are met in steps that change nothing the
  * world shows until they succeed: the schedule rebuild and each phase's job tables before

@@ -485,6 +485,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             r = prepare_phase(s, ph, first, end, &run_inline);
             if (r == WEFT_OK) {
                 uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                s->handed_out |= !run_inline;
                 if (run_inline) {
                     run_phase_inline(s, first, end);
                 } else if (s->phase_flat[ph]) {
@@ -559,6 +560,13 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
     if (r != WEFT_OK) {
         return r;
     }
+    /* Workers that fell asleep since the last frame wake while this thread plans, instead of
+     * after the first phase is published; only when the last frame handed work out, so
+     * frames that run on the calling thread burn no worker's spin window. */
+    if (s->handed_out) {
+        weft_jobs_wake(s->jobs);
+    }
+    s->handed_out = false;
     uint32_t ph = 0, step = 0, pos = UINT32_MAX;
     bool at_apply = false, fresh = true;
     if (s->resume_phase != UINT32_MAX) {

@@ -133,6 +133,8 @@ struct weft_sched {
                                        while 0 no system needs a per-frame decision */
     bool deciding;                  /* this frame decides every system's skip flag (frame.c) */
     bool decided_last;              /* the previous frame did (its flags may be set) */
+    bool handed_out;                /* this frame ran a phase on the workers (frame.c wakes
+                                       them at the next frame's start) */
     uint32_t *phase_steps;          /* [nphases] runs of each phase this frame */
     float *phase_dt;                /* [nphases] the dt its systems get */
     weft__phase_def_t *defs;        /* [ndefs] defined phases, in definition order */

@@ -7,9 +7,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "weft/jobs.h"
 
@@ -533,6 +535,41 @@ Test(jobs, profiler_hooks_see_jobs_and_sleeps) {
     }
     weft_jobs_destroy(jobs); /* wakes it */
     cr_expect_geq(atomic_load(&pc.wake), 1u);
+}
+
+/* Polls `counter` until it reaches `want` or 10 s pass; the events are the subject of the
+ * test, the deadline only turns a missing one into a failure instead of a hang. */
+static bool reaches(atomic_uint *counter, unsigned want) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(counter) < want) {
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Test(jobs, wake_rouses_a_sleeping_worker_without_giving_it_work) {
+    prof_counts_t pc = {0};
+    weft_jobs_t *jobs = NULL;
+    weft_jobs_desc_t desc = {
+        .worker_count = 2,
+        .spin_us = 1,
+        .profiler = {on_begin, on_end, on_sleep, on_wake, &pc},
+    };
+    cr_assert_eq(weft_jobs_create(&desc, &jobs), WEFT_OK);
+    weft_jobs_wake(NULL); /* ignored */
+    cr_assert(reaches(&pc.sleep, 1u), "the idle worker never went to sleep");
+    cr_expect_eq(atomic_load(&pc.wake), 0u, "nothing woke it yet");
+    weft_jobs_wake(jobs);
+    cr_assert(reaches(&pc.wake, 1u), "weft_jobs_wake did not wake the sleeping worker");
+    /* it found nothing, spun for its window and went back to sleep */
+    cr_expect(reaches(&pc.sleep, 2u), "the woken worker did not go back to sleep");
+    cr_expect_eq(atomic_load(&pc.begin), 0u, "no job ran");
+    weft_jobs_destroy(jobs);
 }
 
 /* ---- allocator ---- */
