@@ -246,7 +246,15 @@ bool weft_hier_has(const weft_world_t *world, weft_entity_t e) {
 }
 
 weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_entity_t parent) {
+    return weft_hier_attach_ex(world, child, parent, WEFT_HIER_KEEP_WORLD);
+}
+
+weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child, weft_entity_t parent,
+                                  weft_hier_attach_mode_t mode) {
     WEFT__MAIN_CALL(world);
+    if (mode != WEFT_HIER_KEEP_WORLD && mode != WEFT_HIER_KEEP_LOCAL) {
+        return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_attach: bad mode %d", (int)mode);
+    }
     weft_result_t r = check_alive(world, child, "weft_hier_attach");
     if (r == WEFT_OK) {
         r = check_alive(world, parent, "weft_hier_attach");
@@ -257,7 +265,10 @@ weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_en
     if (world->hier == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_attach: no hierarchy nodes yet");
     }
-    return weft__hstore_attach(&world->hier->store, child, parent, world->log);
+    return weft__hstore_attach_mode(&world->hier->store, child, parent,
+                                    mode == WEFT_HIER_KEEP_LOCAL ? WEFT__HATTACH_KEEP_LOCAL
+                                                                 : WEFT__HATTACH_KEEP_WORLD,
+                                    world->log);
 }
 
 weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
@@ -348,7 +359,27 @@ weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e) {
     WEFT__NONNULL(world, NULL);
     weft__hstore_t *s = world->hier != NULL ? &world->hier->store : NULL;
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
+    if (r == WEFT__HROW_NONE) {
+        return NULL;
+    }
+    /* A writable pointer counts as a change: the next update recomputes the subtree. Only
+     * this row's byte is written, so chunks of one system touching other nodes do not race. */
+    s->rows.flags[r] |= WEFT__HFLAG_CHANGED;
+    return &s->rows.local[r];
+}
+
+const weft_transform_t *weft_hier_local_read(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, NULL);
+    const weft__hstore_t *s = store_of(world);
+    const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.local[r];
+}
+
+void weft_hier_invalidate(weft_world_t *world) {
+    WEFT__NONNULL(world, );
+    if (world->hier != NULL) {
+        weft__hstore_touch_all(&world->hier->store);
+    }
 }
 
 const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e) {
@@ -379,6 +410,7 @@ void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out) {
     out->levels_current = s->levels_valid;
     out->moved_rows = s->moved_rows;
     out->regroups = s->sorts;
+    out->recomputed = s->recomputed;
     out->last = world->hier->last;
 }
 

@@ -12,8 +12,11 @@
  * order, so the layout is a pure function of the previous layout and the calls made.
  *
  * Passes: a row's world matrix depends only on its own local transform and inverse bind and
- * on its parent's world matrix, always through weft__hier_node_world() (math_inline.h; this
- * file is built with -ffp-contract=off). The sequential pass is correct because parents
+ * on its parent's world matrix, through weft__hier_local_matrix() and one multiply (math_inline.h; this
+ * file is built with -ffp-contract=off). A pass visits every row but recomputes only those
+ * whose flags (or whose parent's) read DIRTY; see hierarchy_store.h, "Change tracking". In
+ * the level pass a range writes the flag bytes of its own rows and reads those of the
+ * previous level, finished before parallel-for started this one. The sequential pass is correct because parents
  * precede children; the level pass because every parent lies in an earlier level and a level
  * starts only after the previous one finished (weft_parallel_for returns when all ranges are
  * done, which orders the writes of level d before the reads of level d + 1). Which worker
@@ -55,6 +58,8 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
         to.local[n] = from->local[r];
         to.link[n] = from->link[r];
         to.world[n] = from->world[r];
+        to.flags[n] = from->flags[r];
+        to.lmat[n] = from->lmat[r];
         weft__hstore_map_set(s, from->ent[r], n);
     }
     weft__hstore_free_rows(s, &s->rows, s->capacity);
@@ -212,16 +217,93 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
 
 /* ---- passes ---------------------------------------------------------------- >>hier_pass */
 
-/* Compute world[] for rows [begin, end). */
-static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
-    const weft_transform_t *local = w->local;
-    const weft__hlink_t *link = w->link;
-    const uint32_t *parent = w->parent;
-    weft_mat4_t *world = w->world;
+/* Hints that change no result: keep the rarely taken recomposition out of the hot loop,
+ * and fetch the matrices of rows about to be recomputed. */
+#if defined(__GNUC__)
+#define HIER_NOINLINE __attribute__((noinline))
+#define HIER_PREFETCH(p, rw) __builtin_prefetch((p), (rw))
+#else
+#define HIER_NOINLINE
+#define HIER_PREFETCH(p, rw) ((void)(p))
+#endif
+
+/* Rows per block of the sparse path, and how far ahead it prefetches. */
+#define HIER_BLOCK 1024u
+#define HIER_AHEAD 8u
+
+/* Recompose row r's cached local matrix (its local, parent or bind changed). */
+static HIER_NOINLINE void recompose(const weft__hrows_t *w, uint32_t r, uint32_t p, uint8_t f) {
+    weft__hier_local_matrix(&w->lmat[r], &w->local[r], &w->link[r].inverse_bind,
+                            p == WEFT__HROW_NONE || (f & WEFT__HFLAG_PLAIN) != 0);
+}
+
+/* Row r's world matrix, r known to need it (flags f, parent p). */
+static inline void compute_row(const weft__hrows_t *w, uint32_t r, uint32_t p, uint8_t f) {
+    if ((f & WEFT__HFLAG_LOCAL) != 0) {
+        recompose(w, r, p, f);
+    }
+    if (p == WEFT__HROW_NONE) {
+        w->world[r] = w->lmat[r];
+    } else {
+        weft__mat4_mul_into(&w->world[r], &w->world[p], &w->lmat[r]);
+    }
+}
+
+/* Row r's flags as the pass sees them: its own, plus DIRTY when its parent was recomputed
+ * in this pass (pull: bits are cleared only at the end of the pass, so a recomputed parent
+ * still reads DIRTY). The parent lies in an earlier row or level, finished before. */
+static inline uint8_t pulled_flags(const weft__hrows_t *w, uint32_t r, uint32_t p) {
+    uint8_t f = w->flags[r];
+    if (p != WEFT__HROW_NONE) {
+        f |= (uint8_t)(w->flags[p] & WEFT__HFLAG_DIRTY);
+    }
+    return f;
+}
+
+/* True when every row of [begin, end) has DIRTY set (a full update's blocks). */
+static bool all_dirty(const uint8_t *flags, uint32_t begin, uint32_t end) {
+    uint8_t all = WEFT__HFLAG_DIRTY;
     for (uint32_t r = begin; r < end; r++) {
-        const uint32_t p = parent[r];
-        weft__hier_node_world(&world[r], &local[r], &link[r].inverse_bind,
-                              p == WEFT__HROW_NONE ? NULL : &world[p]);
+        all &= flags[r];
+    }
+    return all != 0;
+}
+
+/* Compute world[] for rows [begin, end), block by block. A block whose rows are all marked
+ * (a full update) is one forward walk. Otherwise its flags are pulled first (a cheap walk
+ * over parent rows and flag bytes) into a list of the rows to recompute, which are then
+ * computed in the same order with their matrices prefetched, since they lie scattered. */
+static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    const uint32_t *parent = w->parent;
+    uint8_t *flags = w->flags;
+    uint32_t list[HIER_BLOCK];
+    for (uint32_t b = begin; b < end; b += HIER_BLOCK) {
+        const uint32_t e = end - b < HIER_BLOCK ? end : b + HIER_BLOCK;
+        if (all_dirty(flags, b, e)) {
+            for (uint32_t r = b; r < e; r++) {
+                compute_row(w, r, parent[r], pulled_flags(w, r, parent[r]));
+            }
+            continue;
+        }
+        uint32_t k = 0;
+        for (uint32_t r = b; r < e; r++) {
+            const uint8_t f = pulled_flags(w, r, parent[r]);
+            flags[r] = f;
+            list[k] = r;
+            k += f & WEFT__HFLAG_DIRTY;
+        }
+        for (uint32_t i = 0; i < k; i++) {
+            if (i + HIER_AHEAD < k) {
+                const uint32_t q = list[i + HIER_AHEAD];
+                HIER_PREFETCH(&w->lmat[q], 0);
+                HIER_PREFETCH(&w->world[q], 1);
+                if (parent[q] != WEFT__HROW_NONE) {
+                    HIER_PREFETCH(&w->world[parent[q]], 0);
+                }
+            }
+            const uint32_t r = list[i];
+            compute_row(w, r, parent[r], flags[r]);
+        }
     }
 }
 
@@ -231,9 +313,43 @@ static void update_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t
     for (uint32_t i = begin; i < end; i++) {
         const uint32_t r = idx[i];
         const uint32_t p = w->parent[r];
-        weft__hier_node_world(&w->world[r], &w->local[r], &w->link[r].inverse_bind,
-                              p == WEFT__HROW_NONE ? NULL : &w->world[p]);
+        const uint8_t f = pulled_flags(w, r, p);
+        if ((f & WEFT__HFLAG_DIRTY) != 0) {
+            w->flags[r] = f;
+            compute_row(w, r, p, f);
+        }
     }
+}
+
+/* The first row with DIRTY set (count when none): eight flags per load where aligned, so
+ * a static hierarchy costs one read of n bytes. */
+static uint32_t first_dirty(const weft__hstore_t *s) {
+    const uint8_t *f = s->rows.flags;
+    uint32_t r = 0;
+    const uint64_t mask = 0x0101010101010101ull * WEFT__HFLAG_DIRTY;
+    while (r + 8 <= s->count) {
+        uint64_t word;
+        memcpy(&word, f + r, sizeof(word));
+        if ((word & mask) != 0) {
+            break;
+        }
+        r += 8;
+    }
+    while (r < s->count && (f[r] & WEFT__HFLAG_DIRTY) == 0) {
+        r++;
+    }
+    return r;
+}
+
+/* Clear DIRTY on rows [from, count) and count the rows that had it (the recomputed ones). */
+static uint32_t clear_dirty(weft__hstore_t *s, uint32_t from) {
+    uint8_t *f = s->rows.flags;
+    uint32_t n = 0;
+    for (uint32_t r = from; r < s->count; r++) {
+        n += f[r] & WEFT__HFLAG_DIRTY;
+        f[r] &= (uint8_t)~WEFT__HFLAG_CHANGED;
+    }
+    return n;
 }
 
 typedef struct level_ctx {
@@ -333,23 +449,31 @@ static weft_result_t build_index(weft__hstore_t *s) {
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
                                   weft_jobs_t *jobs) {
-    if (pass != WEFT__HPASS_LEVELS) {
-        update_rows(&s->rows, 0, s->count);
-        return WEFT_OK;
+    const uint32_t first = first_dirty(s);
+    if (first == s->count) {
+        s->recomputed = 0;
+        return WEFT_OK; /* nothing changed: every world matrix is current */
     }
-    if (regroup) {
-        weft_result_t r = weft__hstore_level_sort(s);
-        if (r != WEFT_OK) {
-            return r;
+    if (pass != WEFT__HPASS_LEVELS) {
+        update_rows(&s->rows, first, s->count);
+    } else {
+        if (regroup) {
+            weft_result_t r = weft__hstore_level_sort(s);
+            if (r != WEFT_OK) {
+                return r;
+            }
+        }
+        if (s->levels_valid) {
+            run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
+        } else {
+            if (build_index(s) != WEFT_OK) {
+                return WEFT__FAIL(s->log, WEFT_ENOMEM,
+                                  "hierarchy: out of memory for the level index");
+            }
+            run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
         }
     }
-    if (s->levels_valid) {
-        run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
-        return WEFT_OK;
-    }
-    if (build_index(s) != WEFT_OK) {
-        return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for the level index");
-    }
-    run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
+    /* A level sort may have moved the first dirty row: clear from the start then. */
+    s->recomputed = clear_dirty(s, pass == WEFT__HPASS_LEVELS ? 0 : first);
     return WEFT_OK;
 }

@@ -141,7 +141,7 @@ static void capture_nodes(weft_world_t *world, snap_node_t *nodes) {
         snap_node_t *sn = &nodes[i];
         sn->e = e;
         sn->parent = weft_hier_parent(world, e);
-        sn->local = *weft_hier_local(world, e);
+        sn->local = *weft_hier_local_read(world, e);
         sn->inverse_bind = weft_hier_link(world, e)->inverse_bind;
         sn->world = *weft_hier_world(world, e);
     }
@@ -296,11 +296,8 @@ static void install_store(weft_world_t *world, const weft_snapshot_t *s, weft__h
     *store = *fresh;
     const snap_node_t *nodes = (const snap_node_t *)(const void *)(s->block + s->nodes_off);
     for (uint32_t i = 0; i < s->node_count; ++i) {
-        weft_entity_t e = nodes[i].e;
-        *weft_hier_local(world, e) = nodes[i].local;
-        weft_parent_link_t *link = (weft_parent_link_t *)(void *)weft_hier_link(world, e);
-        link->inverse_bind = nodes[i].inverse_bind;
-        *(weft_mat4_t *)(void *)weft_hier_world(world, e) = nodes[i].world;
+        weft__hstore_set_data(store, weft__hstore_row(store, nodes[i].e), &nodes[i].local,
+                              &nodes[i].inverse_bind, &nodes[i].world);
     }
     weft__hstore_fini(&old);
 }

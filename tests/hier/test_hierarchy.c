@@ -103,10 +103,10 @@ static void check_order(weft_world_t *w) {
 static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
     const weft_entity_t p = weft_hier_parent(w, e);
     if (p == 0) {
-        return hr_node_world(weft_hier_local(w, e), NULL, NULL);
+        return hr_node_world(weft_hier_local_read(w, e), NULL, NULL);
     }
     const weft_mat4_t pw = ref_world(w, p);
-    return hr_node_world(weft_hier_local(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
+    return hr_node_world(weft_hier_local_read(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
 }
 
 Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4) {
@@ -143,7 +143,7 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing) {
     weft_transform_t locals[6];
     weft_parent_link_t links[6];
     for (int i = 0; i < 6; i++) {
-        locals[i] = *weft_hier_local(w, e[i]);
+        locals[i] = *weft_hier_local_read(w, e[i]);
         links[i] = *weft_hier_link(w, e[i]);
     }
     cr_assert(weft_hier_attach(w, e[2], e[2]) == WEFT_ECYCLE);
@@ -151,7 +151,7 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing) {
     cr_assert(weft_hier_attach(w, e[1], e[3]) == WEFT_ECYCLE);
     cr_assert(strlen(weft_last_error()) > 0);
     for (int i = 0; i < 6; i++) {
-        cr_assert(memcmp(&locals[i], weft_hier_local(w, e[i]), sizeof(locals[i])) == 0);
+        cr_assert(memcmp(&locals[i], weft_hier_local_read(w, e[i]), sizeof(locals[i])) == 0);
         cr_assert(memcmp(&links[i], weft_hier_link(w, e[i]), sizeof(links[i])) == 0);
         cr_assert(order_pos(w, e[i]) == (uint32_t)i);
     }
@@ -173,7 +173,7 @@ Test(hierarchy, stale_and_non_node_handles_are_errors) {
     cr_assert(weft_hier_detach(w, plain) == WEFT_ENOENT);
     cr_assert(weft_hier_destroy(w, a, (weft_hier_destroy_t)7) == WEFT_EINVAL);
     cr_assert(weft_hier_update(w, (weft_hier_pass_t)9) == WEFT_EINVAL);
-    cr_assert(weft_hier_world(w, plain) == NULL && weft_hier_local(w, gone) == NULL);
+    cr_assert(weft_hier_world(w, plain) == NULL && weft_hier_local_read(w, gone) == NULL);
     cr_assert(weft_hier_parent(w, gone) == 0 && !weft_hier_has(w, plain));
     weft_world_destroy(w);
 }
@@ -197,7 +197,7 @@ Test(hierarchy, detach_bakes_the_world_transform_into_local) {
     cr_assert(weft_hier_parent(w, last) == 0);
     cr_assert(weft_hier_link(w, last)->parent == 0);
     const weft_transform_t want = weft_transform_from_matrix(&before);
-    cr_assert(memcmp(weft_hier_local(w, last), &want, sizeof(want)) == 0);
+    cr_assert(memcmp(weft_hier_local_read(w, last), &want, sizeof(want)) == 0);
     cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
     cr_assert(hr_mat_near(weft_hier_world(w, last), &before, 1e-4f),
               "a detached node stays where it was in the world");

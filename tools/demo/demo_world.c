@@ -303,7 +303,7 @@ uint64_t demo_world_hash(demo_world_t *d) {
     for (uint32_t i = 0; i < n; i++) {
         h = mix_bytes(h, &order[i], sizeof order[i]);
         h = mix_bytes(h, weft_hier_world(d->world, order[i]), sizeof(weft_mat4_t));
-        h = mix_bytes(h, weft_hier_local(d->world, order[i]), sizeof(weft_transform_t));
+        h = mix_bytes(h, weft_hier_local_read(d->world, order[i]), sizeof(weft_transform_t));
     }
     free(order);
     return h;

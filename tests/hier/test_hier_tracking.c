@@ -1,0 +1,305 @@
+/* test_hier_tracking.c: the two attach behaviours (keep the world transform, keep the local
+ * transform) and change tracking (an update recomputes only changed nodes and their
+ * descendants, with bits equal to a full update).
+ *
+ * The ordering, cycle and baking checks run once per attach mode. Loops over many nodes
+ * check with plain C (CHECK) and assert once, naming node, step and seed. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "hier_ref.h"
+#include "weft.h"
+
+TestSuite(hier_tracking, .timeout = 300);
+
+static hr_fail_t fail;
+#define CHECK(cond, ...) hr_check(&fail, (cond), __VA_ARGS__)
+
+static const weft_hier_attach_mode_t modes[2] = {WEFT_HIER_KEEP_WORLD, WEFT_HIER_KEEP_LOCAL};
+static const char *const mode_names[2] = {"keep world", "keep local"};
+
+static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
+                     int line, void *user) {
+    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
+}
+
+static weft_world_t *new_world(void) {
+    weft_world_t *w = NULL;
+    cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = 1,
+                                                     .execution = WEFT_EXECUTION_INLINE,
+                                                     .logger = {.fn = quiet_fn}},
+                                &w) == WEFT_OK);
+    return w;
+}
+
+static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t) {
+    weft_entity_t e = 0;
+    cr_assert(weft_entity_create(w, &e) == WEFT_OK);
+    cr_assert(weft_hier_add(w, e, t) == WEFT_OK);
+    return e;
+}
+
+/* World of e by the documented formula, through the read-only public readers. */
+static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
+    const weft_entity_t p = weft_hier_parent(w, e);
+    if (p == 0) {
+        return hr_node_world(weft_hier_local_read(w, e), NULL, NULL);
+    }
+    const weft_mat4_t pw = ref_world(w, p);
+    return hr_node_world(weft_hier_local_read(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
+}
+
+/* Position of every entity index in weft_hier_order, checked parents first. */
+static bool order_ok(weft_world_t *w) {
+    const uint32_t n = weft_hier_count(w);
+    weft_entity_t *o = malloc((n + 1) * sizeof(*o));
+    weft_hier_order(w, o, n);
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        const weft_entity_t p = weft_hier_parent(w, o[i]);
+        bool seen = p == 0;
+        for (uint32_t j = 0; !seen && j < i; j++) {
+            seen = o[j] == p;
+        }
+        ok = CHECK(seen, "order: the parent of position %u does not precede it", i);
+    }
+    free(o);
+    return ok;
+}
+
+Test(hier_tracking, the_counter_example_orders_parents_first_in_both_attach_modes) {
+    for (int m = 0; m < 2; m++) {
+        weft_world_t *w = new_world();
+        hr_fail_init(&fail, 0);
+        weft_entity_t e[5];
+        for (int i = 1; i <= 4; i++) {
+            e[i] = new_node(w, NULL);
+        }
+        cr_assert(weft_hier_attach_ex(w, e[4], e[3], modes[m]) == WEFT_OK);
+        cr_assert(weft_hier_attach_ex(w, e[2], e[1], modes[m]) == WEFT_OK);
+        cr_assert(weft_hier_attach_ex(w, e[3], e[2], modes[m]) == WEFT_OK);
+        cr_assert(weft_hier_depth(w, e[4]) == 3, "%s", mode_names[m]);
+        cr_assert(order_ok(w), "%s: %s", mode_names[m], hr_fail_message(&fail));
+        weft_world_destroy(w);
+    }
+}
+
+/* A 2,500-deep chain attached link by link in random order: parents first afterwards, and
+ * every world matrix equals the documented formula, in both modes. */
+Test(hier_tracking, a_2500_deep_chain_attached_in_random_order_in_both_attach_modes) {
+    hr_rng_t r = hr_seeded(&fail, "2500 chain");
+    enum { N = 2500 };
+    for (int m = 0; m < 2 && !fail.failed; m++) {
+        weft_world_t *w = new_world();
+        weft_entity_t *e = malloc(N * sizeof(*e));
+        uint32_t *perm = malloc(N * sizeof(*perm));
+        for (uint32_t i = 0; i < N; i++) {
+            weft_transform_t t = hr_transform(&r);
+            t.position = weft_vec3_scale(t.position, 0.01f); /* keep 2,500 levels finite */
+            e[i] = new_node(w, &t);
+            perm[i] = i;
+        }
+        for (uint32_t i = N - 1; i > 0; i--) { /* Fisher-Yates */
+            const uint32_t j = hr_below(&r, i + 1), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+        for (uint32_t i = 0; i < N && !fail.failed; i++) {
+            const uint32_t c = perm[i];
+            if (c != 0) {
+                CHECK(weft_hier_attach_ex(w, e[c], e[c - 1], modes[m]) == WEFT_OK,
+                      "%s: attaching link %u failed", mode_names[m], c);
+            }
+        }
+        CHECK(weft_hier_depth(w, e[N - 1]) == N - 1, "%s: wrong depth", mode_names[m]);
+        if (!fail.failed && order_ok(w)) {
+            CHECK(weft_hier_update(w, WEFT_HIER_PASS_AUTO) == WEFT_OK, "update failed");
+            weft_mat4_t pw = weft_transform_matrix(weft_hier_local_read(w, e[0]));
+            for (uint32_t i = 1; i < N && !fail.failed; i++) {
+                const weft_mat4_t want = hr_node_world(weft_hier_local_read(w, e[i]),
+                                                       &weft_hier_link(w, e[i])->inverse_bind, &pw);
+                CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &want), "%s: link %u differs",
+                      mode_names[m], i);
+                pw = want;
+            }
+        }
+        free(perm);
+        free(e);
+        weft_world_destroy(w);
+    }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
+Test(hier_tracking, cycles_are_rejected_and_change_nothing_in_both_attach_modes) {
+    hr_rng_t r = hr_seeded(&fail, "cycles both modes");
+    for (int m = 0; m < 2; m++) {
+        weft_world_t *w = new_world();
+        weft_entity_t e[6];
+        for (int i = 0; i < 6; i++) {
+            const weft_transform_t t = hr_transform(&r);
+            e[i] = new_node(w, &t);
+        }
+        for (int i = 1; i < 6; i++) {
+            cr_assert(weft_hier_attach_ex(w, e[i], e[i - 1], modes[m]) == WEFT_OK);
+        }
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        weft_parent_link_t links[6];
+        weft_transform_t locals[6];
+        for (int i = 0; i < 6; i++) {
+            links[i] = *weft_hier_link(w, e[i]);
+            locals[i] = *weft_hier_local_read(w, e[i]);
+        }
+        cr_assert(weft_hier_attach_ex(w, e[2], e[2], modes[m]) == WEFT_ECYCLE);
+        cr_assert(weft_hier_attach_ex(w, e[0], e[5], modes[m]) == WEFT_ECYCLE);
+        cr_assert(weft_hier_attach_ex(w, e[1], e[3], modes[m]) == WEFT_ECYCLE);
+        cr_assert(weft_hier_attach_ex(w, e[1], e[3], (weft_hier_attach_mode_t)5) == WEFT_EINVAL);
+        for (int i = 0; i < 6; i++) {
+            cr_assert(memcmp(&links[i], weft_hier_link(w, e[i]), sizeof(links[i])) == 0,
+                      "%s: link %d changed", mode_names[m], i);
+            cr_assert(memcmp(&locals[i], weft_hier_local_read(w, e[i]), sizeof(locals[i])) == 0);
+        }
+        weft_hier_stats_t st;
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        weft_hier_stats(w, &st);
+        cr_assert(st.recomputed == 0, "%s: a refused attach marked %u nodes changed", mode_names[m],
+                  st.recomputed);
+        weft_world_destroy(w);
+    }
+}
+
+/* Keep-world: the child does not move, its link holds the parent's inverse world. Keep-local:
+ * its local transform stays, the bind is the identity and the world is parent * local. In
+ * both, detach bakes the last world matrix into the local transform. */
+Test(hier_tracking, the_two_attach_modes_keep_what_they_say_and_detach_bakes_in_both) {
+    hr_rng_t r = hr_seeded(&fail, "attach modes");
+    for (int m = 0; m < 2; m++) {
+        weft_world_t *w = new_world();
+        weft_transform_t ta = hr_transform(&r), tb = hr_transform(&r);
+        ta.scale = weft_vec3_make(1.0f, 1.0f, 1.0f); /* no shear, which baking would lose */
+        weft_entity_t a = new_node(w, &ta), b = new_node(w, &tb);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        const weft_mat4_t before = *weft_hier_world(w, b);
+        cr_assert(weft_hier_attach_ex(w, b, a, modes[m]) == WEFT_OK);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        const weft_mat4_t id = weft_mat4_identity();
+        const bool identity_bind = hr_mat_eq(&weft_hier_link(w, b)->inverse_bind, &id);
+        if (modes[m] == WEFT_HIER_KEEP_WORLD) {
+            cr_assert(hr_mat_near(weft_hier_world(w, b), &before, 1e-4f), "keep world moved b");
+            cr_assert(!identity_bind);
+        } else {
+            cr_assert(identity_bind, "keep local: the bind is the identity");
+            cr_assert(memcmp(weft_hier_local_read(w, b), &tb, sizeof(tb)) == 0);
+            const weft_mat4_t la = weft_transform_matrix(&ta), lb = weft_transform_matrix(&tb);
+            const weft_mat4_t want = weft_mat4_mul(&la, &lb); /* one multiply */
+            cr_assert(hr_mat_eq(weft_hier_world(w, b), &want));
+        }
+        const weft_mat4_t attached = *weft_hier_world(w, b);
+        cr_assert(weft_hier_detach(w, b) == WEFT_OK);
+        const weft_transform_t baked = weft_transform_from_matrix(&attached);
+        cr_assert(memcmp(weft_hier_local_read(w, b), &baked, sizeof(baked)) == 0,
+                  "%s: detach bakes", mode_names[m]);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        cr_assert(hr_mat_near(weft_hier_world(w, b), &attached, 1e-4f));
+        weft_world_destroy(w);
+    }
+}
+
+/* ---- change tracking ------------------------------------------------------ */
+
+/* Nodes that the next update must recompute: marked ones and their descendants. */
+static uint32_t expected_recomputed(weft_world_t *w, const weft_entity_t *e, uint32_t n,
+                                    const bool *marked) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!weft_hier_has(w, e[i])) {
+            continue;
+        }
+        bool hit = false;
+        for (weft_entity_t x = e[i]; x != 0 && !hit; x = weft_hier_parent(w, x)) {
+            for (uint32_t j = 0; j < n && !hit; j++) {
+                hit = marked[j] && e[j] == x;
+            }
+        }
+        k += hit;
+    }
+    return k;
+}
+
+/* A random forest under random edits (new locals, attaches in both modes, detaches): after
+ * each incremental update the world matrices equal those of a full update bit for bit, and
+ * the update recomputed exactly the changed nodes and their descendants. */
+Test(hier_tracking, incremental_updates_equal_a_full_update_bit_for_bit) {
+    hr_rng_t r = hr_seeded(&fail, "incremental");
+    enum { N = 400 };
+    weft_world_t *w = new_world();
+    weft_entity_t e[N];
+    bool marked[N];
+    for (uint32_t i = 0; i < N; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+        if (i > 0) {
+            cr_assert(weft_hier_attach_ex(w, e[i], e[hr_below(&r, i)], modes[i % 2]) == WEFT_OK);
+        }
+    }
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_mat4_t *got = malloc(N * sizeof(*got));
+    for (int step = 0; step < 200 && !fail.failed; step++) {
+        fail.step = step;
+        memset(marked, 0, sizeof(marked));
+        const uint32_t edits = hr_below(&r, 6); /* 0: nothing changed */
+        for (uint32_t k = 0; k < edits; k++) {
+            const uint32_t i = hr_below(&r, N), j = hr_below(&r, N);
+            const uint32_t kind = hr_below(&r, 4);
+            if (kind < 2) {
+                *weft_hier_local(w, e[i]) = hr_transform(&r);
+                marked[i] = true;
+            } else if (kind == 2) {
+                const weft_result_t res =
+                    weft_hier_attach_ex(w, e[i], e[j], modes[hr_below(&r, 2)]);
+                marked[i] = marked[i] || res == WEFT_OK;
+            } else if (weft_hier_parent(w, e[i]) != 0) {
+                CHECK(weft_hier_detach(w, e[i]) == WEFT_OK, "detach failed");
+                marked[i] = true;
+            }
+        }
+        const uint32_t want = expected_recomputed(w, e, N, marked);
+        const weft_hier_pass_t pass = (weft_hier_pass_t)(1 + hr_below(&r, 2));
+        CHECK(weft_hier_update(w, pass) == WEFT_OK, "update failed");
+        weft_hier_stats_t st;
+        weft_hier_stats(w, &st);
+        CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
+              want);
+        for (uint32_t i = 0; i < N; i++) {
+            got[i] = *weft_hier_world(w, e[i]);
+        }
+        weft_hier_invalidate(w);
+        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "full update failed");
+        for (uint32_t i = 0; i < N && !fail.failed; i++) {
+            const weft_mat4_t ref = ref_world(w, e[i]);
+            CHECK(hr_mat_eq(&got[i], weft_hier_world(w, e[i])) && hr_mat_eq(&got[i], &ref),
+                  "node %u: the incremental update differs from a full one", i);
+        }
+    }
+    free(got);
+    weft_world_destroy(w);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
+Test(hier_tracking, a_static_hierarchy_recomputes_nothing_and_reading_marks_nothing) {
+    weft_world_t *w = new_world();
+    weft_entity_t a = new_node(w, NULL), b = new_node(w, NULL);
+    cr_assert(weft_hier_attach(w, b, a) == WEFT_OK);
+    weft_hier_stats_t st;
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_hier_stats(w, &st);
+    cr_assert(st.recomputed == 2);
+    (void)weft_hier_local_read(w, a);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+    weft_hier_stats(w, &st);
+    cr_assert(st.recomputed == 0);
+    (void)weft_hier_local(w, b);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_hier_stats(w, &st);
+    cr_assert(st.recomputed == 1, "only b: it has no children");
+    weft_world_destroy(w);
+}
