@@ -65,8 +65,10 @@ WEFT_API weft_jobs_t *weft_world_jobs(weft_world_t *world);
 /* ---- inspection -------------------------------------------------------- >>world_stats */
 
 /* A stable 64-bit hash of the world's observable data: the entity table (slot count,
- * generations of every slot, the free-list order) and every pool's rows in row order (entity
- * indices and data bytes), pools in component-id order. Two worlds built by the same calls
+ * generations of every slot, the free-list order), every pool's rows in row order (entity
+ * indices and data bytes), pools in component-id order, and the data modules keep outside
+ * the pools (the hierarchy: every node's local transform, parent link and world matrix, in
+ * entity order). Two worlds built by the same calls
  * hash equal; the hash does not depend on addresses, capacities, worker counts or timing.
  * Thread: main, or any thread while no structural change runs. */
 WEFT_API uint64_t weft_world_hash(const weft_world_t *world);

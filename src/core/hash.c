@@ -4,7 +4,8 @@
  * The digest covers exactly what a user can observe and nothing that depends on history or
  * addresses: the entity table (slot count, each slot's generation and liveness, the free list
  * in stack order) and, for each component in id order, its row count, entity indices and data
- * bytes in row order (for a resource, its value). Signature ids, capacities and sparse pages are left out (they depend on
+ * bytes in row order (for a resource, its value), then each registered module's data through
+ * its hash function (the hierarchy's nodes, world.h weft__module_t). Signature ids, capacities and sparse pages are left out (they depend on
  * the order things happened, not on the state). The mixing function is our own: 64-bit words
  * folded with a multiply-xorshift (like the finaliser of splitmix64), tails byte by byte, so
  * the result is identical on every little-endian 64-bit build and fast on large pools. */
@@ -38,6 +39,12 @@ static void mix_bytes(hasher_t *s, const unsigned char *p, size_t n) {
     mix_u64(s, tail ^ ((uint64_t)n << 56));
 }
 
+uint64_t weft__hash_mix(uint64_t h, const void *p, size_t n) {
+    hasher_t s = {.h = h};
+    mix_bytes(&s, p, n);
+    return s.h;
+}
+
 uint64_t weft_world_hash(const weft_world_t *world) {
     WEFT__NONNULL(world, 0);
     hasher_t s = {.h = 0x77656674u}; /* "weft" */
@@ -61,6 +68,14 @@ uint64_t weft_world_hash(const weft_world_t *world) {
         }
         if (pool->size) {
             mix_bytes(&s, pool->data, (size_t)pool->count * pool->size);
+        }
+    }
+    /* Modules whose data lives outside the pools (world.h, weft__module_t). */
+    for (uint32_t m = 0; m < world->module_part_count; m++) {
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->hash != NULL) {
+            mix_bytes(&s, (const unsigned char *)mod->name, strlen(mod->name));
+            s.h = mod->hash(world, s.h);
         }
     }
     return s.h;

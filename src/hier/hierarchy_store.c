@@ -607,6 +607,33 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
     return WEFT_OK;
 }
 
+/* ---- hash --------------------------------------------------------------- >>hstore_hash */
+
+uint64_t weft__hstore_hash(const weft__hstore_t *s, uint64_t h,
+                           uint64_t (*mix)(uint64_t h, const void *p, size_t n)) {
+    const weft__hrows_t *w = &s->rows;
+    const uint64_t live = s->live;
+    h = mix(h, &live, sizeof(live));
+    for (uint32_t page = 0; page < s->map.page_count; page++) {
+        const uint32_t *entries = s->map.pages[page];
+        for (uint32_t i = 0; entries != NULL && i < MAP_PAGE_SIZE; i++) {
+            const uint32_t r = entries[i];
+            if (r == WEFT__HROW_NONE) {
+                continue;
+            }
+            unsigned char
+                rec[8 + sizeof(weft__hlink_t) + sizeof(weft_transform_t) + sizeof(weft_mat4_t)];
+            memcpy(rec, &w->ent[r], 8);
+            memcpy(rec + 8, &w->link[r], sizeof(weft__hlink_t));
+            memcpy(rec + 8 + sizeof(weft__hlink_t), &w->local[r], sizeof(weft_transform_t));
+            memcpy(rec + 8 + sizeof(weft__hlink_t) + sizeof(weft_transform_t), &w->world[r],
+                   sizeof(weft_mat4_t));
+            h = mix(h, rec, sizeof(rec));
+        }
+    }
+    return h;
+}
+
 /* ---- checker ------------------------------------------------------------ >>hstore_check */
 
 const char *weft__hstore_check(const weft__hstore_t *s) {

@@ -157,6 +157,12 @@ bool weft__hstore_is_ancestor(const weft__hstore_t *s, uint32_t a, uint32_t r);
  * the first violation, or NULL when all hold. O(n). For tests and expensive asserts. */
 const char *weft__hstore_check(const weft__hstore_t *s);
 
+/* Fold every node into h with `mix` (weft_world_hash's mixing), in entity index order, so the
+ * result depends on the nodes' data only, never on row layout or history: per node its
+ * entity, parent entity, local transform, inverse bind and world matrix. O(n + map pages). */
+uint64_t weft__hstore_hash(const weft__hstore_t *s, uint64_t h,
+                           uint64_t (*mix)(uint64_t h, const void *p, size_t n));
+
 /* ---- structure ---------------------------------------------------------- >>hstore_ops */
 
 /* Add e as a root with `local`, world = compose(local). Errors: WEFT_EEXIST, WEFT_ENOMEM.

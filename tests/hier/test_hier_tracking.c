@@ -303,3 +303,91 @@ Test(hier_tracking, a_static_hierarchy_recomputes_nothing_and_reading_marks_noth
     cr_assert(st.recomputed == 1, "only b: it has no children");
     weft_world_destroy(w);
 }
+
+/* ---- the hierarchy in the world hash -------------------------------------- */
+
+static uint64_t updated_hash(weft_world_t *w) {
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    return weft_world_hash(w);
+}
+
+/* The archive of w loaded (ids kept) into a fresh world with the hierarchy set up. */
+static uint64_t archive_round_trip_hash(weft_world_t *w) {
+    weft_membuf_t buf = {0};
+    weft_writer_t wr = weft_membuf_writer(&buf);
+    cr_assert(weft_archive_save(w, NULL, &wr) == WEFT_OK, "save: %s", weft_last_error());
+    weft_world_t *b = new_world();
+    weft_hier_components_t ids;
+    cr_assert(weft_hier_components(b, &ids) == WEFT_OK);
+    cr_assert(weft_archive_load_memory(b, buf.data, buf.size,
+                                       &(weft_archive_load_desc_t){.keep_ids = true},
+                                       NULL) == WEFT_OK,
+              "load: %s", weft_last_error());
+    const uint64_t h = weft_world_hash(b);
+    weft_world_destroy(b);
+    weft_membuf_free(&buf);
+    return h;
+}
+
+/* One local transform, one bind, one parent and one attach mode changed in turn: the hash
+ * changes each time and comes back when the change is undone (by the inverse call where
+ * one exists exactly, else by restoring a snapshot); a snapshot restore and an archive round
+ * trip reproduce the hash. */
+Test(hier_tracking, the_world_hash_follows_every_hierarchy_change_and_returns_when_undone) {
+    hr_rng_t r = hr_seeded(&fail, "hash");
+    weft_world_t *w = new_world();
+    weft_transform_t t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = hr_transform(&r);
+    }
+    const weft_entity_t p = new_node(w, &t[0]), q = new_node(w, &t[1]), c = new_node(w, &t[2]);
+    cr_assert(weft_hier_attach_ex(w, c, p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    const uint64_t h0 = updated_hash(w);
+    weft_snapshot_t *snap = NULL;
+    cr_assert(weft_snapshot_create(w, &snap) == WEFT_OK);
+    cr_assert(weft_snapshot_capture(w, snap) == WEFT_OK);
+
+    /* local */
+    *weft_hier_local(w, c) = t[3];
+    cr_assert(updated_hash(w) != h0, "a local transform change must change the hash");
+    *weft_hier_local(w, c) = t[2];
+    cr_assert(updated_hash(w) == h0, "undoing the local change must restore the hash");
+
+    /* parent (keep-local both ways: the bind stays the identity, so the undo is exact) */
+    cr_assert(weft_hier_attach_ex(w, c, q, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    cr_assert(updated_hash(w) != h0, "a parent change must change the hash");
+    cr_assert(weft_hier_attach_ex(w, c, p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    cr_assert(updated_hash(w) == h0, "undoing the parent change must restore the hash");
+
+    /* attach mode: the same parent, keeping the world (bakes local, binds to p) */
+    cr_assert(weft_hier_attach_ex(w, c, p, WEFT_HIER_KEEP_WORLD) == WEFT_OK);
+    const uint64_t h_keep_world = updated_hash(w);
+    cr_assert(h_keep_world != h0, "an attach mode change must change the hash");
+    weft_snapshot_t *snap_world = NULL;
+    cr_assert(weft_snapshot_create(w, &snap_world) == WEFT_OK);
+    cr_assert(weft_snapshot_capture(w, snap_world) == WEFT_OK);
+    cr_assert(weft_snapshot_restore(w, snap) == WEFT_OK);
+    cr_assert(weft_world_hash(w) == h0, "restoring the snapshot restores the hash");
+    cr_assert(updated_hash(w) == h0, "and the restored world is up to date");
+
+    /* bind alone: from keep-world, re-attach under the same parent keeping the local, so
+     * only the inverse bind changes (to the identity) */
+    cr_assert(weft_snapshot_restore(w, snap_world) == WEFT_OK);
+    cr_assert(weft_world_hash(w) == h_keep_world);
+    const weft_transform_t local_before = *weft_hier_local_read(w, c);
+    cr_assert(weft_hier_attach_ex(w, c, p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    cr_assert(memcmp(&local_before, weft_hier_local_read(w, c), sizeof(local_before)) == 0);
+    cr_assert(weft_hier_parent(w, c) == p);
+    cr_assert(weft_world_hash(w) != h_keep_world, "a bind change must change the hash");
+    cr_assert(weft_snapshot_restore(w, snap_world) == WEFT_OK);
+    cr_assert(updated_hash(w) == h_keep_world, "undoing the bind change restores the hash");
+
+    /* archives */
+    cr_assert(archive_round_trip_hash(w) == h_keep_world, "archive round trip (keep world)");
+    cr_assert(weft_snapshot_restore(w, snap) == WEFT_OK);
+    cr_assert(archive_round_trip_hash(w) == h0, "archive round trip (keep local)");
+
+    weft_snapshot_destroy(snap_world);
+    weft_snapshot_destroy(snap);
+    weft_world_destroy(w);
+}
