@@ -126,6 +126,8 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->removed, (size_t)s->removed_capacity * sizeof(*s->removed));
     weft__hstore_free(s, s->level_start, (size_t)s->level_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_rows, (size_t)s->index_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->block_lo, (size_t)s->block_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
@@ -229,8 +231,15 @@ void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t
 
 void weft__hstore_touch_all(weft__hstore_t *s) {
     uint8_t *f = s->rows.flags;
-    if (s->holes == 0) { /* the common case: no entity to look at */
-        for (uint32_t r = 0; r < s->count; r++) {
+    if (s->holes == 0) { /* the common case: no entity to look at, eight rows per word */
+        uint32_t r = 0;
+        for (; r + 8 <= s->count; r += 8) {
+            uint64_t v;
+            memcpy(&v, f + r, sizeof(v));
+            v |= 0x0101010101010101ull * WEFT__HFLAG_DIRTY;
+            memcpy(f + r, &v, sizeof(v));
+        }
+        for (; r < s->count; r++) {
             f[r] |= WEFT__HFLAG_DIRTY;
         }
         return;
@@ -407,6 +416,7 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e,
     weft__hstore_map_set(s, e, row);
     s->live++;
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     s->levels_valid = false; /* the new row lies beyond the last level */
     return WEFT_OK;
@@ -456,6 +466,7 @@ weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
      * keeps its place: its current world is baked into local, then bound to the new parent.
      * Keeping the local, it is only unlinked: its local now composes under the new parent. */
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     if (w->parent[rc] != WEFT__HROW_NONE) {
         if (keep_world) {
@@ -491,6 +502,7 @@ weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const we
     if (s->rows.parent[r] != WEFT__HROW_NONE) {
         bake_and_unlink(&s->rows, r);
         s->index_valid = false;
+        s->blocks_valid = false;
         s->auto_known = false;
     }
     return WEFT_OK;
@@ -577,6 +589,8 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
     weft__hrows_t *w = &s->rows;
 
     s->index_valid = false;
+
+    s->blocks_valid = false;
     s->auto_known = false;
     if (w->parent[r] != WEFT__HROW_NONE) {
         unlink_child(w, r);

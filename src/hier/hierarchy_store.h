@@ -126,8 +126,14 @@ typedef struct weft__hstore {
     uint32_t *index_start;   /* index_levels + 1 offsets into index_rows */
     uint32_t index_start_capacity;
     uint32_t index_levels; /* depth levels in the index */
-    bool auto_known;       /* auto_choice holds for the current structure */
-    int auto_choice;       /* the weft__hpass_t the automatic mode picked */
+    /* Parent ranges per block of WEFT__HIER_BLOCK rows, for the sequential pass to skip
+     * blocks none of whose rows or parents changed (rebuilt after structural changes). */
+    bool blocks_valid;       /* no structural change since the ranges were built */
+    uint32_t *block_lo;      /* smallest parent row of the block's rows (NONE: all roots) */
+    uint32_t *block_hi;      /* largest parent row of the block's rows */
+    uint32_t block_capacity; /* entries allocated in block_lo and block_hi */
+    bool auto_known;         /* auto_choice holds for the current structure */
+    int auto_choice;         /* the weft__hpass_t the automatic mode picked */
 
     uint64_t moved_rows; /* statistics: rows moved by attach (subtree moves) */
     uint32_t recomputed; /* statistics: rows the last update recomputed */
@@ -239,6 +245,9 @@ typedef enum weft__hpass {
     WEFT__HPASS_SEQUENTIAL = 1, /* one forward walk over every row */
     WEFT__HPASS_LEVELS = 2,     /* level by level; wide levels split with weft_parallel_for */
 } weft__hpass_t;
+
+/* Rows per block of the update (see hierarchy_update.c). */
+#define WEFT__HIER_BLOCK 1024u
 
 /* Rows per parallel-for range in the level pass; levels narrower than 2 grains run inline. */
 #define WEFT__HIER_GRAIN 4096u

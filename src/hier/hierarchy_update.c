@@ -67,6 +67,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
     s->count = new_count;
     s->holes = 0;
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     return WEFT_OK;
 }
@@ -227,9 +228,11 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
 #define HIER_PREFETCH(p, rw) ((void)(p))
 #endif
 
-/* Rows per block of the sparse path, and how far ahead it prefetches. */
-#define HIER_BLOCK 1024u
+/* Rows per block, how far ahead the sparse path prefetches, and the widest parent range a
+ * block summary is scanned for (wider: the block is pulled row by row instead). */
+#define HIER_BLOCK WEFT__HIER_BLOCK
 #define HIER_AHEAD 8u
+#define HIER_SPAN (4u * HIER_BLOCK)
 
 /* Recompose row r's cached local matrix (its local, parent or bind changed). */
 static HIER_NOINLINE void recompose(const weft__hrows_t *w, uint32_t r, uint32_t p, uint8_t f) {
@@ -260,33 +263,85 @@ static inline uint8_t pulled_flags(const weft__hrows_t *w, uint32_t r, uint32_t 
     return f;
 }
 
+/* Eight flag bytes as one word (any alignment), and a bit in every byte of a word. */
+static inline uint64_t flag_word(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+#define EVERY_BYTE(bit) (0x0101010101010101ull * (uint64_t)(bit))
+
 /* True when every row of [begin, end) has DIRTY set (a full update's blocks). */
 static bool all_dirty(const uint8_t *flags, uint32_t begin, uint32_t end) {
-    uint8_t all = WEFT__HFLAG_DIRTY;
-    for (uint32_t r = begin; r < end; r++) {
-        all &= flags[r];
+    uint64_t all = EVERY_BYTE(WEFT__HFLAG_DIRTY);
+    uint32_t r = begin;
+    for (; r + 8 <= end; r += 8) {
+        all &= flag_word(flags + r);
     }
-    return all != 0;
+    for (; r < end; r++) {
+        all &= (uint64_t)flags[r] * EVERY_BYTE(1);
+    }
+    return all == EVERY_BYTE(WEFT__HFLAG_DIRTY);
 }
 
-/* Compute world[] for rows [begin, end), block by block. A block whose rows are all marked
- * (a full update) is one forward walk. Otherwise its flags are pulled first (a cheap walk
- * over parent rows and flag bytes) into a list of the rows to recompute, which are then
- * computed in the same order with their matrices prefetched, since they lie scattered. */
-static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+/* True when some row of [begin, end) has DIRTY set. */
+static bool any_dirty(const uint8_t *flags, uint32_t begin, uint32_t end) {
+    uint32_t r = begin;
+    for (; r + 8 <= end; r += 8) {
+        if ((flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) != 0) {
+            return true;
+        }
+    }
+    for (; r < end; r++) {
+        if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when no row of block [b, e) (inside aligned block g) needs recomputing: none is
+ * DIRTY and none of the parent rows the block's summary spans is (those precede the block
+ * and are final). Without summaries (lo NULL) or with a wide span it answers false. */
+static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t *hi, uint32_t g,
+                        uint32_t b, uint32_t e) {
+    if (lo == NULL || any_dirty(flags, b, e)) {
+        return false;
+    }
+    if (lo[g] == WEFT__HROW_NONE) {
+        return true; /* only roots and holes */
+    }
+    return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
+}
+
+/* Compute world[] for rows [begin, end), block by block (blocks aligned to HIER_BLOCK rows,
+ * so block summaries lo/hi, when given, describe a superset of each block's rows). A block
+ * whose rows and parents are clean is skipped. A block whose rows are all marked (a full
+ * update) is one forward walk. Otherwise its flags are pulled first (a cheap walk over
+ * parent rows and flag bytes) into a list of the rows to recompute, which are then computed
+ * in the same order with their matrices prefetched, since they lie scattered. */
+static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, const uint32_t *lo,
+                        const uint32_t *hi) {
     const uint32_t *parent = w->parent;
     uint8_t *flags = w->flags;
     uint32_t list[HIER_BLOCK];
-    for (uint32_t b = begin; b < end; b += HIER_BLOCK) {
-        const uint32_t e = end - b < HIER_BLOCK ? end : b + HIER_BLOCK;
-        if (all_dirty(flags, b, e)) {
-            for (uint32_t r = b; r < e; r++) {
+    for (uint32_t b = begin; b < end;) {
+        const uint32_t g = b / HIER_BLOCK;
+        const uint32_t next = (g + 1) * HIER_BLOCK;
+        const uint32_t e = end < next ? end : next;
+        const uint32_t block_begin = b;
+        b = e;
+        if (block_clean(flags, lo, hi, g, block_begin, e)) {
+            continue;
+        }
+        if (all_dirty(flags, block_begin, e)) {
+            for (uint32_t r = block_begin; r < e; r++) {
                 compute_row(w, r, parent[r], pulled_flags(w, r, parent[r]));
             }
             continue;
         }
         uint32_t k = 0;
-        for (uint32_t r = b; r < e; r++) {
+        for (uint32_t r = block_begin; r < e; r++) {
             const uint8_t f = pulled_flags(w, r, parent[r]);
             flags[r] = f;
             list[k] = r;
@@ -326,13 +381,7 @@ static void update_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t
 static uint32_t first_dirty(const weft__hstore_t *s) {
     const uint8_t *f = s->rows.flags;
     uint32_t r = 0;
-    const uint64_t mask = 0x0101010101010101ull * WEFT__HFLAG_DIRTY;
-    while (r + 8 <= s->count) {
-        uint64_t word;
-        memcpy(&word, f + r, sizeof(word));
-        if ((word & mask) != 0) {
-            break;
-        }
+    while (r + 8 <= s->count && (flag_word(f + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) == 0) {
         r += 8;
     }
     while (r < s->count && (f[r] & WEFT__HFLAG_DIRTY) == 0) {
@@ -345,7 +394,14 @@ static uint32_t first_dirty(const weft__hstore_t *s) {
 static uint32_t clear_dirty(weft__hstore_t *s, uint32_t from) {
     uint8_t *f = s->rows.flags;
     uint32_t n = 0;
-    for (uint32_t r = from; r < s->count; r++) {
+    uint32_t r = from;
+    for (; r + 8 <= s->count; r += 8) { /* eight rows per word; DIRTY is bit 0 of a byte */
+        uint64_t v = flag_word(f + r);
+        n += (uint32_t)(((v & EVERY_BYTE(WEFT__HFLAG_DIRTY)) * EVERY_BYTE(1)) >> 56);
+        v &= ~EVERY_BYTE(WEFT__HFLAG_CHANGED);
+        memcpy(f + r, &v, sizeof(v));
+    }
+    for (; r < s->count; r++) {
         n += f[r] & WEFT__HFLAG_DIRTY;
         f[r] &= (uint8_t)~WEFT__HFLAG_CHANGED;
     }
@@ -366,7 +422,7 @@ static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker
     if (ctx->idx != NULL) {
         update_indexed(ctx->rows, ctx->idx, a, b);
     } else {
-        update_rows(ctx->rows, a, b);
+        update_rows(ctx->rows, a, b, NULL, NULL);
     }
 }
 
@@ -390,7 +446,7 @@ static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uin
         if (idx != NULL) {
             update_indexed(rows, idx, a, b);
         } else {
-            update_rows(rows, a, b);
+            update_rows(rows, a, b, NULL, NULL);
         }
     }
 }
@@ -447,6 +503,49 @@ static weft_result_t build_index(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* Build the per-block parent ranges (one walk over the parent rows; after structural changes
+ * only). Level passes do not use them: a block there may straddle levels, and its range
+ * would then name rows another worker is writing. */
+static weft_result_t build_blocks(weft__hstore_t *s) {
+    if (s->blocks_valid) {
+        return WEFT_OK;
+    }
+    const uint32_t blocks = (s->count + HIER_BLOCK - 1) / HIER_BLOCK;
+    uint32_t cap = s->block_capacity;
+    if (grow_u32(s, &s->block_lo, &cap, blocks) != WEFT_OK) {
+        return WEFT_ENOMEM;
+    }
+    if (cap != s->block_capacity) { /* block_hi follows block_lo's new capacity */
+        uint32_t *hi = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
+        if (hi == NULL) {
+            weft__hstore_free(s, s->block_lo, (size_t)cap * sizeof(uint32_t));
+            weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
+            s->block_lo = s->block_hi = NULL;
+            s->block_capacity = 0;
+            return WEFT_ENOMEM;
+        }
+        weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
+        s->block_hi = hi;
+        s->block_capacity = cap;
+    }
+    const uint32_t *parent = s->rows.parent;
+    for (uint32_t g = 0; g < blocks; g++) {
+        uint32_t lo = WEFT__HROW_NONE, hi = 0;
+        const uint32_t end = (g + 1) * HIER_BLOCK < s->count ? (g + 1) * HIER_BLOCK : s->count;
+        for (uint32_t r = g * HIER_BLOCK; r < end; r++) {
+            const uint32_t p = parent[r];
+            if (p != WEFT__HROW_NONE) {
+                lo = p < lo ? p : lo;
+                hi = p > hi ? p : hi;
+            }
+        }
+        s->block_lo[g] = lo;
+        s->block_hi[g] = hi;
+    }
+    s->blocks_valid = true;
+    return WEFT_OK;
+}
+
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
                                   weft_jobs_t *jobs) {
     const uint32_t first = first_dirty(s);
@@ -455,7 +554,9 @@ weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool re
         return WEFT_OK; /* nothing changed: every world matrix is current */
     }
     if (pass != WEFT__HPASS_LEVELS) {
-        update_rows(&s->rows, first, s->count);
+        const bool summaries = build_blocks(s) == WEFT_OK; /* else: no skipping */
+        update_rows(&s->rows, first, s->count, summaries ? s->block_lo : NULL,
+                    summaries ? s->block_hi : NULL);
     } else {
         if (regroup) {
             weft_result_t r = weft__hstore_level_sort(s);
