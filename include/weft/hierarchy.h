@@ -41,12 +41,15 @@
  * as it should. `link` declares its entity field (offset 0) like any entity reference.
  *
  * Thread: every function is main-thread only and must not run while a frame is in progress
- * (the editing calls return WEFT_ESTATE from a system, a hook or another thread in debug
- * builds, weft/world.h), except the readers (get/has/parent/local/world/link), which systems may call when they
- * declared the matching access (local: read or write; world, link: read). */
+ * (the editing calls return WEFT_ESTATE from a system in every build, and from a hook or
+ * another thread in debug builds, weft/world.h; systems record attach and detach with
+ * weft_hier_cmd_attach / weft_hier_cmd_detach), except the readers (get/has/parent/local/
+ * world/link), which systems may call when they declared the matching access (local: read
+ * or write, weft_hier_local only with write; world, link: read). */
 #ifndef WEFT_HIERARCHY_H
 #define WEFT_HIERARCHY_H
 
+#include "weft/command.h"
 #include "weft/component.h"
 #include "weft/entity.h"
 #include "weft/math.h"
@@ -130,6 +133,21 @@ WEFT_API weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t ch
  * lost), its link is reset, and it stays in place in the order, now a root. Detaching a root
  * does nothing. Errors: WEFT_ESTALE, WEFT_ENOENT (not a node). O(1). Thread: main. */
 WEFT_API weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child);
+
+/* Record, from a system, attaching (or re-parenting) `child` under `parent` with `mode`; it
+ * is applied as weft_hier_attach_ex at the phase's apply, in the deterministic command order
+ * (weft/command.h). A direct structural hierarchy call from inside a system returns
+ * WEFT_ESTATE in every build. At apply, a stale or non-node handle, a cycle or a singular
+ * parent skip the command (reported as the direct call reports them); running out of memory
+ * fails the apply as a failed command does, with the hierarchy unchanged.
+ * Errors (nothing recorded): WEFT_EINVAL (NULL cmd, bad mode, a placeholder handle: they are
+ * not resolved here, attach created entities in a later frame), and those of weft_cmd_call.
+ * Thread: the system's job, with its own buffer. */
+WEFT_API weft_result_t weft_hier_cmd_attach(weft_cmd_t *cmd, weft_entity_t child,
+                                            weft_entity_t parent, weft_hier_attach_mode_t mode);
+
+/* Record detaching `child` (applied as weft_hier_detach; see weft_hier_cmd_attach). */
+WEFT_API weft_result_t weft_hier_cmd_detach(weft_cmd_t *cmd, weft_entity_t child);
 
 typedef enum weft_hier_destroy {
     WEFT_HIER_DESTROY_DETACH = 0,  /* default: children are detached (baked), then e goes */

@@ -122,6 +122,10 @@ struct weft_world {
 
     /* ---- misc ---- */
     uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */
+    bool in_systems;         /* set by the scheduler while a phase's systems run (not during its
+                        apply; written by the main thread only outside those runs, so
+                        systems read it race-free), for modules that refuse direct calls
+                        from systems in every build (the hierarchy) */
     const void *main_thread; /* weft__thread_token() of the creating thread */
     max_align_t tag_dummy;   /* data "column" of tag pools: non-NULL, zero bytes used */
 

@@ -214,6 +214,20 @@ weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *
 
 /* ---- structure ----------------------------------------------------------- >>hier_structure */
 
+/* Structural hierarchy calls from a system body would race with the hierarchy system and
+ * with readers; systems record them instead (weft_hier_cmd_attach/_detach). Checked in every
+ * build through the scheduler's in_systems flag (src/core/world.h); debug builds also catch
+ * other threads and hooks in WEFT__MAIN_CALL. */
+#define HIER_NOT_IN_SYSTEM(world, fn)                                            \
+    do {                                                                         \
+        if ((world)->in_systems) {                                               \
+            return WEFT__FAIL((world)->log, WEFT_ESTATE,                         \
+                              "%s: called from inside a system; record it with " \
+                              "weft_hier_cmd_attach / weft_hier_cmd_detach",     \
+                              fn);                                               \
+        }                                                                        \
+    } while (0)
+
 static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, const char *fn) {
     if (!weft_entity_is_alive(world, e)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE, "%s: entity 0x%llx is null or stale", fn,
@@ -224,6 +238,7 @@ static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, con
 
 weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_transform_t *local) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_add");
     weft_result_t r = check_alive(world, e, "weft_hier_add");
     if (r != WEFT_OK) {
         return r;
@@ -266,6 +281,7 @@ weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_en
 weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child, weft_entity_t parent,
                                   weft_hier_attach_mode_t mode) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_attach_ex");
     if (mode != WEFT_HIER_KEEP_WORLD && mode != WEFT_HIER_KEEP_LOCAL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_attach: bad mode %d", (int)mode);
     }
@@ -287,6 +303,7 @@ weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child, weft
 
 weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_detach");
     weft_result_t r = check_alive(world, child, "weft_hier_detach");
     if (r != WEFT_OK) {
         return r;
@@ -300,6 +317,7 @@ weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
 
 weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_destroy");
     weft_result_t r = check_alive(world, e, "weft_hier_destroy");
     if (r != WEFT_OK) {
         return r;
@@ -326,6 +344,60 @@ weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_
         return r;
     }
     return weft_entity_destroy_n(world, list, n);
+}
+
+/* ---- commands ------------------------------------------------------------ >>hier_cmd */
+
+enum { HIER_CMD_ATTACH = 1, HIER_CMD_DETACH = 2 };
+
+/* A hierarchy command as recorded (weft_cmd_call's data). */
+typedef struct hier_cmd {
+    weft_entity_t child;
+    weft_entity_t parent; /* attach only */
+    uint32_t op;          /* HIER_CMD_* */
+    uint32_t mode;        /* weft_hier_attach_mode_t, attach only */
+} hier_cmd_t;
+
+/* Apply one recorded command as the direct call. The lenient apply rules hold: a target that
+ * is stale or not a node, a cycle or a singular parent (each reported by the call) skip the
+ * command; only running out of memory or capacity is the apply's failure. */
+static weft_result_t hier_cmd_apply(weft_world_t *world, const void *data, uint32_t size) {
+    hier_cmd_t c;
+    if (size != sizeof(c)) {
+        return WEFT_OK; /* not ours: cannot happen, recorded by the functions below */
+    }
+    memcpy(&c, data, sizeof(c));
+    const weft_result_t r =
+        c.op == HIER_CMD_ATTACH
+            ? weft_hier_attach_ex(world, c.child, c.parent, (weft_hier_attach_mode_t)c.mode)
+            : weft_hier_detach(world, c.child);
+    return r == WEFT_ENOMEM || r == WEFT_ECAPACITY ? r : WEFT_OK;
+}
+
+weft_result_t weft_hier_cmd_attach(weft_cmd_t *cmd, weft_entity_t child, weft_entity_t parent,
+                                   weft_hier_attach_mode_t mode) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
+    if (mode != WEFT_HIER_KEEP_WORLD && mode != WEFT_HIER_KEEP_LOCAL) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL, "weft_hier_cmd_attach: bad mode %d", (int)mode);
+    }
+    if (weft_cmd_is_placeholder(child) || weft_cmd_is_placeholder(parent)) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL,
+                          "weft_hier_cmd_attach: placeholders are not resolved in hierarchy "
+                          "commands; attach a created entity in a later frame");
+    }
+    const hier_cmd_t c = {child, parent, HIER_CMD_ATTACH, (uint32_t)mode};
+    return weft_cmd_call(cmd, hier_cmd_apply, &c, sizeof(c));
+}
+
+weft_result_t weft_hier_cmd_detach(weft_cmd_t *cmd, weft_entity_t child) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
+    if (weft_cmd_is_placeholder(child)) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL,
+                          "weft_hier_cmd_detach: placeholders are not resolved in hierarchy "
+                          "commands");
+    }
+    const hier_cmd_t c = {child, 0, HIER_CMD_DETACH, 0};
+    return weft_cmd_call(cmd, hier_cmd_apply, &c, sizeof(c));
 }
 
 /* ---- reading ------------------------------------------------------------- >>hier_read */
@@ -391,6 +463,11 @@ const weft_transform_t *weft_hier_local_read(const weft_world_t *world, weft_ent
 
 void weft_hier_invalidate(weft_world_t *world) {
     WEFT__NONNULL(world, );
+    if (world->in_systems) {
+        (void)WEFT__FAIL(world->log, WEFT_ESTATE,
+                         "weft_hier_invalidate: called from inside a system; ignored");
+        return;
+    }
     if (world->hier != NULL) {
         weft__hstore_touch_all(&world->hier->store);
     }
@@ -452,6 +529,7 @@ static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool
 
 weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_update");
     if (pass != WEFT_HIER_PASS_AUTO && pass != WEFT_HIER_PASS_SEQUENTIAL &&
         pass != WEFT_HIER_PASS_LEVELS) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_update: bad pass %d", (int)pass);

@@ -410,3 +410,91 @@ Test(hier_tracking, the_world_hash_follows_every_hierarchy_change_and_returns_wh
     weft_snapshot_destroy(snap);
     weft_world_destroy(w);
 }
+
+/* ---- structural changes from systems ------------------------------------------ */
+
+static weft_entity_t sys_p, sys_q, sys_c, sys_d, sys_e;
+static int direct_results[4];
+
+/* Records, in this order: c under p keeping its local; c re-parented under q keeping its
+ * world; d under c keeping its local; e detached. Also tries the direct calls. */
+static void edit_first(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    cr_assert(weft_hier_cmd_attach(ctx->cmd, sys_c, sys_p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    cr_assert(weft_hier_cmd_attach(ctx->cmd, sys_c, sys_q, WEFT_HIER_KEEP_WORLD) == WEFT_OK);
+    cr_assert(weft_hier_cmd_attach(ctx->cmd, sys_d, sys_c, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+    cr_assert(weft_hier_cmd_detach(ctx->cmd, sys_e) == WEFT_OK);
+    cr_assert(weft_hier_cmd_attach(ctx->cmd, sys_e, sys_p, (weft_hier_attach_mode_t)9) ==
+              WEFT_EINVAL);
+    direct_results[0] = (int)weft_hier_attach(ctx->world, sys_d, sys_p);
+    direct_results[1] = (int)weft_hier_detach(ctx->world, sys_e);
+    direct_results[2] = (int)weft_hier_update(ctx->world, WEFT_HIER_PASS_SEQUENTIAL);
+    direct_results[3] = (int)weft_hier_attach_ex(ctx->world, sys_d, sys_p, WEFT_HIER_KEEP_LOCAL);
+}
+
+/* Registered second: its commands apply after edit_first's, whatever ran first. */
+static void edit_second(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    cr_assert(weft_hier_cmd_attach(ctx->cmd, sys_d, sys_p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+}
+
+/* The same edits through command buffers at 1 and 2 workers: the result follows the command
+ * order (registration, then write order), matches the same direct calls made in that order,
+ * and direct calls from the systems returned WEFT_ESTATE and changed nothing. */
+Test(hier_tracking, attach_detach_and_reparent_from_systems_apply_in_command_order) {
+    hr_rng_t r = hr_seeded(&fail, "commands");
+    weft_transform_t t[5];
+    for (int i = 0; i < 5; i++) {
+        t[i] = hr_transform(&r);
+    }
+    uint64_t hashes[3];
+    for (int run = 0; run < 3; run++) {
+        weft_world_t *w = NULL;
+        cr_assert(
+            weft_world_create(&(weft_world_desc_t){.worker_count = run == 0 ? 1 : 2,
+                                                   .execution = run == 0 ? WEFT_EXECUTION_INLINE
+                                                                         : WEFT_EXECUTION_THREADED,
+                                                   .logger = {.fn = quiet_fn}},
+                              &w) == WEFT_OK);
+        sys_p = new_node(w, &t[0]);
+        sys_q = new_node(w, &t[1]);
+        sys_c = new_node(w, &t[2]);
+        sys_d = new_node(w, &t[3]);
+        sys_e = new_node(w, &t[4]);
+        cr_assert(weft_hier_attach(w, sys_e, sys_q) == WEFT_OK);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        if (run < 2) {
+            weft_system_t s;
+            cr_assert(weft_system_register(
+                          w, &(weft_system_desc_t){.name = "edit_first", .fn = edit_first}, &s) ==
+                      WEFT_OK);
+            cr_assert(weft_system_register(
+                          w, &(weft_system_desc_t){.name = "edit_second", .fn = edit_second}, &s) ==
+                      WEFT_OK);
+            memset(direct_results, 0, sizeof(direct_results));
+            cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK);
+            for (int k = 0; k < 4; k++) {
+                cr_assert(direct_results[k] == WEFT_ESTATE, "direct call %d from a system: %s", k,
+                          weft_result_name((weft_result_t)direct_results[k]));
+            }
+        } else { /* the same calls, made directly in command order */
+            cr_assert(weft_hier_attach_ex(w, sys_c, sys_p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+            cr_assert(weft_hier_attach_ex(w, sys_c, sys_q, WEFT_HIER_KEEP_WORLD) == WEFT_OK);
+            cr_assert(weft_hier_attach_ex(w, sys_d, sys_c, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+            cr_assert(weft_hier_detach(w, sys_e) == WEFT_OK);
+            cr_assert(weft_hier_attach_ex(w, sys_d, sys_p, WEFT_HIER_KEEP_LOCAL) == WEFT_OK);
+        }
+        cr_assert(weft_hier_parent(w, sys_c) == sys_q, "run %d: c was re-parented under q", run);
+        cr_assert(weft_hier_parent(w, sys_d) == sys_p, "run %d: the second system's attach is last",
+                  run);
+        cr_assert(weft_hier_parent(w, sys_e) == 0, "run %d: e was detached", run);
+        const weft_mat4_t id = weft_mat4_identity();
+        cr_assert(!hr_mat_eq(&weft_hier_link(w, sys_c)->inverse_bind, &id), "keep world binds");
+        cr_assert(hr_mat_eq(&weft_hier_link(w, sys_d)->inverse_bind, &id), "keep local");
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        hashes[run] = weft_world_hash(w);
+        weft_world_destroy(w);
+    }
+    cr_assert(hashes[0] == hashes[2] && hashes[1] == hashes[2],
+              "commands at 1 and 2 workers give the world the direct calls give");
+}

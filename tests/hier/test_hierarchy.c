@@ -489,7 +489,7 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
 
 /* ---- the contract at the API's edge ------------------------------------------------ */
 
-#if WEFT_DEBUG >= 1
+/* Every build: the scheduler tells the hierarchy that systems are running. */
 static weft_entity_t attach_child, attach_parent;
 static _Atomic int attach_result;
 
@@ -512,7 +512,6 @@ Test(hierarchy, attaching_from_inside_a_system_returns_estate_and_changes_nothin
     cr_expect((weft_hier_parent(w, attach_child)) == (WEFT_ENTITY_NULL), "still a root");
     weft_world_destroy(w);
 }
-#endif /* WEFT_DEBUG */
 
 Test(hierarchy, every_call_given_a_null_world_returns_einval_or_its_neutral_value) {
     weft_transform_t t = weft_transform_identity();
