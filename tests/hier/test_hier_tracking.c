@@ -498,3 +498,72 @@ Test(hier_tracking, attach_detach_and_reparent_from_systems_apply_in_command_ord
     cr_assert(hashes[0] == hashes[2] && hashes[1] == hashes[2],
               "commands at 1 and 2 workers give the world the direct calls give");
 }
+
+/* ---- hash breakdown --------------------------------------------------------------- */
+
+/* Index of the first part where a and b differ (count when none). */
+static uint32_t first_difference(const weft_hash_part_t *a, const weft_hash_part_t *b,
+                                 uint32_t count) {
+    uint32_t i = 0;
+    while (i < count && a[i].kind == b[i].kind && a[i].id == b[i].id && a[i].hash == b[i].hash) {
+        i++;
+    }
+    return i;
+}
+
+/* Two worlds built alike have equal parts; a change in one component's data shows in that
+ * component's part only, a hierarchy change in the hierarchy module's part only. */
+Test(hier_tracking, the_hash_breakdown_names_the_part_where_two_worlds_differ) {
+    hr_rng_t r = hr_seeded(&fail, "hash parts");
+    weft_transform_t t[2] = {hr_transform(&r), hr_transform(&r)};
+    weft_world_t *w[2];
+    weft_component_t pos[2];
+    weft_entity_t node[2][2];
+    for (int k = 0; k < 2; k++) {
+        w[k] = new_world();
+        cr_assert(weft_component_register(w[k],
+                                          &(weft_component_desc_t){.name = "pos",
+                                                                   .size = sizeof(float),
+                                                                   .align = _Alignof(float)},
+                                          &pos[k]) == WEFT_OK);
+        node[k][0] = new_node(w[k], &t[0]);
+        node[k][1] = new_node(w[k], &t[1]);
+        const float x = 1.0f;
+        cr_assert(weft_component_set(w[k], node[k][0], pos[k], &x) == WEFT_OK);
+        cr_assert(weft_hier_attach(w[k], node[k][1], node[k][0]) == WEFT_OK);
+        cr_assert(weft_hier_update(w[k], WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    }
+    enum { CAP = 16 };
+    weft_hash_part_t a[CAP], b[CAP];
+    uint32_t na = 0, nb = 0;
+    cr_assert(weft_world_hash_parts(w[0], a, CAP, &na) == WEFT_OK);
+    cr_assert(weft_world_hash_parts(w[1], b, CAP, &nb) == WEFT_OK);
+    cr_assert(na == nb && na <= CAP && na >= 3);
+    cr_assert(a[0].kind == WEFT_HASH_PART_ENTITIES && a[na - 1].kind == WEFT_HASH_PART_MODULE);
+    cr_assert(strcmp(a[na - 1].name, "weft.hierarchy") == 0);
+    cr_assert(first_difference(a, b, na) == na, "worlds built alike have equal parts");
+
+    const float y = 2.0f;
+    cr_assert(weft_component_set(w[1], node[1][0], pos[1], &y) == WEFT_OK);
+    cr_assert(weft_world_hash_parts(w[1], b, CAP, &nb) == WEFT_OK);
+    uint32_t d = first_difference(a, b, na);
+    cr_assert(d < na && b[d].kind == WEFT_HASH_PART_COMPONENT && b[d].id == pos[1].id &&
+                  strcmp(b[d].name, "pos") == 0,
+              "the first differing part is the changed component");
+    cr_assert(first_difference(a + d + 1, b + d + 1, na - d - 1) == na - d - 1, "only that one");
+
+    cr_assert(weft_component_set(w[1], node[1][0], pos[1], &(float){1.0f}) == WEFT_OK);
+    *weft_hier_local(w[1], node[1][1]) = t[0];
+    cr_assert(weft_hier_update(w[1], WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(weft_world_hash_parts(w[1], b, CAP, &nb) == WEFT_OK);
+    d = first_difference(a, b, na);
+    cr_assert(d == na - 1 && b[d].kind == WEFT_HASH_PART_MODULE,
+              "a hierarchy change shows in the hierarchy's part only");
+
+    uint32_t n0 = 0;
+    cr_assert(weft_world_hash_parts(w[0], NULL, 0, &n0) == WEFT_OK && n0 == na);
+    cr_assert(weft_world_hash_parts(NULL, NULL, 0, &n0) == WEFT_EINVAL);
+    cr_assert(weft_world_hash_parts(w[0], NULL, 4, &n0) == WEFT_EINVAL);
+    weft_world_destroy(w[0]);
+    weft_world_destroy(w[1]);
+}
