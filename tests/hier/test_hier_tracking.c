@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hier_ref.h"
+#include "hier_world.h"
 #include "weft.h"
 
 TestSuite(hier_tracking, .timeout = 300);
@@ -18,35 +19,13 @@ static hr_fail_t fail;
 static const weft_hier_attach_mode_t modes[2] = {WEFT_HIER_KEEP_WORLD, WEFT_HIER_KEEP_LOCAL};
 static const char *const mode_names[2] = {"keep world", "keep local"};
 
-static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
-                     int line, void *user) {
-    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
-}
-
-static weft_world_t *new_world(void) {
-    weft_world_t *w = NULL;
-    cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = 1,
-                                                     .execution = WEFT_EXECUTION_INLINE,
-                                                     .logger = {.fn = quiet_fn}},
-                                &w) == WEFT_OK);
-    return w;
-}
+static weft_world_t *new_world(void) { return hw_new_world(1, WEFT_EXECUTION_INLINE); }
 
 static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t) {
     weft_entity_t e = 0;
     cr_assert(weft_entity_create(w, &e) == WEFT_OK);
     cr_assert(weft_hier_add(w, e, t) == WEFT_OK);
     return e;
-}
-
-/* World of e by the documented formula, through the read-only public readers. */
-static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
-    const weft_entity_t p = weft_hier_parent(w, e);
-    if (p == 0) {
-        return hr_node_world(weft_hier_local_read(w, e), NULL, NULL);
-    }
-    const weft_mat4_t pw = ref_world(w, p);
-    return hr_node_world(weft_hier_local_read(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
 }
 
 /* Position of every entity index in weft_hier_order, checked parents first. */
@@ -283,7 +262,7 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
         weft_hier_invalidate(w);
         CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "full update failed");
         for (uint32_t i = 0; i < N && !fail.failed; i++) {
-            const weft_mat4_t ref = ref_world(w, e[i]);
+            const weft_mat4_t ref = hw_ref_world(w, e[i]);
             CHECK(hr_mat_eq(&got[i], weft_hier_world(w, e[i])) && hr_mat_eq(&got[i], &ref),
                   "node %u: the incremental update differs from a full one", i);
         }
@@ -449,13 +428,8 @@ Test(hier_tracking, attach_detach_and_reparent_from_systems_apply_in_command_ord
     }
     uint64_t hashes[3];
     for (int run = 0; run < 3; run++) {
-        weft_world_t *w = NULL;
-        cr_assert(
-            weft_world_create(&(weft_world_desc_t){.worker_count = run == 0 ? 1 : 2,
-                                                   .execution = run == 0 ? WEFT_EXECUTION_INLINE
-                                                                         : WEFT_EXECUTION_THREADED,
-                                                   .logger = {.fn = quiet_fn}},
-                              &w) == WEFT_OK);
+        weft_world_t *w = hw_new_world(run == 0 ? 1 : 2,
+                                       run == 0 ? WEFT_EXECUTION_INLINE : WEFT_EXECUTION_THREADED);
         sys_p = new_node(w, &t[0]);
         sys_q = new_node(w, &t[1]);
         sys_c = new_node(w, &t[2]);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hier_ref.h"
+#include "hier_world.h"
 #include "weft.h"
 
 TestSuite(hierarchy, .timeout = 300);
@@ -19,19 +20,7 @@ TestSuite(hierarchy, .timeout = 300);
 static hr_fail_t fail;
 #define CHECK(cond, ...) hr_check(&fail, (cond), __VA_ARGS__)
 
-static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
-                     int line, void *user) {
-    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
-}
-
-static weft_world_t *new_world(uint32_t workers, weft_execution_t exec) {
-    weft_world_t *w = NULL;
-    cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
-                                                     .execution = exec,
-                                                     .logger = {.fn = quiet_fn}},
-                                &w) == WEFT_OK);
-    return w;
-}
+#define new_world hw_new_world
 
 /* A new node entity; 0 with the failure recorded in `fail` when creating it fails. */
 static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t) {
@@ -97,16 +86,6 @@ static bool order_ok(weft_world_t *w) {
 static void check_order(weft_world_t *w) {
     hr_fail_init(&fail, 0);
     cr_assert(order_ok(w), "%s", hr_fail_message(&fail));
-}
-
-/* World of e by the documented formula, recursively through the public readers. */
-static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
-    const weft_entity_t p = weft_hier_parent(w, e);
-    if (p == 0) {
-        return hr_node_world(weft_hier_local_read(w, e), NULL, NULL);
-    }
-    const weft_mat4_t pw = ref_world(w, p);
-    return hr_node_world(weft_hier_local_read(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
 }
 
 Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4) {
@@ -316,7 +295,7 @@ Test(hierarchy, random_operations_match_the_reference_through_the_public_api) {
             if (!weft_hier_has(w, e[i])) {
                 continue;
             }
-            const weft_mat4_t ref = ref_world(w, e[i]);
+            const weft_mat4_t ref = hw_ref_world(w, e[i]);
             if (!CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &ref),
                        "node %u: world differs from the reference after pass %d", i, (int)pass)) {
                 break;
@@ -464,7 +443,7 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     cr_expect(overlap_frames > 0, "the hierarchy system never ran beside the unrelated one");
     fail.step = -1;
     for (uint32_t i = 0; i < n && !fail.failed; i += 7) {
-        const weft_mat4_t want = ref_world(w, e[i]);
+        const weft_mat4_t want = hw_ref_world(w, e[i]);
         CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &want),
               "node %u: the system's world differs from the reference", i);
     }
