@@ -13,7 +13,7 @@
  * - extension slots owned by other modules (scheduler, hierarchy) and their finalisers.
  * The world's own heap memory goes through weft__alloc/weft__free, which call the desc's
  * allocator hook and keep heap_bytes exact for it; modules with data outside the pools
- * register a weft__module_t (their part of the world hash); the scheduler and the
+ * register a weft__module_t (their part of the world hash and snapshots); the scheduler and the
  * job system use the hook directly (jobs/platform/alloc.h) and are not counted. Thread model: see weft/world.h; nothing here is locked, the only
  * concurrently read fields are the entity table and its high-water mark (atomics). */
 #ifndef WEFT_SRC_WORLD_H
@@ -37,12 +37,25 @@
 struct weft_sched; /* owned by the scheduler module (src/sched/) */
 
 /* A module's part in world-wide operations beyond its finaliser: a module whose data lives
- * outside the pools (the hierarchy's store) folds it into weft_world_hash through `hash`. */
+ * outside the pools (the hierarchy's store) takes part in weft_world_hash and in snapshots
+ * through these functions (any may be NULL: no part in that operation). Thread: main. */
 typedef struct weft__module {
     const char *name; /* static string, mixed into the hash before the module's data */
     /* Fold the module's observable data into h and return the result (weft__hash_mix), in
      * an order that depends only on that data, never on its layout or history. */
     uint64_t (*hash)(const weft_world_t *world, uint64_t h);
+    /* Snapshots (src/io/snapshot.c): the bytes a capture of the module's data needs now, */
+    size_t (*snap_size)(const weft_world_t *world);
+    /* writing them into dst (64-byte aligned, snap_size bytes), */
+    void (*snap_capture)(const weft_world_t *world, void *dst, size_t size);
+    /* the fallible half of a restore from src (size bytes; NULL and 0 when the capture held
+     * no part of this module: restore it empty): everything the commit needs goes into
+     * *staged, or it fails (reported) with the world unchanged, */
+    weft_result_t (*snap_prepare)(weft_world_t *world, const void *src, size_t size, void **staged);
+    /* the infallible half, run after the pools were restored, */
+    void (*snap_commit)(weft_world_t *world, const void *src, size_t size, void *staged);
+    /* and dropping a prepared restore that will not be committed. */
+    void (*snap_abort)(weft_world_t *world, void *staged);
 } weft__module_t;
 struct weft_hier; /* owned by the hierarchy module */
 

@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "hierarchy_module.h"
 #include "hierarchy_store.h"
 #include "src/core/world.h"
 
@@ -50,13 +51,6 @@ static void hier_fini(weft_world_t *world) {
     weft__free(world, h, sizeof(*h));
 }
 
-/* The hierarchy's part in weft_world_hash: every node's data (weft__hstore_hash). */
-static uint64_t hier_hash(const weft_world_t *world, uint64_t h) {
-    return world->hier != NULL ? weft__hstore_hash(&world->hier->store, h, weft__hash_mix) : h;
-}
-
-static const weft__module_t hier_module = {.name = "weft.hierarchy", .hash = hier_hash};
-
 /* The world's hierarchy state into *out, created on first use (*created tells). Errors
  * (reported, nothing changed): WEFT_ENOMEM, or those of weft__world_add_module_fini. */
 static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, bool *created) {
@@ -70,14 +64,14 @@ static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, boo
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
     }
     memset(h, 0, sizeof(*h));
-    weft_result_t r = weft__world_add_module(world, &hier_module);
+    weft_result_t r = weft__world_add_module(world, &weft__hier_module);
     if (r != WEFT_OK) {
         weft__free(world, h, sizeof(*h));
         return r;
     }
     r = weft__world_add_module_fini(world, hier_fini);
     if (r != WEFT_OK) {
-        weft__world_drop_module(world, hier_module.name);
+        weft__world_drop_module(world, weft__hier_module.name);
         weft__free(world, h, sizeof(*h));
         return r;
     }
@@ -95,7 +89,7 @@ static void hier_state_drop(weft_world_t *world) {
     if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini) {
         world->module_fini[--world->module_count] = NULL;
     }
-    weft__world_drop_module(world, hier_module.name);
+    weft__world_drop_module(world, weft__hier_module.name);
     hier_fini(world);
 }
 
@@ -585,5 +579,5 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
     return r;
 }
 
-/* The store inside the world's hierarchy slot, for archive_hier.c and snapshot.c. */
+/* The store inside the world's hierarchy slot, for archive_hier.c and hierarchy_module.c. */
 weft__hstore_t *weft__hier_store(struct weft_hier *h) { return &h->store; }

@@ -272,7 +272,7 @@ uint32_t weft__hstore_depths(weft__hstore_t *s);
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
 
 /* The store of the world's hierarchy slot (world->hier, non-NULL), for code outside the
- * hierarchy module that moves nodes wholesale (archive_hier.c, snapshot.c). Defined in
+ * hierarchy module that moves nodes wholesale (archive_hier.c), and for its module part (hierarchy_module.c). Defined in
  * hierarchy.c. Thread: as for the store calls. */
 struct weft_hier;
 weft__hstore_t *weft__hier_store(struct weft_hier *h);
