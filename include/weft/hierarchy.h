@@ -211,9 +211,9 @@ typedef enum weft_hier_pass {
 WEFT_API void weft_hier_invalidate(weft_world_t *world);
 
 /* Bring every world matrix up to date now: nodes changed since the last update and their
- * descendants are recomputed (see "Change tracking"), the others kept. Results are bit-identical for every pass and worker
- * count. Errors: WEFT_EINVAL (bad pass), WEFT_ENOMEM (LEVELS could not regroup; nothing
- * computed). Thread: main, outside frames (inside a frame, the system does this). */
+ * descendants are recomputed (see "Change tracking"), the others kept. Results are
+ * bit-identical for every pass and worker count. Errors: WEFT_EINVAL (bad pass),
+ * WEFT_ENOMEM (LEVELS could not regroup; nothing computed). Thread: main, outside frames (inside a frame, the system does this). */
 WEFT_API weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass);
 
 typedef struct weft_hier_system_desc {

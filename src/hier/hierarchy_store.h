@@ -254,9 +254,9 @@ typedef enum weft__hpass {
 
 /* Recompute the world matrix of every row that is DIRTY or has a recomputed parent (rows
  * whose inputs did not change keep their bits, which equal a recomputation's), then clear
- * DIRTY everywhere; nothing to do when no row is DIRTY. SEQUENTIAL needs nothing. LEVELS with `regroup` level-sorts
- * the rows first when needed (moving data: main thread, no concurrent readers); without it,
- * it walks a level index of row numbers instead (built when stale; data never moves, so it
+ * DIRTY everywhere; nothing to do when no row is DIRTY. SEQUENTIAL needs nothing. LEVELS
+ * with `regroup` level-sorts the rows first when needed (moving data: main thread, no
+ * concurrent readers); without it, it walks a level index of row numbers instead (built when stale; data never moves, so it
  * is safe inside a frame). Wide levels use `jobs` (NULL: inline). On WEFT_ENOMEM nothing was
  * computed. The results are bit-identical in every mode and at every worker count. */
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
@@ -272,8 +272,8 @@ uint32_t weft__hstore_depths(weft__hstore_t *s);
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
 
 /* The store of the world's hierarchy slot (world->hier, non-NULL), for code outside the
- * hierarchy module that moves nodes wholesale (archive_hier.c), and for its module part (hierarchy_module.c). Defined in
- * hierarchy.c. Thread: as for the store calls. */
+ * hierarchy module that moves nodes wholesale (archive_hier.c) and for the module part
+ * (hierarchy_module.c). Defined in hierarchy.c. Thread: as for the store calls. */
 struct weft_hier;
 weft__hstore_t *weft__hier_store(struct weft_hier *h);
 

@@ -11,19 +11,18 @@
  * level sort is a stable counting sort: within a level, rows keep their previous relative
  * order, so the layout is a pure function of the previous layout and the calls made.
  *
- * Passes: a row's world matrix depends only on its own local transform and inverse bind and
- * on its parent's world matrix, through weft__hier_local_matrix() and one multiply (math_inline.h; this
- * file is built with -ffp-contract=off). A pass visits every row but recomputes only those
- * whose flags (or whose parent's) read DIRTY; see hierarchy_store.h, "Change tracking". In
- * the level pass a range writes the flag bytes of its own rows and reads those of the
- * previous level, finished before parallel-for started this one. The sequential pass is correct because parents
- * precede children; the level pass because every parent lies in an earlier level and a level
- * starts only after the previous one finished (weft_parallel_for returns when all ranges are
- * done, which orders the writes of level d before the reads of level d + 1). Which worker
- * computes a row, and how a level is split, never changes the value computed: results are
- * bit-identical between passes and across worker counts. Inside a frame the data must not
- * move (other systems may read it), so there the level pass walks a level index of row
- * numbers instead of regrouping the rows. */
+ * Passes: a row's world matrix depends only on its own local transform and inverse bind and on its
+ * parent's world matrix, through weft__hier_local_matrix() and one multiply (math_inline.h; this
+ * file is built with -ffp-contract=off). A pass visits every row but recomputes only those whose
+ * flags (or whose parent's) read DIRTY; see hierarchy_store.h, "Change tracking". In the level pass
+ * a range writes the flag bytes of its own rows and reads those of the previous level, finished
+ * before parallel-for started this one. The sequential pass is correct because parents precede
+ * children; the level pass because every parent lies in an earlier level and a level starts only
+ * after the previous one finished (weft_parallel_for returns when all ranges are done, which orders
+ * the writes of level d before the reads of level d + 1). Which worker computes a row, and how a
+ * level is split, never changes the value computed: results are bit-identical between passes and
+ * across worker counts. Inside a frame the data must not move (other systems may read it), so
+ * there the level pass walks a level index of row numbers instead of regrouping the rows. */
 #include <string.h>
 
 #include "hierarchy_store.h"
