@@ -62,6 +62,20 @@ WEFT_API weft_result_t weft_cmd_set(weft_cmd_t *cmd, weft_entity_t e, weft_compo
  * Errors: WEFT_EINVAL (bad handle or unknown component), WEFT_ENOMEM. */
 WEFT_API weft_result_t weft_cmd_remove(weft_cmd_t *cmd, weft_entity_t e, weft_component_t c);
 
+/* A deferred call, how a module outside the core offers its own commands (the hierarchy's
+ * weft_hier_cmd_attach, for one): fn(world, copy of data, size) runs on the main thread
+ * during the apply, at this record's place in the command order (registration, chunk, write
+ * order), where it may make any main-thread call. `size` bytes at `data` are copied now.
+ * Entity handles inside data are passed as recorded: placeholders are not resolved (pass
+ * real handles). fn reports its own failures and returns WEFT_OK for outcomes the lenient
+ * apply skips; another result becomes the apply's result as a failed command's does. The
+ * staged apply reserves nothing for it, so fn must leave the world unchanged when it fails.
+ * Errors: WEFT_EINVAL (NULL fn, NULL data with size > 0, size over 65,536),
+ * WEFT_ENOMEM, WEFT_ESTATE (see the top). */
+typedef weft_result_t (*weft_cmd_call_fn)(weft_world_t *world, const void *data, uint32_t size);
+WEFT_API weft_result_t weft_cmd_call(weft_cmd_t *cmd, weft_cmd_call_fn fn, const void *data,
+                                     uint32_t size);
+
 /* Commands recorded in this buffer so far this frame. */
 WEFT_API uint32_t weft_cmd_count(const weft_cmd_t *cmd);
 

@@ -6,10 +6,20 @@
  * inverse of the parent's world matrix taken at attach time) and a world matrix:
  *
  *     root:  world = compose(local)
- *     child: world = parent_world * (inverse_bind * compose(local))
+ *     child: world = parent_world * compose(local)                   (bind bitwise identity)
+ *     child: world = parent_world * (inverse_bind * compose(local))  (any other bind)
  *
  * evaluated exactly in that order with weft_transform_matrix() and weft_mat4_mul() (no fused
- * multiply-add), so a caller can recompute any world matrix bit for bit.
+ * multiply-add), so a caller can recompute any world matrix bit for bit. The identity case
+ * is the common one (weft_hier_attach_ex with WEFT_HIER_KEEP_LOCAL, or a parent whose world
+ * was the identity) and costs one multiply instead of two.
+ *
+ * Change tracking. An update recomputes only nodes whose local transform, parent or bind
+ * changed since the previous update (weft_hier_local, add, attach, detach, the destroy that
+ * detaches children, restore and load mark them) and their descendants; every other node
+ * keeps its bits, which equal what a recomputation would give. A static hierarchy costs one
+ * scan of a byte per node. weft_hier_invalidate() marks every node for a full update. The
+ * store caches each node's local matrix with its bind folded in (64 bytes per node).
  *
  * World matrices are written only by the update (weft_hier_update() or the hierarchy system);
  * between updates they hold the values of the last one (a new node starts with
@@ -31,12 +41,15 @@
  * as it should. `link` declares its entity field (offset 0) like any entity reference.
  *
  * Thread: every function is main-thread only and must not run while a frame is in progress
- * (the editing calls return WEFT_ESTATE from a system, a hook or another thread in debug
- * builds, weft/world.h), except the readers (get/has/parent/local/world/link), which systems may call when they
- * declared the matching access (local: read or write; world, link: read). */
+ * (the editing calls return WEFT_ESTATE from a system in every build, and from a hook or
+ * another thread in debug builds, weft/world.h; systems record attach and detach with
+ * weft_hier_cmd_attach / weft_hier_cmd_detach), except the readers (get/has/parent/local/
+ * world/link), which systems may call when they declared the matching access (local: read
+ * or write, weft_hier_local only with write; world, link: read). */
 #ifndef WEFT_HIERARCHY_H
 #define WEFT_HIERARCHY_H
 
+#include "weft/command.h"
 #include "weft/component.h"
 #include "weft/entity.h"
 #include "weft/math.h"
@@ -99,11 +112,42 @@ WEFT_API bool weft_hier_has(const weft_world_t *world, weft_entity_t e);
 WEFT_API weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child,
                                         weft_entity_t parent);
 
+/* What attach keeps of the child. */
+typedef enum weft_hier_attach_mode {
+    WEFT_HIER_KEEP_WORLD = 0, /* weft_hier_attach: bake, bind to the parent's inverse world;
+                                 the child does not move in the world */
+    WEFT_HIER_KEEP_LOCAL = 1, /* the local transform stays as it is and composes under the
+                                 parent (identity bind, one multiply per update): the child
+                                 moves with its new parent */
+} weft_hier_attach_mode_t;
+
+/* weft_hier_attach with a chosen mode. KEEP_LOCAL takes no inverse, so it never fails with
+ * WEFT_EINVAL for a singular parent; a re-parented child keeps its local transform.
+ * Errors: those of weft_hier_attach, and WEFT_EINVAL for a bad mode (nothing changes).
+ * Thread: main, outside frames. */
+WEFT_API weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child,
+                                           weft_entity_t parent, weft_hier_attach_mode_t mode);
+
 /* Detach `child` from its parent: its current world matrix is baked into its local transform
  * (weft_transform_from_matrix: exact up to rounding for translation-rotation-scale, shear is
  * lost), its link is reset, and it stays in place in the order, now a root. Detaching a root
  * does nothing. Errors: WEFT_ESTALE, WEFT_ENOENT (not a node). O(1). Thread: main. */
 WEFT_API weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child);
+
+/* Record, from a system, attaching (or re-parenting) `child` under `parent` with `mode`; it
+ * is applied as weft_hier_attach_ex at the phase's apply, in the deterministic command order
+ * (weft/command.h). A direct structural hierarchy call from inside a system returns
+ * WEFT_ESTATE in every build. At apply, a stale or non-node handle, a cycle or a singular
+ * parent skip the command (reported as the direct call reports them); running out of memory
+ * fails the apply as a failed command does, with the hierarchy unchanged.
+ * Errors (nothing recorded): WEFT_EINVAL (NULL cmd, bad mode, a placeholder handle: they are
+ * not resolved here, attach created entities in a later frame), and those of weft_cmd_call.
+ * Thread: the system's job, with its own buffer. */
+WEFT_API weft_result_t weft_hier_cmd_attach(weft_cmd_t *cmd, weft_entity_t child,
+                                            weft_entity_t parent, weft_hier_attach_mode_t mode);
+
+/* Record detaching `child` (applied as weft_hier_detach; see weft_hier_cmd_attach). */
+WEFT_API weft_result_t weft_hier_cmd_detach(weft_cmd_t *cmd, weft_entity_t child);
 
 typedef enum weft_hier_destroy {
     WEFT_HIER_DESTROY_DETACH = 0,  /* default: children are detached (baked), then e goes */
@@ -134,8 +178,14 @@ WEFT_API uint32_t weft_hier_count(const weft_world_t *world);
 WEFT_API uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t cap);
 
 /* e's local transform, writable (changes take effect at the next update); NULL when e is
- * not a node. Valid until the next structural hierarchy call (add/attach/destroy/update). */
+ * not a node. Valid until the next structural hierarchy call (add/attach/destroy/update).
+ * Marks e changed, so the next update recomputes its subtree: systems call it only with
+ * `local` declared as a write (use weft_hier_local_read to read). */
 WEFT_API weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e);
+
+/* e's local transform, read only (marks nothing); NULL when e is not a node. Validity as
+ * above. Thread: main, or a system that declared `local` access (read or write). */
+WEFT_API const weft_transform_t *weft_hier_local_read(const weft_world_t *world, weft_entity_t e);
 
 /* e's world matrix as of the last update; NULL when e is not a node. Validity as above. */
 WEFT_API const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e);
@@ -154,9 +204,16 @@ typedef enum weft_hier_pass {
                                       ranges of 4096 over the world's job system */
 } weft_hier_pass_t;
 
-/* Recompute every world matrix now. Results are bit-identical for every pass and worker
- * count. Errors: WEFT_EINVAL (bad pass), WEFT_ENOMEM (LEVELS could not regroup; nothing
- * computed). Thread: main, outside frames (inside a frame, the system does this). */
+/* Mark every node's world matrix for recomputation, so that the next update recomputes all
+ * of them (a full update). Each node's local matrix (bind folded in) is cached and
+ * recomposed only when its local transform, parent or bind changed, so a full update is one
+ * multiply per child node. O(nodes). Thread: main, outside frames. */
+WEFT_API void weft_hier_invalidate(weft_world_t *world);
+
+/* Bring every world matrix up to date now: nodes changed since the last update and their
+ * descendants are recomputed (see "Change tracking"), the others kept. Results are
+ * bit-identical for every pass and worker count. Errors: WEFT_EINVAL (bad pass),
+ * WEFT_ENOMEM (LEVELS could not regroup; nothing computed). Thread: main, outside frames (inside a frame, the system does this). */
 WEFT_API weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass);
 
 typedef struct weft_hier_system_desc {
@@ -184,6 +241,7 @@ typedef struct weft_hier_stats {
     uint64_t moved_rows;   /* rows moved by attaches that had to move a subtree */
     uint64_t regroups;     /* level regroupings done */
     weft_hier_pass_t last; /* pass used by the last update (0: none yet) */
+    uint32_t recomputed;   /* nodes the last update recomputed (0: nothing had changed) */
 } weft_hier_stats_t;
 
 /* Fill *out. Thread: main. */

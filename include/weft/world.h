@@ -65,11 +65,41 @@ WEFT_API weft_jobs_t *weft_world_jobs(weft_world_t *world);
 /* ---- inspection -------------------------------------------------------- >>world_stats */
 
 /* A stable 64-bit hash of the world's observable data: the entity table (slot count,
- * generations of every slot, the free-list order) and every pool's rows in row order (entity
- * indices and data bytes), pools in component-id order. Two worlds built by the same calls
+ * generations of every slot, the free-list order), every pool's rows in row order (entity
+ * indices and data bytes), pools in component-id order, and the data modules keep outside
+ * the pools (the hierarchy: every node's local transform, parent link and world matrix, in
+ * entity order). Two worlds built by the same calls
  * hash equal; the hash does not depend on addresses, capacities, worker counts or timing.
  * Thread: main, or any thread while no structural change runs. */
 WEFT_API uint64_t weft_world_hash(const weft_world_t *world);
+
+/* ---- hash breakdown ---------------------------------------------------- >>world_hash_parts */
+
+typedef enum weft_hash_part_kind {
+    WEFT_HASH_PART_ENTITIES = 1,  /* the entity table: slots, generations, free list */
+    WEFT_HASH_PART_COMPONENT = 2, /* one component's pool (or resource value); id = its id */
+    WEFT_HASH_PART_MODULE = 3,    /* one module's data outside the pools (the hierarchy);
+                                     id = its registration index */
+} weft_hash_part_kind_t;
+
+/* One part of the world's observable data and its own digest. */
+typedef struct weft_hash_part {
+    weft_hash_part_kind_t kind;
+    uint32_t id;      /* component id or module index (0 for the entity table) */
+    const char *name; /* "entities", the component's or the module's name; valid while the
+                         world lives */
+    uint64_t hash;    /* digest of this part alone, by weft_world_hash's mixing */
+} weft_hash_part_t;
+
+/* The world hash broken down: the entity table, then every component in id order, then
+ * every module, each with its own digest, so two runs that diverge can be told where they
+ * first differ (compare the parts in order). Record it per frame by calling it after each
+ * weft_world_progress (O(world data), like weft_world_hash; no allocation) into arrays of
+ * your own. Writes min(cap, total) parts to out (out may be NULL when cap is 0) and the
+ * total into *count. Errors: WEFT_EINVAL (NULL world or count, NULL out with cap > 0).
+ * Thread: as weft_world_hash. */
+WEFT_API weft_result_t weft_world_hash_parts(const weft_world_t *world, weft_hash_part_t *out,
+                                             uint32_t cap, uint32_t *count);
 
 typedef struct weft_world_stats {
     size_t heap_bytes;        /* bytes the world's own structures hold (entities, pools,

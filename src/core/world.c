@@ -185,6 +185,27 @@ weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_w
     return WEFT_OK;
 }
 
+weft_result_t weft__world_add_module(weft_world_t *world, const weft__module_t *m) {
+    if (world->module_part_count >= WEFT__WORLD_MAX_MODULES) {
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                          "weft__world_add_module: %u modules already registered",
+                          world->module_part_count);
+    }
+    world->modules[world->module_part_count++] = *m;
+    return WEFT_OK;
+}
+
+void weft__world_drop_module(weft_world_t *world, const char *name) {
+    for (uint32_t i = world->module_part_count; i-- > 0;) {
+        if (strcmp(world->modules[i].name, name) == 0) {
+            memmove(&world->modules[i], &world->modules[i + 1],
+                    (world->module_part_count - i - 1) * sizeof(world->modules[0]));
+            world->module_part_count--;
+            return;
+        }
+    }
+}
+
 /* ---- job system ------------------------------------------------------------- >>jobs */
 
 weft_jobs_t *weft_world_jobs(weft_world_t *world) {

@@ -12,7 +12,8 @@
  * - groups (group.h) and the list of live queries (query.c);
  * - extension slots owned by other modules (scheduler, hierarchy) and their finalisers.
  * The world's own heap memory goes through weft__alloc/weft__free, which call the desc's
- * allocator hook and keep heap_bytes exact for it; the modules (scheduler, hierarchy) and the
+ * allocator hook and keep heap_bytes exact for it; modules with data outside the pools
+ * register a weft__module_t (their part of the world hash and snapshots); the scheduler and the
  * job system use the hook directly (jobs/platform/alloc.h) and are not counted. Thread model: see weft/world.h; nothing here is locked, the only
  * concurrently read fields are the entity table and its high-water mark (atomics). */
 #ifndef WEFT_SRC_WORLD_H
@@ -34,7 +35,29 @@
 #define WEFT__SIG_MAX 0xFFFEu     /* largest usable signature id */
 
 struct weft_sched; /* owned by the scheduler module (src/sched/) */
-struct weft_hier;  /* owned by the hierarchy module */
+
+/* A module's part in world-wide operations beyond its finaliser: a module whose data lives
+ * outside the pools (the hierarchy's store) takes part in weft_world_hash and in snapshots
+ * through these functions (any may be NULL: no part in that operation). Thread: main. */
+typedef struct weft__module {
+    const char *name; /* static string, mixed into the hash before the module's data */
+    /* Fold the module's observable data into h and return the result (weft__hash_mix), in
+     * an order that depends only on that data, never on its layout or history. */
+    uint64_t (*hash)(const weft_world_t *world, uint64_t h);
+    /* Snapshots (src/io/snapshot.c): the bytes a capture of the module's data needs now, */
+    size_t (*snap_size)(const weft_world_t *world);
+    /* writing them into dst (64-byte aligned, snap_size bytes), */
+    void (*snap_capture)(const weft_world_t *world, void *dst, size_t size);
+    /* the fallible half of a restore from src (size bytes; NULL and 0 when the capture held
+     * no part of this module: restore it empty): everything the commit needs goes into
+     * *staged, or it fails (reported) with the world unchanged, */
+    weft_result_t (*snap_prepare)(weft_world_t *world, const void *src, size_t size, void **staged);
+    /* the infallible half, run after the pools were restored, */
+    void (*snap_commit)(weft_world_t *world, const void *src, size_t size, void *staged);
+    /* and dropping a prepared restore that will not be committed. */
+    void (*snap_abort)(weft_world_t *world, void *staged);
+} weft__module_t;
+struct weft_hier; /* owned by the hierarchy module */
 
 /* Registration record of one component, with its pool. Allocated once per id; never moves. */
 typedef struct weft__component {
@@ -112,6 +135,10 @@ struct weft_world {
 
     /* ---- misc ---- */
     uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */
+    bool in_systems;         /* set by the scheduler while a phase's systems run (not during its
+                        apply; written by the main thread only outside those runs, so
+                        systems read it race-free), for modules that refuse direct calls
+                        from systems in every build (the hierarchy) */
     const void *main_thread; /* weft__thread_token() of the creating thread */
     max_align_t tag_dummy;   /* data "column" of tag pools: non-NULL, zero bytes used */
 
@@ -122,7 +149,9 @@ struct weft_world {
     /* Called at the end of every component registration (NULL: none): how the observer
      * module reaches components registered after an observer of every component. */
     void (*on_component_registered)(weft_world_t *world, weft__component_t *comp);
-    uint32_t module_count; /* registered finalisers */
+    uint32_t module_count;                           /* registered finalisers */
+    weft__module_t modules[WEFT__WORLD_MAX_MODULES]; /* hashed after the pools, in order */
+    uint32_t module_part_count;                      /* entries in modules */
 };
 
 /* ---- allocation ---------------------------------------------------------- >>alloc */
@@ -136,6 +165,15 @@ void weft__free(weft_world_t *world, void *p, size_t size);
  * any pool is freed (the world is still fully usable inside it).
  * Errors: WEFT_ECAPACITY (WEFT__WORLD_MAX_MODULES reached). Thread: main. */
 weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_world_t *world));
+
+/* Register a module's part in world-wide operations (copied). Errors: WEFT_ECAPACITY.
+ * Thread: main. weft__world_drop_module takes back the last one registered under `name`. */
+weft_result_t weft__world_add_module(weft_world_t *world, const weft__module_t *m);
+void weft__world_drop_module(weft_world_t *world, const char *name);
+
+/* Fold n bytes at p into the hash state h (hash.c): the mixing of weft_world_hash, for the
+ * modules' hash functions. */
+uint64_t weft__hash_mix(uint64_t h, const void *p, size_t n);
 
 /* Drop entity index idx's row from comp's pool (group alignment first, then the pool; no
  * hooks, no signature change). ordered: keep the order of the other rows. (component.c) */

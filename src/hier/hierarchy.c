@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "hierarchy_module.h"
 #include "hierarchy_store.h"
 #include "src/core/world.h"
 
@@ -63,8 +64,14 @@ static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, boo
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
     }
     memset(h, 0, sizeof(*h));
-    weft_result_t r = weft__world_add_module_fini(world, hier_fini);
+    weft_result_t r = weft__world_add_module(world, &weft__hier_module);
     if (r != WEFT_OK) {
+        weft__free(world, h, sizeof(*h));
+        return r;
+    }
+    r = weft__world_add_module_fini(world, hier_fini);
+    if (r != WEFT_OK) {
+        weft__world_drop_module(world, weft__hier_module.name);
         weft__free(world, h, sizeof(*h));
         return r;
     }
@@ -82,6 +89,7 @@ static void hier_state_drop(weft_world_t *world) {
     if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini) {
         world->module_fini[--world->module_count] = NULL;
     }
+    weft__world_drop_module(world, weft__hier_module.name);
     hier_fini(world);
 }
 
@@ -200,6 +208,20 @@ weft_result_t weft_hier_components(weft_world_t *world, weft_hier_components_t *
 
 /* ---- structure ----------------------------------------------------------- >>hier_structure */
 
+/* Structural hierarchy calls from a system body would race with the hierarchy system and
+ * with readers; systems record them instead (weft_hier_cmd_attach/_detach). Checked in every
+ * build through the scheduler's in_systems flag (src/core/world.h); debug builds also catch
+ * other threads and hooks in WEFT__MAIN_CALL. */
+#define HIER_NOT_IN_SYSTEM(world, fn)                                            \
+    do {                                                                         \
+        if ((world)->in_systems) {                                               \
+            return WEFT__FAIL((world)->log, WEFT_ESTATE,                         \
+                              "%s: called from inside a system; record it with " \
+                              "weft_hier_cmd_attach / weft_hier_cmd_detach",     \
+                              fn);                                               \
+        }                                                                        \
+    } while (0)
+
 static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, const char *fn) {
     if (!weft_entity_is_alive(world, e)) {
         return WEFT__FAIL(world->log, WEFT_ESTALE, "%s: entity 0x%llx is null or stale", fn,
@@ -210,6 +232,7 @@ static weft_result_t check_alive(const weft_world_t *world, weft_entity_t e, con
 
 weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_transform_t *local) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_add");
     weft_result_t r = check_alive(world, e, "weft_hier_add");
     if (r != WEFT_OK) {
         return r;
@@ -246,7 +269,16 @@ bool weft_hier_has(const weft_world_t *world, weft_entity_t e) {
 }
 
 weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_entity_t parent) {
+    return weft_hier_attach_ex(world, child, parent, WEFT_HIER_KEEP_WORLD);
+}
+
+weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child, weft_entity_t parent,
+                                  weft_hier_attach_mode_t mode) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_attach_ex");
+    if (mode != WEFT_HIER_KEEP_WORLD && mode != WEFT_HIER_KEEP_LOCAL) {
+        return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_attach: bad mode %d", (int)mode);
+    }
     weft_result_t r = check_alive(world, child, "weft_hier_attach");
     if (r == WEFT_OK) {
         r = check_alive(world, parent, "weft_hier_attach");
@@ -257,11 +289,15 @@ weft_result_t weft_hier_attach(weft_world_t *world, weft_entity_t child, weft_en
     if (world->hier == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_attach: no hierarchy nodes yet");
     }
-    return weft__hstore_attach(&world->hier->store, child, parent, world->log);
+    return weft__hstore_attach_mode(&world->hier->store, child, parent,
+                                    mode == WEFT_HIER_KEEP_LOCAL ? WEFT__HATTACH_KEEP_LOCAL
+                                                                 : WEFT__HATTACH_KEEP_WORLD,
+                                    world->log);
 }
 
 weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_detach");
     weft_result_t r = check_alive(world, child, "weft_hier_detach");
     if (r != WEFT_OK) {
         return r;
@@ -275,6 +311,7 @@ weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
 
 weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_destroy");
     weft_result_t r = check_alive(world, e, "weft_hier_destroy");
     if (r != WEFT_OK) {
         return r;
@@ -301,6 +338,60 @@ weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_
         return r;
     }
     return weft_entity_destroy_n(world, list, n);
+}
+
+/* ---- commands ------------------------------------------------------------ >>hier_cmd */
+
+enum { HIER_CMD_ATTACH = 1, HIER_CMD_DETACH = 2 };
+
+/* A hierarchy command as recorded (weft_cmd_call's data). */
+typedef struct hier_cmd {
+    weft_entity_t child;
+    weft_entity_t parent; /* attach only */
+    uint32_t op;          /* HIER_CMD_* */
+    uint32_t mode;        /* weft_hier_attach_mode_t, attach only */
+} hier_cmd_t;
+
+/* Apply one recorded command as the direct call. The lenient apply rules hold: a target that
+ * is stale or not a node, a cycle or a singular parent (each reported by the call) skip the
+ * command; only running out of memory or capacity is the apply's failure. */
+static weft_result_t hier_cmd_apply(weft_world_t *world, const void *data, uint32_t size) {
+    hier_cmd_t c;
+    if (size != sizeof(c)) {
+        return WEFT_OK; /* not ours: cannot happen, recorded by the functions below */
+    }
+    memcpy(&c, data, sizeof(c));
+    const weft_result_t r =
+        c.op == HIER_CMD_ATTACH
+            ? weft_hier_attach_ex(world, c.child, c.parent, (weft_hier_attach_mode_t)c.mode)
+            : weft_hier_detach(world, c.child);
+    return r == WEFT_ENOMEM || r == WEFT_ECAPACITY ? r : WEFT_OK;
+}
+
+weft_result_t weft_hier_cmd_attach(weft_cmd_t *cmd, weft_entity_t child, weft_entity_t parent,
+                                   weft_hier_attach_mode_t mode) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
+    if (mode != WEFT_HIER_KEEP_WORLD && mode != WEFT_HIER_KEEP_LOCAL) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL, "weft_hier_cmd_attach: bad mode %d", (int)mode);
+    }
+    if (weft_cmd_is_placeholder(child) || weft_cmd_is_placeholder(parent)) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL,
+                          "weft_hier_cmd_attach: placeholders are not resolved in hierarchy "
+                          "commands; attach a created entity in a later frame");
+    }
+    const hier_cmd_t c = {child, parent, HIER_CMD_ATTACH, (uint32_t)mode};
+    return weft_cmd_call(cmd, hier_cmd_apply, &c, sizeof(c));
+}
+
+weft_result_t weft_hier_cmd_detach(weft_cmd_t *cmd, weft_entity_t child) {
+    WEFT__NONNULL(cmd, WEFT_EINVAL);
+    if (weft_cmd_is_placeholder(child)) {
+        return WEFT__FAIL(NULL, WEFT_EINVAL,
+                          "weft_hier_cmd_detach: placeholders are not resolved in hierarchy "
+                          "commands");
+    }
+    const hier_cmd_t c = {child, 0, HIER_CMD_DETACH, 0};
+    return weft_cmd_call(cmd, hier_cmd_apply, &c, sizeof(c));
 }
 
 /* ---- reading ------------------------------------------------------------- >>hier_read */
@@ -348,7 +439,32 @@ weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e) {
     WEFT__NONNULL(world, NULL);
     weft__hstore_t *s = world->hier != NULL ? &world->hier->store : NULL;
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
+    if (r == WEFT__HROW_NONE) {
+        return NULL;
+    }
+    /* A writable pointer counts as a change: the next update recomputes the subtree. Only
+     * this row's byte is written, so chunks of one system touching other nodes do not race. */
+    s->rows.flags[r] |= WEFT__HFLAG_CHANGED;
+    return &s->rows.local[r];
+}
+
+const weft_transform_t *weft_hier_local_read(const weft_world_t *world, weft_entity_t e) {
+    WEFT__NONNULL(world, NULL);
+    const weft__hstore_t *s = store_of(world);
+    const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     return r == WEFT__HROW_NONE ? NULL : &s->rows.local[r];
+}
+
+void weft_hier_invalidate(weft_world_t *world) {
+    WEFT__NONNULL(world, );
+    if (world->in_systems) {
+        (void)WEFT__FAIL(world->log, WEFT_ESTATE,
+                         "weft_hier_invalidate: called from inside a system; ignored");
+        return;
+    }
+    if (world->hier != NULL) {
+        weft__hstore_touch_all(&world->hier->store);
+    }
 }
 
 const weft_mat4_t *weft_hier_world(const weft_world_t *world, weft_entity_t e) {
@@ -379,6 +495,7 @@ void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out) {
     out->levels_current = s->levels_valid;
     out->moved_rows = s->moved_rows;
     out->regroups = s->sorts;
+    out->recomputed = s->recomputed;
     out->last = world->hier->last;
 }
 
@@ -406,6 +523,7 @@ static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool
 
 weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass) {
     WEFT__MAIN_CALL(world);
+    HIER_NOT_IN_SYSTEM(world, "weft_hier_update");
     if (pass != WEFT_HIER_PASS_AUTO && pass != WEFT_HIER_PASS_SEQUENTIAL &&
         pass != WEFT_HIER_PASS_LEVELS) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "weft_hier_update: bad pass %d", (int)pass);
@@ -461,5 +579,5 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
     return r;
 }
 
-/* The store inside the world's hierarchy slot, for archive_hier.c and snapshot.c. */
+/* The store inside the world's hierarchy slot, for archive_hier.c and hierarchy_module.c. */
 weft__hstore_t *weft__hier_store(struct weft_hier *h) { return &h->store; }

@@ -43,6 +43,8 @@ void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32
     weft__hstore_free(s, rows->local, (size_t)cap * sizeof(*rows->local));
     weft__hstore_free(s, rows->link, (size_t)cap * sizeof(*rows->link));
     weft__hstore_free(s, rows->world, (size_t)cap * sizeof(*rows->world));
+    weft__hstore_free(s, rows->flags, (size_t)cap * sizeof(*rows->flags));
+    weft__hstore_free(s, rows->lmat, (size_t)cap * sizeof(*rows->lmat));
     weft__hstore_free(s, rows->scratch, (size_t)cap * sizeof(uint32_t));
     memset(rows, 0, sizeof(*rows));
 }
@@ -58,9 +60,12 @@ weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *ro
     rows->local = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->local));
     rows->link = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->link));
     rows->world = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->world));
+    rows->flags = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->flags));
+    rows->lmat = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->lmat));
     rows->scratch = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
     if (!rows->ent || !rows->parent || !rows->first_child || !rows->next_sib || !rows->prev_sib ||
-        !rows->local || !rows->link || !rows->world || !rows->scratch) {
+        !rows->local || !rows->link || !rows->world || !rows->flags || !rows->lmat ||
+        !rows->scratch) {
         weft__hstore_free_rows(s, rows, cap);
         return WEFT_ENOMEM;
     }
@@ -103,6 +108,8 @@ static weft_result_t reserve(weft__hstore_t *s, uint64_t need, const weft_logger
         memcpy(rows.local, s->rows.local, n * sizeof(*rows.local));
         memcpy(rows.link, s->rows.link, n * sizeof(*rows.link));
         memcpy(rows.world, s->rows.world, n * sizeof(*rows.world));
+        memcpy(rows.flags, s->rows.flags, n * sizeof(*rows.flags));
+        memcpy(rows.lmat, s->rows.lmat, n * sizeof(*rows.lmat));
     }
     weft__hstore_free_rows(s, &s->rows, s->capacity);
     s->rows = rows;
@@ -119,6 +126,8 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->removed, (size_t)s->removed_capacity * sizeof(*s->removed));
     weft__hstore_free(s, s->level_start, (size_t)s->level_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_rows, (size_t)s->index_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->block_lo, (size_t)s->block_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
@@ -188,6 +197,7 @@ static void make_hole(weft__hstore_t *s, uint32_t r) {
     w->local[r] = weft_transform_identity();
     w->link[r].parent = 0;
     w->link[r].inverse_bind = weft_mat4_identity();
+    w->flags[r] = WEFT__HFLAG_PLAIN;
     s->holes++;
 }
 
@@ -200,6 +210,45 @@ static void copy_row(weft__hrows_t *w, uint32_t from, uint32_t to) {
     w->local[to] = w->local[from];
     w->link[to] = w->link[from];
     w->world[to] = w->world[from];
+    w->flags[to] = w->flags[from];
+    w->lmat[to] = w->lmat[from];
+}
+
+/* PLAIN when the inverse bind is bitwise the identity: the update then skips its multiply. */
+static uint8_t plain_flag(const weft_mat4_t *inverse_bind) {
+    const weft_mat4_t id = weft_mat4_identity();
+    return memcmp(inverse_bind, &id, sizeof(id)) == 0 ? WEFT__HFLAG_PLAIN : 0;
+}
+
+void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t *local,
+                           const weft_mat4_t *inverse_bind, const weft_mat4_t *world) {
+    weft__hrows_t *w = &s->rows;
+    w->local[r] = *local;
+    w->link[r].inverse_bind = *inverse_bind;
+    w->world[r] = *world;
+    w->flags[r] = (uint8_t)(plain_flag(inverse_bind) | WEFT__HFLAG_CHANGED);
+}
+
+void weft__hstore_touch_all(weft__hstore_t *s) {
+    uint8_t *f = s->rows.flags;
+    if (s->holes == 0) { /* the common case: no entity to look at, eight rows per word */
+        uint32_t r = 0;
+        for (; r + 8 <= s->count; r += 8) {
+            uint64_t v;
+            memcpy(&v, f + r, sizeof(v));
+            v |= 0x0101010101010101ull * WEFT__HFLAG_DIRTY;
+            memcpy(f + r, &v, sizeof(v));
+        }
+        for (; r < s->count; r++) {
+            f[r] |= WEFT__HFLAG_DIRTY;
+        }
+        return;
+    }
+    for (uint32_t r = 0; r < s->count; r++) {
+        if (s->rows.ent[r] != 0) {
+            f[r] |= WEFT__HFLAG_DIRTY;
+        }
+    }
 }
 
 /* Remove r from its parent's child list; r becomes a root (its link is left to the caller). */
@@ -236,6 +285,7 @@ static void bake_and_unlink(weft__hrows_t *w, uint32_t r) {
     unlink_child(w, r);
     w->link[r].parent = 0;
     w->link[r].inverse_bind = weft_mat4_identity();
+    w->flags[r] = WEFT__HFLAG_PLAIN | WEFT__HFLAG_CHANGED;
 }
 
 uint32_t weft__hstore_depth(const weft__hstore_t *s, uint32_t r) {
@@ -362,9 +412,11 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e,
     w->link[row].parent = 0;
     w->link[row].inverse_bind = weft_mat4_identity();
     w->world[row] = weft_transform_matrix(local);
+    w->flags[row] = WEFT__HFLAG_PLAIN | WEFT__HFLAG_CHANGED;
     weft__hstore_map_set(s, e, row);
     s->live++;
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     s->levels_valid = false; /* the new row lies beyond the last level */
     return WEFT_OK;
@@ -372,6 +424,12 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e,
 
 weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft__hentity_t parent,
                                   const weft_logger_t *log) {
+    return weft__hstore_attach_mode(s, child, parent, WEFT__HATTACH_KEEP_WORLD, log);
+}
+
+weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
+                                       weft__hentity_t parent, weft__hattach_t mode,
+                                       const weft_logger_t *log) {
     log = log_of(s, log);
     uint32_t rc = weft__hstore_row(s, child);
     const uint32_t rp = weft__hstore_row(s, parent);
@@ -388,8 +446,9 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft
                           "descendants",
                           (unsigned long long)parent, (unsigned long long)child);
     }
-    weft_mat4_t inverse_bind;
-    if (!weft_mat4_inverse(&w->world[rp], &inverse_bind)) {
+    weft_mat4_t inverse_bind = weft_mat4_identity();
+    const bool keep_world = mode == WEFT__HATTACH_KEEP_WORLD;
+    if (keep_world && !weft_mat4_inverse(&w->world[rp], &inverse_bind)) {
         return WEFT__FAIL(log, WEFT_EINVAL,
                           "weft_hier_attach: the world matrix of parent 0x%llx is singular",
                           (unsigned long long)parent);
@@ -403,12 +462,18 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft
         w = &s->rows; /* reserve may have replaced the arrays */
     }
 
-    /* Checks are done: from here on nothing fails. A re-parented child keeps its place in the
-     * world: its current world is baked into local, then bound to the new parent. */
+    /* Checks are done: from here on nothing fails. Keeping the world, a re-parented child
+     * keeps its place: its current world is baked into local, then bound to the new parent.
+     * Keeping the local, it is only unlinked: its local now composes under the new parent. */
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     if (w->parent[rc] != WEFT__HROW_NONE) {
-        bake_and_unlink(w, rc);
+        if (keep_world) {
+            bake_and_unlink(w, rc);
+        } else {
+            unlink_child(w, rc);
+        }
     }
     if (move) {
         rc = move_subtree_to_end(s, rc);
@@ -419,6 +484,7 @@ weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft
     link_child(w, rp, rc);
     w->link[rc].parent = parent;
     w->link[rc].inverse_bind = inverse_bind;
+    w->flags[rc] = (uint8_t)(plain_flag(&inverse_bind) | WEFT__HFLAG_CHANGED);
     if (move) {
         maybe_compact(s);
     }
@@ -436,6 +502,7 @@ weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const we
     if (s->rows.parent[r] != WEFT__HROW_NONE) {
         bake_and_unlink(&s->rows, r);
         s->index_valid = false;
+        s->blocks_valid = false;
         s->auto_known = false;
     }
     return WEFT_OK;
@@ -522,6 +589,8 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
     weft__hrows_t *w = &s->rows;
 
     s->index_valid = false;
+
+    s->blocks_valid = false;
     s->auto_known = false;
     if (w->parent[r] != WEFT__HROW_NONE) {
         unlink_child(w, r);
@@ -550,6 +619,33 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
     }
     maybe_compact(s);
     return WEFT_OK;
+}
+
+/* ---- hash --------------------------------------------------------------- >>hstore_hash */
+
+uint64_t weft__hstore_hash(const weft__hstore_t *s, uint64_t h,
+                           uint64_t (*mix)(uint64_t h, const void *p, size_t n)) {
+    const weft__hrows_t *w = &s->rows;
+    const uint64_t live = s->live;
+    h = mix(h, &live, sizeof(live));
+    for (uint32_t page = 0; page < s->map.page_count; page++) {
+        const uint32_t *entries = s->map.pages[page];
+        for (uint32_t i = 0; entries != NULL && i < MAP_PAGE_SIZE; i++) {
+            const uint32_t r = entries[i];
+            if (r == WEFT__HROW_NONE) {
+                continue;
+            }
+            unsigned char
+                rec[8 + sizeof(weft__hlink_t) + sizeof(weft_transform_t) + sizeof(weft_mat4_t)];
+            memcpy(rec, &w->ent[r], 8);
+            memcpy(rec + 8, &w->link[r], sizeof(weft__hlink_t));
+            memcpy(rec + 8 + sizeof(weft__hlink_t), &w->local[r], sizeof(weft_transform_t));
+            memcpy(rec + 8 + sizeof(weft__hlink_t) + sizeof(weft_transform_t), &w->world[r],
+                   sizeof(weft_mat4_t));
+            h = mix(h, rec, sizeof(rec));
+        }
+    }
+    return h;
 }
 
 /* ---- checker ------------------------------------------------------------ >>hstore_check */

@@ -26,6 +26,16 @@
  * structural change clears levels_valid. Holes are also dropped by an order-keeping
  * compaction once they exceed a quarter of the rows, so they never dominate the pass.
  *
+ * Change tracking. lmat[r] caches r's local matrix with its bind folded in (bind * compose
+ * (local), or compose(local) when the bind is bitwise the identity), so recomputing a world
+ * matrix is one multiply, parent_world * lmat, in the documented operation order. flags[r]
+ * carries DIRTY (r's world must be recomputed), LOCAL (lmat must be recomposed first: r's
+ * local, parent or bind changed) and PLAIN. Every call that changes a row's inputs sets
+ * DIRTY | LOCAL; the update recomputes a row when it or its parent reads DIRTY and sets the
+ * row's bit, so changes flow down the whole subtree in one forward pass, and clears every
+ * bit at its end. Rows that were not recomputed hold what a recomputation would give,
+ * because their inputs are unchanged. Holes are never DIRTY.
+ *
  * Ownership and threads: the store owns every array, allocated through its allocator. All
  * structural calls are single-threaded (the world's main thread, between frames); the update
  * pass writes world[] only, and rows of one level are independent, so a level may be split
@@ -49,6 +59,18 @@ typedef struct weft__hlink {
     weft_mat4_t inverse_bind; /* inverse of the parent's world matrix at attach time */
 } weft__hlink_t;
 
+/* Per-row flags. DIRTY: the row's world matrix must be recomputed (set by the structural
+ * calls, weft_hier_local and weft__hstore_touch_all; the update also sets it on every row it
+ * recomputes, then clears all at its end). LOCAL: the cached local matrix must be recomposed
+ * too. PLAIN: the inverse bind is bitwise the identity (always for roots and holes), so the
+ * cached local matrix is compose(local) without a bind multiply. */
+#define WEFT__HFLAG_DIRTY 1u
+#define WEFT__HFLAG_PLAIN 2u
+#define WEFT__HFLAG_LOCAL \
+    4u /* lmat must be recomposed (local, bind or parenthood changed);
+                                always set together with DIRTY */
+#define WEFT__HFLAG_CHANGED (WEFT__HFLAG_DIRTY | WEFT__HFLAG_LOCAL)
+
 /* Paged map from entity index to row (pages of 4096 entries, allocated on first use). */
 typedef struct weft__hmap {
     uint32_t **pages;    /* page table; NULL page: every entry absent */
@@ -65,6 +87,9 @@ typedef struct weft__hrows {
     weft_transform_t *local; /* row -> local transform */
     weft__hlink_t *link;     /* row -> parent link (inverse bind) */
     weft_mat4_t *world;      /* row -> world matrix (written by the update) */
+    weft_mat4_t *lmat;       /* row -> compose(local) for roots and PLAIN rows, else
+                                inverse_bind * compose(local); valid unless LOCAL is set */
+    uint8_t *flags;          /* row -> WEFT__HFLAG_* bits */
     uint32_t *scratch;       /* temporary space for moves and sorts (no meaning per row) */
 } weft__hrows_t;
 
@@ -101,10 +126,17 @@ typedef struct weft__hstore {
     uint32_t *index_start;   /* index_levels + 1 offsets into index_rows */
     uint32_t index_start_capacity;
     uint32_t index_levels; /* depth levels in the index */
-    bool auto_known;       /* auto_choice holds for the current structure */
-    int auto_choice;       /* the weft__hpass_t the automatic mode picked */
+    /* Parent ranges per block of WEFT__HIER_BLOCK rows, for the sequential pass to skip
+     * blocks none of whose rows or parents changed (rebuilt after structural changes). */
+    bool blocks_valid;       /* no structural change since the ranges were built */
+    uint32_t *block_lo;      /* smallest parent row of the block's rows (NONE: all roots) */
+    uint32_t *block_hi;      /* largest parent row of the block's rows */
+    uint32_t block_capacity; /* entries allocated in block_lo and block_hi */
+    bool auto_known;         /* auto_choice holds for the current structure */
+    int auto_choice;         /* the weft__hpass_t the automatic mode picked */
 
     uint64_t moved_rows; /* statistics: rows moved by attach (subtree moves) */
+    uint32_t recomputed; /* statistics: rows the last update recomputed */
     uint64_t sorts;      /* statistics: level sorts done */
 } weft__hstore_t;
 
@@ -131,6 +163,12 @@ bool weft__hstore_is_ancestor(const weft__hstore_t *s, uint32_t a, uint32_t r);
  * the first violation, or NULL when all hold. O(n). For tests and expensive asserts. */
 const char *weft__hstore_check(const weft__hstore_t *s);
 
+/* Fold every node into h with `mix` (weft_world_hash's mixing), in entity index order, so the
+ * result depends on the nodes' data only, never on row layout or history: per node its
+ * entity, parent entity, local transform, inverse bind and world matrix. O(n + map pages). */
+uint64_t weft__hstore_hash(const weft__hstore_t *s, uint64_t h,
+                           uint64_t (*mix)(uint64_t h, const void *p, size_t n));
+
 /* ---- structure ---------------------------------------------------------- >>hstore_ops */
 
 /* Add e as a root with `local`, world = compose(local). Errors: WEFT_EEXIST, WEFT_ENOMEM.
@@ -143,6 +181,29 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e, const weft_
  * WEFT_ENOMEM. `log` names the failure. */
 weft_result_t weft__hstore_attach(weft__hstore_t *s, weft__hentity_t child, weft__hentity_t parent,
                                   const weft_logger_t *log);
+
+/* How attach treats a child: keep its world matrix (bake, then bind to the parent's inverse
+ * world) or keep its local transform (identity bind: it moves with the composition). */
+typedef enum weft__hattach {
+    WEFT__HATTACH_KEEP_WORLD = 0,
+    WEFT__HATTACH_KEEP_LOCAL = 1,
+} weft__hattach_t;
+
+/* Attach with an explicit mode (weft__hstore_attach is KEEP_WORLD). Same errors, except that
+ * KEEP_LOCAL never returns WEFT_EINVAL (no inverse is taken). */
+weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
+                                       weft__hentity_t parent, weft__hattach_t mode,
+                                       const weft_logger_t *log);
+
+/* Overwrite node row r's data wholesale (snapshot restore, archive load): local transform,
+ * inverse bind and world matrix; the flags follow (PLAIN from the bind, DIRTY and LOCAL). The
+ * structure (parent rows) is not touched: the link's entity is the caller's to keep equal. */
+void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t *local,
+                           const weft_mat4_t *inverse_bind, const weft_mat4_t *world);
+
+/* Mark every live row DIRTY: the next update recomputes every world matrix (from the cached
+ * local matrices, which stay valid). O(rows). */
+void weft__hstore_touch_all(weft__hstore_t *s);
 
 /* Detach a child: bake world into local, unlink, stays in place. A root: no change, WEFT_OK.
  * Errors: WEFT_ENOENT. */
@@ -185,12 +246,17 @@ typedef enum weft__hpass {
     WEFT__HPASS_LEVELS = 2,     /* level by level; wide levels split with weft_parallel_for */
 } weft__hpass_t;
 
+/* Rows per block of the update (see hierarchy_update.c). */
+#define WEFT__HIER_BLOCK 1024u
+
 /* Rows per parallel-for range in the level pass; levels narrower than 2 grains run inline. */
 #define WEFT__HIER_GRAIN 4096u
 
-/* Recompute every world matrix. SEQUENTIAL needs nothing. LEVELS with `regroup` level-sorts
- * the rows first when needed (moving data: main thread, no concurrent readers); without it,
- * it walks a level index of row numbers instead (built when stale; data never moves, so it
+/* Recompute the world matrix of every row that is DIRTY or has a recomputed parent (rows
+ * whose inputs did not change keep their bits, which equal a recomputation's), then clear
+ * DIRTY everywhere; nothing to do when no row is DIRTY. SEQUENTIAL needs nothing. LEVELS
+ * with `regroup` level-sorts the rows first when needed (moving data: main thread, no
+ * concurrent readers); without it, it walks a level index of row numbers instead (built when stale; data never moves, so it
  * is safe inside a frame). Wide levels use `jobs` (NULL: inline). On WEFT_ENOMEM nothing was
  * computed. The results are bit-identical in every mode and at every worker count. */
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
@@ -206,8 +272,8 @@ uint32_t weft__hstore_depths(weft__hstore_t *s);
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
 
 /* The store of the world's hierarchy slot (world->hier, non-NULL), for code outside the
- * hierarchy module that moves nodes wholesale (archive_hier.c, snapshot.c). Defined in
- * hierarchy.c. Thread: as for the store calls. */
+ * hierarchy module that moves nodes wholesale (archive_hier.c) and for the module part
+ * (hierarchy_module.c). Defined in hierarchy.c. Thread: as for the store calls. */
 struct weft_hier;
 weft__hstore_t *weft__hier_store(struct weft_hier *h);
 

@@ -11,16 +11,18 @@
  * level sort is a stable counting sort: within a level, rows keep their previous relative
  * order, so the layout is a pure function of the previous layout and the calls made.
  *
- * Passes: a row's world matrix depends only on its own local transform and inverse bind and
- * on its parent's world matrix, always through weft__hier_node_world() (math_inline.h; this
- * file is built with -ffp-contract=off). The sequential pass is correct because parents
- * precede children; the level pass because every parent lies in an earlier level and a level
- * starts only after the previous one finished (weft_parallel_for returns when all ranges are
- * done, which orders the writes of level d before the reads of level d + 1). Which worker
- * computes a row, and how a level is split, never changes the value computed: results are
- * bit-identical between passes and across worker counts. Inside a frame the data must not
- * move (other systems may read it), so there the level pass walks a level index of row
- * numbers instead of regrouping the rows. */
+ * Passes: a row's world matrix depends only on its own local transform and inverse bind and on its
+ * parent's world matrix, through weft__hier_local_matrix() and one multiply (math_inline.h; this
+ * file is built with -ffp-contract=off). A pass visits every row but recomputes only those whose
+ * flags (or whose parent's) read DIRTY; see hierarchy_store.h, "Change tracking". In the level pass
+ * a range writes the flag bytes of its own rows and reads those of the previous level, finished
+ * before parallel-for started this one. The sequential pass is correct because parents precede
+ * children; the level pass because every parent lies in an earlier level and a level starts only
+ * after the previous one finished (weft_parallel_for returns when all ranges are done, which orders
+ * the writes of level d before the reads of level d + 1). Which worker computes a row, and how a
+ * level is split, never changes the value computed: results are bit-identical between passes and
+ * across worker counts. Inside a frame the data must not move (other systems may read it), so
+ * there the level pass walks a level index of row numbers instead of regrouping the rows. */
 #include <string.h>
 
 #include "hierarchy_store.h"
@@ -55,6 +57,8 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
         to.local[n] = from->local[r];
         to.link[n] = from->link[r];
         to.world[n] = from->world[r];
+        to.flags[n] = from->flags[r];
+        to.lmat[n] = from->lmat[r];
         weft__hstore_map_set(s, from->ent[r], n);
     }
     weft__hstore_free_rows(s, &s->rows, s->capacity);
@@ -62,6 +66,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
     s->count = new_count;
     s->holes = 0;
     s->index_valid = false;
+    s->blocks_valid = false;
     s->auto_known = false;
     return WEFT_OK;
 }
@@ -212,16 +217,147 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
 
 /* ---- passes ---------------------------------------------------------------- >>hier_pass */
 
-/* Compute world[] for rows [begin, end). */
-static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
-    const weft_transform_t *local = w->local;
-    const weft__hlink_t *link = w->link;
+/* Hints that change no result: keep the rarely taken recomposition out of the hot loop,
+ * and fetch the matrices of rows about to be recomputed. */
+#if defined(__GNUC__)
+#define HIER_NOINLINE __attribute__((noinline))
+#define HIER_PREFETCH(p, rw) __builtin_prefetch((p), (rw))
+#else
+#define HIER_NOINLINE
+#define HIER_PREFETCH(p, rw) ((void)(p))
+#endif
+
+/* Rows per block, how far ahead the sparse path prefetches, and the widest parent range a
+ * block summary is scanned for (wider: the block is pulled row by row instead). */
+#define HIER_BLOCK WEFT__HIER_BLOCK
+#define HIER_AHEAD 8u
+#define HIER_SPAN (4u * HIER_BLOCK)
+
+/* Recompose row r's cached local matrix (its local, parent or bind changed). */
+static HIER_NOINLINE void recompose(const weft__hrows_t *w, uint32_t r, uint32_t p, uint8_t f) {
+    weft__hier_local_matrix(&w->lmat[r], &w->local[r], &w->link[r].inverse_bind,
+                            p == WEFT__HROW_NONE || (f & WEFT__HFLAG_PLAIN) != 0);
+}
+
+/* Row r's world matrix, r known to need it (flags f, parent p). */
+static inline void compute_row(const weft__hrows_t *w, uint32_t r, uint32_t p, uint8_t f) {
+    if ((f & WEFT__HFLAG_LOCAL) != 0) {
+        recompose(w, r, p, f);
+    }
+    if (p == WEFT__HROW_NONE) {
+        w->world[r] = w->lmat[r];
+    } else {
+        weft__mat4_mul_into(&w->world[r], &w->world[p], &w->lmat[r]);
+    }
+}
+
+/* Row r's flags as the pass sees them: its own, plus DIRTY when its parent was recomputed
+ * in this pass (pull: bits are cleared only at the end of the pass, so a recomputed parent
+ * still reads DIRTY). The parent lies in an earlier row or level, finished before. */
+static inline uint8_t pulled_flags(const weft__hrows_t *w, uint32_t r, uint32_t p) {
+    uint8_t f = w->flags[r];
+    if (p != WEFT__HROW_NONE) {
+        f |= (uint8_t)(w->flags[p] & WEFT__HFLAG_DIRTY);
+    }
+    return f;
+}
+
+/* Eight flag bytes as one word (any alignment), and a bit in every byte of a word. */
+static inline uint64_t flag_word(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+#define EVERY_BYTE(bit) (0x0101010101010101ull * (uint64_t)(bit))
+
+/* True when every row of [begin, end) has DIRTY set (a full update's blocks). */
+static bool all_dirty(const uint8_t *flags, uint32_t begin, uint32_t end) {
+    uint64_t all = EVERY_BYTE(WEFT__HFLAG_DIRTY);
+    uint32_t r = begin;
+    for (; r + 8 <= end; r += 8) {
+        all &= flag_word(flags + r);
+    }
+    for (; r < end; r++) {
+        all &= (uint64_t)flags[r] * EVERY_BYTE(1);
+    }
+    return all == EVERY_BYTE(WEFT__HFLAG_DIRTY);
+}
+
+/* True when some row of [begin, end) has DIRTY set. */
+static bool any_dirty(const uint8_t *flags, uint32_t begin, uint32_t end) {
+    uint32_t r = begin;
+    for (; r + 8 <= end; r += 8) {
+        if ((flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) != 0) {
+            return true;
+        }
+    }
+    for (; r < end; r++) {
+        if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when no row of block [b, e) (inside aligned block g) needs recomputing: none is
+ * DIRTY and none of the parent rows the block's summary spans is (those precede the block
+ * and are final). Without summaries (lo NULL) or with a wide span it answers false. */
+static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t *hi, uint32_t g,
+                        uint32_t b, uint32_t e) {
+    if (lo == NULL || any_dirty(flags, b, e)) {
+        return false;
+    }
+    if (lo[g] == WEFT__HROW_NONE) {
+        return true; /* only roots and holes */
+    }
+    return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
+}
+
+/* Compute world[] for rows [begin, end), block by block (blocks aligned to HIER_BLOCK rows,
+ * so block summaries lo/hi, when given, describe a superset of each block's rows). A block
+ * whose rows and parents are clean is skipped. A block whose rows are all marked (a full
+ * update) is one forward walk. Otherwise its flags are pulled first (a cheap walk over
+ * parent rows and flag bytes) into a list of the rows to recompute, which are then computed
+ * in the same order with their matrices prefetched, since they lie scattered. */
+static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, const uint32_t *lo,
+                        const uint32_t *hi) {
     const uint32_t *parent = w->parent;
-    weft_mat4_t *world = w->world;
-    for (uint32_t r = begin; r < end; r++) {
-        const uint32_t p = parent[r];
-        weft__hier_node_world(&world[r], &local[r], &link[r].inverse_bind,
-                              p == WEFT__HROW_NONE ? NULL : &world[p]);
+    uint8_t *flags = w->flags;
+    uint32_t list[HIER_BLOCK];
+    for (uint32_t b = begin; b < end;) {
+        const uint32_t g = b / HIER_BLOCK;
+        const uint32_t next = (g + 1) * HIER_BLOCK;
+        const uint32_t e = end < next ? end : next;
+        const uint32_t block_begin = b;
+        b = e;
+        if (block_clean(flags, lo, hi, g, block_begin, e)) {
+            continue;
+        }
+        if (all_dirty(flags, block_begin, e)) {
+            for (uint32_t r = block_begin; r < e; r++) {
+                compute_row(w, r, parent[r], pulled_flags(w, r, parent[r]));
+            }
+            continue;
+        }
+        uint32_t k = 0;
+        for (uint32_t r = block_begin; r < e; r++) {
+            const uint8_t f = pulled_flags(w, r, parent[r]);
+            flags[r] = f;
+            list[k] = r;
+            k += f & WEFT__HFLAG_DIRTY;
+        }
+        for (uint32_t i = 0; i < k; i++) {
+            if (i + HIER_AHEAD < k) {
+                const uint32_t q = list[i + HIER_AHEAD];
+                HIER_PREFETCH(&w->lmat[q], 0);
+                HIER_PREFETCH(&w->world[q], 1);
+                if (parent[q] != WEFT__HROW_NONE) {
+                    HIER_PREFETCH(&w->world[parent[q]], 0);
+                }
+            }
+            const uint32_t r = list[i];
+            compute_row(w, r, parent[r], flags[r]);
+        }
     }
 }
 
@@ -231,9 +367,44 @@ static void update_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t
     for (uint32_t i = begin; i < end; i++) {
         const uint32_t r = idx[i];
         const uint32_t p = w->parent[r];
-        weft__hier_node_world(&w->world[r], &w->local[r], &w->link[r].inverse_bind,
-                              p == WEFT__HROW_NONE ? NULL : &w->world[p]);
+        const uint8_t f = pulled_flags(w, r, p);
+        if ((f & WEFT__HFLAG_DIRTY) != 0) {
+            w->flags[r] = f;
+            compute_row(w, r, p, f);
+        }
     }
+}
+
+/* The first row with DIRTY set (count when none): eight flags per load where aligned, so
+ * a static hierarchy costs one read of n bytes. */
+static uint32_t first_dirty(const weft__hstore_t *s) {
+    const uint8_t *f = s->rows.flags;
+    uint32_t r = 0;
+    while (r + 8 <= s->count && (flag_word(f + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) == 0) {
+        r += 8;
+    }
+    while (r < s->count && (f[r] & WEFT__HFLAG_DIRTY) == 0) {
+        r++;
+    }
+    return r;
+}
+
+/* Clear DIRTY on rows [from, count) and count the rows that had it (the recomputed ones). */
+static uint32_t clear_dirty(weft__hstore_t *s, uint32_t from) {
+    uint8_t *f = s->rows.flags;
+    uint32_t n = 0;
+    uint32_t r = from;
+    for (; r + 8 <= s->count; r += 8) { /* eight rows per word; DIRTY is bit 0 of a byte */
+        uint64_t v = flag_word(f + r);
+        n += (uint32_t)(((v & EVERY_BYTE(WEFT__HFLAG_DIRTY)) * EVERY_BYTE(1)) >> 56);
+        v &= ~EVERY_BYTE(WEFT__HFLAG_CHANGED);
+        memcpy(f + r, &v, sizeof(v));
+    }
+    for (; r < s->count; r++) {
+        n += f[r] & WEFT__HFLAG_DIRTY;
+        f[r] &= (uint8_t)~WEFT__HFLAG_CHANGED;
+    }
+    return n;
 }
 
 typedef struct level_ctx {
@@ -250,7 +421,7 @@ static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker
     if (ctx->idx != NULL) {
         update_indexed(ctx->rows, ctx->idx, a, b);
     } else {
-        update_rows(ctx->rows, a, b);
+        update_rows(ctx->rows, a, b, NULL, NULL);
     }
 }
 
@@ -274,7 +445,7 @@ static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uin
         if (idx != NULL) {
             update_indexed(rows, idx, a, b);
         } else {
-            update_rows(rows, a, b);
+            update_rows(rows, a, b, NULL, NULL);
         }
     }
 }
@@ -331,25 +502,78 @@ static weft_result_t build_index(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* Build the per-block parent ranges (one walk over the parent rows; after structural changes
+ * only). Level passes do not use them: a block there may straddle levels, and its range
+ * would then name rows another worker is writing. */
+static weft_result_t build_blocks(weft__hstore_t *s) {
+    if (s->blocks_valid) {
+        return WEFT_OK;
+    }
+    const uint32_t blocks = (s->count + HIER_BLOCK - 1) / HIER_BLOCK;
+    uint32_t cap = s->block_capacity;
+    if (grow_u32(s, &s->block_lo, &cap, blocks) != WEFT_OK) {
+        return WEFT_ENOMEM;
+    }
+    if (cap != s->block_capacity) { /* block_hi follows block_lo's new capacity */
+        uint32_t *hi = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
+        if (hi == NULL) {
+            weft__hstore_free(s, s->block_lo, (size_t)cap * sizeof(uint32_t));
+            weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
+            s->block_lo = s->block_hi = NULL;
+            s->block_capacity = 0;
+            return WEFT_ENOMEM;
+        }
+        weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
+        s->block_hi = hi;
+        s->block_capacity = cap;
+    }
+    const uint32_t *parent = s->rows.parent;
+    for (uint32_t g = 0; g < blocks; g++) {
+        uint32_t lo = WEFT__HROW_NONE, hi = 0;
+        const uint32_t end = (g + 1) * HIER_BLOCK < s->count ? (g + 1) * HIER_BLOCK : s->count;
+        for (uint32_t r = g * HIER_BLOCK; r < end; r++) {
+            const uint32_t p = parent[r];
+            if (p != WEFT__HROW_NONE) {
+                lo = p < lo ? p : lo;
+                hi = p > hi ? p : hi;
+            }
+        }
+        s->block_lo[g] = lo;
+        s->block_hi[g] = hi;
+    }
+    s->blocks_valid = true;
+    return WEFT_OK;
+}
+
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
                                   weft_jobs_t *jobs) {
-    if (pass != WEFT__HPASS_LEVELS) {
-        update_rows(&s->rows, 0, s->count);
-        return WEFT_OK;
+    const uint32_t first = first_dirty(s);
+    if (first == s->count) {
+        s->recomputed = 0;
+        return WEFT_OK; /* nothing changed: every world matrix is current */
     }
-    if (regroup) {
-        weft_result_t r = weft__hstore_level_sort(s);
-        if (r != WEFT_OK) {
-            return r;
+    if (pass != WEFT__HPASS_LEVELS) {
+        const bool summaries = build_blocks(s) == WEFT_OK; /* else: no skipping */
+        update_rows(&s->rows, first, s->count, summaries ? s->block_lo : NULL,
+                    summaries ? s->block_hi : NULL);
+    } else {
+        if (regroup) {
+            weft_result_t r = weft__hstore_level_sort(s);
+            if (r != WEFT_OK) {
+                return r;
+            }
+        }
+        if (s->levels_valid) {
+            run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
+        } else {
+            if (build_index(s) != WEFT_OK) {
+                return WEFT__FAIL(s->log, WEFT_ENOMEM,
+                                  "hierarchy: out of memory for the level index");
+            }
+            run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
         }
     }
-    if (s->levels_valid) {
-        run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
-        return WEFT_OK;
-    }
-    if (build_index(s) != WEFT_OK) {
-        return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for the level index");
-    }
-    run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
+    /* A level sort may have moved the first dirty row: clear from the start then. */
+    s->recomputed = clear_dirty(s, pass == WEFT__HPASS_LEVELS ? 0 : first);
     return WEFT_OK;
 }

@@ -59,20 +59,19 @@ static inline void weft__mat4_compose_into(weft_mat4_t *restrict r, const weft_v
     r->m[15] = 1.0f;
 }
 
-/* The world matrix of one node, as documented in weft/hierarchy.h:
- * roots: compose(local); children: parent_world * (inverse_bind * compose(local)). */
-static inline void weft__hier_node_world(weft_mat4_t *restrict out, const weft_transform_t *local,
-                                         const weft_mat4_t *inverse_bind,
-                                         const weft_mat4_t *parent_world) {
-    if (parent_world == NULL) {
+/* A node's local matrix with its bind folded in, the right-hand factor of the formula in
+ * weft/hierarchy.h: compose(local) for roots and for binds bitwise the identity (`plain`),
+ * else inverse_bind * compose(local). The world matrix is then parent_world * this (or this
+ * itself for a root): the documented operations, in the documented order. */
+static inline void weft__hier_local_matrix(weft_mat4_t *restrict out, const weft_transform_t *local,
+                                           const weft_mat4_t *inverse_bind, bool plain) {
+    if (plain) {
         weft__mat4_compose_into(out, &local->position, &local->rotation, &local->scale);
         return;
     }
     weft_mat4_t l;
-    weft_mat4_t bl;
     weft__mat4_compose_into(&l, &local->position, &local->rotation, &local->scale);
-    weft__mat4_mul_into(&bl, inverse_bind, &l);
-    weft__mat4_mul_into(out, parent_world, &bl);
+    weft__mat4_mul_into(out, inverse_bind, &l);
 }
 
 #endif /* WEFT_SRC_MATH_INLINE_H */

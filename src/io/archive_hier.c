@@ -104,7 +104,7 @@ weft_result_t weft__hier_write(weft_world_t *world, weft__secw_t *w, const uint3
         unsigned char b[WEFT__ARC_HIER_RECORD];
         weft__put32(b, local[ei] - 1u);
         weft__put32(b + 4, p != 0 && pi < slots ? rec[pi] : 0u); /* 0: root or outside */
-        memcpy(b + 8, weft_hier_local(world, e), 40);
+        memcpy(b + 8, weft_hier_local_read(world, e), 40);
         memcpy(b + 48, &weft_hier_link(world, e)->inverse_bind, 64);
         memcpy(b + 112, weft_hier_world(world, e), 64);
         weft__secw_put(w, b, sizeof b);
@@ -212,9 +212,10 @@ weft_result_t weft__load_stage_hierarchy(weft__stage_t *st) {
     }
     /* Attach binds to the parent's current world matrix; make it invertible for now (the
      * commit writes the archived values over both link and world). */
+    const weft_mat4_t identity = weft_mat4_identity();
     for (uint64_t i = 0; i < st->arc.hier_count; ++i) {
-        weft_mat4_t *wm = (weft_mat4_t *)(void *)weft_hier_world(st->world, record_entity(st, i));
-        *wm = weft_mat4_identity();
+        const uint32_t row = weft__hstore_row(s, record_entity(st, i));
+        weft__hstore_set_data(s, row, &s->rows.local[row], &identity, &identity);
     }
     for (uint64_t i = 0; i < st->arc.hier_count; ++i) {
         uint32_t prec = weft__le32(st->arc.hier + i * WEFT__ARC_HIER_RECORD + 4u);
@@ -239,12 +240,13 @@ void weft__load_commit_hierarchy(weft__stage_t *st) {
     if (!st->hier_inserted) {
         return;
     }
+    weft__hstore_t *s = store_of(st->world);
     for (uint64_t i = 0; i < st->arc.hier_count; ++i) {
         const unsigned char *rec = st->arc.hier + i * WEFT__ARC_HIER_RECORD;
-        weft_entity_t e = record_entity(st, i);
-        weft_parent_link_t *link = (weft_parent_link_t *)(void *)weft_hier_link(st->world, e);
-        weft_mat4_t *wm = (weft_mat4_t *)(void *)weft_hier_world(st->world, e);
-        memcpy(&link->inverse_bind, rec + 48, 64);
-        memcpy(wm, rec + 112, 64);
+        const uint32_t row = weft__hstore_row(s, record_entity(st, i));
+        weft_mat4_t bind, wm;
+        memcpy(&bind, rec + 48, 64);
+        memcpy(&wm, rec + 112, 64);
+        weft__hstore_set_data(s, row, &s->rows.local[row], &bind, &wm);
     }
 }

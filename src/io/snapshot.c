@@ -17,14 +17,11 @@
  * never freed. Signature ids in the captured slots stay valid because interned signatures
  * are never freed either.
  *
- * The hierarchy keeps its nodes in its own ordered store, outside the pools (only the node
- * tag is a pool). A capture records every node in update order — entity, parent, local
- * transform, inverse bind, world matrix — through the public readers. A restore builds a
- * complete replacement store before touching anything (nodes added with identity
- * transforms, so attaching never meets a singular parent, parents first, so no subtree
- * moves), swaps it in at commit time and then writes the recorded values through the
- * public accessors; the old store is freed last. The store is reached through
- * weft__hier_store() (hierarchy_store.h), the hierarchy module's private accessor. */
+ * Modules whose data lives outside the pools (the hierarchy) take part through their module
+ * parts (weft__module_t, src/core/world.h): a capture appends each part's bytes to the block
+ * under the module's name; a restore has every module prepare its part (fallible, world
+ * untouched) before the commit, and commits them after the pools. Nothing here knows what
+ * a module stores. */
 #include "weft/snapshot.h"
 
 #include <string.h>
@@ -32,19 +29,15 @@
 #include "src/core/access.h"
 #include "src/core/entity.h"
 #include "src/core/world.h"
-#include "src/hier/hierarchy_store.h"
-#include "weft/hierarchy.h"
 
 #define ALIGN_DATA 64u /* alignment of each array inside the block */
 
-/* One hierarchy node as captured. */
-typedef struct snap_node {
-    weft_entity_t e;          /* the node */
-    weft_entity_t parent;     /* its parent, 0 for roots */
-    weft_transform_t local;   /* local transform */
-    weft_mat4_t inverse_bind; /* link's inverse bind */
-    weft_mat4_t world;        /* world matrix as of the last update */
-} snap_node_t;
+/* One module part as captured. */
+typedef struct snap_module {
+    const char *name; /* the module's name (static) */
+    size_t off;       /* offset of its bytes in the block */
+    size_t size;      /* bytes */
+} snap_module_t;
 
 typedef struct snap_pool {
     uint32_t count;   /* captured rows */
@@ -53,30 +46,23 @@ typedef struct snap_pool {
 } snap_pool_t;
 
 struct weft_snapshot {
-    weft_world_t *world;                    /* owner of the allocator; the only world accepted */
-    unsigned char *block;                   /* captured arrays, owned */
-    size_t block_cap;                       /* bytes allocated */
-    size_t block_used;                      /* bytes of captured state */
-    bool valid;                             /* something was captured */
-    uint32_t slot_count;                    /* table high-water mark */
-    uint32_t free_count;                    /* free-list entries (slots follow at offset 0) */
-    uint32_t live;                          /* live entities */
-    uint32_t component_count;               /* components registered at capture */
-    uint32_t group_count;                   /* groups at capture */
-    uint32_t group_n[WEFT__MAX_GROUPS];     /* aligned rows of each group */
-    uint32_t node_count;                    /* hierarchy nodes captured */
-    size_t nodes_off;                       /* offset of the snap_node_t array in the block */
-    snap_pool_t pools[WEFT_MAX_COMPONENTS]; /* by component id */
+    weft_world_t *world;                /* owner of the allocator; the only world accepted */
+    unsigned char *block;               /* captured arrays, owned */
+    size_t block_cap;                   /* bytes allocated */
+    size_t block_used;                  /* bytes of captured state */
+    bool valid;                         /* something was captured */
+    uint32_t slot_count;                /* table high-water mark */
+    uint32_t free_count;                /* free-list entries (slots follow at offset 0) */
+    uint32_t live;                      /* live entities */
+    uint32_t component_count;           /* components registered at capture */
+    uint32_t group_count;               /* groups at capture */
+    uint32_t group_n[WEFT__MAX_GROUPS]; /* aligned rows of each group */
+    uint32_t module_count;              /* module parts captured */
+    snap_module_t modules[WEFT__WORLD_MAX_MODULES]; /* in the world's module order */
+    snap_pool_t pools[WEFT_MAX_COMPONENTS];         /* by component id */
 };
 
 static size_t align_up(size_t n) { return (n + ALIGN_DATA - 1u) & ~(size_t)(ALIGN_DATA - 1u); }
-
-static uint32_t hier_nodes(const weft_world_t *world) {
-    return world->hier != NULL ? weft_hier_count(world) : 0;
-}
-
-/* The hierarchy store, through the hierarchy module's accessor (world->hier is set). */
-static weft__hstore_t *store_of(weft_world_t *world) { return weft__hier_store(world->hier); }
 
 weft_result_t weft_snapshot_create(weft_world_t *world, weft_snapshot_t **out) {
     WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_snapshot_create: world is NULL");
@@ -109,7 +95,7 @@ size_t weft_snapshot_size(const weft_snapshot_t *snap) {
 
 /* Lay out the block for the world as it is now; returns its size. */
 static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32_t slots,
-                           size_t *nodes_off) {
+                           snap_module_t *mods, uint32_t *mod_count) {
     size_t off = align_up((size_t)slots * 4u) + align_up((size_t)world->free_count * 4u);
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         const weft__pool_t *p = &world->components[c]->pool;
@@ -122,29 +108,16 @@ static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32
             off += align_up(p->size);
         }
     }
-    *nodes_off = off;
-    off += align_up((size_t)hier_nodes(world) * sizeof(snap_node_t));
+    *mod_count = 0;
+    for (uint32_t m = 0; m < world->module_part_count; ++m) {
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->snap_size != NULL) {
+            const size_t size = mod->snap_size(world);
+            mods[(*mod_count)++] = (snap_module_t){mod->name, off, size};
+            off += align_up(size);
+        }
+    }
     return off;
-}
-
-/* Record every hierarchy node in update order. The entity column is filled first (the
- * order reader wants a plain array), then expanded in place from the back. */
-static void capture_nodes(weft_world_t *world, snap_node_t *nodes) {
-    uint32_t n = hier_nodes(world);
-    if (n == 0) {
-        return;
-    }
-    weft_entity_t *order = (weft_entity_t *)(void *)nodes;
-    weft_hier_order(world, order, n);
-    for (uint32_t i = n; i-- > 0;) {
-        weft_entity_t e = order[i]; /* read before nodes[i] (which overlaps it) is written */
-        snap_node_t *sn = &nodes[i];
-        sn->e = e;
-        sn->parent = weft_hier_parent(world, e);
-        sn->local = *weft_hier_local(world, e);
-        sn->inverse_bind = weft_hier_link(world, e)->inverse_bind;
-        sn->world = *weft_hier_world(world, e);
-    }
 }
 
 weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) {
@@ -155,8 +128,9 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     WEFT__MAIN_CALL(world);
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     snap_pool_t pools[WEFT_MAX_COMPONENTS];
-    size_t nodes_off;
-    size_t need = plan_capture(world, pools, slots, &nodes_off);
+    snap_module_t mods[WEFT__WORLD_MAX_MODULES];
+    uint32_t mod_count;
+    size_t need = plan_capture(world, pools, slots, mods, &mod_count);
     if (need > snap->block_cap) {
         unsigned char *b = weft__alloc(world, need, ALIGN_DATA);
         if (!b) {
@@ -189,9 +163,15 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
             memcpy(snap->block + pools[c].data_off, p->data, (size_t)p->count * p->size);
         }
     }
-    capture_nodes(world, (snap_node_t *)(void *)(snap->block + nodes_off));
-    snap->node_count = hier_nodes(world);
-    snap->nodes_off = nodes_off;
+    for (uint32_t m = 0, k = 0; m < world->module_part_count; ++m) {
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->snap_size != NULL) {
+            mod->snap_capture(world, snap->block + mods[k].off, mods[k].size);
+            k++;
+        }
+    }
+    memcpy(snap->modules, mods, sizeof(snap_module_t) * mod_count);
+    snap->module_count = mod_count;
     memcpy(snap->pools, pools, sizeof(snap_pool_t) * (world->component_count + 1u));
     snap->slot_count = slots;
     snap->free_count = world->free_count;
@@ -265,44 +245,56 @@ static void clear_pool(weft__pool_t *p) {
     p->count = 0;
 }
 
-/* The fallible half of the hierarchy restore: a complete replacement store, built aside. */
-static weft_result_t build_store(weft_world_t *world, const weft_snapshot_t *s,
-                                 weft__hstore_t *fresh) {
-    const snap_node_t *nodes = (const snap_node_t *)(const void *)(s->block + s->nodes_off);
-    weft__hstore_init(fresh, &store_of(world)->alloc, world->log); /* failures reach the world */
-    const weft_transform_t identity = weft_transform_identity();
-    weft_result_t r = WEFT_OK;
-    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i) {
-        r = weft__hstore_add(fresh, nodes[i].e, &identity);
-    }
-    for (uint32_t i = 0; r == WEFT_OK && i < s->node_count; ++i) {
-        if (nodes[i].parent != 0) {
-            r = weft__hstore_attach(fresh, nodes[i].e, nodes[i].parent, world->log);
+/* The captured part of the module called `name` (NULL when the capture held none). */
+static const snap_module_t *captured_part(const weft_snapshot_t *s, const char *name) {
+    for (uint32_t k = 0; k < s->module_count; ++k) {
+        if (strcmp(s->modules[k].name, name) == 0) {
+            return &s->modules[k];
         }
     }
-    if (r != WEFT_OK) {
-        weft__hstore_fini(fresh);
-        return r == WEFT_ENOMEM
-                   ? r
-                   : WEFT__FAIL(world->log, r, "weft_snapshot_restore: hierarchy rebuild failed");
-    }
-    return WEFT_OK;
+    return NULL;
 }
 
-/* The infallible half: swap the stores, write the captured values, free the old store. */
-static void install_store(weft_world_t *world, const weft_snapshot_t *s, weft__hstore_t *fresh) {
-    weft__hstore_t *store = store_of(world);
-    weft__hstore_t old = *store;
-    *store = *fresh;
-    const snap_node_t *nodes = (const snap_node_t *)(const void *)(s->block + s->nodes_off);
-    for (uint32_t i = 0; i < s->node_count; ++i) {
-        weft_entity_t e = nodes[i].e;
-        *weft_hier_local(world, e) = nodes[i].local;
-        weft_parent_link_t *link = (weft_parent_link_t *)(void *)weft_hier_link(world, e);
-        link->inverse_bind = nodes[i].inverse_bind;
-        *(weft_mat4_t *)(void *)weft_hier_world(world, e) = nodes[i].world;
+/* Drop the staged restores of the first n modules of the world. */
+static void abort_modules(weft_world_t *world, void **staged, uint32_t n) {
+    for (uint32_t m = 0; m < n; ++m) {
+        if (world->modules[m].snap_abort != NULL) {
+            world->modules[m].snap_abort(world, staged[m]);
+        }
     }
-    weft__hstore_fini(&old);
+}
+
+/* The fallible half of every module's restore: each prepares its part (an empty one when the
+ * capture held none); a captured part whose module this world lacks is an error. */
+static weft_result_t prepare_modules(weft_world_t *world, const weft_snapshot_t *s, void **staged) {
+    for (uint32_t k = 0; k < s->module_count; ++k) {
+        bool found = false;
+        for (uint32_t m = 0; m < world->module_part_count && !found; ++m) {
+            found = strcmp(world->modules[m].name, s->modules[k].name) == 0 &&
+                    world->modules[m].snap_prepare != NULL;
+        }
+        if (!found) {
+            return WEFT__FAIL(world->log, WEFT_ESTATE,
+                              "weft_snapshot_restore: the snapshot holds data of module %s, "
+                              "which this world does not have",
+                              s->modules[k].name);
+        }
+    }
+    for (uint32_t m = 0; m < world->module_part_count; ++m) {
+        staged[m] = NULL;
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->snap_prepare == NULL) {
+            continue;
+        }
+        const snap_module_t *part = captured_part(s, mod->name);
+        weft_result_t r = mod->snap_prepare(world, part ? s->block + part->off : NULL,
+                                            part ? part->size : 0, &staged[m]);
+        if (r != WEFT_OK) {
+            abort_modules(world, staged, m);
+            return r;
+        }
+    }
+    return WEFT_OK;
 }
 
 weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *snap) {
@@ -319,22 +311,16 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
                           "weft_snapshot_restore: %u groups now, %u at capture", world->group_count,
                           snap->group_count);
     }
-    if (snap->node_count > 0 && world->hier == NULL) {
-        return WEFT__FAIL(world->log, WEFT_ESTATE, "weft_snapshot_restore: no hierarchy state");
-    }
     uint32_t *new_free;
     weft_result_t r = restore_reserve(world, snap, &new_free);
     if (r != WEFT_OK) {
         return r;
     }
-    weft__hstore_t fresh;
-    bool swap_store = world->hier != NULL;
-    if (swap_store) {
-        r = build_store(world, snap, &fresh);
-        if (r != WEFT_OK) {
-            weft__free(world, new_free, (size_t)snap->free_count * 4u);
-            return r;
-        }
+    void *staged[WEFT__WORLD_MAX_MODULES];
+    r = prepare_modules(world, snap, staged);
+    if (r != WEFT_OK) {
+        weft__free(world, new_free, (size_t)snap->free_count * 4u);
+        return r;
     }
 
     /* ---- commit: nothing below can fail ---- */
@@ -369,8 +355,13 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     for (uint32_t g = 1; g <= world->group_count; ++g) {
         world->groups[g].n = snap->group_n[g];
     }
-    if (swap_store) {
-        install_store(world, snap, &fresh);
+    for (uint32_t m = 0; m < world->module_part_count; ++m) {
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->snap_commit != NULL) {
+            const snap_module_t *part = captured_part(snap, mod->name);
+            mod->snap_commit(world, part ? snap->block + part->off : NULL, part ? part->size : 0,
+                             staged[m]);
+        }
     }
     return WEFT_OK;
 }

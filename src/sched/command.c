@@ -192,6 +192,25 @@ weft_result_t weft__cmd_push_emit(weft_cmd_t *cmd, uint32_t event, weft_entity_t
     return push(cmd, WEFT__CMD_EMIT, target, event, payload, size);
 }
 
+weft_result_t weft_cmd_call(weft_cmd_t *cmd, weft_cmd_call_fn fn, const void *data, uint32_t size) {
+    weft_result_t r = check_open(cmd, "weft_cmd_call");
+    if (r != WEFT_OK) {
+        return r;
+    }
+    WEFT__CONTRACT(fn != NULL && (data != NULL || size == 0) && size <= 65536u, cmd->log,
+                   WEFT_EINVAL, "weft_cmd_call: NULL fn, NULL data or size %u over 65536", size);
+    r = push(cmd, WEFT__CMD_CALL, 0, 0, NULL, (uint32_t)sizeof(fn) + size);
+    if (r == WEFT_OK) { /* push placed the record last: fill its payload */
+        const size_t need = sizeof(weft__cmd_rec_t) + pad8(sizeof(fn) + size);
+        unsigned char *dst = cmd->data + cmd->len - need + sizeof(weft__cmd_rec_t);
+        memcpy(dst, &fn, sizeof(fn));
+        if (size != 0) {
+            memcpy(dst + sizeof(fn), data, size);
+        }
+    }
+    return r;
+}
+
 void weft__cmd_deliver(const weft_cmd_t *cmd,
                        void (*fn)(void *ctx, uint32_t event, weft_entity_t target,
                                   const void *payload, uint32_t size),
@@ -242,6 +261,8 @@ static const char *op_name(uint8_t op) {
         return "remove";
     case WEFT__CMD_EMIT:
         return "emit";
+    case WEFT__CMD_CALL:
+        return "call";
     }
     return "command";
 }
@@ -283,6 +304,16 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             if (weft__cmd_is_placeholder(e)) {
                 rec.entity = map[weft_entity_generation(e) - 1];
                 memcpy(cmd->data + at - rec.next, &rec, sizeof rec);
+            }
+            continue;
+        }
+        if (rec.op == WEFT__CMD_CALL) { /* a module's command (weft_cmd_call) */
+            weft_cmd_call_fn fn;
+            memcpy(&fn, payload, sizeof(fn));
+            const weft_result_t r =
+                fn(world, payload + sizeof(fn), rec.size - (uint32_t)sizeof(fn));
+            if (!benign(r) && first == WEFT_OK) {
+                first = r;
             }
             continue;
         }
@@ -328,6 +359,7 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             break;
         case WEFT__CMD_CREATE:
         case WEFT__CMD_EMIT:
+        case WEFT__CMD_CALL:
             break;
         }
         if (!benign(r) && first == WEFT_OK) {
@@ -407,8 +439,8 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
         at += rec.next;
-        if (rec.op == WEFT__CMD_EMIT) {
-            continue; /* changes nothing in the world */
+        if (rec.op == WEFT__CMD_EMIT || rec.op == WEFT__CMD_CALL) {
+            continue; /* nothing to reserve: an event changes nothing, a call fends for itself */
         }
         if (rec.op == WEFT__CMD_CREATE) {
             st->creates++;
@@ -470,6 +502,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             break;
         case WEFT__CMD_CREATE:
         case WEFT__CMD_EMIT:
+        case WEFT__CMD_CALL:
             break;
         }
         if (r != WEFT_OK) {

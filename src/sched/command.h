@@ -29,6 +29,7 @@ typedef enum weft__cmd_op {
     WEFT__CMD_EMIT = 6,    /* entity = event target (may be 0), component = event id,
                               payload follows; the apply resolves a placeholder target in
                               place, delivery happens after (weft__cmd_deliver) */
+    WEFT__CMD_CALL = 7,    /* payload: the weft_cmd_call_fn, then the call's data */
 } weft__cmd_op_t;
 
 typedef struct weft__cmd_rec {

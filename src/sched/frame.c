@@ -475,6 +475,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
         if (pos == UINT32_MAX) { /* a resumed phase keeps the decisions it started with */
             decide_phase(s, first, end);
         }
+        s->world->in_systems = true; /* until every system of the phase returned */
         if (s->workers <= 1) {
             bool recorded = true;
             r = run_phase_fused(s, pos == UINT32_MAX ? first : pos, end, fresh, &at, &recorded);
@@ -498,10 +499,12 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                     measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
                 }
                 if (r != WEFT_OK) {
+                    s->world->in_systems = false;
                     return r; /* a wait failed: the job system is unusable (reported) */
                 }
             }
         }
+        s->world->in_systems = false;
         if (r != WEFT_OK) {
             if (!*fresh) {
                 s->resume_phase = ph;

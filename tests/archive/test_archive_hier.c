@@ -104,7 +104,7 @@ static void expect_same_nodes(weft_world_t *a, weft_world_t *b, const weft_entit
         if (!FX_CHECK(&fl, pb == want, "node %u parent 0x%llx, want 0x%llx", i,
                       (unsigned long long)pb, (unsigned long long)want) ||
             !FX_CHECK(&fl,
-                      memcmp(weft_hier_local(a, src[i]), weft_hier_local(b, dst[i]),
+                      memcmp(weft_hier_local_read(a, src[i]), weft_hier_local_read(b, dst[i]),
                              sizeof(weft_transform_t)) == 0,
                       "node %u local", i) ||
             !FX_CHECK(&fl,
@@ -300,7 +300,7 @@ static void hier_state(weft_world_t *w, hier_state_t *st) {
     cr_assert_leq(st->n, 4 * NODES);
     for (uint32_t i = 0; i < st->n; ++i) {
         st->parent[i] = weft_hier_parent(w, st->order[i]);
-        st->local[i] = *weft_hier_local(w, st->order[i]);
+        st->local[i] = *weft_hier_local_read(w, st->order[i]);
         st->link[i] = *weft_hier_link(w, st->order[i]);
         st->world[i] = *weft_hier_world(w, st->order[i]);
     }

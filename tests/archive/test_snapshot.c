@@ -170,7 +170,7 @@ static uint64_t hier_fingerprint(weft_world_t *w) {
         weft_entity_t p = weft_hier_parent(w, order[i]);
         FOLD(&order[i], sizeof order[i]);
         FOLD(&p, sizeof p);
-        FOLD(weft_hier_local(w, order[i]), sizeof(weft_transform_t));
+        FOLD(weft_hier_local_read(w, order[i]), sizeof(weft_transform_t));
         FOLD(&weft_hier_link(w, order[i])->inverse_bind, sizeof(weft_mat4_t));
         FOLD(weft_hier_world(w, order[i]), sizeof(weft_mat4_t));
     }

@@ -110,12 +110,17 @@ static inline weft_transform_t hr_transform(hr_rng_t *r) {
     return t;
 }
 
-/* The documented formula: root: compose(local); child: parent_world * (bind * compose(local)). */
+/* The documented formula: root: compose(local); child whose bind is bitwise the identity:
+ * parent_world * compose(local); other child: parent_world * (bind * compose(local)). */
 static inline weft_mat4_t hr_node_world(const weft_transform_t *local, const weft_mat4_t *bind,
                                         const weft_mat4_t *parent_world) {
     weft_mat4_t l = weft_transform_matrix(local);
     if (parent_world == NULL) {
         return l;
+    }
+    const weft_mat4_t id = weft_mat4_identity();
+    if (memcmp(bind, &id, sizeof(id)) == 0) {
+        return weft_mat4_mul(parent_world, &l);
     }
     weft_mat4_t bl = weft_mat4_mul(bind, &l);
     return weft_mat4_mul(parent_world, &bl);

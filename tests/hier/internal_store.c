@@ -393,7 +393,9 @@ static void run_random(const char *name, uint32_t cap, uint32_t steps, uint32_t 
         } else if (k < 90) {
             const uint32_t id = random_live(&m, &r);
             if (id != 0) {
-                s.rows.local[weft__hstore_row(&s, ent(id))] = hr_transform(&r);
+                const uint32_t row = weft__hstore_row(&s, ent(id));
+                s.rows.local[row] = hr_transform(&r);
+                s.rows.flags[row] |= WEFT__HFLAG_CHANGED; /* what weft_hier_local does */
             }
         }
         /* after every step: the order invariant (and, every `every` steps, the worlds) */

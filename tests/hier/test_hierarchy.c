@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hier_ref.h"
+#include "hier_world.h"
 #include "weft.h"
 
 TestSuite(hierarchy, .timeout = 300);
@@ -19,19 +20,7 @@ TestSuite(hierarchy, .timeout = 300);
 static hr_fail_t fail;
 #define CHECK(cond, ...) hr_check(&fail, (cond), __VA_ARGS__)
 
-static void quiet_fn(weft_log_level_t level, weft_result_t code, const char *msg, const char *file,
-                     int line, void *user) {
-    (void)level, (void)code, (void)msg, (void)file, (void)line, (void)user;
-}
-
-static weft_world_t *new_world(uint32_t workers, weft_execution_t exec) {
-    weft_world_t *w = NULL;
-    cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = workers,
-                                                     .execution = exec,
-                                                     .logger = {.fn = quiet_fn}},
-                                &w) == WEFT_OK);
-    return w;
-}
+#define new_world hw_new_world
 
 /* A new node entity; 0 with the failure recorded in `fail` when creating it fails. */
 static weft_entity_t new_node(weft_world_t *w, const weft_transform_t *t) {
@@ -99,16 +88,6 @@ static void check_order(weft_world_t *w) {
     cr_assert(order_ok(w), "%s", hr_fail_message(&fail));
 }
 
-/* World of e by the documented formula, recursively through the public readers. */
-static weft_mat4_t ref_world(weft_world_t *w, weft_entity_t e) {
-    const weft_entity_t p = weft_hier_parent(w, e);
-    if (p == 0) {
-        return hr_node_world(weft_hier_local(w, e), NULL, NULL);
-    }
-    const weft_mat4_t pw = ref_world(w, p);
-    return hr_node_world(weft_hier_local(w, e), &weft_hier_link(w, e)->inverse_bind, &pw);
-}
-
 Test(hierarchy, the_write_ups_counter_example_gives_e2_before_e3_before_e4) {
     weft_world_t *w = new_world(1, WEFT_EXECUTION_INLINE);
     hr_fail_init(&fail, 0);
@@ -143,7 +122,7 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing) {
     weft_transform_t locals[6];
     weft_parent_link_t links[6];
     for (int i = 0; i < 6; i++) {
-        locals[i] = *weft_hier_local(w, e[i]);
+        locals[i] = *weft_hier_local_read(w, e[i]);
         links[i] = *weft_hier_link(w, e[i]);
     }
     cr_assert(weft_hier_attach(w, e[2], e[2]) == WEFT_ECYCLE);
@@ -151,7 +130,7 @@ Test(hierarchy, cycles_are_rejected_and_change_nothing) {
     cr_assert(weft_hier_attach(w, e[1], e[3]) == WEFT_ECYCLE);
     cr_assert(strlen(weft_last_error()) > 0);
     for (int i = 0; i < 6; i++) {
-        cr_assert(memcmp(&locals[i], weft_hier_local(w, e[i]), sizeof(locals[i])) == 0);
+        cr_assert(memcmp(&locals[i], weft_hier_local_read(w, e[i]), sizeof(locals[i])) == 0);
         cr_assert(memcmp(&links[i], weft_hier_link(w, e[i]), sizeof(links[i])) == 0);
         cr_assert(order_pos(w, e[i]) == (uint32_t)i);
     }
@@ -173,7 +152,7 @@ Test(hierarchy, stale_and_non_node_handles_are_errors) {
     cr_assert(weft_hier_detach(w, plain) == WEFT_ENOENT);
     cr_assert(weft_hier_destroy(w, a, (weft_hier_destroy_t)7) == WEFT_EINVAL);
     cr_assert(weft_hier_update(w, (weft_hier_pass_t)9) == WEFT_EINVAL);
-    cr_assert(weft_hier_world(w, plain) == NULL && weft_hier_local(w, gone) == NULL);
+    cr_assert(weft_hier_world(w, plain) == NULL && weft_hier_local_read(w, gone) == NULL);
     cr_assert(weft_hier_parent(w, gone) == 0 && !weft_hier_has(w, plain));
     weft_world_destroy(w);
 }
@@ -197,7 +176,7 @@ Test(hierarchy, detach_bakes_the_world_transform_into_local) {
     cr_assert(weft_hier_parent(w, last) == 0);
     cr_assert(weft_hier_link(w, last)->parent == 0);
     const weft_transform_t want = weft_transform_from_matrix(&before);
-    cr_assert(memcmp(weft_hier_local(w, last), &want, sizeof(want)) == 0);
+    cr_assert(memcmp(weft_hier_local_read(w, last), &want, sizeof(want)) == 0);
     cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
     cr_assert(hr_mat_near(weft_hier_world(w, last), &before, 1e-4f),
               "a detached node stays where it was in the world");
@@ -316,7 +295,7 @@ Test(hierarchy, random_operations_match_the_reference_through_the_public_api) {
             if (!weft_hier_has(w, e[i])) {
                 continue;
             }
-            const weft_mat4_t ref = ref_world(w, e[i]);
+            const weft_mat4_t ref = hw_ref_world(w, e[i]);
             if (!CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &ref),
                        "node %u: world differs from the reference after pass %d", i, (int)pass)) {
                 break;
@@ -464,7 +443,7 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
     cr_expect(overlap_frames > 0, "the hierarchy system never ran beside the unrelated one");
     fail.step = -1;
     for (uint32_t i = 0; i < n && !fail.failed; i += 7) {
-        const weft_mat4_t want = ref_world(w, e[i]);
+        const weft_mat4_t want = hw_ref_world(w, e[i]);
         CHECK(hr_mat_eq(weft_hier_world(w, e[i]), &want),
               "node %u: the system's world differs from the reference", i);
     }
@@ -489,7 +468,7 @@ Test(hierarchy, the_update_system_computes_worlds_and_overlaps_an_unrelated_syst
 
 /* ---- the contract at the API's edge ------------------------------------------------ */
 
-#if WEFT_DEBUG >= 1
+/* Every build: the scheduler tells the hierarchy that systems are running. */
 static weft_entity_t attach_child, attach_parent;
 static _Atomic int attach_result;
 
@@ -512,7 +491,6 @@ Test(hierarchy, attaching_from_inside_a_system_returns_estate_and_changes_nothin
     cr_expect((weft_hier_parent(w, attach_child)) == (WEFT_ENTITY_NULL), "still a root");
     weft_world_destroy(w);
 }
-#endif /* WEFT_DEBUG */
 
 Test(hierarchy, every_call_given_a_null_world_returns_einval_or_its_neutral_value) {
     weft_transform_t t = weft_transform_identity();

@@ -232,7 +232,7 @@ uint64_t wt_world_digest(weft_world_t *world) {
     weft_hier_order(world, order, n);
     for (uint32_t i = 0; i < n; i++) {
         h = mix(h, &order[i], sizeof order[i]);
-        const weft_transform_t *local = weft_hier_local(world, order[i]);
+        const weft_transform_t *local = weft_hier_local_read(world, order[i]);
         const weft_mat4_t *wm = weft_hier_world(world, order[i]);
         const weft_parent_link_t *link = weft_hier_link(world, order[i]);
         if (local) {

@@ -68,9 +68,9 @@ const demo_config_t *demo_world_config(const demo_world_t *d);
 /* Run one frame (fixed dt = 1/60 s). Errors: those of weft_world_progress. */
 weft_result_t demo_world_frame(demo_world_t *d);
 
-/* Hash of the whole simulation state: weft_world_hash() mixed with every hierarchy node's
- * world matrix and local transform in update order (the hierarchy's data lives outside the
- * ECS pools). Equal for equal states, whatever the worker count. */
+/* Hash of the whole simulation state: weft_world_hash(), which covers the hierarchy's nodes
+ * (local transforms, links, world matrices) through its module part. Equal for equal states,
+ * whatever the worker count. */
 uint64_t demo_world_hash(demo_world_t *d);
 
 /* The systems in registration order; *count receives their number. */
