@@ -131,7 +131,7 @@ static weft_query_t *query(fixture_t *f, bool mass) {
                                      {f->vel, WEFT_ACCESS_READ},
                                      {f->mass, WEFT_ACCESS_READ}}};
     if (!mass) {
-        d.terms[2] = (weft_query_term_t){{0}, WEFT_ACCESS_READ}; /* the list ends at a zero */
+        d.terms[2] = (weft_query_term_t){.component = {0}}; /* the list ends at a zero */
     }
     if (weft_query_create(f->w, &d, &q) != WEFT_OK) {
         fprintf(stderr, "bench core: query: %s\n", weft_last_error());

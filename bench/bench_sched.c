@@ -526,7 +526,8 @@ static weft_world_t *make_mixed(uint32_t workers, uint32_t n) {
                                 .chunk_size = 16384};
         for (int t = 0; t < 3 && m->terms[t] >= 0; t++) {
             d.terms[t] =
-                (weft_query_term_t){c[m->terms[t]], t == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ};
+                (weft_query_term_t){.component = c[m->terms[t]],
+                                    .access = t == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ};
         }
         if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             goto fail;

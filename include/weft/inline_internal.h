@@ -68,6 +68,11 @@ typedef struct weft__iter_private {
     uint32_t end;                   /* end of the chunk's driving rows */
     uint32_t check_count;           /* entries in checks */
     uint32_t contiguous;            /* bit t: term t is a column of the driving range */
+    const void *query;              /* the weft_query_t iterated (change ticks of its pools) */
+    uint32_t since;                 /* change filters pass rows newer than this tick */
+    uint32_t tick;                  /* tick stamped on the rows of stamped terms */
+    uint32_t filtered;              /* bit t: term t has a change filter to test */
+    uint32_t stamped;               /* bit t: term t writes a pool with change ticks */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
 } weft__iter_private_t;

@@ -48,9 +48,33 @@ typedef enum weft_access {
     WEFT_ACCESS_COUNT = 2
 } weft_access_t;
 
+/* Change filters: a term with a filter matches only rows whose component was added (or, for
+ * CHANGED, added or written) after the query's previous run. A system's query runs once per
+ * frame it is not skipped; its first run sees every row as added and changed. A standalone
+ * query's "previous run" is its last weft_query_mark_seen (none yet: every row passes).
+ * What counts as a write of a row, at the tick of the running system (or, outside systems and
+ * in command applies, of the world): weft_component_set/set_n and the adds of every kind
+ * (add, create_with, add_n, command applies, archive loads, snapshot restores: adds are
+ * writes), and every pointer handed out for writing whether or not it is written through:
+ * weft_component_get_mut, weft_component_row_mut, and each row a WEFT_ACCESS_WRITE term's
+ * batch hands out (declaring write access on a term marks every row the system iterates).
+ * Writes from jobs a system starts itself (a nested weft_parallel_for) carry the world's tick
+ * of that phase, so the system itself and those after it in the phase see them again at
+ * their next run. Row moves keep ticks. A query with a filter switches tracking on for that
+ * component for the world's life (8 bytes per row; without it the write paths pay one test).
+ * Multi-instance components take no filter. Rows not written for more than 2^30 ticks (a
+ * system run takes 2) count as changed for a query that has not run for that long. */
+typedef enum weft_change_filter {
+    WEFT_CHANGE_NONE = 0,    /* default: every row */
+    WEFT_CHANGE_ADDED = 1,   /* rows whose component was added since the previous run */
+    WEFT_CHANGE_CHANGED = 2, /* rows added or written since the previous run */
+    WEFT_CHANGE_COUNT = 3
+} weft_change_filter_t;
+
 typedef struct weft_query_term {
-    weft_component_t component; /* required */
-    weft_access_t access;       /* 0: read */
+    weft_component_t component;  /* required */
+    weft_access_t access;        /* 0: read */
+    weft_change_filter_t filter; /* 0: none; terms with filters must all pass (AND) */
 } weft_query_term_t;
 
 /* Lists in descs (here, in weft_system_desc_t and weft_group_desc_t) are fixed arrays that
@@ -64,10 +88,16 @@ typedef struct weft_query_desc {
 } weft_query_desc_t;
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
- * repeated components, a component both included and excluded), WEFT_ENOMEM.
+ * repeated components, a component both included and excluded, a bad filter or a filter on a
+ * multi-instance component), WEFT_ENOMEM (also when a filter's change tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);
+
+/* End the current "previous run" of a standalone query's change filters: from now on they
+ * match rows added or written after this call. (A system's query is advanced by the scheduler;
+ * calling this on it moves its window too.) NULL is ignored. Thread: main, outside frames. */
+WEFT_API void weft_query_mark_seen(weft_query_t *query);
 
 /* Free a query. NULL is ignored. Thread: main. */
 WEFT_API void weft_query_destroy(weft_query_t *query);

@@ -22,6 +22,7 @@
 #include "query.h"
 
 #include "access.h"
+#include "change.h"
 #include "entity.h"
 #include "world.h"
 
@@ -34,8 +35,15 @@ struct weft_query {
     uint32_t exclude_count;                         /* components in desc.exclude */
     const weft__pool_t *pool[WEFT_QUERY_MAX_TERMS]; /* term t's pool */
     weft_query_desc_t desc;                         /* copy of the creation desc */
-    struct weft_query *prev;                        /* world list; guarded by the main thread */
-    struct weft_query *next;                        /* world list */
+    uint32_t since;                                 /* tick of the previous run (change.h) */
+    bool seen;                                      /* false: no previous run yet */
+    bool filtered;                                  /* some term has a change filter */
+    bool run;                /* a system's query: the run_* window below applies */
+    bool run_all;            /* this run has no previous one: filters pass every row */
+    uint32_t run_since;      /* this run's window: rows newer than this pass */
+    uint32_t run_tick;       /* this run's tick, stamped by write terms */
+    struct weft_query *prev; /* world list; guarded by the main thread */
+    struct weft_query *next; /* world list */
 };
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
@@ -94,6 +102,17 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad access %d",
                               (int)d->terms[i].access);
         }
+        if (term && (unsigned)d->terms[i].filter >= WEFT_CHANGE_COUNT) {
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad change filter %d",
+                              (int)d->terms[i].filter);
+        }
+        if (term && d->terms[i].filter != WEFT_CHANGE_NONE &&
+            world->components[c]->pool.multi != NULL) {
+            return WEFT__FAIL(
+                log, WEFT_EINVAL,
+                "weft_query_create: '%s' is multi-instance and takes no change filter",
+                world->components[c]->name);
+        }
         if (term && world->components[c]->pool.multi != NULL && multi++ > 0) {
             return WEFT__FAIL(log, WEFT_EINVAL,
                               "weft_query_create: more than one multi-instance include term");
@@ -120,8 +139,24 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     q->desc = *desc;
     q->term_count = nterms;
     q->exclude_count = nexcl;
+    q->since = 0;
+    q->seen = false;
+    q->filtered = false;
+    q->run = false;
+    q->run_all = false;
+    q->run_since = 0;
+    q->run_tick = 0;
     for (uint32_t t = 0; t < nterms; t++) {
         q->pool[t] = &world->components[desc->terms[t].component.id]->pool;
+        if (desc->terms[t].filter != WEFT_CHANGE_NONE) {
+            q->filtered = true;
+            /* Tracking stays on if a later step fails: it is invisible apart from memory. */
+            r = weft__change_track(world, &world->components[desc->terms[t].component.id]->pool);
+            if (r != WEFT_OK) {
+                weft__free(world, q, sizeof *q);
+                return r;
+            }
+        }
     }
     q->prev = NULL;
     q->next = world->queries;
@@ -158,6 +193,33 @@ void weft__query_free_all(weft_world_t *world) {
 }
 
 const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->desc; }
+
+void weft_query_mark_seen(weft_query_t *q) {
+    if (q == NULL) {
+        return;
+    }
+    /* The world moves past the tick, so writes from now on are newer than it. */
+    q->since = q->world->change_tick;
+    q->world->change_tick++;
+    q->seen = true;
+}
+
+void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        if (q->seen && weft__tick_newer(floor, q->since)) {
+            q->since = floor;
+        }
+    }
+}
+
+void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
+    q->run = true;
+    q->run_since = q->since;
+    q->run_all = !q->seen;
+    q->run_tick = tick;
+    q->since = tick;
+    q->seen = true;
+}
 
 /* ---- planning ------------------------------------------------------------------ >>plan */
 
@@ -273,6 +335,12 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
     it->_private.drive_dense = p->drive->dense;
+    bool all = q->run ? q->run_all : !q->seen;
+    it->_private.query = q;
+    it->_private.since = q->run ? q->run_since : q->since;
+    it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
+    it->_private.filtered = 0;
+    it->_private.stamped = 0;
     /* Include checks first, then excludes: weft_iter_next relies on that order. */
     for (uint32_t t = 0; t < q->term_count; t++) {
         const weft__pool_t *pool = q->pool[t];
@@ -283,6 +351,12 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
         it->_private.terms[t].sparse_wide = pool->sparse_wide;
         it->_private.terms[t].size = pool->size;
+        if (q->desc.terms[t].filter != WEFT_CHANGE_NONE && !all) {
+            it->_private.filtered |= 1u << t;
+        }
+        if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
+            it->_private.stamped |= 1u << t;
+        }
         bool covered = p->group ? pool->group == p->group : pool == p->drive;
         if (covered) {
             it->_private.contiguous |= 1u << t;
@@ -379,7 +453,10 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
 
 #define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
 
-bool weft_iter_next(weft_iter_t *it) {
+/* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
+ * term, the pool row of the batch's first entry when the term's rows run contiguously
+ * through the batch, else WEFT__ROW_NONE. */
+static bool next_batch(weft_iter_t *it, uint32_t *base) {
     if (it->_private.check_count == 0) {
         /* Every term is a column of the driving range: the rest of the chunk is one batch
          * (the common case, and all of a small system's iteration). */
@@ -393,6 +470,9 @@ bool weft_iter_next(weft_iter_t *it) {
         for (uint32_t t = 0; t < it->term_count; t++) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+            if (base != NULL) {
+                base[t] = start;
+            }
         }
         return true;
     }
@@ -438,6 +518,9 @@ bool weft_iter_next(weft_iter_t *it) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
         }
+        if (base != NULL) {
+            base[t] = ((it->_private.contiguous >> t) & 1u) ? start : WEFT__ROW_NONE;
+        }
     }
     for (uint32_t k = 0; k < it->_private.check_count && it->_private.checks[k].term != UINT32_MAX;
          k++) {
@@ -445,9 +528,127 @@ bool weft_iter_next(weft_iter_t *it) {
         if ((together >> t) & 1u) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)rows[k] * it->_private.terms[t].size;
+            if (base != NULL) {
+                base[t] = rows[k];
+            }
         }
     }
     return true;
+}
+
+/* ---- change filters and stamps ---------------------------------------------- >>change */
+
+/* Do driving row r's change filters pass? rows[] are its include checks' rows (row_matches). */
+static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows) {
+    const weft_query_t *q = it->_private.query;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        if (!((it->_private.filtered >> t) & 1u)) {
+            continue;
+        }
+        uint32_t row = r;
+        if (!((it->_private.contiguous >> t) & 1u)) {
+            uint32_t k = 0;
+            while (it->_private.checks[k].term != t) {
+                k++;
+            }
+            row = rows[k];
+        }
+        const weft__pool_t *pool = q->pool[t];
+        uint32_t tick = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
+                            ? pool->tick_added[row]
+                            : weft_atomic_load_relaxed(&pool->tick_changed[row]);
+        if (!weft__tick_newer(tick, it->_private.since)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* weft_iter_next with change filters: batches are runs of consecutive driving rows passing
+ * the checks and the filters. A filter on a driving-range term skips 16-row blocks whose
+ * newest tick is not newer than the window (change.h), so the cost follows changed rows. */
+static bool next_filtered(weft_iter_t *it, uint32_t *base) {
+    const weft_query_t *q = it->_private.query;
+    const weft__pool_t *skip = NULL; /* a filtered term of the driving range */
+    for (uint32_t t = 0; t < it->term_count && skip == NULL; t++) {
+        if ((it->_private.filtered & it->_private.contiguous) >> t & 1u) {
+            skip = q->pool[t];
+        }
+    }
+    uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
+    uint32_t r = it->_private.row, end = it->_private.end;
+    while (r < end) {
+        if (skip != NULL && !weft__tick_newer(weft_atomic_load_relaxed(
+                                                  &skip->tick_blocks[r >> WEFT__TICK_BLOCK_SHIFT]),
+                                              it->_private.since)) {
+            r = (r | ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u)) + 1u;
+            continue;
+        }
+        if (row_matches(it, r, rows) && filters_pass(it, r, rows)) {
+            break;
+        }
+        r++;
+    }
+    it->rows = 0;
+    if (r >= end) {
+        it->_private.row = end;
+        return false;
+    }
+    uint32_t start = r++;
+    while (r < end && row_matches(it, r, rows) && filters_pass(it, r, rows)) {
+        r++;
+    }
+    it->_private.row = r;
+    it->rows = r - start;
+    it->entities = it->_private.drive_dense + start;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        bool covered = (it->_private.contiguous >> t) & 1u;
+        it->columns[t] =
+            covered ? it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size
+                    : NULL;
+        base[t] = covered ? start : WEFT__ROW_NONE;
+    }
+    return true;
+}
+
+/* Record the batch's rows of every stamped term (a write term of a tracked pool) as written
+ * at the iterator's tick. */
+static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
+    const weft_query_t *q = it->_private.query;
+    uint32_t tick = it->_private.tick;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        if (!((it->_private.stamped >> t) & 1u)) {
+            continue;
+        }
+        weft__pool_t *pool = (weft__pool_t *)q->pool[t];
+        if (base[t] != WEFT__ROW_NONE) {
+            uint32_t first = base[t], end = first + it->rows;
+            for (uint32_t row = first; row < end; row++) {
+                weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
+            }
+            for (uint32_t row = first; row < end;
+                 row +=
+                 (1u << WEFT__TICK_BLOCK_SHIFT) - (row & ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u))) {
+                weft__change_raise(pool, row, tick);
+            }
+        } else {
+            for (uint32_t i = 0; i < it->rows; i++) {
+                weft__change_mark(pool, weft__pool_row(pool, it->entities[i]), tick);
+            }
+        }
+    }
+}
+
+bool weft_iter_next(weft_iter_t *it) {
+    if ((it->_private.filtered | it->_private.stamped) == 0) {
+        return next_batch(it, NULL);
+    }
+    uint32_t base[WEFT_QUERY_MAX_TERMS];
+    bool more = it->_private.filtered ? next_filtered(it, base) : next_batch(it, base);
+    if (more && it->_private.stamped) {
+        stamp_batch(it, base);
+    }
+    return more;
 }
 
 weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i) {
@@ -460,6 +661,7 @@ uint32_t weft_query_entity_count(const weft_query_t *q) {
     if (weft_query_iter(q, 0, 0, &it) != WEFT_OK) {
         return 0;
     }
+    it._private.stamped = 0; /* counting writes nothing */
     while (weft_iter_next(&it)) {
         n += it.rows;
     }
