@@ -20,6 +20,7 @@ extern "C" {
 /* WEFT_QUERY_MAX_TERMS and WEFT_QUERY_MAX_EXCLUDES (weft/query.h checks they agree). */
 #define WEFT__ITER_MAX_TERMS 8
 #define WEFT__ITER_MAX_EXCLUDES 8
+#define WEFT__ITER_RING 64 /* blocks a change-filtered iterator scans ahead */
 
 /* Private per-term lookup data of an iterator. */
 typedef struct weft__iter_term {
@@ -73,6 +74,12 @@ typedef struct weft__iter_private {
     uint32_t tick;                  /* tick stamped on the rows of stamped terms */
     uint32_t filtered;              /* bit t: term t has a change filter to test */
     uint32_t stamped;               /* bit t: term t writes a pool with change ticks */
+    uint32_t lead;                  /* 1 + the term whose ticks alone decide, 0: none */
+    uint32_t scan;                  /* next 16-row block to scan for changes */
+    uint32_t ring_at;               /* next entry of ring_block/ring_mask */
+    uint32_t ring_len;              /* entries in ring_block/ring_mask */
+    uint32_t ring_block[WEFT__ITER_RING]; /* blocks with changed rows, ascending */
+    uint16_t ring_mask[WEFT__ITER_RING];  /* their changed rows not yet handed out */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
 } weft__iter_private_t;

@@ -367,6 +367,21 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     for (uint32_t x = 0; x < q->exclude_count; x++) {
         add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
     }
+    /* One filter on a driving-range term and nothing else to test: the block scan decides
+     * alone (next_scanned). */
+    it->_private.lead = 0;
+    uint32_t f = it->_private.filtered;
+    if (f != 0 && (f & (f - 1u)) == 0 && (f & it->_private.contiguous) == f &&
+        it->_private.check_count == 0) {
+        uint32_t t = 0;
+        while (!((f >> t) & 1u)) {
+            t++;
+        }
+        it->_private.lead = t + 1u;
+    }
+    it->_private.scan = it->_private.row >> WEFT__TICK_BLOCK_SHIFT;
+    it->_private.ring_at = 0;
+    it->_private.ring_len = 0;
 }
 
 weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
@@ -569,28 +584,50 @@ static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows
  * newest tick is not newer than the window (change.h), so the cost follows changed rows. */
 static bool next_filtered(weft_iter_t *it, uint32_t *base) {
     const weft_query_t *q = it->_private.query;
-    const weft__pool_t *skip = NULL; /* a filtered term of the driving range */
-    for (uint32_t t = 0; t < it->term_count && skip == NULL; t++) {
+    /* The lead: a filtered term of the driving range, whose ticks are read by driving row in
+     * a tight loop and whose block summaries skip unchanged blocks; rows it passes get the
+     * full test. Without one (filters only on checked terms) every row gets the full test. */
+    const weft__pool_t *lead = NULL;
+    bool lead_added = false;
+    for (uint32_t t = 0; t < it->term_count && lead == NULL; t++) {
         if ((it->_private.filtered & it->_private.contiguous) >> t & 1u) {
-            skip = q->pool[t];
+            lead = q->pool[t];
+            lead_added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
         }
     }
+    const uint32_t since = it->_private.since;
+    const uint32_t block = 1u << WEFT__TICK_BLOCK_SHIFT;
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->_private.row, end = it->_private.end;
-    while (r < end) {
-        if (skip != NULL && !weft__tick_newer(weft_atomic_load_relaxed(
-                                                  &skip->tick_blocks[r >> WEFT__TICK_BLOCK_SHIFT]),
-                                              it->_private.since)) {
-            r = (r | ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u)) + 1u;
-            continue;
+    bool found = false;
+    while (r < end && !found) {
+        uint32_t stop = end;
+        if (lead != NULL) {
+            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT;
+            if (!weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_blocks[b]), since)) {
+                r = (b + 1u) * block;
+                continue;
+            }
+            stop = (b + 1u) * block < end ? (b + 1u) * block : end;
+            if (lead_added) {
+                while (r < stop && !weft__tick_newer(lead->tick_added[r], since)) {
+                    r++;
+                }
+            } else {
+                while (r < stop &&
+                       !weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_changed[r]), since)) {
+                    r++;
+                }
+            }
+            if (r == stop) {
+                continue;
+            }
         }
-        if (row_matches(it, r, rows) && filters_pass(it, r, rows)) {
-            break;
-        }
-        r++;
+        found = row_matches(it, r, rows) && filters_pass(it, r, rows);
+        r += found ? 0u : 1u;
     }
     it->rows = 0;
-    if (r >= end) {
+    if (!found) {
         it->_private.row = end;
         return false;
     }
@@ -607,6 +644,87 @@ static bool next_filtered(weft_iter_t *it, uint32_t *base) {
             covered ? it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size
                     : NULL;
         base[t] = covered ? start : WEFT__ROW_NONE;
+    }
+    return true;
+}
+
+/* Refill the ring with the next blocks holding changed rows of the lead term, and their
+ * masks. Two passes so the memory accesses overlap: the block summaries are read in order,
+ * then the dirty blocks' ticks, each block with a fixed-count loop (no data-dependent
+ * branch), so the loads of successive blocks are independent. */
+static void scan_blocks(weft_iter_t *it) {
+    const weft_query_t *q = it->_private.query;
+    uint32_t t = it->_private.lead - 1u;
+    const weft__pool_t *pool = q->pool[t];
+    const uint32_t since = it->_private.since, end = it->_private.end;
+    const uint32_t last = (end + (1u << WEFT__TICK_BLOCK_SHIFT) - 1u) >> WEFT__TICK_BLOCK_SHIFT;
+    uint32_t n = 0, b = it->_private.scan;
+    for (; b < last && n < WEFT__ITER_RING; b++) {
+        it->_private.ring_block[n] = b;
+        n += weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_blocks[b]), since);
+    }
+    it->_private.scan = b;
+    bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t first = it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
+        uint32_t rows = end - first < 16u ? end - first : 16u;
+        uint32_t m = 0;
+        if (added) {
+            for (uint32_t i = 0; i < rows; i++) {
+                m |= (uint32_t)weft__tick_newer(pool->tick_added[first + i], since) << i;
+            }
+        } else {
+            for (uint32_t i = 0; i < rows; i++) {
+                m |= (uint32_t)weft__tick_newer(
+                         weft_atomic_load_relaxed(&pool->tick_changed[first + i]), since)
+                     << i;
+            }
+        }
+        if (first < it->_private.row) { /* the chunk starts inside this block */
+            m &= ~((1u << (it->_private.row - first)) - 1u);
+        }
+        it->_private.ring_mask[k] = (uint16_t)m;
+    }
+    it->_private.ring_at = 0;
+    it->_private.ring_len = n;
+}
+
+/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
+static uint32_t lowest_bit(uint32_t x) {
+    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+/* next_filtered when the lead term alone decides: batches are runs of set bits of the
+ * scanned masks. */
+static bool next_scanned(weft_iter_t *it, uint32_t *base) {
+    const uint32_t last = (it->_private.end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
+    for (;;) {
+        while (it->_private.ring_at < it->_private.ring_len &&
+               it->_private.ring_mask[it->_private.ring_at] == 0) {
+            it->_private.ring_at++;
+        }
+        if (it->_private.ring_at < it->_private.ring_len) {
+            break;
+        }
+        if (it->_private.scan >= last) {
+            it->rows = 0;
+            return false;
+        }
+        scan_blocks(it);
+    }
+    uint32_t k = it->_private.ring_at;
+    uint32_t m = it->_private.ring_mask[k];
+    uint32_t i = lowest_bit(m);
+    uint32_t j = lowest_bit(~m & ~((1u << i) - 1u)); /* the run's end: <= 16 (bit 16 is clear) */
+    it->_private.ring_mask[k] = (uint16_t)(m & ~((1u << j) - 1u));
+    uint32_t start = (it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT) + i;
+    it->rows = j - i;
+    it->entities = it->_private.drive_dense + start;
+    for (uint32_t t = 0; t < it->term_count; t++) { /* every term is a driving-range column */
+        it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+        base[t] = start;
     }
     return true;
 }
@@ -644,7 +762,9 @@ bool weft_iter_next(weft_iter_t *it) {
         return next_batch(it, NULL);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
-    bool more = it->_private.filtered ? next_filtered(it, base) : next_batch(it, base);
+    bool more = it->_private.lead       ? next_scanned(it, base)
+                : it->_private.filtered ? next_filtered(it, base)
+                                        : next_batch(it, base);
     if (more && it->_private.stamped) {
         stamp_batch(it, base);
     }
