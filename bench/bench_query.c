@@ -83,7 +83,8 @@ static void setup(bench_t *b, uint32_t n) {
     must(weft_entity_create_with(b->w, n, cs, 2, values, b->es), "create");
     free(vals);
     weft_query_desc_t qc = {
-        .terms = {{.component = b->pos, .access = WEFT_ACCESS_READ, .filter = WEFT_CHANGE_CHANGED}}};
+        .terms = {
+            {.component = b->pos, .access = WEFT_ACCESS_READ, .filter = WEFT_CHANGE_CHANGED}}};
     weft_query_desc_t qf = {.terms = {{.component = b->pos, .access = WEFT_ACCESS_READ}}};
     must(weft_query_create(b->w, &qc, &b->changed), "query");
     must(weft_query_create(b->w, &qf, &b->full), "query");

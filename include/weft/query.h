@@ -34,7 +34,7 @@ extern "C" {
 
 typedef struct weft_query weft_query_t; /* opaque; owned by its creator */
 
-#define WEFT_QUERY_MAX_TERMS 8    /* include terms per query */
+#define WEFT_QUERY_MAX_TERMS 16   /* include terms per query */
 #define WEFT_QUERY_MAX_EXCLUDES 8 /* exclude components per query */
 
 #include "weft/inline_internal.h" /* iterator state, for the inlined weft_iter_get() */
@@ -71,10 +71,25 @@ typedef enum weft_change_filter {
     WEFT_CHANGE_COUNT = 3
 } weft_change_filter_t;
 
+/* How a term takes part in matching. A query needs at least one AND term (the driving range
+ * is chosen among them). OPTIONAL and OR terms never drive: each batch holds rows that agree
+ * on which of them they have (weft_iter_t.present), and their data is reached through
+ * weft_iter_get (their column is NULL). Their access counts like any term's, for the schedule
+ * and for the access checks. */
+typedef enum weft_term_oper {
+    WEFT_TERM_AND = 0,      /* default: matched rows have the component */
+    WEFT_TERM_OPTIONAL = 1, /* matched rows may lack it */
+    WEFT_TERM_OR = 2,       /* consecutive OR terms form one group (at least two terms):
+                               matched rows have at least one of them; separate two groups by
+                               another term */
+    WEFT_TERM_OPER_COUNT = 3
+} weft_term_oper_t;
+
 typedef struct weft_query_term {
     weft_component_t component;  /* required */
     weft_access_t access;        /* 0: read */
-    weft_change_filter_t filter; /* 0: none; terms with filters must all pass (AND) */
+    weft_change_filter_t filter; /* 0: none; only on AND terms; terms with filters must all pass */
+    weft_term_oper_t oper;       /* 0: AND */
 } weft_query_term_t;
 
 /* Lists in descs (here, in weft_system_desc_t and weft_group_desc_t) are fixed arrays that
@@ -89,7 +104,8 @@ typedef struct weft_query_desc {
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
  * repeated components, a component both included and excluded, a bad filter or a filter on a
- * multi-instance component), WEFT_ENOMEM (also when a filter's change tracking cannot start).
+ * multi-instance component or on a term that is not AND, a bad oper, no AND term, an OR
+ * group of one term, a multi-instance term that is not AND), WEFT_ENOMEM (also when a filter's change tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);
@@ -133,7 +149,8 @@ typedef struct weft_iter {
     const uint32_t *entities;            /* entity indices of the batch (rows) */
     void *columns[WEFT_QUERY_MAX_TERMS]; /* term t: contiguous data of the batch, or NULL */
     uint32_t term_count;                 /* include terms */
-    weft__iter_private_t _private;       /* iterator state; not API */
+    uint32_t present; /* bit t: every row of the batch has term t (always for AND terms) */
+    weft__iter_private_t _private; /* iterator state; not API */
 } weft_iter_t;
 
 /* Start iterating chunk `chunk` of `chunk_rows` rows (0: one chunk with everything). A chunk
@@ -150,8 +167,13 @@ WEFT_API bool weft_iter_next(weft_iter_t *it);
 /* The handle of batch entry i. */
 WEFT_API weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i);
 
-/* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer). Write
- * through it only for WEFT_ACCESS_WRITE terms. */
+/* True when the batch's rows have term t (OPTIONAL and OR terms; AND terms always). */
+static inline bool weft_iter_has(const weft_iter_t *it, uint32_t t) {
+    return (it->present >> t) & 1u;
+}
+
+/* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer); only for
+ * terms the batch has (weft_iter_has). Write through it only for WEFT_ACCESS_WRITE terms. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
     const weft__iter_term_t *term = &it->_private.terms[t];
     if (it->columns[t]) {

@@ -38,6 +38,9 @@ struct weft_query {
     uint32_t since;                                 /* tick of the previous run (change.h) */
     bool seen;                                      /* false: no previous run yet */
     bool filtered;                                  /* some term has a change filter */
+    uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
+    uint32_t or_count;                              /* OR groups */
+    uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
     bool run;                /* a system's query: the run_* window below applies */
     bool run_all;            /* this run has no previous one: filters pass every row */
     uint32_t run_since;      /* this run's window: rows newer than this pass */
@@ -113,10 +116,36 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
                 "weft_query_create: '%s' is multi-instance and takes no change filter",
                 world->components[c]->name);
         }
+        if (term && (unsigned)d->terms[i].oper >= WEFT_TERM_OPER_COUNT) {
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: terms[%u] has a bad oper %d", i,
+                              (int)d->terms[i].oper);
+        }
+        if (term && d->terms[i].oper != WEFT_TERM_AND &&
+            (d->terms[i].filter != WEFT_CHANGE_NONE || world->components[c]->pool.multi != NULL)) {
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: terms[%u] ('%s') is OPTIONAL or OR, so it can "
+                              "take no change filter and be no multi-instance component",
+                              i, world->components[c]->name);
+        }
         if (term && world->components[c]->pool.multi != NULL && multi++ > 0) {
             return WEFT__FAIL(log, WEFT_EINVAL,
                               "weft_query_create: more than one multi-instance include term");
         }
+    }
+    uint32_t and_terms = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        and_terms += d->terms[t].oper == WEFT_TERM_AND;
+        bool is_or = d->terms[t].oper == WEFT_TERM_OR;
+        bool opens = is_or && (t == 0 || d->terms[t - 1].oper != WEFT_TERM_OR);
+        bool single = opens && (t + 1 == nt || d->terms[t + 1].oper != WEFT_TERM_OR);
+        if (single) {
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: terms[%u] is an OR group of one term", t);
+        }
+    }
+    if (and_terms == 0) {
+        return WEFT__FAIL(log, WEFT_EINVAL,
+                          "weft_query_create: no AND term (one is needed to drive iteration)");
     }
     return WEFT_OK;
 }
@@ -142,6 +171,20 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     q->since = 0;
     q->seen = false;
     q->filtered = false;
+    q->loose = 0;
+    q->or_count = 0;
+    for (uint32_t t = 0; t < nterms; t++) {
+        weft_term_oper_t op = desc->terms[t].oper;
+        if (op != WEFT_TERM_AND) {
+            q->loose |= 1u << t;
+        }
+        if (op == WEFT_TERM_OR) {
+            if (t == 0 || desc->terms[t - 1].oper != WEFT_TERM_OR) {
+                q->or_groups[q->or_count++] = 0;
+            }
+            q->or_groups[q->or_count - 1] |= 1u << t;
+        }
+    }
     q->run = false;
     q->run_all = false;
     q->run_since = 0;
@@ -225,9 +268,10 @@ void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
 
 typedef weft__query_plan_t plan_t;
 
+/* Is c an AND term of q (only those can drive)? */
 static bool is_term(const weft_query_t *q, uint32_t c) {
     for (uint32_t t = 0; t < q->term_count; t++) {
-        if (q->desc.terms[t].component.id == c) {
+        if (q->desc.terms[t].component.id == c && !((q->loose >> t) & 1u)) {
             return true;
         }
     }
@@ -257,7 +301,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
     uint32_t best = 0;
     for (uint32_t t = 0; t < q->term_count; t++) {
         uint32_t g = q->pool[t]->group;
-        if (g == 0 || world->groups[g].count <= best) {
+        if (g == 0 || world->groups[g].count <= best || ((q->loose >> t) & 1u)) {
             continue;
         }
         bool covered = true;
@@ -274,9 +318,9 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         p->rows = world->groups[p->group].n;
         return;
     }
-    p->drive = q->pool[0];
-    for (uint32_t t = 1; t < q->term_count; t++) {
-        if (q->pool[t]->count < p->drive->count) {
+    p->drive = NULL;
+    for (uint32_t t = 0; t < q->term_count; t++) { /* the smallest AND pool (one exists) */
+        if (!((q->loose >> t) & 1u) && (p->drive == NULL || q->pool[t]->count < p->drive->count)) {
             p->drive = q->pool[t];
         }
     }
@@ -351,6 +395,10 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
         it->_private.terms[t].sparse_wide = pool->sparse_wide;
         it->_private.terms[t].size = pool->size;
+        it->_private.terms[t].pages = pool->pages;
+        if ((q->loose >> t) & 1u) {
+            continue; /* tested for presence only (loose_presence) */
+        }
         if (q->desc.terms[t].filter != WEFT_CHANGE_NONE && !all) {
             it->_private.filtered |= 1u << t;
         }
@@ -370,9 +418,13 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     /* One filter on a driving-range term and nothing else to test: the block scan decides
      * alone (next_scanned). */
     it->_private.lead = 0;
+    it->_private.loose = q->loose;
+    it->_private.or_count = q->or_count;
+    memcpy(it->_private.or_groups, q->or_groups, q->or_count * sizeof q->or_groups[0]);
+    it->present = 0;
     uint32_t f = it->_private.filtered;
     if (f != 0 && (f & (f - 1u)) == 0 && (f & it->_private.contiguous) == f &&
-        it->_private.check_count == 0) {
+        it->_private.check_count == 0 && q->loose == 0) {
         uint32_t t = 0;
         while (!((f >> t) & 1u)) {
             t++;
@@ -415,6 +467,31 @@ static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
     return weft__sparse_get(c->sparse[p], idx & WEFT__SPARSE_MASK, c->sparse_wide);
 }
 
+/* Bit t set for each OPTIONAL or OR term t that entity index idx has. */
+static uint32_t loose_presence(const weft_iter_t *it, uint32_t idx) {
+    uint32_t mask = 0;
+    uint32_t p = idx >> WEFT__SPARSE_SHIFT;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        const weft__iter_term_t *term = &it->_private.terms[t];
+        if (((it->_private.loose >> t) & 1u) && p < term->pages && term->sparse[p] != NULL &&
+            weft__sparse_get(term->sparse[p], idx & WEFT__SPARSE_MASK, term->sparse_wide) !=
+                WEFT__ROW_NONE) {
+            mask |= 1u << t;
+        }
+    }
+    return mask;
+}
+
+/* Does a row with these OPTIONAL/OR terms present satisfy every OR group? */
+static bool or_groups_pass(const weft_iter_t *it, uint32_t present) {
+    for (uint32_t g = 0; g < it->_private.or_count; g++) {
+        if ((present & it->_private.or_groups[g]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* True when driving row r passes every check; rows[k] receives include check k's row. */
 static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
     uint32_t idx = it->_private.drive_dense[r];
@@ -426,7 +503,7 @@ static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
         }
         rows[k] = row;
     }
-    return true;
+    return it->_private.or_count == 0 || or_groups_pass(it, loose_presence(it, idx));
 }
 
 /* How many driving rows from `start` (at most `limit`) have every include pool's rows running
@@ -468,6 +545,11 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
 
 #define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
 
+/* Bits of every term of the iterator. */
+static uint32_t all_terms(const weft_iter_t *it) {
+    return it->term_count >= 32u ? UINT32_MAX : (1u << it->term_count) - 1u;
+}
+
 /* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
  * term, the pool row of the batch's first entry when the term's rows run contiguously
  * through the batch, else WEFT__ROW_NONE. */
@@ -482,6 +564,7 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
             return false;
         }
         it->entities = it->_private.drive_dense + start;
+        it->present = all_terms(it);
         for (uint32_t t = 0; t < it->term_count; t++) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
@@ -525,6 +608,7 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
     it->_private.row = r;
     it->rows = r - start;
     it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
     for (uint32_t t = 0; t < it->term_count; t++) {
         it->columns[t] = NULL;
     }
@@ -631,13 +715,18 @@ static bool next_filtered(weft_iter_t *it, uint32_t *base) {
         it->_private.row = end;
         return false;
     }
+    /* A batch's rows agree on which OPTIONAL/OR terms they have. */
+    const uint32_t *dense = it->_private.drive_dense;
+    uint32_t loose = it->_private.loose ? loose_presence(it, dense[r]) : 0u;
     uint32_t start = r++;
-    while (r < end && row_matches(it, r, rows) && filters_pass(it, r, rows)) {
+    while (r < end && row_matches(it, r, rows) && filters_pass(it, r, rows) &&
+           (it->_private.loose == 0 || loose_presence(it, dense[r]) == loose)) {
         r++;
     }
     it->_private.row = r;
     it->rows = r - start;
     it->entities = it->_private.drive_dense + start;
+    it->present = (all_terms(it) & ~it->_private.loose) | loose;
     for (uint32_t t = 0; t < it->term_count; t++) {
         bool covered = (it->_private.contiguous >> t) & 1u;
         it->columns[t] =
@@ -722,6 +811,7 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
     uint32_t start = (it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT) + i;
     it->rows = j - i;
     it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
     for (uint32_t t = 0; t < it->term_count; t++) { /* every term is a driving-range column */
         it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
         base[t] = start;
@@ -735,8 +825,8 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
     const weft_query_t *q = it->_private.query;
     uint32_t tick = it->_private.tick;
     for (uint32_t t = 0; t < it->term_count; t++) {
-        if (!((it->_private.stamped >> t) & 1u)) {
-            continue;
+        if (!((it->_private.stamped & it->present) >> t & 1u)) {
+            continue; /* not a tracked write term, or absent from the batch */
         }
         weft__pool_t *pool = (weft__pool_t *)q->pool[t];
         if (base[t] != WEFT__ROW_NONE) {
@@ -758,13 +848,13 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
 }
 
 bool weft_iter_next(weft_iter_t *it) {
-    if ((it->_private.filtered | it->_private.stamped) == 0) {
+    if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
         return next_batch(it, NULL);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
-    bool more = it->_private.lead       ? next_scanned(it, base)
-                : it->_private.filtered ? next_filtered(it, base)
-                                        : next_batch(it, base);
+    bool more = it->_private.lead                              ? next_scanned(it, base)
+                : (it->_private.filtered | it->_private.loose) ? next_filtered(it, base)
+                                                               : next_batch(it, base);
     if (more && it->_private.stamped) {
         stamp_batch(it, base);
     }

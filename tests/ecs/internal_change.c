@@ -33,6 +33,9 @@ typedef struct model {
 static weft_world_t *world;
 static weft_component_t comp[NC];
 static const size_t comp_size[NC] = {12, 4, 8};
+#define TERM(c, a, f) ((weft_query_term_t){.component = (c), .access = (a), .filter = (f)})
+#define NO_TERM ((weft_query_term_t){.component = {0}})
+
 static weft_query_t *qa, *qb, *qc, *qab, *qw; /* filters; qw: A written by iteration */
 static model_t m;
 static uint32_t epoch;
@@ -77,16 +80,12 @@ static void setup(void) {
     comp[0] = test_register(world, "A", comp_size[0]);
     comp[1] = test_register(world, "B", comp_size[1]);
     comp[2] = test_register(world, "C", comp_size[2]);
-    qa = make_query((weft_query_term_t){comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED},
-                    (weft_query_term_t){{0}, 0, 0});
-    qb = make_query((weft_query_term_t){comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED},
-                    (weft_query_term_t){{0}, 0, 0});
-    qc = make_query((weft_query_term_t){comp[2], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED},
-                    (weft_query_term_t){{0}, 0, 0});
-    qab = make_query((weft_query_term_t){comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED},
-                     (weft_query_term_t){comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED});
-    qw = make_query((weft_query_term_t){comp[0], WEFT_ACCESS_WRITE, WEFT_CHANGE_NONE},
-                    (weft_query_term_t){{0}, 0, 0});
+    qa = make_query(TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED), NO_TERM);
+    qb = make_query(TERM(comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED), NO_TERM);
+    qc = make_query(TERM(comp[2], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED), NO_TERM);
+    qab = make_query(TERM(comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED),
+                     TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED));
+    qw = make_query(TERM(comp[0], WEFT_ACCESS_WRITE, WEFT_CHANGE_NONE), NO_TERM);
     epoch = 0;
 }
 
@@ -355,9 +354,7 @@ Test(change, model_against_reference, .init = setup, .fini = teardown, .timeout 
 Test(change, first_iteration_sees_every_row, .init = setup, .fini = teardown) {
     weft_entity_t e = test_entity(world);
     cr_assert(eq(int, weft_component_add(world, e, comp[0], NULL), WEFT_OK));
-    weft_query_t *fresh =
-        make_query((weft_query_term_t){comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED},
-                   (weft_query_term_t){{0}, 0, 0});
+    weft_query_t *fresh = make_query(TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED), NO_TERM);
     cr_assert(eq(u32, weft_query_entity_count(fresh), 1));
     weft_query_mark_seen(fresh);
     cr_assert(eq(u32, weft_query_entity_count(fresh), 0));
@@ -373,9 +370,9 @@ Test(change, bad_filters_are_refused, .init = setup, .fini = teardown) {
                &multi),
            WEFT_OK));
     weft_query_t *q = NULL;
-    weft_query_desc_t d = {.terms = {{multi, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED}}};
+    weft_query_desc_t d = {.terms = {TERM(multi, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED)}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
-    d = (weft_query_desc_t){.terms = {{comp[0], WEFT_ACCESS_READ, (weft_change_filter_t)7}}};
+    d = (weft_query_desc_t){.terms = {TERM(comp[0], WEFT_ACCESS_READ, (weft_change_filter_t)7)}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
     cr_assert(q == NULL);
 }
@@ -470,7 +467,7 @@ Test(change, out_of_memory_leaves_world_unchanged, .init = setup, .fini = teardo
     for (size_t k = 1; k < 64; k++) {
         alloc_state.fail_at = alloc_state.calls + k;
         weft_query_t *q = NULL;
-        weft_query_desc_t desc = {.terms = {{d, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED}}};
+        weft_query_desc_t desc = {.terms = {TERM(d, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED)}};
         weft_result_t r = weft_query_create(world, &desc, &q);
         alloc_state.fail_at = 0;
         cr_assert(r == WEFT_OK || r == WEFT_ENOMEM);

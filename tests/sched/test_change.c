@@ -133,20 +133,22 @@ static void run_model(uint32_t workers, weft_execution_t exec, uint64_t seed) {
     must_register(
         w, &(weft_system_desc_t){
                .name = "poke", .fn = poke, .user = s, .writes = {s->f.pos}, .reads = {s->f.hp}});
-    must_register(
-        w, &(weft_system_desc_t){.name = "watch_pos",
-                                 .fn = watch_pos,
-                                 .user = s,
-                                 .terms = {{s->f.pos, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED}},
-                                 .parallel = true,
-                                 .chunk_size = CHUNK});
-    must_register(w,
-                  &(weft_system_desc_t){.name = "watch_hp",
-                                        .fn = watch_hp,
-                                        .user = s,
-                                        .terms = {{s->f.hp, WEFT_ACCESS_READ, WEFT_CHANGE_ADDED}},
-                                        .parallel = true,
-                                        .chunk_size = CHUNK});
+    must_register(w, &(weft_system_desc_t){.name = "watch_pos",
+                                           .fn = watch_pos,
+                                           .user = s,
+                                           .terms = {{.component = s->f.pos,
+                                                      .access = WEFT_ACCESS_READ,
+                                                      .filter = WEFT_CHANGE_CHANGED}},
+                                           .parallel = true,
+                                           .chunk_size = CHUNK});
+    must_register(w, &(weft_system_desc_t){.name = "watch_hp",
+                                           .fn = watch_hp,
+                                           .user = s,
+                                           .terms = {{.component = s->f.hp,
+                                                      .access = WEFT_ACCESS_READ,
+                                                      .filter = WEFT_CHANGE_ADDED}},
+                                           .parallel = true,
+                                           .chunk_size = CHUNK});
     must_register(w, &(weft_system_desc_t){.name = "move",
                                            .fn = move,
                                            .user = s,
