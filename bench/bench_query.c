@@ -145,11 +145,18 @@ static double iterate(weft_query_t *q, uint32_t *rows) {
     return sum;
 }
 
-static void changed_vs_full(wb_ctx_t *ctx, bench_t *b, int reps) {
-    double *tc = malloc((size_t)reps * sizeof *tc), *tf = malloc((size_t)reps * sizeof *tf);
-    if (!tc || !tf) {
+/* One figure per repetition. */
+static double *times(int reps) {
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (t == NULL) {
+        fprintf(stderr, "bench query: out of memory\n");
         exit(1);
     }
+    return t;
+}
+
+static void changed_vs_full(wb_ctx_t *ctx, bench_t *b, int reps) {
+    double *tc = times(reps), *tf = times(reps);
     wb_describe(ctx, SUITE, "changed_1pct_vs_full", "weft",
                 "after 1% random rows of Position were written (set or get_mut): iterate a "
                 "query with a CHANGED filter on Position, summing the 3 floats of each match, "
@@ -189,10 +196,7 @@ static void changed_vs_full(wb_ctx_t *ctx, bench_t *b, int reps) {
 }
 
 static void write_cost(wb_ctx_t *ctx, bench_t *b, int reps) {
-    double *tt = malloc((size_t)reps * sizeof *tt), *tu = malloc((size_t)reps * sizeof *tu);
-    if (!tt || !tu) {
-        exit(1);
-    }
+    double *tt = times(reps), *tu = times(reps);
     wb_describe(ctx, SUITE, "change_tracking_write_cost", "weft",
                 "1% random rows per frame, 8 frames, written half through weft_component_set "
                 "and half through get_mut, to Position (tracked: a query filters on it); ns "

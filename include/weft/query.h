@@ -1,9 +1,10 @@
 /* weft/query.h: queries — include/exclude component sets iterated in fixed chunks.
  *
- * A query is a description (include terms with read or write access, exclude components)
- * bound to a world. Iteration chooses a "driving" row range: the aligned rows [0, n) of a
- * group when some group's members are all among the include terms (the largest such group),
- * else the rows of the smallest included pool (ties: the earliest term). The choice depends
+ * A query is a description (include terms with read or write access, an oper and a change
+ * filter; exclude components) bound to a world. Iteration chooses a "driving" row range among
+ * the AND terms: the aligned rows [0, n) of a group when some group's members are all AND
+ * terms (the largest such group), else the rows of the smallest AND term's pool (ties: the
+ * earliest term). The choice depends
  * only on the data, so every caller that starts an iteration while no structural change runs
  * gets the same driving range.
  *
@@ -15,7 +16,9 @@
  * for the driving pool, for every group member when a group drives, and for any other
  * included pool whose rows happen to line up with the driving rows over the batch (pools
  * filled in the same order: a "1-1 mapping" of rows, detected at run time; a run of at
- * least 16 such rows becomes its own batch). User code never handles raw pool rows.
+ * least 16 such rows becomes its own batch). OPTIONAL and OR terms are never columns. A
+ * query with change filters or OPTIONAL/OR terms hands out runs of rows that pass them, which
+ * for scattered changes are short. User code never handles raw pool rows.
  *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently
  * from any number of jobs (each with its own weft_iter_t) while no structural change runs;
