@@ -7,21 +7,16 @@
 #include "query.h"
 #include "world.h"
 
-/* The write tick a system chunk publishes (change.h); world NULL outside chunks. */
-static _Thread_local weft__change_scope_t current;
+_Thread_local weft__change_scope_t weft__change_current;
 
 weft__change_scope_t weft__change_enter(const weft_world_t *world, uint32_t tick) {
-    weft__change_scope_t previous = current;
-    current.world = world;
-    current.tick = tick;
+    weft__change_scope_t previous = weft__change_current;
+    weft__change_current.world = world;
+    weft__change_current.tick = tick;
     return previous;
 }
 
-void weft__change_leave(weft__change_scope_t previous) { current = previous; }
-
-uint32_t weft__change_tick_now(const weft_world_t *world) {
-    return current.world == world ? current.tick : world->change_tick;
-}
+void weft__change_leave(weft__change_scope_t previous) { weft__change_current = previous; }
 
 uint32_t weft__change_system_tick(weft_world_t *world) {
     uint32_t tick = world->change_tick + 1u;

@@ -75,9 +75,6 @@ static inline void weft__change_copy(weft__pool_t *pool, uint32_t from, uint32_t
     weft__change_raise(pool, to, c);
 }
 
-/* The tick a write by the calling thread carries: the running system's, else the world's. */
-uint32_t weft__change_tick_now(const struct weft_world *world);
-
 /* Publish `tick` as the calling thread's write tick for `world` (a system chunk starts);
  * returns the previous publication for weft__change_leave (chunks nest when a system waits
  * on jobs that run other chunks). */
@@ -85,6 +82,17 @@ typedef struct weft__change_scope {
     const struct weft_world *world;
     uint32_t tick;
 } weft__change_scope_t;
+
+/* The calling thread's publication (change.c); world NULL outside system chunks. Declared here
+ * so that weft__change_tick_now inlines into the write paths. */
+extern _Thread_local weft__change_scope_t weft__change_current;
+
+/* The tick a write by the calling thread carries: the running system's, else `fallback`
+ * (world->change_tick; weft__change_tick_now passes it, for files that include world.h). */
+static inline uint32_t weft__change_tick_of(const struct weft_world *world, uint32_t fallback) {
+    return weft__change_current.world == world ? weft__change_current.tick : fallback;
+}
+#define weft__change_tick_now(world) weft__change_tick_of((world), (world)->change_tick)
 weft__change_scope_t weft__change_enter(const struct weft_world *world, uint32_t tick);
 void weft__change_leave(weft__change_scope_t previous);
 
