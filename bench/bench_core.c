@@ -127,11 +127,11 @@ static void populate_shuffled(fixture_t *f, uint32_t n) {
 
 static weft_query_t *query(fixture_t *f, bool mass) {
     weft_query_t *q = NULL;
-    weft_query_desc_t d = {.terms = {{f->pos, WEFT_ACCESS_WRITE},
-                                     {f->vel, WEFT_ACCESS_READ},
-                                     {f->mass, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = f->pos, .access = WEFT_ACCESS_WRITE},
+                                     {.component = f->vel, .access = WEFT_ACCESS_READ},
+                                     {.component = f->mass, .access = WEFT_ACCESS_READ}}};
     if (!mass) {
-        d.terms[2] = (weft_query_term_t){{0}, WEFT_ACCESS_READ}; /* the list ends at a zero */
+        d.terms[2] = (weft_query_term_t){.component = {0}}; /* the list ends at a zero */
     }
     if (weft_query_create(f->w, &d, &q) != WEFT_OK) {
         fprintf(stderr, "bench core: query: %s\n", weft_last_error());

@@ -340,14 +340,15 @@ static weft_world_t *make_moving(uint32_t workers, uint32_t n, weft_component_t 
 static weft_world_t *make_1m(uint32_t workers, uint32_t n) {
     weft_component_t pos, vel;
     weft_world_t *w = make_moving(workers, n, &pos, &vel);
-    if (w && weft_system_register(w,
-                                  &(weft_system_desc_t){
-                                      .name = "move",
-                                      .fn = move,
-                                      .parallel = true,
-                                      .chunk_size = 16384,
-                                      .terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}},
-                                  NULL) != WEFT_OK) {
+    if (w && weft_system_register(
+                 w,
+                 &(weft_system_desc_t){.name = "move",
+                                       .fn = move,
+                                       .parallel = true,
+                                       .chunk_size = 16384,
+                                       .terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                                 {.component = vel, .access = WEFT_ACCESS_READ}}},
+                 NULL) != WEFT_OK) {
         weft_world_destroy(w);
         w = NULL;
     }
@@ -611,7 +612,8 @@ static weft_world_t *make_mixed(uint32_t workers, uint32_t n) {
                                 .chunk_size = 16384};
         for (int t = 0; t < 3 && m->terms[t] >= 0; t++) {
             d.terms[t] =
-                (weft_query_term_t){c[m->terms[t]], t == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ};
+                (weft_query_term_t){.component = c[m->terms[t]],
+                                    .access = t == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ};
         }
         if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             goto fail;

@@ -89,7 +89,8 @@ static weft_world_t *c_world(uint32_t n) {
     if (r == WEFT_OK) {
         weft_system_desc_t s = {.name = "move",
                                 .fn = c_move,
-                                .terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
+                                .terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                          {.component = vel, .access = WEFT_ACCESS_READ}},
                                 .parallel = true};
         r = weft_system_register(w, &s, NULL);
     }

@@ -33,6 +33,7 @@ static void wb_suite_harness(wb_ctx_t *ctx);
 void wb_suite_jobs(wb_ctx_t *ctx);
 void wb_suite_sched(wb_ctx_t *ctx);
 void wb_suite_core(wb_ctx_t *ctx);
+void wb_suite_query(wb_ctx_t *ctx);
 void wb_suite_archive(wb_ctx_t *ctx);
 void wb_suite_demo(wb_ctx_t *ctx);
 void wb_suite_hierarchy(wb_ctx_t *ctx);
@@ -43,6 +44,7 @@ static const wb_suite_t suites[] = {
     {"jobs", wb_suite_jobs},
     {"sched", wb_suite_sched},
     {"core", wb_suite_core},
+    {"query", wb_suite_query},
     {"archive", wb_suite_archive},
     {"demo", wb_suite_demo},
     {"hierarchy", wb_suite_hierarchy},

@@ -584,7 +584,8 @@ class world {
  * Components named by reads/writes/without/lookups are registered on the way (main thread).
  * The first failure is kept and returned by each()/run(), which then register nothing. */
 template <class... Terms> class system_builder {
-    static_assert(sizeof...(Terms) <= WEFT_QUERY_MAX_TERMS, "a system has at most 8 terms");
+    static_assert(sizeof...(Terms) <= WEFT_QUERY_MAX_TERMS,
+                  "a system has at most WEFT_QUERY_MAX_TERMS (16) terms");
 
   public:
     system_builder(world *w, const char *name) noexcept : w_(w) { desc_.name = name; }

@@ -18,8 +18,9 @@ extern "C" {
 #endif
 
 /* WEFT_QUERY_MAX_TERMS and WEFT_QUERY_MAX_EXCLUDES (weft/query.h checks they agree). */
-#define WEFT__ITER_MAX_TERMS 8
+#define WEFT__ITER_MAX_TERMS 16
 #define WEFT__ITER_MAX_EXCLUDES 8
+#define WEFT__ITER_RING 64 /* blocks a change-filtered iterator scans ahead */
 
 /* Private per-term lookup data of an iterator. */
 typedef struct weft__iter_term {
@@ -27,6 +28,7 @@ typedef struct weft__iter_term {
     const unsigned char *const *sparse; /* pool sparse directory */
     size_t size;                        /* component size (0 for tags) */
     uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow (3 B), 1 wide (4 B) */
+    uint32_t pages;                     /* directory length (presence of OPTIONAL/OR terms) */
 } weft__iter_term_t;
 
 /* Private membership check of an iterator (an include not covered by the driving range, or an
@@ -68,6 +70,20 @@ typedef struct weft__iter_private {
     uint32_t end;                   /* end of the chunk's driving rows */
     uint32_t check_count;           /* entries in checks */
     uint32_t contiguous;            /* bit t: term t is a column of the driving range */
+    const void *query;              /* the weft_query_t iterated (change ticks of its pools) */
+    uint32_t since;                 /* change filters pass rows newer than this tick */
+    uint32_t tick;                  /* tick stamped on the rows of stamped terms */
+    uint32_t filtered;              /* bit t: term t has a change filter to test */
+    uint32_t stamped;               /* bit t: term t writes a pool with change ticks */
+    uint32_t lead;                  /* 1 + the term whose ticks alone decide, 0: none */
+    uint32_t loose;                 /* bit t: term t is OPTIONAL or OR */
+    uint32_t or_count;              /* entries in or_groups */
+    uint32_t or_groups[WEFT__ITER_MAX_TERMS / 2]; /* per OR group: its terms' bits */
+    uint32_t scan;                                /* next 16-row block to scan for changes */
+    uint32_t ring_at;                             /* next entry of ring_block/ring_mask */
+    uint32_t ring_len;                            /* entries in ring_block/ring_mask */
+    uint32_t ring_block[WEFT__ITER_RING];         /* blocks with changed rows, ascending */
+    uint16_t ring_mask[WEFT__ITER_RING];          /* their changed rows not yet handed out */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
 } weft__iter_private_t;

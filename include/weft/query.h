@@ -1,9 +1,10 @@
 /* weft/query.h: queries — include/exclude component sets iterated in fixed chunks.
  *
- * A query is a description (include terms with read or write access, exclude components)
- * bound to a world. Iteration chooses a "driving" row range: the aligned rows [0, n) of a
- * group when some group's members are all among the include terms (the largest such group),
- * else the rows of the smallest included pool (ties: the earliest term). The choice depends
+ * A query is a description (include terms with read or write access, an oper and a change
+ * filter; exclude components) bound to a world. Iteration chooses a "driving" row range among
+ * the AND terms: the aligned rows [0, n) of a group when some group's members are all AND
+ * terms (the largest such group), else the rows of the smallest AND term's pool (ties: the
+ * earliest term). The choice depends
  * only on the data, so every caller that starts an iteration while no structural change runs
  * gets the same driving range.
  *
@@ -15,7 +16,9 @@
  * for the driving pool, for every group member when a group drives, and for any other
  * included pool whose rows happen to line up with the driving rows over the batch (pools
  * filled in the same order: a "1-1 mapping" of rows, detected at run time; a run of at
- * least 16 such rows becomes its own batch). User code never handles raw pool rows.
+ * least 16 such rows becomes its own batch). OPTIONAL and OR terms are never columns. A
+ * query with change filters or OPTIONAL/OR terms hands out runs of rows that pass them, which
+ * for scattered changes are short. User code never handles raw pool rows.
  *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently
  * from any number of jobs (each with its own weft_iter_t) while no structural change runs;
@@ -34,7 +37,7 @@ extern "C" {
 
 typedef struct weft_query weft_query_t; /* opaque; owned by its creator */
 
-#define WEFT_QUERY_MAX_TERMS 8    /* include terms per query */
+#define WEFT_QUERY_MAX_TERMS 16   /* include terms per query */
 #define WEFT_QUERY_MAX_EXCLUDES 8 /* exclude components per query */
 
 #include "weft/inline_internal.h" /* iterator state, for the inlined weft_iter_get() */
@@ -48,9 +51,48 @@ typedef enum weft_access {
     WEFT_ACCESS_COUNT = 2
 } weft_access_t;
 
+/* Change filters: a term with a filter matches only rows whose component was added (or, for
+ * CHANGED, added or written) after the query's previous run. A system's query runs once per
+ * frame it is not skipped; its first run sees every row as added and changed. A standalone
+ * query's "previous run" is its last weft_query_mark_seen (none yet: every row passes).
+ * What counts as a write of a row, at the tick of the running system (or, outside systems and
+ * in command applies, of the world): weft_component_set/set_n and the adds of every kind
+ * (add, create_with, add_n, command applies, archive loads, snapshot restores: adds are
+ * writes), and every pointer handed out for writing whether or not it is written through:
+ * weft_component_get_mut, weft_component_row_mut, and each row a WEFT_ACCESS_WRITE term's
+ * batch hands out (declaring write access on a term marks every row the system iterates).
+ * Writes from jobs a system starts itself (a nested weft_parallel_for) carry the world's tick
+ * of that phase, so the system itself and those after it in the phase see them again at
+ * their next run. Row moves keep ticks. A query with a filter switches tracking on for that
+ * component for the world's life (8 bytes per row; without it the write paths pay one test).
+ * Multi-instance components take no filter. Rows not written for more than 2^30 ticks (a
+ * system run takes 2) count as changed for a query that has not run for that long. */
+typedef enum weft_change_filter {
+    WEFT_CHANGE_NONE = 0,    /* default: every row */
+    WEFT_CHANGE_ADDED = 1,   /* rows whose component was added since the previous run */
+    WEFT_CHANGE_CHANGED = 2, /* rows added or written since the previous run */
+    WEFT_CHANGE_COUNT = 3
+} weft_change_filter_t;
+
+/* How a term takes part in matching. A query needs at least one AND term (the driving range
+ * is chosen among them). OPTIONAL and OR terms never drive: each batch holds rows that agree
+ * on which of them they have (weft_iter_t.present), and their data is reached through
+ * weft_iter_get (their column is NULL). Their access counts like any term's, for the schedule
+ * and for the access checks. */
+typedef enum weft_term_oper {
+    WEFT_TERM_AND = 0,      /* default: matched rows have the component */
+    WEFT_TERM_OPTIONAL = 1, /* matched rows may lack it */
+    WEFT_TERM_OR = 2,       /* consecutive OR terms form one group (at least two terms):
+                               matched rows have at least one of them; separate two groups by
+                               another term */
+    WEFT_TERM_OPER_COUNT = 3
+} weft_term_oper_t;
+
 typedef struct weft_query_term {
-    weft_component_t component; /* required */
-    weft_access_t access;       /* 0: read */
+    weft_component_t component;  /* required */
+    weft_access_t access;        /* 0: read */
+    weft_change_filter_t filter; /* 0: none; only on AND terms; terms with filters must all pass */
+    weft_term_oper_t oper;       /* 0: AND */
 } weft_query_term_t;
 
 /* Lists in descs (here, in weft_system_desc_t and weft_group_desc_t) are fixed arrays that
@@ -64,10 +106,17 @@ typedef struct weft_query_desc {
 } weft_query_desc_t;
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
- * repeated components, a component both included and excluded), WEFT_ENOMEM.
+ * repeated components, a component both included and excluded, a bad filter or a filter on a
+ * multi-instance component or on a term that is not AND, a bad oper, no AND term, an OR
+ * group of one term, a multi-instance term that is not AND), WEFT_ENOMEM (also when a filter's change tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);
+
+/* End the current "previous run" of a standalone query's change filters: from now on they
+ * match rows added or written after this call. (A system's query is advanced by the scheduler;
+ * calling this on it moves its window too.) NULL is ignored. Thread: main, outside frames. */
+WEFT_API void weft_query_mark_seen(weft_query_t *query);
 
 /* Free a query. NULL is ignored. Thread: main. */
 WEFT_API void weft_query_destroy(weft_query_t *query);
@@ -103,7 +152,8 @@ typedef struct weft_iter {
     const uint32_t *entities;            /* entity indices of the batch (rows) */
     void *columns[WEFT_QUERY_MAX_TERMS]; /* term t: contiguous data of the batch, or NULL */
     uint32_t term_count;                 /* include terms */
-    weft__iter_private_t _private;       /* iterator state; not API */
+    uint32_t present; /* bit t: every row of the batch has term t (always for AND terms) */
+    weft__iter_private_t _private; /* iterator state; not API */
 } weft_iter_t;
 
 /* Start iterating chunk `chunk` of `chunk_rows` rows (0: one chunk with everything). A chunk
@@ -120,8 +170,13 @@ WEFT_API bool weft_iter_next(weft_iter_t *it);
 /* The handle of batch entry i. */
 WEFT_API weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i);
 
-/* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer). Write
- * through it only for WEFT_ACCESS_WRITE terms. */
+/* True when the batch's rows have term t (OPTIONAL and OR terms; AND terms always). */
+static inline bool weft_iter_has(const weft_iter_t *it, uint32_t t) {
+    return (it->present >> t) & 1u;
+}
+
+/* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer); only for
+ * terms the batch has (weft_iter_has). Write through it only for WEFT_ACCESS_WRITE terms. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
     const weft__iter_term_t *term = &it->_private.terms[t];
     if (it->columns[t]) {

@@ -70,6 +70,12 @@ typedef atomic_bool weft_atomic_bool;
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_seq_cst, \
                                             memory_order_relaxed)
 
+/* Relaxed on both paths: a CAS that orders nothing (raising a monotonic summary value whose
+ * readers are ordered by other means, src/core/change.h). */
+#define weft_atomic_cas_weak_relaxed(p, expected, desired)                                  \
+    atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_relaxed, \
+                                          memory_order_relaxed)
+
 /* Release on success, relaxed on failure: pushing onto a lock-free list (the node's fields
  * are published by the successful CAS; a failed CAS publishes nothing). */
 #define weft_atomic_cas_weak_release(p, expected, desired)                                  \

@@ -29,6 +29,7 @@
  * for small arrays. */
 #include <string.h>
 
+#include "change.h"
 #include "entity.h"
 #include "group.h"
 #include "multi.h"
@@ -223,6 +224,7 @@ static void push_absent(weft_world_t *world, weft__component_t *comp, const weft
         (void)r;
         weft__entity_set_sig(world, idx, sig);
     }
+    weft__change_stamp_added(pool, first, pool->count, weft__change_tick_now(world));
     if (pool->size != 0 && pool->count > first) { /* data may still be NULL otherwise */
         memset(weft__pool_at(pool, first), 0, (size_t)(pool->count - first) * pool->size);
     }
@@ -332,6 +334,7 @@ static weft_result_t create_with(weft_world_t *world, uint32_t n,
         }
         pool->count = first + n;
         base[j] = first;
+        weft__change_stamp_added(pool, first, first + n, weft__change_tick_now(world));
         if (pool->size != 0) {
             const void *v = values != NULL ? values[j] : NULL;
             if (v != NULL && comps[j]->on_add == NULL) { /* else on_add sees zeroes first */
@@ -482,6 +485,13 @@ weft_result_t weft_component_set_n(weft_world_t *world, const weft_entity_t *es,
     for (uint32_t i = 0; i < n && size != 0; i++) {
         memcpy(weft__pool_entity_data(&comp->pool, weft_entity_index(es[i])), v + i * size, size);
     }
+    if (comp->pool.tick_added != NULL) {
+        uint32_t tick = weft__change_tick_now(world);
+        for (uint32_t i = 0; i < n; i++) {
+            weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, weft_entity_index(es[i])),
+                              tick);
+        }
+    }
     if (comp->on_set != NULL) {
         for (uint32_t i = 0; i < n; i++) {
             fire(world, comp, comp->on_set, es[i],
@@ -541,6 +551,7 @@ weft_result_t weft_query_destroy_all(weft_query_t *query, uint32_t *destroyed) {
     uint32_t found = 0;
     weft_iter_t it;
     weft__query_iter_planned(query, &plan, 0, 0, &it);
+    it._private.stamped = 0; /* collecting writes nothing */
     while (weft_iter_next(&it)) {
         memcpy(idx + found, it.entities, (size_t)it.rows * sizeof *idx);
         found += it.rows;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "change.h"
 #include "entity.h"
 #include "group.h"
 #include "multi.h"
@@ -229,6 +230,9 @@ static weft_result_t add_index(weft_world_t *world, weft__component_t *comp, wef
         return r;
     }
     uint32_t row = weft__pool_push(&comp->pool, idx);
+    if (comp->pool.tick_added != NULL) {
+        weft__change_mark_added(&comp->pool, row, weft__change_tick_now(world));
+    }
     weft__entity_set_sig(world, idx, sig);
     if (comp->pool.group != 0) {
         uint32_t moved = weft__group_on_add(world, comp->pool.group, idx);
@@ -306,6 +310,10 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     if (comp->pool.size) {
         memcpy(data, value, comp->pool.size);
     }
+    if (comp->pool.tick_added != NULL) {
+        weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, idx),
+                          weft__change_tick_now(world));
+    }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
     }
@@ -329,9 +337,17 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
     WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     uint32_t slot = 0;
-    const weft__component_t *comp = weft__component(world, c.id);
+    weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return NULL;
+    }
+    if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
+        uint32_t row = weft__pool_row(&comp->pool, weft_entity_index(e));
+        if (row == WEFT__ROW_NONE) {
+            return NULL;
+        }
+        weft__change_mark(&comp->pool, row, weft__change_tick_now(world));
+        return weft__pool_at(&comp->pool, row);
     }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "change.h"
 #include "entity.h"
 #include "world.h"
 
@@ -44,9 +45,12 @@ const void *weft_component_row(const weft_world_t *world, weft_component_t c, ui
 void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t row) {
     WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
-    const weft__component_t *comp = weft__component(world, c.id);
+    weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || row >= comp->pool.count) {
         return NULL;
+    }
+    if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
+        weft__change_mark(&comp->pool, row, weft__change_tick_now(world));
     }
     return weft__pool_at(&comp->pool, row);
 }
@@ -159,6 +163,20 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
         if (pool->size) {
             memcpy(data + (size_t)i * pool->size, weft__pool_at(pool, order[i]), pool->size);
         }
+    }
+    if (pool->tick_added != NULL) { /* permute the ticks through the other half of perm */
+        uint32_t *tmp = order == perm ? perm + n : perm;
+        for (uint32_t i = 0; i < n; i++) {
+            tmp[i] = pool->tick_added[order[i]];
+        }
+        memcpy(pool->tick_added, tmp, (size_t)n * sizeof *tmp);
+        for (uint32_t i = 0; i < n; i++) {
+            tmp[i] = weft_atomic_load_relaxed(&pool->tick_changed[order[i]]);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            weft_atomic_store_relaxed(&pool->tick_changed[i], tmp[i]);
+        }
+        weft__change_fix_blocks(pool, 0, n);
     }
     weft__free(world, perm, perm_bytes);
     weft__free(world, pool->dense, dense_bytes);

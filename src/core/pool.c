@@ -14,6 +14,8 @@
  * sparse[dense[r]] == r for every row r < count, and every other sparse entry is NONE. */
 #include "pool.h"
 
+#include "change.h"
+
 #include "world.h"
 
 /* ---- growth ------------------------------------------------------------------ >>growth */
@@ -82,6 +84,13 @@ weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32
             weft__free(world, data, (size_t)cap * pool->size);
         }
         goto fail_free_dense;
+    }
+    if (weft__change_grow(world, pool, pool->cap, cap) != WEFT_OK) { /* commits on success */
+        if (pool->size != 0) {
+            weft__free(world, data, (size_t)cap * pool->size);
+        }
+        weft__free(world, dense, (size_t)cap * sizeof(uint32_t));
+        return WEFT_ENOMEM; /* reported by weft__change_grow */
     }
     if (pool->size != 0) {
         if (pool->count) {
@@ -168,6 +177,7 @@ weft_result_t weft__pool_prepare(weft_world_t *world, weft__pool_t *pool, uint32
 }
 
 void weft__pool_fini(weft_world_t *world, weft__pool_t *pool) {
+    weft__change_fini(world, pool, pool->cap);
     for (uint32_t p = 0; p < pool->pages; p++) {
         weft__free(world, pool->sparse[p], weft__pool_page_bytes(pool->sparse_wide));
     }
@@ -186,7 +196,8 @@ size_t weft__pool_bytes(const weft__pool_t *pool) {
             bytes += weft__pool_page_bytes(pool->sparse_wide);
         }
     }
-    return bytes + (size_t)pool->cap * (sizeof(uint32_t) + pool->size);
+    return bytes + (size_t)pool->cap * (sizeof(uint32_t) + pool->size) +
+           weft__change_bytes(pool, pool->cap);
 }
 
 /* ---- row moves ----------------------------------------------------------------- >>rows */
@@ -199,6 +210,9 @@ static void copy_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
         memcpy(weft__pool_at(pool, to), weft__pool_at(pool, from), pool->size);
     }
     weft__pool_sparse_set(pool, idx, to);
+    if (pool->tick_added != NULL) {
+        weft__change_copy(pool, from, to);
+    }
 }
 
 void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
@@ -211,6 +225,14 @@ void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
     pool->dense[b] = ia;
     weft__pool_sparse_set(pool, ia, b);
     weft__pool_sparse_set(pool, ib, a);
+    if (pool->tick_added != NULL) {
+        uint32_t added = pool->tick_added[a];
+        uint32_t changed = weft_atomic_load_relaxed(&pool->tick_changed[a]);
+        weft__change_copy(pool, b, a);
+        pool->tick_added[b] = added;
+        weft_atomic_store_relaxed(&pool->tick_changed[b], changed);
+        weft__change_raise(pool, b, changed);
+    }
     /* Swap the data in bounded stack chunks; components can be large. */
     unsigned char tmp[256];
     unsigned char *pa = weft__pool_at(pool, a);
@@ -252,9 +274,33 @@ void weft__pool_remove_ordered(weft__pool_t *pool, uint32_t row) {
     if (pool->size) {
         memmove(weft__pool_at(pool, row), weft__pool_at(pool, row + 1u), (size_t)tail * pool->size);
     }
+    if (pool->tick_added != NULL) {
+        memmove(pool->tick_added + row, pool->tick_added + row + 1,
+                (size_t)tail * sizeof(uint32_t));
+        memmove((void *)(pool->tick_changed + row), (void *)(pool->tick_changed + row + 1),
+                (size_t)tail * sizeof(uint32_t));
+        weft__change_fix_blocks(pool, row, row + tail);
+    }
     pool->count--;
     fix_sparse(pool, row, pool->count);
     weft__pool_sparse_set(pool, idx, WEFT__ROW_NONE);
+}
+
+/* The tick half of a small-row move_row: the same rotation of rows [lo, hi]. */
+static void move_ticks(weft__pool_t *pool, uint32_t from, uint32_t to) {
+    if (pool->tick_added == NULL) {
+        return;
+    }
+    uint32_t added = pool->tick_added[from];
+    uint32_t changed = weft_atomic_load_relaxed(&pool->tick_changed[from]);
+    uint32_t lo = from < to ? from : to, n = from < to ? to - from : from - to;
+    uint32_t dst = from < to ? from : to + 1u, src = from < to ? from + 1u : to;
+    memmove(pool->tick_added + dst, pool->tick_added + src, (size_t)n * sizeof(uint32_t));
+    memmove((void *)(pool->tick_changed + dst), (void *)(pool->tick_changed + src),
+            (size_t)n * sizeof(uint32_t));
+    pool->tick_added[to] = added;
+    weft_atomic_store_relaxed(&pool->tick_changed[to], changed);
+    weft__change_fix_blocks(pool, lo, lo + n + 1u);
 }
 
 void weft__pool_move_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
@@ -290,6 +336,7 @@ void weft__pool_move_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
             memcpy(weft__pool_at(pool, to), tmp, pool->size);
         }
         fix_sparse(pool, lo, hi + 1u);
+        move_ticks(pool, from, to);
         return;
     }
     /* Large rows: walk the row step by step with swaps (O(distance * size), no buffer). */

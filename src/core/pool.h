@@ -25,6 +25,7 @@
 
 #include <string.h>
 
+#include "jobs/platform/atomic.h"
 #include "weft/query.h"
 
 #define WEFT__ROW_NONE 0xFFFFFFFFu
@@ -47,6 +48,10 @@ typedef struct weft__pool {
                                   entity. When set, sparse maps an entity to the slot of its
                                   first instance, not to a row: use multi.h, never
                                   weft__pool_row() for data. */
+    /* Change ticks (change.h); all NULL while no query filters on the pool. */
+    uint32_t *tick_added;          /* [cap] tick of each row's add */
+    weft_atomic_u32 *tick_changed; /* [cap] tick of each row's last write */
+    weft_atomic_u32 *tick_blocks;  /* [WEFT__TICK_BLOCKS(cap)] newest changed tick per block */
 } weft__pool_t;
 
 struct weft_world;

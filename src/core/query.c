@@ -22,6 +22,7 @@
 #include "query.h"
 
 #include "access.h"
+#include "change.h"
 #include "entity.h"
 #include "world.h"
 
@@ -34,8 +35,18 @@ struct weft_query {
     uint32_t exclude_count;                         /* components in desc.exclude */
     const weft__pool_t *pool[WEFT_QUERY_MAX_TERMS]; /* term t's pool */
     weft_query_desc_t desc;                         /* copy of the creation desc */
-    struct weft_query *prev;                        /* world list; guarded by the main thread */
-    struct weft_query *next;                        /* world list */
+    uint32_t since;                                 /* tick of the previous run (change.h) */
+    bool seen;                                      /* false: no previous run yet */
+    bool filtered;                                  /* some term has a change filter */
+    uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
+    uint32_t or_count;                              /* OR groups */
+    uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
+    bool run;                /* a system's query: the run_* window below applies */
+    bool run_all;            /* this run has no previous one: filters pass every row */
+    uint32_t run_since;      /* this run's window: rows newer than this pass */
+    uint32_t run_tick;       /* this run's tick, stamped by write terms */
+    struct weft_query *prev; /* world list; guarded by the main thread */
+    struct weft_query *next; /* world list */
 };
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
@@ -94,10 +105,47 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad access %d",
                               (int)d->terms[i].access);
         }
+        if (term && (unsigned)d->terms[i].filter >= WEFT_CHANGE_COUNT) {
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad change filter %d",
+                              (int)d->terms[i].filter);
+        }
+        if (term && d->terms[i].filter != WEFT_CHANGE_NONE &&
+            world->components[c]->pool.multi != NULL) {
+            return WEFT__FAIL(
+                log, WEFT_EINVAL,
+                "weft_query_create: '%s' is multi-instance and takes no change filter",
+                world->components[c]->name);
+        }
+        if (term && (unsigned)d->terms[i].oper >= WEFT_TERM_OPER_COUNT) {
+            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: terms[%u] has a bad oper %d", i,
+                              (int)d->terms[i].oper);
+        }
+        if (term && d->terms[i].oper != WEFT_TERM_AND &&
+            (d->terms[i].filter != WEFT_CHANGE_NONE || world->components[c]->pool.multi != NULL)) {
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: terms[%u] ('%s') is OPTIONAL or OR, so it can "
+                              "take no change filter and be no multi-instance component",
+                              i, world->components[c]->name);
+        }
         if (term && world->components[c]->pool.multi != NULL && multi++ > 0) {
             return WEFT__FAIL(log, WEFT_EINVAL,
                               "weft_query_create: more than one multi-instance include term");
         }
+    }
+    uint32_t and_terms = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        and_terms += d->terms[t].oper == WEFT_TERM_AND;
+        bool is_or = d->terms[t].oper == WEFT_TERM_OR;
+        bool opens = is_or && (t == 0 || d->terms[t - 1].oper != WEFT_TERM_OR);
+        bool single = opens && (t + 1 == nt || d->terms[t + 1].oper != WEFT_TERM_OR);
+        if (single) {
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: terms[%u] is an OR group of one term", t);
+        }
+    }
+    if (and_terms == 0) {
+        return WEFT__FAIL(log, WEFT_EINVAL,
+                          "weft_query_create: no AND term (one is needed to drive iteration)");
     }
     return WEFT_OK;
 }
@@ -120,8 +168,38 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     q->desc = *desc;
     q->term_count = nterms;
     q->exclude_count = nexcl;
+    q->since = 0;
+    q->seen = false;
+    q->filtered = false;
+    q->loose = 0;
+    q->or_count = 0;
+    for (uint32_t t = 0; t < nterms; t++) {
+        weft_term_oper_t op = desc->terms[t].oper;
+        if (op != WEFT_TERM_AND) {
+            q->loose |= 1u << t;
+        }
+        if (op == WEFT_TERM_OR) {
+            if (t == 0 || desc->terms[t - 1].oper != WEFT_TERM_OR) {
+                q->or_groups[q->or_count++] = 0;
+            }
+            q->or_groups[q->or_count - 1] |= 1u << t;
+        }
+    }
+    q->run = false;
+    q->run_all = false;
+    q->run_since = 0;
+    q->run_tick = 0;
     for (uint32_t t = 0; t < nterms; t++) {
         q->pool[t] = &world->components[desc->terms[t].component.id]->pool;
+        if (desc->terms[t].filter != WEFT_CHANGE_NONE) {
+            q->filtered = true;
+            /* Tracking stays on if a later step fails: it is invisible apart from memory. */
+            r = weft__change_track(world, &world->components[desc->terms[t].component.id]->pool);
+            if (r != WEFT_OK) {
+                weft__free(world, q, sizeof *q);
+                return r;
+            }
+        }
     }
     q->prev = NULL;
     q->next = world->queries;
@@ -159,13 +237,41 @@ void weft__query_free_all(weft_world_t *world) {
 
 const weft_query_desc_t *weft_query_desc(const weft_query_t *q) { return &q->desc; }
 
+void weft_query_mark_seen(weft_query_t *q) {
+    if (q == NULL) {
+        return;
+    }
+    /* The world moves past the tick, so writes from now on are newer than it. */
+    q->since = q->world->change_tick;
+    q->world->change_tick++;
+    q->seen = true;
+}
+
+void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        if (q->seen && weft__tick_newer(floor, q->since)) {
+            q->since = floor;
+        }
+    }
+}
+
+void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
+    q->run = true;
+    q->run_since = q->since;
+    q->run_all = !q->seen;
+    q->run_tick = tick;
+    q->since = tick;
+    q->seen = true;
+}
+
 /* ---- planning ------------------------------------------------------------------ >>plan */
 
 typedef weft__query_plan_t plan_t;
 
+/* Is c an AND term of q (only those can drive)? */
 static bool is_term(const weft_query_t *q, uint32_t c) {
     for (uint32_t t = 0; t < q->term_count; t++) {
-        if (q->desc.terms[t].component.id == c) {
+        if (q->desc.terms[t].component.id == c && !((q->loose >> t) & 1u)) {
             return true;
         }
     }
@@ -195,7 +301,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
     uint32_t best = 0;
     for (uint32_t t = 0; t < q->term_count; t++) {
         uint32_t g = q->pool[t]->group;
-        if (g == 0 || world->groups[g].count <= best) {
+        if (g == 0 || world->groups[g].count <= best || ((q->loose >> t) & 1u)) {
             continue;
         }
         bool covered = true;
@@ -212,9 +318,9 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         p->rows = world->groups[p->group].n;
         return;
     }
-    p->drive = q->pool[0];
-    for (uint32_t t = 1; t < q->term_count; t++) {
-        if (q->pool[t]->count < p->drive->count) {
+    p->drive = NULL;
+    for (uint32_t t = 0; t < q->term_count; t++) { /* the smallest AND pool (one exists) */
+        if (!((q->loose >> t) & 1u) && (p->drive == NULL || q->pool[t]->count < p->drive->count)) {
             p->drive = q->pool[t];
         }
     }
@@ -273,6 +379,12 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
     it->_private.drive_dense = p->drive->dense;
+    bool all = q->run ? q->run_all : !q->seen;
+    it->_private.query = q;
+    it->_private.since = q->run ? q->run_since : q->since;
+    it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
+    it->_private.filtered = 0;
+    it->_private.stamped = 0;
     /* Include checks first, then excludes: weft_iter_next relies on that order. */
     for (uint32_t t = 0; t < q->term_count; t++) {
         const weft__pool_t *pool = q->pool[t];
@@ -283,6 +395,16 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
         it->_private.terms[t].sparse_wide = pool->sparse_wide;
         it->_private.terms[t].size = pool->size;
+        it->_private.terms[t].pages = pool->pages;
+        if ((q->loose >> t) & 1u) {
+            continue; /* tested for presence only (loose_presence) */
+        }
+        if (q->desc.terms[t].filter != WEFT_CHANGE_NONE && !all) {
+            it->_private.filtered |= 1u << t;
+        }
+        if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
+            it->_private.stamped |= 1u << t;
+        }
         bool covered = p->group ? pool->group == p->group : pool == p->drive;
         if (covered) {
             it->_private.contiguous |= 1u << t;
@@ -293,6 +415,25 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     for (uint32_t x = 0; x < q->exclude_count; x++) {
         add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
     }
+    /* One filter on a driving-range term and nothing else to test: the block scan decides
+     * alone (next_scanned). */
+    it->_private.lead = 0;
+    it->_private.loose = q->loose;
+    it->_private.or_count = q->or_count;
+    memcpy(it->_private.or_groups, q->or_groups, q->or_count * sizeof q->or_groups[0]);
+    it->present = 0;
+    uint32_t f = it->_private.filtered;
+    if (f != 0 && (f & (f - 1u)) == 0 && (f & it->_private.contiguous) == f &&
+        it->_private.check_count == 0 && q->loose == 0) {
+        uint32_t t = 0;
+        while (!((f >> t) & 1u)) {
+            t++;
+        }
+        it->_private.lead = t + 1u;
+    }
+    it->_private.scan = it->_private.row >> WEFT__TICK_BLOCK_SHIFT;
+    it->_private.ring_at = 0;
+    it->_private.ring_len = 0;
 }
 
 weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
@@ -326,6 +467,31 @@ static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
     return weft__sparse_get(c->sparse[p], idx & WEFT__SPARSE_MASK, c->sparse_wide);
 }
 
+/* Bit t set for each OPTIONAL or OR term t that entity index idx has. */
+static uint32_t loose_presence(const weft_iter_t *it, uint32_t idx) {
+    uint32_t mask = 0;
+    uint32_t p = idx >> WEFT__SPARSE_SHIFT;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        const weft__iter_term_t *term = &it->_private.terms[t];
+        if (((it->_private.loose >> t) & 1u) && p < term->pages && term->sparse[p] != NULL &&
+            weft__sparse_get(term->sparse[p], idx & WEFT__SPARSE_MASK, term->sparse_wide) !=
+                WEFT__ROW_NONE) {
+            mask |= 1u << t;
+        }
+    }
+    return mask;
+}
+
+/* Does a row with these OPTIONAL/OR terms present satisfy every OR group? */
+static bool or_groups_pass(const weft_iter_t *it, uint32_t present) {
+    for (uint32_t g = 0; g < it->_private.or_count; g++) {
+        if ((present & it->_private.or_groups[g]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* True when driving row r passes every check; rows[k] receives include check k's row. */
 static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
     uint32_t idx = it->_private.drive_dense[r];
@@ -337,7 +503,7 @@ static bool row_matches(const weft_iter_t *it, uint32_t r, uint32_t *rows) {
         }
         rows[k] = row;
     }
-    return true;
+    return it->_private.or_count == 0 || or_groups_pass(it, loose_presence(it, idx));
 }
 
 /* How many driving rows from `start` (at most `limit`) have every include pool's rows running
@@ -379,7 +545,15 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
 
 #define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
 
-bool weft_iter_next(weft_iter_t *it) {
+/* Bits of every term of the iterator. */
+static uint32_t all_terms(const weft_iter_t *it) {
+    return it->term_count >= 32u ? UINT32_MAX : (1u << it->term_count) - 1u;
+}
+
+/* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
+ * term, the pool row of the batch's first entry when the term's rows run contiguously
+ * through the batch, else WEFT__ROW_NONE. */
+static bool next_batch(weft_iter_t *it, uint32_t *base) {
     if (it->_private.check_count == 0) {
         /* Every term is a column of the driving range: the rest of the chunk is one batch
          * (the common case, and all of a small system's iteration). */
@@ -390,9 +564,13 @@ bool weft_iter_next(weft_iter_t *it) {
             return false;
         }
         it->entities = it->_private.drive_dense + start;
+        it->present = all_terms(it);
         for (uint32_t t = 0; t < it->term_count; t++) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+            if (base != NULL) {
+                base[t] = start;
+            }
         }
         return true;
     }
@@ -430,6 +608,7 @@ bool weft_iter_next(weft_iter_t *it) {
     it->_private.row = r;
     it->rows = r - start;
     it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
     for (uint32_t t = 0; t < it->term_count; t++) {
         it->columns[t] = NULL;
     }
@@ -438,6 +617,9 @@ bool weft_iter_next(weft_iter_t *it) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
         }
+        if (base != NULL) {
+            base[t] = ((it->_private.contiguous >> t) & 1u) ? start : WEFT__ROW_NONE;
+        }
     }
     for (uint32_t k = 0; k < it->_private.check_count && it->_private.checks[k].term != UINT32_MAX;
          k++) {
@@ -445,9 +627,238 @@ bool weft_iter_next(weft_iter_t *it) {
         if ((together >> t) & 1u) {
             it->columns[t] =
                 it->_private.terms[t].data + (size_t)rows[k] * it->_private.terms[t].size;
+            if (base != NULL) {
+                base[t] = rows[k];
+            }
         }
     }
     return true;
+}
+
+/* ---- change filters and stamps ---------------------------------------------- >>change */
+
+/* Do driving row r's change filters pass? rows[] are its include checks' rows (row_matches). */
+static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows) {
+    const weft_query_t *q = it->_private.query;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        if (!((it->_private.filtered >> t) & 1u)) {
+            continue;
+        }
+        uint32_t row = r;
+        if (!((it->_private.contiguous >> t) & 1u)) {
+            uint32_t k = 0;
+            while (it->_private.checks[k].term != t) {
+                k++;
+            }
+            row = rows[k];
+        }
+        const weft__pool_t *pool = q->pool[t];
+        uint32_t tick = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
+                            ? pool->tick_added[row]
+                            : weft_atomic_load_relaxed(&pool->tick_changed[row]);
+        if (!weft__tick_newer(tick, it->_private.since)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* weft_iter_next with change filters: batches are runs of consecutive driving rows passing
+ * the checks and the filters. A filter on a driving-range term skips 16-row blocks whose
+ * newest tick is not newer than the window (change.h), so the cost follows changed rows. */
+static bool next_filtered(weft_iter_t *it, uint32_t *base) {
+    const weft_query_t *q = it->_private.query;
+    /* The lead: a filtered term of the driving range, whose ticks are read by driving row in
+     * a tight loop and whose block summaries skip unchanged blocks; rows it passes get the
+     * full test. Without one (filters only on checked terms) every row gets the full test. */
+    const weft__pool_t *lead = NULL;
+    bool lead_added = false;
+    for (uint32_t t = 0; t < it->term_count && lead == NULL; t++) {
+        if ((it->_private.filtered & it->_private.contiguous) >> t & 1u) {
+            lead = q->pool[t];
+            lead_added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
+        }
+    }
+    const uint32_t since = it->_private.since;
+    const uint32_t block = 1u << WEFT__TICK_BLOCK_SHIFT;
+    uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
+    uint32_t r = it->_private.row, end = it->_private.end;
+    bool found = false;
+    while (r < end && !found) {
+        uint32_t stop = end;
+        if (lead != NULL) {
+            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT;
+            if (!weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_blocks[b]), since)) {
+                r = (b + 1u) * block;
+                continue;
+            }
+            stop = (b + 1u) * block < end ? (b + 1u) * block : end;
+            if (lead_added) {
+                while (r < stop && !weft__tick_newer(lead->tick_added[r], since)) {
+                    r++;
+                }
+            } else {
+                while (r < stop &&
+                       !weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_changed[r]), since)) {
+                    r++;
+                }
+            }
+            if (r == stop) {
+                continue;
+            }
+        }
+        found = row_matches(it, r, rows) && filters_pass(it, r, rows);
+        r += found ? 0u : 1u;
+    }
+    it->rows = 0;
+    if (!found) {
+        it->_private.row = end;
+        return false;
+    }
+    /* A batch's rows agree on which OPTIONAL/OR terms they have. */
+    const uint32_t *dense = it->_private.drive_dense;
+    uint32_t loose = it->_private.loose ? loose_presence(it, dense[r]) : 0u;
+    uint32_t start = r++;
+    while (r < end && row_matches(it, r, rows) && filters_pass(it, r, rows) &&
+           (it->_private.loose == 0 || loose_presence(it, dense[r]) == loose)) {
+        r++;
+    }
+    it->_private.row = r;
+    it->rows = r - start;
+    it->entities = it->_private.drive_dense + start;
+    it->present = (all_terms(it) & ~it->_private.loose) | loose;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        bool covered = (it->_private.contiguous >> t) & 1u;
+        it->columns[t] =
+            covered ? it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size
+                    : NULL;
+        base[t] = covered ? start : WEFT__ROW_NONE;
+    }
+    return true;
+}
+
+/* Refill the ring with the next blocks holding changed rows of the lead term, and their
+ * masks. Two passes so the memory accesses overlap: the block summaries are read in order,
+ * then the dirty blocks' ticks, each block with a fixed-count loop (no data-dependent
+ * branch), so the loads of successive blocks are independent. */
+static void scan_blocks(weft_iter_t *it) {
+    const weft_query_t *q = it->_private.query;
+    uint32_t t = it->_private.lead - 1u;
+    const weft__pool_t *pool = q->pool[t];
+    const uint32_t since = it->_private.since, end = it->_private.end;
+    const uint32_t last = (end + (1u << WEFT__TICK_BLOCK_SHIFT) - 1u) >> WEFT__TICK_BLOCK_SHIFT;
+    uint32_t n = 0, b = it->_private.scan;
+    for (; b < last && n < WEFT__ITER_RING; b++) {
+        it->_private.ring_block[n] = b;
+        n += weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_blocks[b]), since);
+    }
+    it->_private.scan = b;
+    bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t first = it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
+        uint32_t rows = end - first < 16u ? end - first : 16u;
+        uint32_t m = 0;
+        if (added) {
+            for (uint32_t i = 0; i < rows; i++) {
+                m |= (uint32_t)weft__tick_newer(pool->tick_added[first + i], since) << i;
+            }
+        } else {
+            for (uint32_t i = 0; i < rows; i++) {
+                m |= (uint32_t)weft__tick_newer(
+                         weft_atomic_load_relaxed(&pool->tick_changed[first + i]), since)
+                     << i;
+            }
+        }
+        if (first < it->_private.row) { /* the chunk starts inside this block */
+            m &= ~((1u << (it->_private.row - first)) - 1u);
+        }
+        it->_private.ring_mask[k] = (uint16_t)m;
+    }
+    it->_private.ring_at = 0;
+    it->_private.ring_len = n;
+}
+
+/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
+static uint32_t lowest_bit(uint32_t x) {
+    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+/* next_filtered when the lead term alone decides: batches are runs of set bits of the
+ * scanned masks. */
+static bool next_scanned(weft_iter_t *it, uint32_t *base) {
+    const uint32_t last = (it->_private.end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
+    for (;;) {
+        while (it->_private.ring_at < it->_private.ring_len &&
+               it->_private.ring_mask[it->_private.ring_at] == 0) {
+            it->_private.ring_at++;
+        }
+        if (it->_private.ring_at < it->_private.ring_len) {
+            break;
+        }
+        if (it->_private.scan >= last) {
+            it->rows = 0;
+            return false;
+        }
+        scan_blocks(it);
+    }
+    uint32_t k = it->_private.ring_at;
+    uint32_t m = it->_private.ring_mask[k];
+    uint32_t i = lowest_bit(m);
+    uint32_t j = lowest_bit(~m & ~((1u << i) - 1u)); /* the run's end: <= 16 (bit 16 is clear) */
+    it->_private.ring_mask[k] = (uint16_t)(m & ~((1u << j) - 1u));
+    uint32_t start = (it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT) + i;
+    it->rows = j - i;
+    it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) { /* every term is a driving-range column */
+        it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+        base[t] = start;
+    }
+    return true;
+}
+
+/* Record the batch's rows of every stamped term (a write term of a tracked pool) as written
+ * at the iterator's tick. */
+static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
+    const weft_query_t *q = it->_private.query;
+    uint32_t tick = it->_private.tick;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        if (!((it->_private.stamped & it->present) >> t & 1u)) {
+            continue; /* not a tracked write term, or absent from the batch */
+        }
+        weft__pool_t *pool = (weft__pool_t *)q->pool[t];
+        if (base[t] != WEFT__ROW_NONE) {
+            uint32_t first = base[t], end = first + it->rows;
+            for (uint32_t row = first; row < end; row++) {
+                weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
+            }
+            for (uint32_t row = first; row < end;
+                 row +=
+                 (1u << WEFT__TICK_BLOCK_SHIFT) - (row & ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u))) {
+                weft__change_raise(pool, row, tick);
+            }
+        } else {
+            for (uint32_t i = 0; i < it->rows; i++) {
+                weft__change_mark(pool, weft__pool_row(pool, it->entities[i]), tick);
+            }
+        }
+    }
+}
+
+bool weft_iter_next(weft_iter_t *it) {
+    if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
+        return next_batch(it, NULL);
+    }
+    uint32_t base[WEFT_QUERY_MAX_TERMS];
+    bool more = it->_private.lead                              ? next_scanned(it, base)
+                : (it->_private.filtered | it->_private.loose) ? next_filtered(it, base)
+                                                               : next_batch(it, base);
+    if (more && it->_private.stamped) {
+        stamp_batch(it, base);
+    }
+    return more;
 }
 
 weft_entity_t weft_iter_entity(const weft_iter_t *it, uint32_t i) {
@@ -460,6 +871,7 @@ uint32_t weft_query_entity_count(const weft_query_t *q) {
     if (weft_query_iter(q, 0, 0, &it) != WEFT_OK) {
         return 0;
     }
+    it._private.stamped = 0; /* counting writes nothing */
     while (weft_iter_next(&it)) {
         n += it.rows;
     }

@@ -23,6 +23,16 @@ typedef struct weft__query_plan {
  * Thread: any, while the main thread makes no structural change. */
 uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan);
 
+/* Start a system run of `q` at `tick` (main thread, when the scheduler prepares the system):
+ * from now on its iterators' change window is the rows newer than the previous run (every row
+ * at the first run) and write terms stamp `tick`; this run becomes the previous one for the
+ * next. Only for a system's own query (then standalone iteration of it uses the same
+ * window). */
+void weft__query_begin_run(weft_query_t *q, uint32_t tick);
+
+/* Clamp the previous-run ticks of the world's queries to no older than `floor` (change.c). */
+void weft__query_clamp_since(struct weft_world *world, uint32_t floor);
+
 /* weft_query_iter() with a plan made by weft__query_plan() (q non-NULL, plan still valid). */
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);

@@ -133,6 +133,10 @@ struct weft_world {
     uint32_t group_count;                   /* groups created */
     struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
 
+    /* ---- change ticks (change.h) ---- */
+    uint32_t change_tick;  /* the tick of writes outside systems; systems take fresh ones */
+    uint32_t tick_clamped; /* change_tick at the last clamp of old ticks */
+
     /* ---- misc ---- */
     uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */
     bool in_systems;         /* set by the scheduler while a phase's systems run (not during its

@@ -20,6 +20,7 @@
 #include "archive_internal.h"
 #include "archive_load.h"
 #include "src/core/access.h"
+#include "src/core/change.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
@@ -294,6 +295,7 @@ static void commit_section(weft__stage_t *st, uint32_t i) {
         remap_fields(st, sc->comp, dst, ac->rows);
     }
     pool->count = base + (uint32_t)ac->rows;
+    weft__change_stamp_added(pool, base, pool->count, st->world->change_tick);
 }
 
 /* ---- entry points ------------------------------------------------------------ >>load */

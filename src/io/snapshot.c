@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "src/core/access.h"
+#include "src/core/change.h"
 #include "src/core/entity.h"
 #include "src/core/world.h"
 
@@ -344,6 +345,9 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         if (c <= snap->component_count) {
             restore_pool(&world->components[c]->pool, snap->block, &snap->pools[c]);
+            /* every restored row counts as added now (weft/query.h, change filters) */
+            weft__change_stamp_added(&world->components[c]->pool, 0, snap->pools[c].count,
+                                     world->change_tick);
             if (world->components[c]->resource) {
                 memcpy(world->components[c]->resource, snap->block + snap->pools[c].data_off,
                        world->components[c]->pool.size);

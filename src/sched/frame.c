@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "jobs/platform/report.h"
+#include "src/core/change.h"
 #include "src/core/world.h"
 
 /* ---- running one chunk --------------------------------------------------------- >>chunk */
@@ -48,6 +49,8 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
 #if WEFT_DEBUG >= 1
     const weft__access_set_t *prev = weft__access_enter(&sys->access);
 #endif
+    /* Writes of the body (get_mut, row_mut) carry the system's tick (src/core/change.h). */
+    weft__change_scope_t prev_tick = weft__change_enter(s->world, sys->tick);
     bool work = true;
     if (sys->query) {
         weft__query_iter_planned(sys->query, &sys->plan, sys->chunk_rows, chunk, &it);
@@ -84,6 +87,7 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
             }
         }
     }
+    weft__change_leave(prev_tick);
 #if WEFT_DEBUG >= 1
     weft__access_leave(prev);
 #endif /* WEFT_DEBUG */
@@ -121,6 +125,12 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
         }
     }
     sys->nchunks = n;
+    if (!sys->skip) { /* a run: a fresh change tick, and the query's window moves on */
+        sys->tick = weft__change_system_tick(s->world);
+        if (sys->query) {
+            weft__query_begin_run(sys->query, sys->tick);
+        }
+    }
     weft__cost_begin_system(&sys->cost, *rows);
     for (uint32_t c = 0; c < n; c++) {
         weft__cmd_reset(&sys->cmds[c]);
@@ -596,6 +606,7 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
             weft__trace_frame_begin(s->trace);
         }
     }
+    weft__change_clamp(world); /* keeps change ticks within reach of the counter */
     s->running = true;
     r = run_phases(s, ph, step, pos, at_apply, fresh);
     s->running = false;

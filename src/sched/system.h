@@ -48,6 +48,7 @@ typedef struct weft__system {
     uint32_t split_above;    /* rows per chunk, and more rows than this split the system
                                 (UINT32_MAX: never, for a system that is not parallel) */
     uint32_t id;             /* 1-based registration index */
+    uint32_t tick;           /* change tick of this frame's run (src/core/change.h) */
     bool skip;               /* this frame: disabled, run condition false, or unregistered
                                 (decided at the phase start, frame.c) */
     bool enabled;            /* weft_system_enable */

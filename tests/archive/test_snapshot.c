@@ -309,14 +309,15 @@ Test(snapshot, rollback_between_frames_of_a_running_schedule_is_exact) {
     fx_init_desc(&f, &(weft_world_desc_t){.worker_count = 4});
     fx_populate(&f, 8, 3000);
     cr_assert_eq(
-        weft_system_register(f.w,
-                             &(weft_system_desc_t){.name = "integrate",
-                                                   .fn = integrate,
-                                                   .terms = {{f.c[FX_POS], WEFT_ACCESS_WRITE},
-                                                             {f.c[FX_VEL], WEFT_ACCESS_READ}},
-                                                   .parallel = true,
-                                                   .chunk_size = 256},
-                             NULL),
+        weft_system_register(
+            f.w,
+            &(weft_system_desc_t){.name = "integrate",
+                                  .fn = integrate,
+                                  .terms = {{.component = f.c[FX_POS], .access = WEFT_ACCESS_WRITE},
+                                            {.component = f.c[FX_VEL], .access = WEFT_ACCESS_READ}},
+                                  .parallel = true,
+                                  .chunk_size = 256},
+            NULL),
         WEFT_OK);
     cr_assert_eq(weft_system_register(
                      f.w,

@@ -105,23 +105,24 @@ static void move_fn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 }
 
 weft_result_t ref_register_systems(weft_world_t *w, const ref_ids_t *ids) {
-    weft_result_t r =
-        weft_system_register(w,
-                             &(weft_system_desc_t){.name = "spin",
-                                                   .fn = spin_fn,
-                                                   .terms = {{ids->vel, WEFT_ACCESS_WRITE},
-                                                             {ids->spin, WEFT_ACCESS_READ}}},
-                             NULL);
+    weft_result_t r = weft_system_register(
+        w,
+        &(weft_system_desc_t){.name = "spin",
+                              .fn = spin_fn,
+                              .terms = {{.component = ids->vel, .access = WEFT_ACCESS_WRITE},
+                                        {.component = ids->spin, .access = WEFT_ACCESS_READ}}},
+        NULL);
     if (r != WEFT_OK) {
         return r;
     }
-    return weft_system_register(w,
-                                &(weft_system_desc_t){.name = "move",
-                                                      .fn = move_fn,
-                                                      .terms = {{ids->pos, WEFT_ACCESS_WRITE},
-                                                                {ids->vel, WEFT_ACCESS_READ}},
-                                                      .exclude = {ids->frozen},
-                                                      .parallel = true,
-                                                      .chunk_size = 1000},
-                                NULL);
+    return weft_system_register(
+        w,
+        &(weft_system_desc_t){.name = "move",
+                              .fn = move_fn,
+                              .terms = {{.component = ids->pos, .access = WEFT_ACCESS_WRITE},
+                                        {.component = ids->vel, .access = WEFT_ACCESS_READ}},
+                              .exclude = {ids->frozen},
+                              .parallel = true,
+                              .chunk_size = 1000},
+        NULL);
 }

@@ -44,7 +44,8 @@ Test(access, declared_reads_and_writes_are_allowed) {
     cr_expect(weft_component_get(world, ent, vel) != NULL);
     weft_query_t *q = NULL;
     weft__access_leave(prev);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     weft__access_enter(&set);
     weft_iter_t it;
@@ -86,7 +87,8 @@ Test(access, a_structural_change_inside_a_system_returns_estate_and_changes_noth
 
 Test(access, iterating_a_query_beyond_the_declaration_returns_eaccess) {
     weft_query_t *q = NULL;
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_WRITE}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = vel, .access = WEFT_ACCESS_WRITE}}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     weft__access_enter(&set);
     weft_iter_t it;

@@ -331,7 +331,8 @@ Test(model, a_million_random_operations_agree_with_the_reference_model) {
     weft_group_t g;
     weft_group_desc_t gd = {.components = {comp[0], comp[1]}};
     cr_assert(eq(int, weft_group_create(world, &gd, &g), WEFT_OK));
-    weft_query_desc_t qd = {.terms = {{comp[0], WEFT_ACCESS_WRITE}, {comp[2], WEFT_ACCESS_READ}},
+    weft_query_desc_t qd = {.terms = {{.component = comp[0], .access = WEFT_ACCESS_WRITE},
+                                      {.component = comp[2], .access = WEFT_ACCESS_READ}},
                             .exclude = {comp[3]}};
     cr_assert(eq(int, weft_query_create(world, &qd, &query), WEFT_OK));
     memset(&m, 0, sizeof m);

@@ -86,10 +86,12 @@ static void side_init(side_t *s, bool grouped) {
         cr_assert(eq(int, weft_group_create(s->w, &gd, &s->g), WEFT_OK));
     }
     weft_query_desc_t qd[4] = {
-        {.terms = {{s->c[0], WEFT_ACCESS_READ}}},
-        {.terms = {{s->c[0], WEFT_ACCESS_READ}, {s->c[1], WEFT_ACCESS_READ}}},
-        {.terms = {{s->c[1], WEFT_ACCESS_READ}}, .exclude = {s->c[3]}},
-        {.terms = {{s->c[3], WEFT_ACCESS_READ}, {s->c[2], WEFT_ACCESS_READ}}},
+        {.terms = {{.component = s->c[0], .access = WEFT_ACCESS_READ}}},
+        {.terms = {{.component = s->c[0], .access = WEFT_ACCESS_READ},
+                   {.component = s->c[1], .access = WEFT_ACCESS_READ}}},
+        {.terms = {{.component = s->c[1], .access = WEFT_ACCESS_READ}}, .exclude = {s->c[3]}},
+        {.terms = {{.component = s->c[3], .access = WEFT_ACCESS_READ},
+                   {.component = s->c[2], .access = WEFT_ACCESS_READ}}},
     };
     for (int i = 0; i < 4; i++) {
         cr_assert(eq(int, weft_query_create(s->w, &qd[i], &s->q[i]), WEFT_OK));
@@ -570,7 +572,7 @@ Test(bulk, multi_instance_remove_n_and_destroy_all_match_single_calls) {
                     eq(int, weft_component_add_instance(w[k], e[i], c[k], NULL, NULL), WEFT_OK));
             }
         }
-        weft_query_desc_t qd = {.terms = {{c[k], WEFT_ACCESS_READ}}};
+        weft_query_desc_t qd = {.terms = {{.component = c[k], .access = WEFT_ACCESS_READ}}};
         cr_assert(eq(int, weft_query_create(w[k], &qd, &q[k]), WEFT_OK));
     }
     cr_assert(eq(int, weft_component_add_n(w[0], e, 2, c[0]), WEFT_EINVAL), "multi is refused");
@@ -831,7 +833,7 @@ static void oom_scenario(oom_run_t *s, weft_world_t *w) {
     }
     weft_group_desc_t gd = {.components = {c[0], c[1]}};
     STEP(s, w, weft_group_create(w, &gd, &g));
-    weft_query_desc_t qd = {.terms = {{c[2], WEFT_ACCESS_READ}}};
+    weft_query_desc_t qd = {.terms = {{.component = c[2], .access = WEFT_ACCESS_READ}}};
     STEP(s, w, weft_query_create(w, &qd, &q));
     const void *vals[3] = {v, v + 1, NULL};
     STEP(s, w, weft_entity_create_with(w, 1500, c, 3, vals, e));            /* grows every pool */

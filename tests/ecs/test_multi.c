@@ -154,7 +154,8 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
         }
     }
     weft_query_t *q = NULL;
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {emitter, WEFT_ACCESS_READ}},
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = emitter, .access = WEFT_ACCESS_READ}},
                            .exclude = {frozen}};
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     int sum = 0, n = 0;
@@ -175,7 +176,8 @@ Test(multi, a_query_driven_by_a_multi_component_sees_every_instance) {
     weft_component_desc_t d2 = {.name = "Other", .size = 4, .flags = WEFT_COMPONENT_MULTI};
     weft_component_t other;
     cr_assert(eq(int, weft_component_register(world, &d2, &other), WEFT_OK));
-    weft_query_desc_t two = {.terms = {{emitter, WEFT_ACCESS_READ}, {other, WEFT_ACCESS_READ}}};
+    weft_query_desc_t two = {.terms = {{.component = emitter, .access = WEFT_ACCESS_READ},
+                                       {.component = other, .access = WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &two, &q2), WEFT_EINVAL));
 }
 

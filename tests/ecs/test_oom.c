@@ -64,7 +64,8 @@ static void run(scenario_t *s) {
     STEP(s, weft_component_register(w, &dm, &s->c[3]));
     weft_group_desc_t gd = {.components = {s->c[0], s->c[1]}};
     STEP(s, weft_group_create(w, &gd, &s->g));
-    weft_query_desc_t qd = {.terms = {{s->c[0], WEFT_ACCESS_READ}, {s->c[1], WEFT_ACCESS_READ}}};
+    weft_query_desc_t qd = {.terms = {{.component = s->c[0], .access = WEFT_ACCESS_READ},
+                                      {.component = s->c[1], .access = WEFT_ACCESS_READ}}};
     STEP(s, weft_query_create(w, &qd, &s->q));
     STEP(s, weft_entity_create_n(w, 300, s->e));
     for (int i = 300; i < 600; i++) {

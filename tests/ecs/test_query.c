@@ -75,7 +75,8 @@ static uint32_t walk_checked(const weft_query_t *q, uint32_t chunk_rows) {
 
 Test(query, includes_and_excludes_select_the_right_entities) {
     populate(300);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}},
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}},
                            .exclude = {frozen}};
     weft_query_t *q = make_query(&d);
     int want = 0;
@@ -90,7 +91,8 @@ Test(query, includes_and_excludes_select_the_right_entities) {
 
 Test(query, the_smallest_pool_drives_without_a_group) {
     populate(100);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     cr_expect(eq(u32, weft_query_rows(q), weft_component_rows(world, vel)));
     weft_iter_t it;
@@ -107,7 +109,8 @@ Test(query, a_covering_group_drives_with_contiguous_columns) {
     weft_group_desc_t gd = {.components = {pos, vel}};
     cr_assert(eq(int, weft_group_create(world, &gd, &g), WEFT_OK));
     populate(1000);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     cr_expect(eq(u32, weft_query_rows(q), weft_group_rows(world, g)));
     uint32_t chunks = weft_query_chunk_count(q, 64);
@@ -137,7 +140,8 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
             weft_component_add(world, e[i], frozen, NULL);
         }
     }
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     weft_iter_t it;
     weft_query_iter(q, 0, 0, &it);
@@ -160,7 +164,8 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
     }
     cr_expect(contiguous > 0, "aligned stretches still become contiguous batches");
     cr_expect(contiguous < batches, "misaligned rows are looked up");
-    weft_query_desc_t dx = {.terms = {{vel, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}},
+    weft_query_desc_t dx = {.terms = {{.component = vel, .access = WEFT_ACCESS_READ},
+                                      {.component = pos, .access = WEFT_ACCESS_READ}},
                             .exclude = {frozen}};
     weft_query_t *qx = make_query(&dx);
     cr_expect(eq(u32, weft_query_entity_count(qx), 194));
@@ -181,7 +186,8 @@ Test(query, pools_filled_in_the_same_order_give_contiguous_columns_where_they_li
 
 Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
     populate(200);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {vel, WEFT_ACCESS_READ}},
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}},
                            .exclude = {mass}};
     weft_query_t *q = make_query(&d);
     /* Per chunk of 10 driving rows (Velocity, 100 rows), every entry's entity lies in the
@@ -208,24 +214,27 @@ Test(query, chunk_boundaries_depend_only_on_chunk_rows_and_data) {
 
 Test(query, repeated_unknown_or_contradictory_components_are_einval) {
     weft_query_t *q;
-    weft_query_desc_t rep = {.terms = {{pos, WEFT_ACCESS_READ}, {pos, WEFT_ACCESS_READ}}};
+    weft_query_desc_t rep = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                       {.component = pos, .access = WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &rep, &q), WEFT_EINVAL));
-    weft_query_desc_t both = {.terms = {{pos, WEFT_ACCESS_READ}}, .exclude = {pos}};
+    weft_query_desc_t both = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ}},
+                              .exclude = {pos}};
     cr_expect(eq(int, weft_query_create(world, &both, &q), WEFT_EINVAL));
-    weft_query_desc_t unk = {.terms = {{{99}, WEFT_ACCESS_READ}}};
+    weft_query_desc_t unk = {.terms = {{.component = {99}, .access = WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &unk, &q), WEFT_EINVAL));
     cr_expect(q == NULL);
 }
 
 Test(query, queries_left_alive_are_freed_by_the_world) {
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ}}};
     make_query(&d);
     make_query(&d);
     /* teardown checks that nothing leaks */
 }
 
 Test(query, empty_world_has_no_chunks) {
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_READ}, {mass, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                     {.component = mass, .access = WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     cr_expect(eq(u32, weft_query_chunk_count(q, 16), 0));
     cr_expect(eq(u32, weft_query_entity_count(q), 0));
@@ -258,7 +267,8 @@ static void *run_chunks(void *p) {
 
 Test(query, several_threads_can_iterate_different_chunks_at_once) {
     populate(20000);
-    weft_query_desc_t d = {.terms = {{pos, WEFT_ACCESS_WRITE}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t d = {.terms = {{.component = pos, .access = WEFT_ACCESS_WRITE},
+                                     {.component = vel, .access = WEFT_ACCESS_READ}}};
     weft_query_t *q = make_query(&d);
     enum { T = 4 };
     chunk_job_t jobs[T];
@@ -292,11 +302,14 @@ Test(query, a_query_without_terms_or_with_a_gap_in_a_list_is_einval) {
     weft_query_desc_t none = {0};
     cr_expect(eq(int, weft_query_create(world, &none, &q), WEFT_EINVAL));
     cr_expect(q == NULL);
-    weft_query_desc_t gap = {.terms = {{pos, WEFT_ACCESS_READ}, {{0}, 0}, {vel, WEFT_ACCESS_READ}}};
+    weft_query_desc_t gap = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ},
+                                       {.component = {0}},
+                                       {.component = vel, .access = WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(world, &gap, &q), WEFT_EINVAL));
     cr_expect(strstr(weft_last_error(), "terms[2] is set after the list ended") != NULL, "%s",
               weft_last_error());
-    weft_query_desc_t xgap = {.terms = {{pos, WEFT_ACCESS_READ}}, .exclude = {{0}, vel}};
+    weft_query_desc_t xgap = {.terms = {{.component = pos, .access = WEFT_ACCESS_READ}},
+                              .exclude = {{0}, vel}};
     cr_expect(eq(int, weft_query_create(world, &xgap, &q), WEFT_EINVAL));
     cr_expect(strstr(weft_last_error(), "exclude[1] is set after the list ended") != NULL, "%s",
               weft_last_error());

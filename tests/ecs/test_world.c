@@ -202,7 +202,7 @@ Test(world, every_core_call_given_a_null_world_returns_einval_or_its_neutral_val
     cr_expect(weft_group_column(NULL, g, c) == NULL);
     cr_expect(weft_group_column_mut(NULL, g, c) == NULL);
     weft_query_t *q = NULL;
-    weft_query_desc_t qd = {.terms = {{c, WEFT_ACCESS_READ}}};
+    weft_query_desc_t qd = {.terms = {{.component = c, .access = WEFT_ACCESS_READ}}};
     cr_expect(eq(int, weft_query_create(NULL, &qd, &q), WEFT_EINVAL));
     cr_expect(eq(u64, weft_world_hash(NULL), 0));
     cr_expect(weft_world_jobs(NULL) == NULL);

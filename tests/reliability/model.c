@@ -230,19 +230,19 @@ static bool rig_init(rig_t *r, uint32_t workers) {
              .fn = sys_inc,
              .parallel = true,
              .chunk_size = 32,
-             .terms = {{r->c[0], WEFT_ACCESS_WRITE}}},
+             .terms = {{.component = r->c[0], .access = WEFT_ACCESS_WRITE}}},
             {.name = "spawn",
              .fn = sys_spawn,
              .user = r->c,
              .parallel = true,
              .chunk_size = 32,
-             .terms = {{r->c[1], WEFT_ACCESS_READ}}},
+             .terms = {{.component = r->c[1], .access = WEFT_ACCESS_READ}}},
             {.name = "reap",
              .fn = sys_reap,
              .phase = 1,
              .parallel = true,
              .chunk_size = 16,
-             .terms = {{r->c[3], WEFT_ACCESS_READ}}},
+             .terms = {{.component = r->c[3], .access = WEFT_ACCESS_READ}}},
         };
         weft_system_t s;
         for (int i = 0; i < 3; i++) {

@@ -167,16 +167,18 @@ static void setup(soak_t *s, uint32_t workers, uint32_t entities) {
                               .fn = sys_move,
                               .parallel = true,
                               .chunk_size = 1024,
-                              .terms = {{s->pos, WEFT_ACCESS_WRITE}, {s->vel, WEFT_ACCESS_READ}}},
+                              .terms = {{.component = s->pos, .access = WEFT_ACCESS_WRITE},
+                                        {.component = s->vel, .access = WEFT_ACCESS_READ}}},
         &sys));
-    CHECK(weft_system_register(s->w,
-                               &(weft_system_desc_t){.name = "age",
-                                                     .fn = sys_age,
-                                                     .user = s,
-                                                     .parallel = true,
-                                                     .chunk_size = 1024,
-                                                     .terms = {{s->life, WEFT_ACCESS_WRITE}}},
-                               &sys));
+    CHECK(weft_system_register(
+        s->w,
+        &(weft_system_desc_t){.name = "age",
+                              .fn = sys_age,
+                              .user = s,
+                              .parallel = true,
+                              .chunk_size = 1024,
+                              .terms = {{.component = s->life, .access = WEFT_ACCESS_WRITE}}},
+        &sys));
     CHECK(weft_hier_register_system(s->w, NULL, &sys));
     CHECK(weft_snapshot_create(s->w, &s->snap));
 }

@@ -412,10 +412,12 @@ static void script_core(scen_t *sc) {
     CALL(sc, weft_component_sort(sc->w, sc->hp, cmp_hp, NULL));
     CALL(sc, weft_component_move_row(sc->w, sc->hp, 0, weft_component_rows(sc->w, sc->hp) - 1));
     CALL(sc, weft_component_reserve(sc->w, sc->mass, 64));
-    weft_query_desc_t q1 = {.terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}},
+    weft_query_desc_t q1 = {.terms = {{.component = sc->pos, .access = WEFT_ACCESS_WRITE},
+                                      {.component = sc->vel, .access = WEFT_ACCESS_READ}},
                             .exclude = {sc->tag}};
     CALL(sc, weft_query_create(sc->w, &q1, &sc->q1));
-    weft_query_desc_t q2 = {.terms = {{sc->hp, WEFT_ACCESS_READ}, {sc->ref, WEFT_ACCESS_READ}}};
+    weft_query_desc_t q2 = {.terms = {{.component = sc->hp, .access = WEFT_ACCESS_READ},
+                                      {.component = sc->ref, .access = WEFT_ACCESS_READ}}};
     CALL(sc, weft_query_create(sc->w, &q2, &sc->q2));
     if (weft_query_entity_count(sc->q1) == 0 || weft_query_entity_count(sc->q2) == 0) {
         VIOLATION(__LINE__, "a query matches nothing");
@@ -458,19 +460,21 @@ static weft_result_t introspect(scen_t *sc) {
 }
 
 static void script_frames(scen_t *sc) {
-    weft_system_desc_t integ = {
-        .name = "integrate",
-        .fn = sys_integrate,
-        .parallel = true,
-        .chunk_size = 8,
-        .terms = {{sc->pos, WEFT_ACCESS_WRITE}, {sc->vel, WEFT_ACCESS_READ}}};
-    weft_system_desc_t spawn = {
-        .name = "spawner", .fn = sys_spawner, .user = sc, .terms = {{sc->hp, WEFT_ACCESS_READ}}};
+    weft_system_desc_t integ = {.name = "integrate",
+                                .fn = sys_integrate,
+                                .parallel = true,
+                                .chunk_size = 8,
+                                .terms = {{.component = sc->pos, .access = WEFT_ACCESS_WRITE},
+                                          {.component = sc->vel, .access = WEFT_ACCESS_READ}}};
+    weft_system_desc_t spawn = {.name = "spawner",
+                                .fn = sys_spawner,
+                                .user = sc,
+                                .terms = {{.component = sc->hp, .access = WEFT_ACCESS_READ}}};
     weft_system_desc_t aging = {.name = "aging",
                                 .fn = sys_aging,
                                 .user = sc,
                                 .phase = 1,
-                                .terms = {{sc->hp, WEFT_ACCESS_WRITE}}};
+                                .terms = {{.component = sc->hp, .access = WEFT_ACCESS_WRITE}}};
     weft_system_t s;
     CALL(sc, weft_system_register(sc->w, &integ, &s));
     CALL(sc, weft_system_register(sc->w, &spawn, &s));

@@ -223,7 +223,9 @@ Test(reliability_fault_focus, every_failure_reaches_the_world_logger) {
                          weft_system_register(
                              r.w,
                              &(weft_system_desc_t){
-                                 .name = "s", .fn = noop, .terms = {{pos, WEFT_ACCESS_WRITE}}},
+                                 .name = "s",
+                                 .fn = noop,
+                                 .terms = {{.component = pos, .access = WEFT_ACCESS_WRITE}}},
                              &s),
                          WEFT_OK));
             uint64_t logged = r.log.errors;
@@ -343,15 +345,17 @@ static void two_phase_world(rig_t *r, two_phase_t *tp) {
            weft_system_register(
                r->w, &(weft_system_desc_t){.name = "spawn", .fn = spawn300, .user = tp}, NULL),
            WEFT_OK));
-    cr_assert(eq(int,
-                 weft_system_register(r->w,
-                                      &(weft_system_desc_t){.name = "tag",
-                                                            .fn = tag_odd,
-                                                            .user = tp,
-                                                            .phase = 1,
-                                                            .terms = {{tp->v, WEFT_ACCESS_WRITE}}},
-                                      NULL),
-                 WEFT_OK));
+    cr_assert(
+        eq(int,
+           weft_system_register(
+               r->w,
+               &(weft_system_desc_t){.name = "tag",
+                                     .fn = tag_odd,
+                                     .user = tp,
+                                     .phase = 1,
+                                     .terms = {{.component = tp->v, .access = WEFT_ACCESS_WRITE}}},
+               NULL),
+           WEFT_OK));
     cr_assert(eq(int, weft_world_progress(r->w, 0.1f), WEFT_OK)); /* warm: tables built */
 }
 
@@ -419,7 +423,9 @@ Test(reliability_fault_focus, registering_a_system_discards_a_suspended_frame) {
                          weft_system_register(
                              r.w,
                              &(weft_system_desc_t){
-                                 .name = "late", .fn = noop, .terms = {{tp.v, WEFT_ACCESS_READ}}},
+                                 .name = "late",
+                                 .fn = noop,
+                                 .terms = {{.component = tp.v, .access = WEFT_ACCESS_READ}}},
                              NULL),
                          WEFT_OK));
             cr_expect(eq(int, weft_world_progress(r.w, 0.1f), WEFT_OK));
@@ -469,24 +475,28 @@ static void grow_world(rig_t *r, grow_rig_t *g) {
         cr_assert(eq(int, weft_entity_create(r->w, &e), WEFT_OK));
         cr_assert(eq(int, weft_component_set(r->w, e, g->v, &i), WEFT_OK));
     }
-    cr_assert(eq(int,
-                 weft_system_register(r->w,
-                                      &(weft_system_desc_t){.name = "bump",
-                                                            .fn = bump_v,
-                                                            .user = g,
-                                                            .terms = {{g->v, WEFT_ACCESS_WRITE}}},
-                                      NULL),
-                 WEFT_OK));
-    cr_assert(eq(int,
-                 weft_system_register(r->w,
-                                      &(weft_system_desc_t){.name = "chunks",
-                                                            .fn = count_chunk,
-                                                            .user = g,
-                                                            .parallel = true,
-                                                            .chunk_size = 8,
-                                                            .terms = {{g->v, WEFT_ACCESS_READ}}},
-                                      NULL),
-                 WEFT_OK));
+    cr_assert(
+        eq(int,
+           weft_system_register(
+               r->w,
+               &(weft_system_desc_t){.name = "bump",
+                                     .fn = bump_v,
+                                     .user = g,
+                                     .terms = {{.component = g->v, .access = WEFT_ACCESS_WRITE}}},
+               NULL),
+           WEFT_OK));
+    cr_assert(
+        eq(int,
+           weft_system_register(
+               r->w,
+               &(weft_system_desc_t){.name = "chunks",
+                                     .fn = count_chunk,
+                                     .user = g,
+                                     .parallel = true,
+                                     .chunk_size = 8,
+                                     .terms = {{.component = g->v, .access = WEFT_ACCESS_READ}}},
+               NULL),
+           WEFT_OK));
 }
 
 Test(reliability_fault_focus, a_frame_stopped_before_a_system_resumes_at_that_system) {
@@ -738,15 +748,17 @@ static void multi_world(rig_t *r, multi_rig_t *m, bool quiet) {
            weft_system_register(
                r->w, &(weft_system_desc_t){.name = "emit", .fn = emit_instances, .user = m}, NULL),
            WEFT_OK));
-    cr_assert(eq(int,
-                 weft_system_register(r->w,
-                                      &(weft_system_desc_t){.name = "grow",
-                                                            .fn = grow_instances,
-                                                            .user = m,
-                                                            .phase = 1,
-                                                            .terms = {{m->v, WEFT_ACCESS_READ}}},
-                                      NULL),
-                 WEFT_OK));
+    cr_assert(
+        eq(int,
+           weft_system_register(
+               r->w,
+               &(weft_system_desc_t){.name = "grow",
+                                     .fn = grow_instances,
+                                     .user = m,
+                                     .phase = 1,
+                                     .terms = {{.component = m->v, .access = WEFT_ACCESS_READ}}},
+               NULL),
+           WEFT_OK));
     {
         uint32_t n = 0; /* schedule built, unfaulted */
         cr_assert(eq(int, weft_schedule_order(r->w, NULL, 0, &n), WEFT_OK));

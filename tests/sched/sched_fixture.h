@@ -5,6 +5,9 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -85,6 +88,24 @@ static _Atomic uint32_t fx_bad __attribute__((unused));
     } while (0)
 #define CHECKED() \
     cr_assert(eq(u32, atomic_exchange(&fx_bad, 0), 0), "a check inside a system failed")
+
+/* splitmix64's finaliser: the randomised tests' hash of (seed, frame, entity). */
+static inline uint64_t fx_mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* A randomised test's seed: WEFT_SEED when set, else the clock; printed so a run replays. */
+static inline uint64_t fx_seed(const char *what) {
+    const char *env = getenv("WEFT_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    fprintf(stderr, "%s: seed %llu (replay with WEFT_SEED=%llu)\n", what, (unsigned long long)seed,
+            (unsigned long long)seed);
+    return seed;
+}
 
 #define W(c) \
     { .component = (c), .access = WEFT_ACCESS_WRITE }

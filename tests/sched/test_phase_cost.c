@@ -58,7 +58,8 @@ static void make_independent(fixture_t *f, uint32_t n, weft_system_fn_t fn) {
         cr_assert(eq(int, weft_entity_create(f->world, &e), WEFT_OK));
         cr_assert(eq(int, weft_component_set(f->world, e, c, &v), WEFT_OK));
         snprintf(name, sizeof name, "s%u", i);
-        weft_system_desc_t d = {.name = name, .fn = fn, .terms = {{c, WEFT_ACCESS_WRITE}}};
+        weft_system_desc_t d = {
+            .name = name, .fn = fn, .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
         cr_assert(eq(int, weft_system_register(f->world, &d, NULL), WEFT_OK));
     }
 }

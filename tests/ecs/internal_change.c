@@ -1,0 +1,479 @@
+/* internal_change.c: change detection (weft_query_term_t.filter) against a reference model,
+ * the wrap-around of the change counter, and out-of-memory while tracking.
+ *
+ * The model keeps, per entity and component, the epoch of its add and of its last write; an
+ * epoch ends at each check, where every filtered query is iterated, its matches compared with
+ * the model and then marked seen. Random operations cover every write path the header lists
+ * (set, get_mut, row_mut, add, add_n, set_n, write-term iteration) and every row move that
+ * must carry ticks along (swap removes, destroy, ordered removes, move_row, sort). The seed is
+ * printed; WEFT_TEST_SEED=<n> replays a run. Includes private headers to move the counter. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "ecs_fixture.h"
+#include "src/core/change.h"
+#include "src/core/world.h"
+
+enum {
+    MAX_E = 200, /* model entity slots */
+    NC = 3,      /* A (12 bytes, CHANGED), B (4 bytes, ADDED), C (8 bytes, ordered, CHANGED) */
+    OPS = 60000,
+    CHECK_EVERY = 40,
+};
+
+typedef struct model {
+    weft_entity_t handle[MAX_E]; /* 0: unused */
+    bool has[MAX_E][NC];
+    uint32_t added[MAX_E][NC];   /* epoch of the add */
+    uint32_t changed[MAX_E][NC]; /* epoch of the last write */
+} model_t;
+
+static weft_world_t *world;
+static weft_component_t comp[NC];
+static const size_t comp_size[NC] = {12, 4, 8};
+#define TERM(c, a, f) ((weft_query_term_t){.component = (c), .access = (a), .filter = (f)})
+#define NO_TERM ((weft_query_term_t){.component = {0}})
+
+static weft_query_t *qa, *qb, *qc, *qab, *qw; /* filters; qw: A written by iteration */
+static model_t m;
+static uint32_t epoch;
+static uint64_t rng;
+static test_alloc_t alloc_state;
+
+static uint64_t next_rand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static uint32_t below(uint32_t n) { return (uint32_t)(next_rand() % n); }
+
+static uint64_t seed_from_env(void) {
+    const char *s = getenv("WEFT_TEST_SEED");
+    return s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) * 2654435761u + 1u;
+}
+
+static int slot_of(weft_entity_t e) {
+    for (int s = 0; s < MAX_E; s++) {
+        if (m.handle[s] == e) {
+            return s;
+        }
+    }
+    return -1;
+}
+
+static weft_query_t *make_query(weft_query_term_t t0, weft_query_term_t t1) {
+    weft_query_desc_t d = {.terms = {t0, t1}};
+    weft_query_t *q = NULL;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK), "%s", weft_last_error());
+    return q;
+}
+
+static void setup(void) {
+    memset(&m, 0, sizeof m);
+    memset(&alloc_state, 0, sizeof alloc_state);
+    world = test_world(&alloc_state);
+    cr_assert(world != NULL);
+    comp[0] = test_register(world, "A", comp_size[0]);
+    comp[1] = test_register(world, "B", comp_size[1]);
+    comp[2] = test_register(world, "C", comp_size[2]);
+    qa = make_query(TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED), NO_TERM);
+    qb = make_query(TERM(comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED), NO_TERM);
+    qc = make_query(TERM(comp[2], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED), NO_TERM);
+    qab = make_query(TERM(comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED),
+                     TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED));
+    qw = make_query(TERM(comp[0], WEFT_ACCESS_WRITE, WEFT_CHANGE_NONE), NO_TERM);
+    epoch = 0;
+}
+
+static void teardown(void) {
+    weft_world_destroy(world);
+    world = NULL;
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+/* Expected match of model slot s for query kind k (0: qa, 1: qb, 2: qc, 3: qab). */
+static bool expected(int s, int k) {
+    if (m.handle[s] == 0) {
+        return false;
+    }
+    switch (k) {
+    case 0:
+        return m.has[s][0] && m.changed[s][0] == epoch;
+    case 1:
+        return m.has[s][1] && m.added[s][1] == epoch;
+    case 2:
+        return m.has[s][2] && m.changed[s][2] == epoch;
+    default:
+        return m.has[s][0] && m.has[s][1] && m.changed[s][0] == epoch && m.added[s][1] == epoch;
+    }
+}
+
+/* Iterate every filtered query in chunks of `chunk` rows, compare with the model, mark seen. */
+static void check_epoch(uint64_t seed, uint32_t op) {
+    weft_query_t *qs[4] = {qa, qb, qc, qab};
+    for (int k = 0; k < 4; k++) {
+        bool seen[MAX_E] = {false};
+        uint32_t chunk_rows = 1u + below(40);
+        uint32_t chunks = weft_query_chunk_count(qs[k], chunk_rows);
+        for (uint32_t c = 0; c < chunks; c++) {
+            weft_iter_t it;
+            cr_assert(eq(int, weft_query_iter(qs[k], chunk_rows, c, &it), WEFT_OK));
+            while (weft_iter_next(&it)) {
+                for (uint32_t i = 0; i < it.rows; i++) {
+                    int s = slot_of(weft_iter_entity(&it, i));
+                    cr_assert(s >= 0, "seed %llu op %u: query %d yields a dead entity",
+                              (unsigned long long)seed, op, k);
+                    cr_assert(not(seen[s]), "seed %llu op %u: query %d yields slot %d twice",
+                              (unsigned long long)seed, op, k, s);
+                    seen[s] = true;
+                }
+            }
+        }
+        for (int s = 0; s < MAX_E; s++) {
+            cr_assert(eq(int, seen[s], expected(s, k)),
+                      "seed %llu op %u epoch %u: query %d, slot %d: matched %d, model says %d",
+                      (unsigned long long)seed, op, epoch, k, s, seen[s], expected(s, k));
+        }
+        weft_query_mark_seen(qs[k]);
+    }
+    epoch++;
+}
+
+/* ---- operations ------------------------------------------------------------------------ */
+
+static void write_value(int c, uint32_t v, unsigned char *buf) {
+    memset(buf, 0, comp_size[c]);
+    memcpy(buf, &v, sizeof v);
+}
+
+static void mark_add(int s, int c) {
+    m.has[s][c] = true;
+    m.added[s][c] = m.changed[s][c] = epoch;
+}
+
+static int random_live(void) {
+    for (int tries = 0; tries < 8; tries++) {
+        int s = (int)below(MAX_E);
+        if (m.handle[s] != 0) {
+            return s;
+        }
+    }
+    return -1;
+}
+
+static void op_create(void) {
+    for (int s = 0; s < MAX_E; s++) {
+        if (m.handle[s] == 0) {
+            memset(m.has[s], 0, sizeof m.has[s]);
+            m.handle[s] = test_entity(world);
+            cr_assert(m.handle[s] != 0);
+            return;
+        }
+    }
+}
+
+static void op_single(int s) {
+    int c = (int)below(NC);
+    weft_entity_t e = m.handle[s];
+    unsigned char buf[16];
+    switch (below(9)) {
+    case 0: /* add */
+        if (!m.has[s][c]) {
+            cr_assert(eq(int, weft_component_add(world, e, comp[c], NULL), WEFT_OK));
+            mark_add(s, c);
+        }
+        break;
+    case 1: /* set */
+        write_value(c, (uint32_t)next_rand(), buf);
+        cr_assert(eq(int, weft_component_set(world, e, comp[c], buf), WEFT_OK));
+        if (!m.has[s][c]) {
+            mark_add(s, c);
+        }
+        m.changed[s][c] = epoch;
+        break;
+    case 2: /* get_mut counts as a write */
+        if (weft_component_get_mut(world, e, comp[c]) != NULL) {
+            m.changed[s][c] = epoch;
+        }
+        break;
+    case 3: /* a read is not a write */
+        (void)weft_component_get(world, e, comp[c]);
+        break;
+    case 4: /* remove (C: keeping order, so rows shift) */
+        if (m.has[s][c]) {
+            weft_result_t r = c == 2 ? weft_component_remove_ordered(world, e, comp[c])
+                                     : weft_component_remove(world, e, comp[c]);
+            cr_assert(eq(int, r, WEFT_OK));
+            m.has[s][c] = false;
+        }
+        break;
+    case 5: /* destroy */
+        cr_assert(eq(int, weft_entity_destroy(world, e), WEFT_OK));
+        m.handle[s] = 0;
+        break;
+    case 6: { /* row_mut of a random row */
+        uint32_t rows = weft_component_rows(world, comp[c]);
+        if (rows != 0) {
+            uint32_t row = below(rows);
+            int t = slot_of(weft_component_entity_at(world, comp[c], row));
+            cr_assert(weft_component_row_mut(world, comp[c], row) != NULL);
+            m.changed[t][c] = epoch;
+        }
+        break;
+    }
+    case 7: { /* move a row of the ordered pool: ticks travel with it */
+        uint32_t rows = weft_component_rows(world, comp[2]);
+        if (rows > 1) {
+            cr_assert(eq(int, weft_component_move_row(world, comp[2], below(rows), below(rows)),
+                         WEFT_OK));
+        }
+        break;
+    }
+    default: /* nothing */
+        break;
+    }
+}
+
+static int by_value(weft_entity_t ea, const void *a, weft_entity_t eb, const void *b, void *user) {
+    (void)ea, (void)eb, (void)user;
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return (x > y) - (x < y);
+}
+
+/* Bulk calls over a few live entities. */
+static void op_bulk(void) {
+    weft_entity_t es[8];
+    int slots[8];
+    uint32_t n = 0;
+    int c = (int)below(NC);
+    bool want_absent = below(2) == 0;
+    for (int tries = 0; tries < 32 && n < 8; tries++) {
+        int s = random_live();
+        bool dup = false;
+        for (uint32_t i = 0; i < n; i++) {
+            dup = dup || slots[i] == s;
+        }
+        if (s < 0 || dup || (want_absent && m.has[s][c])) {
+            continue;
+        }
+        slots[n] = s;
+        es[n++] = m.handle[s];
+    }
+    if (n == 0) {
+        return;
+    }
+    if (want_absent) {
+        cr_assert(eq(int, weft_component_add_n(world, es, n, comp[c]), WEFT_OK));
+        for (uint32_t i = 0; i < n; i++) {
+            mark_add(slots[i], c);
+        }
+    } else {
+        unsigned char vals[8 * 16];
+        for (uint32_t i = 0; i < n; i++) {
+            write_value(c, (uint32_t)next_rand(), vals + i * comp_size[c]);
+        }
+        cr_assert(eq(int, weft_component_set_n(world, es, n, comp[c], vals), WEFT_OK));
+        for (uint32_t i = 0; i < n; i++) {
+            if (!m.has[slots[i]][c]) {
+                mark_add(slots[i], c);
+            }
+            m.changed[slots[i]][c] = epoch;
+        }
+    }
+}
+
+/* Create a few entities at once with A and B. */
+static void op_create_with(void) {
+    uint32_t free_slots = 0;
+    for (int s = 0; s < MAX_E; s++) {
+        free_slots += m.handle[s] == 0;
+    }
+    uint32_t n = free_slots < 4 ? free_slots : 4;
+    if (n == 0) {
+        return;
+    }
+    weft_entity_t out[4];
+    weft_component_t cs[2] = {comp[0], comp[1]};
+    cr_assert(eq(int, weft_entity_create_with(world, n, cs, 2, NULL, out), WEFT_OK));
+    for (uint32_t i = 0, s = 0; i < n; s++) {
+        if (m.handle[s] == 0) {
+            memset(m.has[s], 0, sizeof m.has[s]);
+            m.handle[s] = out[i++];
+            mark_add((int)s, 0);
+            mark_add((int)s, 1);
+        }
+    }
+}
+
+/* Iterate the write query: every row it hands out counts as written. */
+static void op_write_iteration(void) {
+    weft_iter_t it;
+    cr_assert(eq(int, weft_query_iter(qw, 0, 0, &it), WEFT_OK));
+    while (weft_iter_next(&it)) {
+        for (uint32_t i = 0; i < it.rows; i++) {
+            m.changed[slot_of(weft_iter_entity(&it, i))][0] = epoch;
+        }
+    }
+}
+
+Test(change, model_against_reference, .init = setup, .fini = teardown, .timeout = 120) {
+    uint64_t seed = seed_from_env();
+    fprintf(stderr, "change model: seed %llu (replay with WEFT_TEST_SEED=%llu)\n",
+            (unsigned long long)seed, (unsigned long long)seed);
+    rng = seed ? seed : 1;
+    check_epoch(seed, 0); /* first iteration: never marked, so every row passes (none yet) */
+    for (uint32_t op = 1; op <= OPS; op++) {
+        uint32_t kind = below(100);
+        int s = random_live();
+        if (kind < 15 || s < 0) {
+            op_create();
+        } else if (kind < 85) {
+            op_single(s);
+        } else if (kind < 92) {
+            op_bulk();
+        } else if (kind < 95) {
+            op_create_with();
+        } else if (kind < 97) {
+            op_write_iteration();
+        } else if (kind < 98 && weft_component_rows(world, comp[2]) > 1) {
+            cr_assert(eq(int, weft_component_sort(world, comp[2], by_value, NULL), WEFT_OK));
+        }
+        if (op % CHECK_EVERY == 0) {
+            check_epoch(seed, op);
+        }
+    }
+}
+
+Test(change, first_iteration_sees_every_row, .init = setup, .fini = teardown) {
+    weft_entity_t e = test_entity(world);
+    cr_assert(eq(int, weft_component_add(world, e, comp[0], NULL), WEFT_OK));
+    weft_query_t *fresh = make_query(TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED), NO_TERM);
+    cr_assert(eq(u32, weft_query_entity_count(fresh), 1));
+    weft_query_mark_seen(fresh);
+    cr_assert(eq(u32, weft_query_entity_count(fresh), 0));
+}
+
+Test(change, bad_filters_are_refused, .init = setup, .fini = teardown) {
+    weft_component_t multi = {0};
+    cr_assert(
+        eq(int,
+           weft_component_register(
+               world,
+               &(weft_component_desc_t){.name = "Multi", .size = 4, .flags = WEFT_COMPONENT_MULTI},
+               &multi),
+           WEFT_OK));
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {TERM(multi, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED)}};
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    d = (weft_query_desc_t){.terms = {TERM(comp[0], WEFT_ACCESS_READ, (weft_change_filter_t)7)}};
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    cr_assert(q == NULL);
+}
+
+/* ---- the counter wraps ------------------------------------------------------------------ */
+
+/* Run epochs across the 2^32 wrap of the counter: the filter stays exact. */
+Test(change, exact_across_counter_wrap, .init = setup, .fini = teardown) {
+    uint64_t seed = seed_from_env();
+    fprintf(stderr, "change wrap: seed %llu\n", (unsigned long long)seed);
+    rng = seed ? seed : 1;
+    world->change_tick = 0xFFFFFFF0u; /* a few epochs before the wrap */
+    world->tick_clamped = world->change_tick;
+    for (int s = 0; s < 64; s++) {
+        op_create();
+    }
+    check_epoch(seed, 0);
+    for (uint32_t op = 1; op <= 4000; op++) {
+        int s = random_live();
+        if (s < 0) {
+            op_create();
+        } else {
+            op_single(s);
+        }
+        if (op % 20 == 0) {
+            check_epoch(seed, op);
+        }
+    }
+    cr_assert(world->change_tick < 0xFFFFFFF0u, "the counter wrapped");
+}
+
+/* A row left alone while the counter runs on for more than 2^31 ticks must not come back as
+ * changed: the periodic clamp keeps old ticks within reach (weft__change_clamp). */
+Test(change, old_rows_stay_unchanged_over_long_runs, .init = setup, .fini = teardown) {
+    weft_entity_t e = test_entity(world);
+    cr_assert(eq(int, weft_component_add(world, e, comp[0], NULL), WEFT_OK));
+    weft_query_mark_seen(qa);
+    cr_assert(eq(u32, weft_query_entity_count(qa), 0));
+    for (int step = 0; step < 6; step++) { /* 6 * (2^29 + 1) ticks: past 2^31 */
+        world->change_tick += WEFT__TICK_CLAMP_EVERY + 1u;
+        weft__change_clamp(world);
+        weft_query_mark_seen(qa); /* the query keeps running */
+        cr_assert(eq(u32, weft_query_entity_count(qa), 0), "step %d: an old row counts as changed",
+                  step);
+    }
+    cr_assert(weft_component_get_mut(world, e, comp[0]) != NULL);
+    cr_assert(eq(u32, weft_query_entity_count(qa), 1));
+}
+
+/* A query that has not run for longer than the clamp age sees old rows as changed (the
+ * documented conservative rule), never misses a real change. */
+Test(change, long_idle_query_is_conservative, .init = setup, .fini = teardown) {
+    weft_entity_t e = test_entity(world);
+    weft_entity_t f = test_entity(world);
+    cr_assert(eq(int, weft_component_add(world, e, comp[0], NULL), WEFT_OK));
+    cr_assert(eq(int, weft_component_add(world, f, comp[0], NULL), WEFT_OK));
+    weft_query_mark_seen(qa);
+    cr_assert(weft_component_get_mut(world, f, comp[0]) != NULL);
+    for (int step = 0; step < 6; step++) {
+        world->change_tick += WEFT__TICK_CLAMP_EVERY + 1u;
+        weft__change_clamp(world);
+    }
+    cr_assert(eq(u32, weft_query_entity_count(qa), 2));
+}
+
+/* ---- out of memory ------------------------------------------------------------------------ */
+
+/* Every allocation of tracking (query create, pool growth with ticks) may fail: the call
+ * returns WEFT_ENOMEM, the world stays as it was and the filter stays exact afterwards. */
+Test(change, out_of_memory_leaves_world_unchanged, .init = setup, .fini = teardown) {
+    weft_query_mark_seen(qa);
+    uint32_t made = 0;
+    for (size_t k = 1; k < 400; k++) {
+        alloc_state.fail_at = alloc_state.calls + k;
+        weft_entity_t e = 0;
+        if (weft_entity_create(world, &e) != WEFT_OK) {
+            alloc_state.fail_at = 0;
+            continue;
+        }
+        uint64_t before = weft_world_hash(world);
+        weft_result_t r = weft_component_add(world, e, comp[0], NULL);
+        alloc_state.fail_at = 0;
+        if (r == WEFT_ENOMEM) {
+            cr_assert(eq(u64, weft_world_hash(world), before));
+        } else {
+            cr_assert(eq(int, r, WEFT_OK));
+            made++;
+        }
+        cr_assert(eq(u32, weft_query_entity_count(qa), made));
+    }
+    weft_component_t d = test_register(world, "D", 4);
+    for (size_t k = 1; k < 64; k++) {
+        alloc_state.fail_at = alloc_state.calls + k;
+        weft_query_t *q = NULL;
+        weft_query_desc_t desc = {.terms = {TERM(d, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED)}};
+        weft_result_t r = weft_query_create(world, &desc, &q);
+        alloc_state.fail_at = 0;
+        cr_assert(r == WEFT_OK || r == WEFT_ENOMEM);
+        cr_assert(eq(int, r == WEFT_OK, q != NULL));
+        if (r == WEFT_OK) {
+            break;
+        }
+    }
+}

@@ -1,0 +1,232 @@
+/* test_change.c: change filters of systems (weft_query_term_t.filter) against a model, at
+ * 1, 2, 3, 4 and 8 workers and inline.
+ *
+ * Per frame: "poke" writes Position of a frame-dependent 2% of the entities through
+ * weft_component_get_mut and records, for another 2%, a command that removes Health where
+ * present and sets it where absent; "watch_pos" (Position CHANGED, parallel, small chunks) and
+ * "watch_hp" (Health ADDED, parallel) record what they match; "move" (Position written as a
+ * term, Health read) runs every third frame, so every row it iterates counts as written.
+ * Between frames the main thread sets Position on a few entities and adds Health to a few.
+ * The model predicts each frame's matches from the schedule's order (poke -> watch_pos ->
+ * move by conflict edges); a mismatch names the frame, the worker count and the entity. The
+ * seed is printed; WEFT_SEED=<n> replays one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched_fixture.h"
+
+TestSuite(change, .timeout = 240);
+
+enum { N = 3000, FRAMES = 40, CHUNK = 128, MAX_CHUNKS = N / CHUNK + 2 };
+
+typedef struct sim {
+    fixture_t f;
+    weft_entity_t handles[N];
+    uint32_t frame;                 /* written by the main thread between frames only */
+    uint64_t seed;                  /* mixes the subsets */
+    uint32_t *seen_pos[MAX_CHUNKS]; /* per chunk: entity indices matched by watch_pos */
+    uint32_t n_pos[MAX_CHUNKS];
+    uint32_t *seen_hp[MAX_CHUNKS]; /* per chunk: by watch_hp */
+    uint32_t n_hp[MAX_CHUNKS];
+} sim_t;
+
+/* Is entity i in subset `which` of frame f? (about 2%) */
+static bool picked(const sim_t *s, uint32_t i, uint32_t f, uint32_t which) {
+    return fx_mix(s->seed ^ ((uint64_t)i << 20) ^ ((uint64_t)f << 44) ^ which) % 50u == 0;
+}
+
+static void poke(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)it;
+    const sim_t *s = ctx->user;
+    for (uint32_t i = 0; i < N; i++) {
+        if (picked(s, i, s->frame, 1)) {
+            vec3_t *p = weft_component_get_mut(ctx->world, s->handles[i], s->f.pos);
+            CHECK(p != NULL);
+            p->x += 1.0f;
+        }
+        if (picked(s, i, s->frame, 2)) {
+            if (weft_component_has(ctx->world, s->handles[i], s->f.hp)) {
+                CHECK(weft_cmd_remove(ctx->cmd, s->handles[i], s->f.hp) == WEFT_OK);
+            } else {
+                int32_t v = (int32_t)i;
+                CHECK(weft_cmd_set(ctx->cmd, s->handles[i], s->f.hp, &v) == WEFT_OK);
+            }
+        }
+    }
+}
+
+static void watch(weft_iter_t *it, const weft_system_ctx_t *ctx, uint32_t **lists, uint32_t *ns) {
+    CHECK(ctx->chunk < MAX_CHUNKS);
+    uint32_t n = 0;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            lists[ctx->chunk][n++] = it->entities[i];
+        }
+    }
+    ns[ctx->chunk] = n;
+}
+
+static void watch_pos(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    sim_t *s = ctx->user;
+    watch(it, ctx, s->seen_pos, s->n_pos);
+}
+
+static void watch_hp(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    sim_t *s = ctx->user;
+    watch(it, ctx, s->seen_hp, s->n_hp);
+}
+
+static void move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            vec3_t *p = weft_iter_get(it, 0, i);
+            p->y += 1.0f;
+        }
+    }
+}
+
+static bool every_third(weft_world_t *world, float dt, void *user) {
+    (void)world, (void)dt;
+    return ((const sim_t *)user)->frame % 3u == 0;
+}
+
+/* Collect a watcher's per-chunk lists into a membership array by entity index. */
+static void gather(uint32_t *const *lists, const uint32_t *ns, bool *out, size_t slots) {
+    memset(out, 0, slots);
+    for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
+        for (uint32_t k = 0; k < ns[c]; k++) {
+            cr_assert(lists[c][k] < slots);
+            cr_assert(not(out[lists[c][k]]), "entity index %u matched twice", lists[c][k]);
+            out[lists[c][k]] = true;
+        }
+    }
+}
+
+static void run_model(uint32_t workers, weft_execution_t exec, uint64_t seed) {
+    sim_t *s = calloc(1, sizeof *s);
+    cr_assert(s != NULL);
+    s->seed = seed;
+    fixture_init(&s->f, workers, exec);
+    weft_world_t *w = s->f.world;
+    for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
+        s->seen_pos[c] = calloc(N, sizeof(uint32_t));
+        s->seen_hp[c] = calloc(N, sizeof(uint32_t));
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        cr_assert(eq(int, weft_entity_create(w, &s->handles[i]), WEFT_OK));
+        cr_assert(eq(int, weft_component_add(w, s->handles[i], s->f.pos, NULL), WEFT_OK));
+        if (i % 2 == 0) {
+            cr_assert(eq(int, weft_component_add(w, s->handles[i], s->f.hp, NULL), WEFT_OK));
+        }
+    }
+    must_register(
+        w, &(weft_system_desc_t){
+               .name = "poke", .fn = poke, .user = s, .writes = {s->f.pos}, .reads = {s->f.hp}});
+    must_register(w, &(weft_system_desc_t){.name = "watch_pos",
+                                           .fn = watch_pos,
+                                           .user = s,
+                                           .terms = {{.component = s->f.pos,
+                                                      .access = WEFT_ACCESS_READ,
+                                                      .filter = WEFT_CHANGE_CHANGED}},
+                                           .parallel = true,
+                                           .chunk_size = CHUNK});
+    must_register(w, &(weft_system_desc_t){.name = "watch_hp",
+                                           .fn = watch_hp,
+                                           .user = s,
+                                           .terms = {{.component = s->f.hp,
+                                                      .access = WEFT_ACCESS_READ,
+                                                      .filter = WEFT_CHANGE_ADDED}},
+                                           .parallel = true,
+                                           .chunk_size = CHUNK});
+    must_register(w, &(weft_system_desc_t){.name = "move",
+                                           .fn = move,
+                                           .user = s,
+                                           .terms = {W(s->f.pos), R(s->f.hp)},
+                                           .parallel = true,
+                                           .chunk_size = CHUNK,
+                                           .run_if = every_third,
+                                           .run_if_user = s});
+    size_t slots = 4 * N;
+    bool *moved = calloc(slots, 1), *direct_pos = calloc(slots, 1), *hp_added = calloc(slots, 1);
+    bool *got = calloc(slots, 1);
+    bool first = true;
+    for (uint32_t f = 0; f < FRAMES; f++) {
+        s->frame = f;
+        /* main-thread writes between frames */
+        memset(direct_pos, 0, slots);
+        for (uint32_t k = 0; k < 3; k++) {
+            uint32_t i = (uint32_t)(fx_mix(seed + f * 7u + k) % N);
+            vec3_t v = {1, 2, 3};
+            cr_assert(eq(int, weft_component_set(w, s->handles[i], s->f.pos, &v), WEFT_OK));
+            direct_pos[weft_entity_index(s->handles[i])] = true;
+        }
+        for (uint32_t k = 0; k < 2; k++) {
+            uint32_t i = (uint32_t)(fx_mix(seed * 3u + f * 11u + k) % N);
+            if (!weft_component_has(w, s->handles[i], s->f.hp)) {
+                cr_assert(eq(int, weft_component_add(w, s->handles[i], s->f.hp, NULL), WEFT_OK));
+                hp_added[weft_entity_index(s->handles[i])] = true;
+            }
+        }
+        bool has_hp[N];
+        for (uint32_t i = 0; i < N; i++) {
+            has_hp[i] = weft_component_has(w, s->handles[i], s->f.hp);
+        }
+        memset(s->n_pos, 0, sizeof s->n_pos);
+        memset(s->n_hp, 0, sizeof s->n_hp);
+        cr_assert(eq(int, weft_world_progress(w, 0.016f), WEFT_OK), "%s", weft_last_error());
+        CHECKED();
+        /* watch_pos: this frame's pokes, the last frame's move, the direct sets */
+        gather(s->seen_pos, s->n_pos, got, slots);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t idx = weft_entity_index(s->handles[i]);
+            bool want = first || picked(s, i, f, 1) || moved[idx] || direct_pos[idx];
+            cr_assert(eq(int, got[idx], want),
+                      "seed %llu workers %u frame %u: watch_pos on entity %u: %d, model %d",
+                      (unsigned long long)seed, workers, f, i, got[idx], want);
+        }
+        /* watch_hp: Health added by the last apply or directly, and still there */
+        gather(s->seen_hp, s->n_hp, got, slots);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t idx = weft_entity_index(s->handles[i]);
+            bool want = has_hp[i] && (first || hp_added[idx]);
+            cr_assert(eq(int, got[idx], want),
+                      "seed %llu workers %u frame %u: watch_hp on entity %u: %d, model %d",
+                      (unsigned long long)seed, workers, f, i, got[idx], want);
+        }
+        /* what this frame leaves for the next: move's rows, the apply's Health changes */
+        memset(moved, 0, slots);
+        memset(hp_added, 0, slots);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t idx = weft_entity_index(s->handles[i]);
+            moved[idx] = f % 3u == 0 && has_hp[i];
+            if (picked(s, i, f, 2) && !has_hp[i]) {
+                hp_added[idx] = true;
+            }
+            cr_assert(eq(int, weft_component_has(w, s->handles[i], s->f.hp),
+                         picked(s, i, f, 2) ? !has_hp[i] : has_hp[i]));
+        }
+        first = false;
+    }
+    free(moved), free(direct_pos), free(hp_added), free(got);
+    for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
+        free(s->seen_pos[c]);
+        free(s->seen_hp[c]);
+    }
+    fixture_fini(&s->f);
+    free(s);
+}
+
+Test(change, systems_match_model_inline) {
+    run_model(1, WEFT_EXECUTION_INLINE, fx_seed("change filters"));
+}
+
+Test(change, systems_match_model_at_1_to_8_workers) {
+    uint64_t seed = fx_seed("change filters");
+    const uint32_t workers[] = {1, 2, 3, 4, 8};
+    for (size_t k = 0; k < sizeof workers / sizeof workers[0]; k++) {
+        run_model(workers[k], WEFT_EXECUTION_THREADED, seed);
+    }
+}
