@@ -116,10 +116,19 @@ void weft__mc_yield(const weft__mc_site_t *site);
 #define weft_atomic_fence_acquire() weft__mc_fence(WEFT__MO_ACQUIRE, WEFT__MC_SITE("fence_acquire"))
 #define weft_atomic_fence_release() weft__mc_fence(WEFT__MO_RELEASE, WEFT__MC_SITE("fence_release"))
 
+/* A bug planted on purpose, named at one line of jobs/: true only when a checker test
+ * asks for it (tests/interleavings), so the test can show the checker catches it. */
+bool weft__mc_planted(const char *name);
+#define WEFT__PLANT(name) weft__mc_planted(name)
+
 /* A spin-wait pause is a yield to the checker: another thread runs (no pre-emption). */
 #define weft_cpu_relax() weft__mc_yield(WEFT__MC_SITE("cpu_relax"))
 
 #else /* !WEFT_MODEL_CHECK */
+
+/* Planted bugs exist only in the model-checked build; everywhere else this is false and
+ * the branch it guards compiles away. */
+#define WEFT__PLANT(name) false
 
 #if defined(WEFT_CHAOS)
 /* A seeded random yield, spin or delay before the operation (tests/chaos/chaos.c). */

@@ -100,7 +100,8 @@ typedef struct log_ent {
     uintptr_t addr;
     uint64_t val;
     uint64_t val2;
-    int mark; /* 1 pre-empted before, 2 stale read (val2 = newer stores hidden) */
+    int mark;   /* 1 pre-empted before, 2 stale read */
+    bool plant; /* the order was weakened by the plant */
     const char *what;
 } log_ent_t;
 
@@ -120,9 +121,11 @@ static struct {
     size_t trace_len, trace_cap, replay_len, point;
     int used_pre, used_stale;
     int pending_mark;
+    bool pending_plant;
     /* shadow state, reset per execution */
     loc_t *locs;
     int nlocs;
+    int *used; /* indices of the slots in use, so a reset clears only those */
     mutex_shadow_t mutexes[MAX_MUTEXES];
     plain_cell_t plain[MAX_PLAIN];
     struct {
@@ -193,10 +196,10 @@ static void print_log(FILE *out) {
             fprintf(out, "  %5zu T%d %s%s %s%s = %#" PRIx64 "\n", i, e->tid,
                     e->mark == 1 ? "<pre-empts> " : "", e->site.func, e->site.op, loc, e->val);
         } else if (e->has_site) {
-            fprintf(out, "  %5zu T%d %s%s (%s:%d) %s%s%s = %#" PRIx64 "%s\n", i, e->tid,
+            fprintf(out, "  %5zu T%d %s%s (%s:%d) %s%s%s%s = %#" PRIx64 "%s\n", i, e->tid,
                     e->mark == 1 ? "<pre-empts> " : "", e->site.func, base_name(e->site.file),
-                    e->site.line, e->site.op, e->what, loc, e->val,
-                    e->mark == 2 ? " (stale: a newer store was not yet visible)" : "");
+                    e->site.line, e->site.op, e->plant ? " (planted: relaxed)" : "", e->what, loc,
+                    e->val, e->mark == 2 ? " (stale: a newer store was not yet visible)" : "");
         } else {
             fprintf(out, "  %5zu T%d %s%s%s\n", i, e->tid, e->mark == 1 ? "<pre-empts> " : "",
                     e->what, loc);
@@ -219,7 +222,9 @@ static void add_log(const weft__mc_site_t *site, const char *what, uintptr_t add
     e->val = v;
     e->val2 = 0;
     e->mark = S.pending_mark;
+    e->plant = S.pending_plant;
     e->what = what;
+    S.pending_plant = false;
     S.pending_mark = 0;
 }
 
@@ -389,12 +394,20 @@ static void block_here(void) {
 static loc_t *find_loc(uintptr_t a) {
     size_t h = (a >> 3) * 0x9E3779B97F4A7C15u >> 51; /* 13 bits */
     for (size_t i = 0; i < MAX_LOCS; ++i) {
-        loc_t *l = &S.locs[(h + i) & (MAX_LOCS - 1)];
-        if (l->addr == a || l->addr == 0) {
+        size_t k = (h + i) & (MAX_LOCS - 1);
+        loc_t *l = &S.locs[k];
+        if (l->addr == a) {
+            return l;
+        }
+        if (l->addr == 0) {
+            if (S.nlocs >= MAX_LOCS / 2) {
+                abort(); /* more than MAX_LOCS / 2 locations in one execution */
+            }
+            S.used[S.nlocs++] = (int)k;
             return l;
         }
     }
-    abort(); /* more than MAX_LOCS locations in one execution */
+    abort();
 }
 
 static void raw_write(volatile void *p, size_t size, uint64_t v) {
@@ -437,7 +450,6 @@ static loc_t *get_loc(const volatile void *p, size_t size) {
         l->h[0].val = raw_read(p, size);
         l->h[0].tid = -1;
         l->next_mo = 1;
-        S.nlocs++;
     }
     return l;
 }
@@ -475,6 +487,7 @@ static int weaken(int mo, const weft__mc_site_t *site) {
     size_t fl = strlen(site->func);
     if (strncmp(w, site->func, fl) == 0 && w[fl] == ':' && strcmp(w + fl + 1, site->op) == 0) {
         S.weakened++;
+        S.pending_plant = true;
         return WEFT__MO_RELAXED;
     }
     return mo;
@@ -489,10 +502,10 @@ static bool is_rel(int mo) {
 
 static void begin_op(const volatile void *p) {
     pthread_mutex_lock(&S.G);
-    if (p) {
-        check_retired(p);
-    }
     sched_point();
+    if (p) {
+        check_retired(p); /* after the pre-emption point: the owner may let go meanwhile */
+    }
     S.th[self].vc[self]++;
 }
 
@@ -665,8 +678,8 @@ bool weft__mc_cas(volatile void *p, size_t size, void *expected, uint64_t desire
 }
 
 static void floors_to_latest(void) {
-    for (int i = 0; i < MAX_LOCS; ++i) {
-        loc_t *l = &S.locs[i];
+    for (int i = 0; i < S.nlocs; ++i) {
+        loc_t *l = &S.locs[S.used[i]];
         if (l->addr && l->nh > 0) {
             l->floor[self] = l->h[l->nh - 1].mo;
         }
@@ -997,10 +1010,11 @@ void mc_forget(const void *p, size_t size) {
     }
     pthread_mutex_lock(&S.G);
     uintptr_t lo = (uintptr_t)p, hi = lo + size;
-    for (int i = 0; i < MAX_LOCS; ++i) {
-        if (S.locs[i].addr >= lo && S.locs[i].addr < hi) {
+    for (int i = 0; i < S.nlocs; ++i) {
+        loc_t *l = &S.locs[S.used[i]];
+        if (l->addr >= lo && l->addr < hi) {
             /* keep the probe chain intact: mark with an address nobody uses */
-            S.locs[i].addr = 1;
+            l->addr = 1;
         }
     }
     for (int i = 0; i < S.nretired; ++i) {
@@ -1021,6 +1035,16 @@ void mc_name(const void *p, const char *name) {
     pthread_mutex_unlock(&S.G);
 }
 
+bool weft__mc_planted(const char *name) {
+    if (!modelled() || !S.o->plant || strcmp(S.o->plant, name) != 0) {
+        return false;
+    }
+    pthread_mutex_lock(&S.G);
+    S.weakened++;
+    pthread_mutex_unlock(&S.G);
+    return true;
+}
+
 int mc_choose(int n) {
     pthread_mutex_lock(&S.G);
     int k = take_choice(CH_CHOOSE, n);
@@ -1031,7 +1055,9 @@ int mc_choose(int n) {
 /* ---- exploration ------------------------------------------------------------------ */
 
 static void reset_execution(void) {
-    memset(S.locs, 0, MAX_LOCS * sizeof *S.locs);
+    for (int i = 0; i < S.nlocs; ++i) {
+        S.locs[S.used[i]].addr = 0;
+    }
     S.nlocs = 0;
     memset(S.mutexes, 0, sizeof S.mutexes);
     memset(S.plain, 0, sizeof S.plain);
@@ -1045,6 +1071,7 @@ static void reset_execution(void) {
     S.used_pre = 0;
     S.used_stale = 0;
     S.pending_mark = 0;
+    S.pending_plant = false;
     S.nthreads = 0;
     S.exec_done = false;
     for (int i = 0; i < MC_MAX_THREADS; ++i) {
@@ -1069,6 +1096,7 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     if (!S.locs) {
         S.locs = calloc(MAX_LOCS, sizeof *S.locs);
         S.log = calloc(LOG_CAP, sizeof *S.log);
+        S.used = calloc(MAX_LOCS, sizeof *S.used);
         for (int i = 0; i < MC_MAX_THREADS; ++i) {
             pthread_cond_init(&S.th[i].cv, NULL);
         }

@@ -22,7 +22,10 @@
  *
  * Plants: mc_options_t.weaken names one call site (function and operation, e.g.
  * "weft__deque_steal:load_seq_cst") whose memory order the checker weakens to relaxed, so a
- * test can show that the order there is needed without editing the code under test.
+ * test can show that the order there is needed without editing the code under test. Bugs
+ * that are not an order (a missing re-check, a touch after the last touch) are marked in
+ * jobs/ with WEFT__PLANT("name"), false in every build but this one; mc_options_t.plant
+ * switches one on.
  *
  * Threads: mc_explore from one ordinary thread at a time; everything else from modelled
  * threads. */
@@ -43,6 +46,7 @@ typedef struct mc_options {
     uint64_t max_executions; /* 0: no limit; reaching it makes the result non-exhaustive */
     uint64_t max_steps;      /* operations per execution before it counts as a livelock */
     const char *weaken;      /* "function:op" whose order becomes relaxed, or NULL */
+    const char *plant;       /* a WEFT__PLANT("name") in jobs/ to switch on, or NULL */
     bool quiet;              /* do not print the failing schedule */
 } mc_options_t;
 
@@ -51,7 +55,7 @@ typedef struct mc_result {
     uint64_t max_depth;  /* most choice points in one execution */
     bool exhaustive;     /* every execution within the bounds was explored */
     bool failed;         /* an execution failed; `message` says how */
-    int weakened;        /* operations the `weaken` plant changed in the last execution */
+    int weakened;        /* operations the plant changed in one execution (at most) */
     char message[512];   /* the failure, or empty */
 } mc_result_t;
 
