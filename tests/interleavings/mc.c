@@ -35,7 +35,7 @@ typedef uint32_t vc_t[MC_MAX_THREADS];
 #define MAX_LOCS 8192
 #define MAX_MUTEXES 64
 #define MAX_PLAIN 256
-#define MAX_RETIRED 16
+#define MAX_RETIRED 512
 #define MAX_NAMES 64
 #define LOG_CAP 20000
 
@@ -248,6 +248,16 @@ static void fail_locked(const char *fmt, ...) {
             fprintf(stderr, "\n[mc] %s: failing execution: %s\n",
                     S.o->name ? S.o->name : "scenario", S.message);
             print_log(stderr);
+            /* the non-default choices as point=option; every other point took option 0 */
+            fprintf(stderr, "choices (mc_options_t.replay): \"");
+            bool first = true;
+            for (size_t i = 0; i < S.point && i < S.trace_len; ++i) {
+                if (S.trace[i].chosen) {
+                    fprintf(stderr, "%s%zu=%u", first ? "" : ",", i, S.trace[i].chosen);
+                    first = false;
+                }
+            }
+            fprintf(stderr, "\"\n");
         }
         S.exec_done = true;
         pthread_cond_signal(&S.done_cv);
@@ -283,12 +293,21 @@ static int take_choice(int kind, int n) {
     }
     if (S.point < S.replay_len) {
         choice_t *c = &S.trace[S.point++];
-        if (c->kind != kind || c->n != n) {
+        if (c->kind == 0 && c->chosen < n) { /* a replayed choice: adopt this point */
+            c->kind = (uint8_t)kind;
+            c->n = (uint8_t)n;
+        }
+        if (S.o->replay && (c->kind != kind || c->n != n)) {
+            S.replay_len = S.point - 1; /* the code changed here: defaults from now on */
+            S.trace_len = S.replay_len;
+            S.point = S.replay_len;
+        } else if (c->kind != kind || c->n != n) {
             fail_locked("the scenario is not deterministic: choice %zu was kind %d of %d "
                         "options, now kind %d of %d",
                         S.point - 1, c->kind, c->n, kind, n);
+        } else {
+            return c->chosen;
         }
-        return c->chosen;
     }
     if (S.trace_len == S.trace_cap) {
         S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
@@ -991,6 +1010,9 @@ void mc_plain_read(const void *p, const char *name) {
 }
 
 void mc_retire(const void *p, size_t size, const char *name) {
+    if (!modelled()) {
+        return;
+    }
     pthread_mutex_lock(&S.G);
     if (S.nretired < MAX_RETIRED) {
         S.retired[S.nretired].lo = (uintptr_t)p;
@@ -1004,6 +1026,20 @@ void mc_retire(const void *p, size_t size, const char *name) {
 
 /* Memory handed back to an allocator: forget its atomics' histories (a later object at the
  * same address starts fresh) and any retirement covering it. */
+void mc_unretire(const void *p, size_t size) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    uintptr_t lo = (uintptr_t)p, hi = lo + size;
+    for (int i = 0; i < S.nretired; ++i) {
+        if (S.retired[i].lo < hi && lo < S.retired[i].hi) {
+            S.retired[i].lo = S.retired[i].hi = 0;
+        }
+    }
+    pthread_mutex_unlock(&S.G);
+}
+
 void mc_forget(const void *p, size_t size) {
     if (!modelled()) {
         return;
@@ -1015,11 +1051,6 @@ void mc_forget(const void *p, size_t size) {
         if (l->addr >= lo && l->addr < hi) {
             /* keep the probe chain intact: mark with an address nobody uses */
             l->addr = 1;
-        }
-    }
-    for (int i = 0; i < S.nretired; ++i) {
-        if (S.retired[i].lo >= lo && S.retired[i].lo < hi) {
-            S.retired[i].lo = S.retired[i].hi = 0;
         }
     }
     pthread_mutex_unlock(&S.G);
@@ -1107,6 +1138,28 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     S.message[0] = '\0';
     S.trace_len = 0;
     S.replay_len = 0;
+    for (const char *c = opt.replay; c && *c;) {
+        char *end;
+        unsigned long at = strtoul(c, &end, 10);
+        if (end == c || *end != '=') {
+            break; /* not "point=option": the rest is ignored */
+        }
+        unsigned long v = strtoul(end + 1, &end, 10);
+        while (S.trace_len <= at) {
+            if (S.trace_len == S.trace_cap) {
+                S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
+                S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
+                if (!S.trace) {
+                    abort();
+                }
+            }
+            /* the point's kind and options are learnt when the execution reaches it */
+            S.trace[S.trace_len++] = (choice_t){0, 0, 0};
+        }
+        S.trace[at].chosen = (uint8_t)v;
+        c = *end == ',' ? end + 1 : end;
+    }
+    S.replay_len = S.trace_len;
     S.exploring = true;
     for (;;) {
         S.gen++;
@@ -1130,6 +1183,9 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
             pthread_join(S.th[i].real, NULL);
         }
         pthread_mutex_lock(&S.G);
+        if (opt.replay) {
+            break;
+        }
         /* backtrack: the deepest choice with an untried option */
         size_t i = S.trace_len;
         while (i > 0 && S.trace[i - 1].chosen + 1 >= S.trace[i - 1].n) {

@@ -48,6 +48,10 @@ typedef struct mc_options {
     const char *weaken;      /* "function:op" whose order becomes relaxed, or NULL */
     const char *plant;       /* a WEFT__PLANT("name") in jobs/ to switch on, or NULL */
     bool quiet;              /* do not print the failing schedule */
+    /* Replay one execution: the choices a failure printed ("choices: 0,2,1"), followed
+     * while each point still offers the same options, then defaults (0). A failing
+     * schedule kept as a regression test. */
+    const char *replay;
 } mc_options_t;
 
 typedef struct mc_result {

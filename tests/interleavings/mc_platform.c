@@ -66,12 +66,17 @@ uint32_t weft__thread_hardware_count(void) { return 8; }
 static void *mc_alloc(size_t size, size_t align, void *user) {
     (void)user;
     size_t rounded = (size + align - 1) / align * align;
-    return aligned_alloc(align, rounded ? rounded : align);
+    void *p = aligned_alloc(align, rounded ? rounded : align);
+    if (p) {
+        mc_unretire(p, size);
+    }
+    return p;
 }
 
 static void mc_free(void *p, size_t size, void *user) {
     (void)user;
     mc_forget(p, size);
+    mc_retire(p, size, "memory the job system freed");
     free(p);
 }
 
