@@ -707,8 +707,7 @@ static void floors_to_latest(void) {
 
 void weft__mc_fence(int mo, const weft__mc_site_t *site) {
     if (!modelled()) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        return;
+        return; /* outside an exploration nothing runs concurrently with the caller */
     }
     begin_op(NULL);
     mo = weaken(mo, site);
@@ -1206,6 +1205,22 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     snprintf(r.message, sizeof r.message, "%s", S.message);
     S.exploring = false;
     S.gen++; /* parks the threads of a failed execution for good */
+    if (S.failed) {
+        /* Threads of the failed execution that had finished are joined; the others stay
+         * parked in the checker and are detached, so nothing waits for them. */
+        for (int i = 0; i < S.nthreads; ++i) {
+            if (S.th[i].state != TS_DONE) {
+                pthread_detach(S.th[i].real);
+            }
+        }
+        pthread_mutex_unlock(&S.G);
+        for (int i = 0; i < S.nthreads; ++i) {
+            if (S.th[i].state == TS_DONE) {
+                pthread_join(S.th[i].real, NULL);
+            }
+        }
+        pthread_mutex_lock(&S.G);
+    }
     pthread_mutex_unlock(&S.G);
     if (!o->quiet) {
         fprintf(stderr,
