@@ -503,11 +503,18 @@ static int weaken(int mo, const weft__mc_site_t *site) {
     if (!w || mo == WEFT__MO_RELAXED) {
         return mo;
     }
-    size_t fl = strlen(site->func);
-    if (strncmp(w, site->func, fl) == 0 && w[fl] == ':' && strcmp(w + fl + 1, site->op) == 0) {
-        S.weakened++;
-        S.pending_plant = true;
-        return WEFT__MO_RELAXED;
+    /* "function:op", or several joined by '|' */
+    size_t fl = strlen(site->func), ol = strlen(site->op);
+    for (const char *t = w; *t;) {
+        const char *bar = strchr(t, '|');
+        size_t len = bar ? (size_t)(bar - t) : strlen(t);
+        if (len == fl + 1 + ol && strncmp(t, site->func, fl) == 0 && t[fl] == ':' &&
+            strncmp(t + fl + 1, site->op, ol) == 0) {
+            S.weakened++;
+            S.pending_plant = true;
+            return WEFT__MO_RELAXED;
+        }
+        t += len + (bar ? 1 : 0);
     }
     return mo;
 }

@@ -45,7 +45,7 @@ typedef struct mc_options {
     int history;             /* stores kept per location for weak loads (1..8) */
     uint64_t max_executions; /* 0: no limit; reaching it makes the result non-exhaustive */
     uint64_t max_steps;      /* operations per execution before it counts as a livelock */
-    const char *weaken;      /* "function:op" whose order becomes relaxed, or NULL */
+    const char *weaken;      /* "function:op" ('|' between several) made relaxed, or NULL */
     const char *plant;       /* a WEFT__PLANT("name") in jobs/ to switch on, or NULL */
     bool quiet;              /* do not print the failing schedule */
     /* Replay one execution: the choices a failure printed ("choices: 0,2,1"), followed
