@@ -23,4 +23,12 @@ static inline weft_jobs_t *scn_jobs_create(uint32_t workers, uint32_t spin_us) {
     return jobs;
 }
 
+/* Run `fn(arg)` as another modelled thread while this one (worker 0) waits in a join, then
+ * destroy the job system. */
+static inline void scn_run_beside(weft_jobs_t *jobs, mc_fn_t fn, void *arg) {
+    int e = mc_thread_start(fn, arg);
+    mc_thread_join(e);
+    weft_jobs_destroy(jobs);
+}
+
 #endif /* WEFT_TESTS_JOBS_SCN_H */

@@ -974,7 +974,9 @@ static plain_cell_t *get_plain(const void *p) {
     abort();
 }
 
-void mc_plain_write(const void *p, const char *name) {
+/* A plain access: races with another thread's write (and, for a write, with another
+ * thread's read) that happens-before does not order. */
+static void plain_access(const void *p, const char *name, bool write) {
     if (!modelled()) {
         return;
     }
@@ -982,38 +984,29 @@ void mc_plain_write(const void *p, const char *name) {
     mthread_t *t = &S.th[self];
     t->vc[self]++;
     plain_cell_t *c = get_plain(p);
+    const char *verb = write ? "writes" : "reads";
     if (c->wtid >= 0 && c->wtid != self && c->wclk > t->vc[c->wtid]) {
-        fail_locked("data race on %s: T%d writes it, unordered with T%d's write", name, self,
-                    c->wtid);
+        fail_locked("data race on %s: T%d %s it, unordered with T%d's write (a missing "
+                    "release/acquire pair)",
+                    name, self, verb, c->wtid);
     }
-    for (int u = 0; u < S.nthreads; ++u) {
+    for (int u = 0; write && u < S.nthreads; ++u) {
         if (u != self && c->rclk[u] > t->vc[u]) {
             fail_locked("data race on %s: T%d writes it, unordered with T%d's read", name, self, u);
         }
     }
-    c->wtid = self;
-    c->wclk = t->vc[self];
-    add_log(NULL, "plain write", (uintptr_t)p, 0);
+    if (write) {
+        c->wtid = self;
+        c->wclk = t->vc[self];
+    } else {
+        c->rclk[self] = t->vc[self];
+    }
+    add_log(NULL, write ? "plain write" : "plain read", (uintptr_t)p, 0);
     pthread_mutex_unlock(&S.G);
 }
 
-void mc_plain_read(const void *p, const char *name) {
-    if (!modelled()) {
-        return;
-    }
-    pthread_mutex_lock(&S.G);
-    mthread_t *t = &S.th[self];
-    t->vc[self]++;
-    plain_cell_t *c = get_plain(p);
-    if (c->wtid >= 0 && c->wtid != self && c->wclk > t->vc[c->wtid]) {
-        fail_locked("data race on %s: T%d reads it, unordered with T%d's write (a missing "
-                    "release/acquire pair)",
-                    name, self, c->wtid);
-    }
-    c->rclk[self] = t->vc[self];
-    add_log(NULL, "plain read", (uintptr_t)p, 0);
-    pthread_mutex_unlock(&S.G);
-}
+void mc_plain_write(const void *p, const char *name) { plain_access(p, name, true); }
+void mc_plain_read(const void *p, const char *name) { plain_access(p, name, false); }
 
 void mc_retire(const void *p, size_t size, const char *name) {
     if (!modelled()) {
@@ -1030,37 +1023,34 @@ void mc_retire(const void *p, size_t size, const char *name) {
     pthread_mutex_unlock(&S.G);
 }
 
-/* Memory handed back to an allocator: forget its atomics' histories (a later object at the
- * same address starts fresh) and any retirement covering it. */
-void mc_unretire(const void *p, size_t size) {
+/* Memory handed back to an allocator (freed): forget its atomics' histories, so a later
+ * object at the same address starts fresh. Memory handed out again (not freed): end the
+ * retirements covering it. */
+static void memory_event(const void *p, size_t size, bool freed) {
     if (!modelled()) {
         return;
     }
     pthread_mutex_lock(&S.G);
     uintptr_t lo = (uintptr_t)p, hi = lo + size;
-    for (int i = 0; i < S.nretired; ++i) {
-        if (S.retired[i].lo < hi && lo < S.retired[i].hi) {
-            S.retired[i].lo = S.retired[i].hi = 0;
+    if (freed) {
+        for (int i = 0; i < S.nlocs; ++i) {
+            loc_t *l = &S.locs[S.used[i]];
+            if (l->addr >= lo && l->addr < hi) {
+                l->addr = 1; /* keeps the probe chain intact: an address nobody uses */
+            }
+        }
+    } else {
+        for (int i = 0; i < S.nretired; ++i) {
+            if (S.retired[i].lo < hi && lo < S.retired[i].hi) {
+                S.retired[i].lo = S.retired[i].hi = 0;
+            }
         }
     }
     pthread_mutex_unlock(&S.G);
 }
 
-void mc_forget(const void *p, size_t size) {
-    if (!modelled()) {
-        return;
-    }
-    pthread_mutex_lock(&S.G);
-    uintptr_t lo = (uintptr_t)p, hi = lo + size;
-    for (int i = 0; i < S.nlocs; ++i) {
-        loc_t *l = &S.locs[S.used[i]];
-        if (l->addr >= lo && l->addr < hi) {
-            /* keep the probe chain intact: mark with an address nobody uses */
-            l->addr = 1;
-        }
-    }
-    pthread_mutex_unlock(&S.G);
-}
+void mc_forget(const void *p, size_t size) { memory_event(p, size, true); }
+void mc_unretire(const void *p, size_t size) { memory_event(p, size, false); }
 
 void mc_name(const void *p, const char *name) {
     pthread_mutex_lock(&S.G);

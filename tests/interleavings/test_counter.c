@@ -9,9 +9,8 @@
  * A writes x; B reads x and writes y; C reads y; E reads y after its first wait. A counter
  * that was let go must never be touched again: the finisher's zeroing RMW is its last
  * touch. */
-#include <criterion/criterion.h>
-
 #include "jobs_scn.h"
+#include "mc_test.h"
 
 typedef struct cnt_scn {
     weft_jobs_t *jobs;
@@ -75,25 +74,16 @@ static void cnt_main(void *arg) {
     mc_name(&s->c1, "c1.word");
     mc_name(&s->c2, "c2.word");
     mc_name(&s->c3, "c3.word");
-    int e = mc_thread_start(external, s);
-    mc_thread_join(e);
-    weft_jobs_destroy(s->jobs);
+    scn_run_beside(s->jobs, external, s);
 }
 
 static mc_result_t run(const char *name, const char *weaken, const char *plant) {
-    mc_options_t o = {.name = name,
-                      .preemptions = 1,
-                      .stale_reads = 1,
-                      .history = 3,
-                      .weaken = weaken,
-                      .plant = plant};
-    return mc_explore(&o, cnt_main, NULL);
+    return mc_test_run(name, cnt_main, NULL, 1, weaken, plant);
 }
 
 Test(counter, chain_with_parked_gates_and_a_sleeping_waiter_is_clean) {
     mc_result_t r = run("counter: A -> B -> C, external waiter", NULL, NULL);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* Planted: the waiter's acquire load of the word made relaxed; seeing zero no longer
@@ -101,16 +91,14 @@ Test(counter, chain_with_parked_gates_and_a_sleeping_waiter_is_clean) {
 Test(counter, planted_relaxed_done_check_is_caught) {
     mc_result_t r =
         run("counter planted: is_done relaxed", "weft_counter_is_done:load_acquire", NULL);
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the weakened is_done");
+    mc_assert_caught(r, "the weakened is_done");
 }
 
 /* Planted: the finisher's count-down made relaxed; nothing publishes the job's writes. */
 Test(counter, planted_relaxed_count_down_is_caught) {
     mc_result_t r =
         run("counter planted: finish relaxed", "weft__counter_finish_n:fetch_sub_acq_rel", NULL);
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the weakened count-down");
+    mc_assert_caught(r, "the weakened count-down");
 }
 
 /* Planted: the slow-path finisher reads the counter once more after the RMW that zeroed
@@ -118,7 +106,6 @@ Test(counter, planted_relaxed_count_down_is_caught) {
 Test(counter, planted_touch_after_the_zeroing_rmw_is_caught) {
     mc_result_t r =
         run("counter planted: touch after release", NULL, "counter_touch_after_release");
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the touch after the last touch");
+    mc_assert_caught(r, "the touch after the last touch");
     cr_assert(strstr(r.message, "after") != NULL, "%s", r.message);
 }

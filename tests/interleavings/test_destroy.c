@@ -8,10 +8,9 @@
  *   holds it inside until worker 0 is about to destroy. Destroy must wait until E has left
  *   the call; the checker retires the memory destroy frees, so any later touch by E fails
  *   the execution. */
-#include <criterion/criterion.h>
-
 #include "jobs/platform/atomic.h"
 #include "jobs_scn.h"
+#include "mc_test.h"
 
 typedef struct dst_scn {
     weft_jobs_t *jobs;
@@ -78,33 +77,24 @@ static void inside_main(void *arg) {
     mc_thread_join(e);
 }
 
-static mc_result_t run(const char *name, mc_fn_t fn, const char *weaken) {
-    mc_options_t o = {
-        .name = name, .preemptions = 1, .stale_reads = 1, .history = 3, .weaken = weaken};
-    return mc_explore(&o, fn, NULL);
+static mc_result_t run(const char *name, mc_fn_t fn, const char *plant) {
+    return mc_test_run(name, fn, NULL, 1, NULL, plant);
 }
 
 Test(destroy, drains_a_job_the_other_worker_stole) {
     mc_result_t r = run("destroy: drain a stolen job", drain_main, NULL);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 Test(destroy, waits_for_a_registered_thread_inside_a_call) {
     mc_result_t r = run("destroy: registered thread inside a wait", inside_main, NULL);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* Planted: destroy ignores the count of registered threads inside a call, so it may free
  * the job system while the registered thread is still inside. */
 Test(destroy, planted_destroy_ignoring_callers_frees_under_the_caller) {
-    mc_options_t o = {.name = "destroy planted: ignores callers inside",
-                      .preemptions = 1,
-                      .stale_reads = 1,
-                      .history = 3,
-                      .plant = "destroy_ignores_callers"};
-    mc_result_t r = mc_explore(&o, inside_main, NULL);
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the early free");
+    mc_result_t r =
+        run("destroy planted: ignores callers inside", inside_main, "destroy_ignores_callers");
+    mc_assert_caught(r, "the early free");
 }

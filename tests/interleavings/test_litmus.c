@@ -3,11 +3,11 @@
  * must find the outcome in the first case and explore everything without finding it in the
  * second. Plus a lost wake-up on a condition variable (found as a deadlock) and a data race
  * on plain memory. */
-#include <criterion/criterion.h>
 
 #include "jobs/platform/atomic.h"
 #include "jobs/platform/thread.h"
 #include "mc.h"
+#include "mc_test.h"
 
 static mc_options_t opts(const char *name) {
     return (mc_options_t){.name = name, .preemptions = 3, .stale_reads = 2, .history = 4};
@@ -80,8 +80,7 @@ Test(litmus, message_passing_relaxed_finds_the_weak_outcome) {
 Test(litmus, message_passing_release_acquire_is_exhaustively_clean) {
     mc_options_t o = opts("MP release/acquire");
     mc_result_t r = mc_explore(&o, mp_main, (void *)1);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
     cr_assert_gt(r.executions, 3u);
 }
 
@@ -95,8 +94,7 @@ Test(litmus, plain_payload_behind_a_relaxed_flag_is_a_data_race) {
 Test(litmus, plain_payload_behind_release_acquire_is_race_free) {
     mc_options_t o = opts("MP plain release/acquire");
     mc_result_t r = mc_explore(&o, mp_main, (void *)3);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* ---- store buffering ------------------------------------------------------------------ */
@@ -170,8 +168,7 @@ Test(litmus, store_buffering_release_acquire_finds_both_zero) {
 Test(litmus, store_buffering_seq_cst_is_exhaustively_clean) {
     mc_options_t o = opts("SB seq_cst");
     mc_result_t r = mc_explore(&o, sb_main, (void *)2);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* ---- condition variable: a lost wake-up is a deadlock -------------------------------- */
@@ -228,6 +225,5 @@ Test(litmus, condition_publish_outside_the_lock_loses_the_wake_up) {
 Test(litmus, condition_publish_under_the_lock_never_deadlocks) {
     mc_options_t o = opts("cond locked publish");
     mc_result_t r = mc_explore(&o, cv_main, (void *)1);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }

@@ -6,9 +6,8 @@
  * first loop done, the second in the slot). Each range reads an input the caller wrote
  * before the loop and writes its output; every range must run exactly once and the caller
  * must see every output when the call returns. */
-#include <criterion/criterion.h>
-
 #include "jobs_scn.h"
+#include "mc_test.h"
 
 #define L1 3
 #define L2 2
@@ -58,15 +57,12 @@ static void pf_main(void *arg) {
 }
 
 static mc_result_t run(const char *name, const char *weaken) {
-    mc_options_t o = {
-        .name = name, .preemptions = 1, .stale_reads = 1, .history = 3, .weaken = weaken};
-    return mc_explore(&o, pf_main, NULL);
+    return mc_test_run(name, pf_main, NULL, 1, weaken, NULL);
 }
 
 Test(parallel_for, claims_and_late_helpers_run_each_range_once) {
     mc_result_t r = run("parallel_for: two loops, board joiner and late helper", NULL);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* Planted: every acquire of a claim made relaxed (the first load or RMW of the cursor and
@@ -75,6 +71,5 @@ Test(parallel_for, claims_and_late_helpers_run_each_range_once) {
 Test(parallel_for, planted_relaxed_claim_is_caught) {
     mc_result_t r = run("parallel_for planted: claim relaxed",
                         "claim:load_acquire|claim:fetch_add_acq_rel|claim:cas_weak_acq_rel");
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the weakened claim");
+    mc_assert_caught(r, "the weakened claim");
 }

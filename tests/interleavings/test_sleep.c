@@ -4,9 +4,8 @@
  * submits a job J and waits for it; worker 0 (the scenario's main thread) waits in a join,
  * so only worker 1 can run J. A lost wake-up leaves every thread blocked, which the checker
  * reports as a deadlock. */
-#include <criterion/criterion.h>
-
 #include "jobs_scn.h"
+#include "mc_test.h"
 
 typedef struct slp_scn {
     weft_jobs_t *jobs;
@@ -39,25 +38,16 @@ static void slp_main(void *arg) {
     s->out = 0;
     s->jobs = scn_jobs_create(2, 1);
     weft_counter_init(&s->c);
-    int e = mc_thread_start(submitter, s);
-    mc_thread_join(e);
-    weft_jobs_destroy(s->jobs);
+    scn_run_beside(s->jobs, submitter, s);
 }
 
 static mc_result_t run(const char *name, const char *weaken, const char *plant) {
-    mc_options_t o = {.name = name,
-                      .preemptions = 1,
-                      .stale_reads = 1,
-                      .history = 3,
-                      .weaken = weaken,
-                      .plant = plant};
-    return mc_explore(&o, slp_main, NULL);
+    return mc_test_run(name, slp_main, NULL, 1, weaken, plant);
 }
 
 Test(sleep, a_job_arriving_during_the_sleep_decision_is_never_lost) {
     mc_result_t r = run("sleep: job arrives while worker 1 decides to sleep", NULL, NULL);
-    cr_assert(!r.failed, "%s", r.message);
-    cr_assert(r.exhaustive);
+    mc_assert_clean(r);
 }
 
 /* Planted: the publisher's seq_cst load of the sleeper count made relaxed; it may miss a
@@ -65,16 +55,14 @@ Test(sleep, a_job_arriving_during_the_sleep_decision_is_never_lost) {
 Test(sleep, planted_relaxed_sleeper_count_load_loses_the_wake_up) {
     mc_result_t r = run("sleep planted: publisher's sleepers load relaxed",
                         "weft__sleep_notify:load_seq_cst", NULL);
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the lost wake-up");
+    mc_assert_caught(r, "the lost wake-up");
     cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }
 
 /* Planted: the sleeper does not check for work again after registering as a sleeper. */
 Test(sleep, planted_missing_recheck_before_sleeping_loses_the_wake_up) {
     mc_result_t r = run("sleep planted: no re-check", NULL, "sleep_skips_recheck");
-    cr_assert(r.weakened > 0, "the plant did not apply");
-    cr_assert(r.failed, "the checker missed the lost wake-up");
+    mc_assert_caught(r, "the lost wake-up");
     cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }
 
