@@ -135,6 +135,9 @@ finish_slow(weft_jobs_t *jobs, weft__ctx_t *ctx, counter_impl_t *ci, uint64_t ol
     /* release pairs with the acquire in weft_counter_is_done(); our last touch of c */
     uint64_t before =
         weft_atomic_fetch_and_release(&ci->word, ~(C_LOCKED | C_WAITERS | C_SLEEPERS));
+    if (WEFT__PLANT("counter_touch_after_release")) {
+        (void)weft_atomic_load_relaxed(&ci->waiters); /* the interleaving checker's plant */
+    }
     while (list) {
         weft__rec_t *next = list->next;
         weft__rec_t *gate = list->arg;

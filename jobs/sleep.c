@@ -177,7 +177,7 @@ void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
     /* seq_cst: the sleeper's side of the handshake (file top). */
     weft_atomic_fetch_add_seq_cst(&s->sleepers, 1u);
     uint32_t ticket = weft_atomic_load_seq_cst(&s->epoch);
-    if (ready(jobs, ctx, arg, true)) {
+    if (!WEFT__PLANT("sleep_skips_recheck") && ready(jobs, ctx, arg, true)) {
         weft_atomic_fetch_sub_relaxed(&s->sleepers, 1u);
         if (!ctx->is_worker) {
             weft_atomic_fetch_sub_relaxed(&s->external, 1u);

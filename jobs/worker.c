@@ -293,11 +293,19 @@ static void worker_main(void *arg) {
             ran = true;
             continue;
         }
-        if (phase == WEFT__PHASE_DRAINING && ran) {
-            /* Busy -> idle while destroy drains: worker 0 may be asleep waiting for our
-             * `finished` tally. Only on this transition, so idle workers woken by each
-             * other's kicks do not ping-pong. */
-            weft__sleep_kick(jobs);
+        if (ran) {
+            /* Busy -> idle: while destroy drains, worker 0 may be asleep waiting for our
+             * `finished` tally. A Dekker pair with destroy: it stores the phase and then
+             * reads the tallies (all_done), we stored the tally and now read the phase, all
+             * seq_cst (the RMW puts our tally in the total order), so either it sees our
+             * tally or we see DRAINING and kick it. The phase read at the top of the loop is
+             * only acquire: with it, both sides could miss each other (the interleaving
+             * checker found that schedule, tests/interleavings/test_sleep.c). Only on this
+             * transition, so idle workers woken by each other's kicks do not ping-pong. */
+            weft_atomic_fetch_add_seq_cst(&ctx->finished, 0u);
+            if (weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_DRAINING) {
+                weft__sleep_kick(jobs);
+            }
         }
         ran = false;
         weft__sleep_idle(jobs, ctx, weft__worker_ready, NULL);
@@ -535,15 +543,17 @@ void weft__external_leave(weft_jobs_t *jobs) {
 /* True when every submitted job has finished and no registered thread is inside a call. */
 static bool all_done(weft_jobs_t *jobs) {
     /* seq_cst: pairs with the registered thread's seq_cst increment before its phase check */
-    if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+    if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0 &&
+        !WEFT__PLANT("destroy_ignores_callers")) {
         return false;
     }
     uint32_t n = jobs->worker_count + weft_atomic_load_acquire(&jobs->registered);
     n = n < ctx_total(jobs) ? n : ctx_total(jobs);
     uint64_t finished = 0, submitted = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        /* pairs with the release store in weft__run_job() */
-        finished += weft_atomic_load_acquire(&jobs->ctx[i].finished);
+        /* pairs with the release store in weft__run_job(); seq_cst for the busy -> idle
+         * handshake in worker_main(), whose seq_cst RMW of the tally this may read */
+        finished += weft_atomic_load_seq_cst(&jobs->ctx[i].finished);
     }
     for (uint32_t i = 0; i < n; ++i) {
         /* pairs with the release store in submit.c: the job's submission is counted */
@@ -581,7 +591,8 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
             if (all_done(jobs)) {
                 break;
             }
-            if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+            if (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0 &&
+                !WEFT__PLANT("destroy_ignores_callers")) {
                 /* A registered thread is inside a call; it cannot wake us when it leaves
                  * (see weft__external_leave), so poll politely. Rare and short. */
                 weft__thread_yield();
@@ -592,7 +603,8 @@ void weft_jobs_destroy(weft_jobs_t *jobs) {
     }
     stop_and_join(jobs, jobs->worker_count);
     /* Registered threads that came in after the drain only look at the phase and leave. */
-    while (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0) {
+    while (weft_atomic_load_seq_cst(&jobs->external_inflight) != 0 &&
+           !WEFT__PLANT("destroy_ignores_callers")) {
         weft__thread_yield();
     }
     weft__unbind_thread(jobs);

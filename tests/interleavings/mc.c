@@ -1,0 +1,1232 @@
+/* mc.c: the interleaving checker (see mc.h for what it explores and why).
+ *
+ * DESIGN: one process-wide exploration at a time, all of its state behind the mutex `G`.
+ * Only the modelled thread named by `cur` runs code under test; it enters the checker at
+ * each visible operation (taking G), lets the checker pick who performs the next
+ * operation, and hands its turn over (a condition variable per thread) when that is someone
+ * else. Choices are recorded in `trace`; a new execution replays a prefix of them and then
+ * takes default choices (go on with the running thread, read the newest store), which makes
+ * the exploration a depth-first walk over choice sequences. An execution that failed is
+ * abandoned: its threads stay parked in the checker for the rest of the process (Criterion
+ * runs each test in its own process), so nothing unwinds through the code under test.
+ *
+ * The memory model. Each thread has a vector clock `vc`; a store records its thread and
+ * clock and, when it is a release (or follows a release fence, or is an RMW continuing a
+ * release sequence), the clock it publishes (`rel`). A load may read a store of the kept
+ * history unless a newer store happens-before the load (its clock is covered by the
+ * reader's) or the reader already saw a newer one (coherence). An acquire load joins `rel`
+ * into the reader's clock; a relaxed one keeps it for a later acquire fence. */
+#define _GNU_SOURCE 1
+
+#include "mc.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/platform/atomic.h"
+
+typedef uint32_t vc_t[MC_MAX_THREADS];
+
+#define MAX_HISTORY 8
+#define MAX_LOCS 8192
+#define MAX_MUTEXES 64
+#define MAX_PLAIN 256
+#define MAX_RETIRED 512
+#define MAX_NAMES 64
+#define LOG_CAP 20000
+
+typedef struct store_ent {
+    uint64_t val; /* the value (masked to the location's size) */
+    uint64_t mo;  /* position in the location's modification order */
+    int tid;      /* storing thread, -1 for a location's first-seen value */
+    uint32_t clk; /* the storing thread's own clock at the store */
+    vc_t rel;     /* clock an acquire reading this store joins */
+} store_ent_t;
+
+typedef struct loc {
+    uintptr_t addr; /* 0: free slot */
+    size_t size;
+    int nh;                         /* stores kept, oldest first */
+    store_ent_t h[MAX_HISTORY];     /* the newest `nh` stores in modification order */
+    uint64_t next_mo;               /* mo of the next store */
+    uint64_t floor[MC_MAX_THREADS]; /* oldest mo each thread may still read (coherence) */
+} loc_t;
+
+typedef struct mutex_shadow {
+    uintptr_t addr;
+    int owner; /* -1 when free */
+    vc_t vc;   /* clock of the last unlock */
+} mutex_shadow_t;
+
+typedef struct plain_cell {
+    uintptr_t addr;
+    int wtid;                      /* last writer, -1 none */
+    uint32_t wclk;                 /* its clock at the write */
+    uint32_t rclk[MC_MAX_THREADS]; /* each thread's clock at its last read (0: none) */
+} plain_cell_t;
+
+enum { TS_FREE, TS_RUNNABLE, TS_BLOCK_MUTEX, TS_BLOCK_COND, TS_BLOCK_JOIN, TS_DONE };
+
+typedef struct mthread {
+    int state;
+    uintptr_t wait_obj;   /* mutex (BLOCK_MUTEX) or condition variable (BLOCK_COND) */
+    uintptr_t cond_mutex; /* BLOCK_COND: the mutex to take again */
+    uint64_t cond_seq;    /* BLOCK_COND: arrival order (signal wakes the oldest) */
+    int join_id;          /* BLOCK_JOIN: the thread waited for */
+    vc_t vc, fence_rel, acq_pending;
+    pthread_t real;
+    bool has_real;
+    pthread_cond_t cv;
+    mc_fn_t fn;
+    void *arg;
+} mthread_t;
+
+enum { CH_SCHED = 1, CH_READ = 2, CH_CHOOSE = 3 };
+
+typedef struct choice {
+    uint8_t kind;
+    uint8_t n;
+    uint8_t chosen;
+} choice_t;
+
+typedef struct log_ent {
+    int tid;
+    bool has_site;
+    weft__mc_site_t site; /* copied: call sites pass compound literals */
+    uintptr_t addr;
+    uint64_t val;
+    uint64_t val2;
+    int mark;   /* 1 pre-empted before, 2 stale read */
+    bool plant; /* the order was weakened by the plant */
+    const char *what;
+} log_ent_t;
+
+static struct {
+    pthread_mutex_t G;
+    pthread_cond_t done_cv;
+    bool exploring;
+    uint64_t gen;
+    int cur;
+    int nthreads;
+    mthread_t th[MC_MAX_THREADS];
+    bool exec_done, failed;
+    char message[512];
+    const mc_options_t *o;
+    /* choices */
+    choice_t *trace;
+    size_t trace_len, trace_cap, replay_len, point;
+    int used_pre, used_stale;
+    int pending_mark;
+    bool pending_plant;
+    /* shadow state, reset per execution */
+    loc_t *locs;
+    int nlocs;
+    int *used; /* indices of the slots in use, so a reset clears only those */
+    mutex_shadow_t mutexes[MAX_MUTEXES];
+    plain_cell_t plain[MAX_PLAIN];
+    struct {
+        uintptr_t lo, hi;
+        const char *name;
+        int by;
+    } retired[MAX_RETIRED];
+    int nretired;
+    struct {
+        uintptr_t addr;
+        const char *name;
+    } names[MAX_NAMES];
+    int nnames;
+    uint64_t steps;
+    uint64_t cond_seq;
+    int weakened;
+    log_ent_t *log;
+    size_t nlog;
+} S = {.G = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local int self = -1;
+static _Thread_local uint64_t self_gen;
+
+static bool modelled(void) { return S.exploring && self >= 0 && self_gen == S.gen; }
+
+static void vc_join(vc_t a, const vc_t b) {
+    for (int i = 0; i < MC_MAX_THREADS; ++i) {
+        a[i] = a[i] > b[i] ? a[i] : b[i];
+    }
+}
+
+static uint64_t mask(uint64_t v, size_t size) {
+    return size >= 8 ? v : v & ((UINT64_C(1) << (size * 8)) - 1u);
+}
+
+static const char *name_of(uintptr_t a) {
+    for (int i = 0; i < S.nnames; ++i) {
+        if (S.names[i].addr == a) {
+            return S.names[i].name;
+        }
+    }
+    return NULL;
+}
+
+static const char *base_name(const char *f) {
+    const char *s = strrchr(f, '/');
+    return s ? s + 1 : f;
+}
+
+static void print_log(FILE *out) {
+    size_t from = S.nlog > 400 ? S.nlog - 400 : 0;
+    fprintf(out,
+            "schedule (%zu operations%s; thread, function, site, operation, location, "
+            "value):\n",
+            S.nlog, from ? ", the last 400 shown" : "");
+    for (size_t i = from; i < S.nlog; ++i) {
+        const log_ent_t *e = &S.log[i];
+        char loc[64] = "";
+        if (e->addr) {
+            const char *n = name_of(e->addr);
+            if (n) {
+                snprintf(loc, sizeof loc, " [%s]", n);
+            } else {
+                snprintf(loc, sizeof loc, " [%#" PRIxPTR "]", e->addr);
+            }
+        }
+        if (e->has_site && e->site.line == 0) {
+            fprintf(out, "  %5zu T%d %s%s %s%s = %#" PRIx64 "\n", i, e->tid,
+                    e->mark == 1 ? "<pre-empts> " : "", e->site.func, e->site.op, loc, e->val);
+        } else if (e->has_site) {
+            fprintf(out, "  %5zu T%d %s%s (%s:%d) %s%s%s%s = %#" PRIx64 "%s\n", i, e->tid,
+                    e->mark == 1 ? "<pre-empts> " : "", e->site.func, base_name(e->site.file),
+                    e->site.line, e->site.op, e->plant ? " (planted: relaxed)" : "", e->what, loc,
+                    e->val, e->mark == 2 ? " (stale: a newer store was not yet visible)" : "");
+        } else {
+            fprintf(out, "  %5zu T%d %s%s%s\n", i, e->tid, e->mark == 1 ? "<pre-empts> " : "",
+                    e->what, loc);
+        }
+    }
+}
+
+static void add_log(const weft__mc_site_t *site, const char *what, uintptr_t addr, uint64_t v) {
+    if (S.nlog == LOG_CAP) {
+        memmove(S.log, S.log + LOG_CAP / 2, (LOG_CAP / 2) * sizeof *S.log);
+        S.nlog = LOG_CAP / 2;
+    }
+    log_ent_t *e = &S.log[S.nlog++];
+    e->tid = self;
+    e->has_site = site != NULL;
+    if (site) {
+        e->site = *site;
+    }
+    e->addr = addr;
+    e->val = v;
+    e->val2 = 0;
+    e->mark = S.pending_mark;
+    e->plant = S.pending_plant;
+    e->what = what;
+    S.pending_plant = false;
+    S.pending_mark = 0;
+}
+
+/* Wait (G held) until it is this thread's turn in this execution. */
+static void wait_turn(void) {
+    uint64_t g = self_gen;
+    while (!(S.cur == self && S.gen == g && !S.failed)) {
+        pthread_cond_wait(&S.th[self].cv, &S.G);
+    }
+}
+
+/* Abandon the execution (G held): report, wake the explorer, park forever. */
+static void fail_locked(const char *fmt, ...) {
+    if (!S.failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(S.message, sizeof S.message, fmt, ap);
+        va_end(ap);
+        S.failed = true;
+        if (!S.o->quiet) {
+            fprintf(stderr, "\n[mc] %s: failing execution: %s\n",
+                    S.o->name ? S.o->name : "scenario", S.message);
+            print_log(stderr);
+            /* the non-default choices as point=option; every other point took option 0 */
+            fprintf(stderr, "choices (mc_options_t.replay): \"");
+            bool first = true;
+            for (size_t i = 0; i < S.point && i < S.trace_len; ++i) {
+                if (S.trace[i].chosen) {
+                    fprintf(stderr, "%s%zu=%u", first ? "" : ",", i, S.trace[i].chosen);
+                    first = false;
+                }
+            }
+            fprintf(stderr, "\"\n");
+        }
+        S.exec_done = true;
+        pthread_cond_signal(&S.done_cv);
+    }
+    for (;;) {
+        pthread_cond_wait(&S.th[self].cv, &S.G);
+    }
+}
+
+static bool enabled(int t) {
+    const mthread_t *m = &S.th[t];
+    switch (m->state) {
+    case TS_RUNNABLE:
+        return true;
+    case TS_BLOCK_MUTEX:
+        for (int i = 0; i < MAX_MUTEXES; ++i) {
+            if (S.mutexes[i].addr == m->wait_obj) {
+                return S.mutexes[i].owner < 0;
+            }
+        }
+        return true;
+    case TS_BLOCK_JOIN:
+        return S.th[m->join_id].state == TS_DONE;
+    default:
+        return false;
+    }
+}
+
+/* A choice among n options: replayed from the trace or taken as 0 and recorded. */
+static int take_choice(int kind, int n) {
+    if (n <= 1) {
+        return 0;
+    }
+    if (S.point < S.replay_len) {
+        choice_t *c = &S.trace[S.point++];
+        if (c->kind == 0 && c->chosen < n) { /* a replayed choice: adopt this point */
+            c->kind = (uint8_t)kind;
+            c->n = (uint8_t)n;
+        }
+        if (S.o->replay && (c->kind != kind || c->n != n)) {
+            S.replay_len = S.point - 1; /* the code changed here: defaults from now on */
+            S.trace_len = S.replay_len;
+            S.point = S.replay_len;
+        } else if (c->kind != kind || c->n != n) {
+            fail_locked("the scenario is not deterministic: choice %zu was kind %d of %d "
+                        "options, now kind %d of %d",
+                        S.point - 1, c->kind, c->n, kind, n);
+        } else {
+            return c->chosen;
+        }
+    }
+    if (S.trace_len == S.trace_cap) {
+        S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
+        S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
+        if (!S.trace) {
+            abort();
+        }
+    }
+    S.trace[S.trace_len++] = (choice_t){(uint8_t)kind, (uint8_t)n, 0};
+    S.point = S.trace_len;
+    S.replay_len = S.trace_len;
+    return 0;
+}
+
+/* Hand the turn to `next` (G held) and wait for it to come back. */
+static void switch_to(int next) {
+    if (next == self) {
+        return;
+    }
+    S.cur = next;
+    pthread_cond_broadcast(&S.th[next].cv);
+    wait_turn();
+}
+
+/* Candidates in order self+1, self+2, ... (wrapping), optionally including self last. */
+static int candidates(int *out, bool with_self) {
+    int n = 0;
+    for (int k = 1; k <= S.nthreads; ++k) {
+        int t = (self + k) % S.nthreads;
+        if (t == self && !with_self) {
+            continue;
+        }
+        if (enabled(t)) {
+            out[n++] = t;
+        }
+    }
+    return n;
+}
+
+/* The running thread cannot go on (blocked or finished): pick who runs next. */
+static void pick_other(void) {
+    int cand[MC_MAX_THREADS];
+    int n = candidates(cand, false);
+    if (n == 0) {
+        bool all_done = true;
+        char who[256] = "";
+        size_t len = 0;
+        for (int t = 0; t < S.nthreads; ++t) {
+            if (S.th[t].state != TS_DONE) {
+                all_done = false;
+                static const char *const st[] = {"free",          "runnable",
+                                                 "waits a mutex", "waits a condition",
+                                                 "waits a join",  "done"};
+                len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                        " T%d %s;", t, st[S.th[t].state]);
+            }
+        }
+        if (all_done) {
+            S.exec_done = true;
+            pthread_cond_signal(&S.done_cv);
+            return;
+        }
+        fail_locked("deadlock: no thread can run (%s) — a lost wake-up or a lock cycle", who);
+    }
+    int k = take_choice(CH_SCHED, n);
+    if (cand[k] != self) {
+        S.cur = cand[k];
+        pthread_cond_broadcast(&S.th[cand[k]].cv);
+    }
+}
+
+/* Scheduling point before a visible operation of the running (enabled) thread. */
+static void sched_point(void) {
+    if (++S.steps > S.o->max_steps) {
+        fail_locked("livelock: more than %" PRIu64 " operations in one execution", S.o->max_steps);
+    }
+    if (S.used_pre >= S.o->preemptions) {
+        return;
+    }
+    int cand[MC_MAX_THREADS];
+    int n = candidates(cand, false);
+    if (n == 0) {
+        return;
+    }
+    /* option 0: go on; option k: pre-empt in favour of cand[k-1] */
+    int k = take_choice(CH_SCHED, n + 1);
+    if (k > 0) {
+        S.used_pre++;
+        S.pending_mark = 1; /* marks the next logged operation, the other thread's */
+        switch_to(cand[k - 1]);
+    }
+}
+
+/* Block the running thread (state already set) until it is enabled and chosen again. */
+static void block_here(void) {
+    pick_other();
+    wait_turn();
+    S.th[self].state = TS_RUNNABLE;
+}
+
+/* ---- shadow locations -------------------------------------------------------------- */
+
+static loc_t *find_loc(uintptr_t a) {
+    size_t h = (a >> 3) * 0x9E3779B97F4A7C15u >> 51; /* 13 bits */
+    for (size_t i = 0; i < MAX_LOCS; ++i) {
+        size_t k = (h + i) & (MAX_LOCS - 1);
+        loc_t *l = &S.locs[k];
+        if (l->addr == a) {
+            return l;
+        }
+        if (l->addr == 0) {
+            if (S.nlocs >= MAX_LOCS / 2) {
+                abort(); /* more than MAX_LOCS / 2 locations in one execution */
+            }
+            S.used[S.nlocs++] = (int)k;
+            return l;
+        }
+    }
+    abort();
+}
+
+static void raw_write(volatile void *p, size_t size, uint64_t v) {
+    switch (size) {
+    case 1:
+        __atomic_store_n((volatile uint8_t *)p, (uint8_t)v, __ATOMIC_SEQ_CST);
+        break;
+    case 2:
+        __atomic_store_n((volatile uint16_t *)p, (uint16_t)v, __ATOMIC_SEQ_CST);
+        break;
+    case 4:
+        __atomic_store_n((volatile uint32_t *)p, (uint32_t)v, __ATOMIC_SEQ_CST);
+        break;
+    default:
+        __atomic_store_n((volatile uint64_t *)p, v, __ATOMIC_SEQ_CST);
+        break;
+    }
+}
+
+static uint64_t raw_read(const volatile void *p, size_t size) {
+    switch (size) {
+    case 1:
+        return __atomic_load_n((const volatile uint8_t *)p, __ATOMIC_SEQ_CST);
+    case 2:
+        return __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_SEQ_CST);
+    case 4:
+        return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_SEQ_CST);
+    default:
+        return __atomic_load_n((const volatile uint64_t *)p, __ATOMIC_SEQ_CST);
+    }
+}
+
+static loc_t *get_loc(const volatile void *p, size_t size) {
+    loc_t *l = find_loc((uintptr_t)p);
+    if (l->addr == 0) {
+        memset(l, 0, sizeof *l);
+        l->addr = (uintptr_t)p;
+        l->size = size;
+        l->nh = 1;
+        l->h[0].val = raw_read(p, size);
+        l->h[0].tid = -1;
+        l->next_mo = 1;
+    }
+    return l;
+}
+
+static void check_retired(const volatile void *p) {
+    uintptr_t a = (uintptr_t)p;
+    for (int i = 0; i < S.nretired; ++i) {
+        if (a >= S.retired[i].lo && a < S.retired[i].hi) {
+            fail_locked("T%d touched %s after T%d let it go (its last touch must be the "
+                        "operation that released it)",
+                        self, S.retired[i].name, S.retired[i].by);
+        }
+    }
+}
+
+static void push_store(loc_t *l, uint64_t v, const vc_t rel) {
+    if (l->nh == MAX_HISTORY || l->nh >= S.o->history) {
+        memmove(&l->h[0], &l->h[1], (size_t)(l->nh - 1) * sizeof l->h[0]);
+        l->nh--;
+    }
+    store_ent_t *e = &l->h[l->nh++];
+    e->val = mask(v, l->size);
+    e->mo = l->next_mo++;
+    e->tid = self;
+    e->clk = S.th[self].vc[self];
+    memcpy(e->rel, rel, sizeof(vc_t));
+    l->floor[self] = e->mo;
+}
+
+static int weaken(int mo, const weft__mc_site_t *site) {
+    const char *w = S.o->weaken;
+    if (!w || mo == WEFT__MO_RELAXED) {
+        return mo;
+    }
+    /* "function:op", or several joined by '|' */
+    size_t fl = strlen(site->func), ol = strlen(site->op);
+    for (const char *t = w; *t;) {
+        const char *bar = strchr(t, '|');
+        size_t len = bar ? (size_t)(bar - t) : strlen(t);
+        if (len == fl + 1 + ol && strncmp(t, site->func, fl) == 0 && t[fl] == ':' &&
+            strncmp(t + fl + 1, site->op, ol) == 0) {
+            S.weakened++;
+            S.pending_plant = true;
+            return WEFT__MO_RELAXED;
+        }
+        t += len + (bar ? 1 : 0);
+    }
+    return mo;
+}
+
+static bool is_acq(int mo) {
+    return mo == WEFT__MO_ACQUIRE || mo == WEFT__MO_ACQ_REL || mo == WEFT__MO_SEQ_CST;
+}
+static bool is_rel(int mo) {
+    return mo == WEFT__MO_RELEASE || mo == WEFT__MO_ACQ_REL || mo == WEFT__MO_SEQ_CST;
+}
+
+static void begin_op(const volatile void *p) {
+    pthread_mutex_lock(&S.G);
+    sched_point();
+    if (p) {
+        check_retired(p); /* after the pre-emption point: the owner may let go meanwhile */
+    }
+    S.th[self].vc[self]++;
+}
+
+/* The store a load reads: from the newest back to the oldest one still visible. */
+static const store_ent_t *read_from(loc_t *l, int mo) {
+    mthread_t *t = &S.th[self];
+    int lo = 0;
+    for (int i = l->nh - 1; i >= 0; --i) {
+        const store_ent_t *e = &l->h[i];
+        if (e->tid < 0 || e->clk <= t->vc[e->tid] || e->mo <= l->floor[self]) {
+            lo = i;
+            break;
+        }
+    }
+    int k = 0;
+    if (mo != WEFT__MO_SEQ_CST && S.used_stale < S.o->stale_reads) {
+        k = take_choice(CH_READ, l->nh - lo);
+    }
+    const store_ent_t *e = &l->h[l->nh - 1 - k];
+    if (k > 0) {
+        S.used_stale++;
+        S.pending_mark = 2;
+    }
+    if (e->mo > l->floor[self]) {
+        l->floor[self] = e->mo;
+    }
+    if (is_acq(mo)) {
+        vc_join(t->vc, e->rel);
+    } else {
+        vc_join(t->acq_pending, e->rel);
+    }
+    return e;
+}
+
+void weft__mc_atomic_init(volatile void *p, size_t size, uint64_t v) {
+    if (!modelled()) {
+        raw_write(p, size, v);
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    loc_t *l = get_loc(p, size);
+    l->size = size;
+    l->nh = 0;
+    vc_t none = {0};
+    push_store(l, v, none);
+    for (int i = 0; i < MC_MAX_THREADS; ++i) {
+        l->floor[i] = l->h[0].mo;
+    }
+    raw_write(p, size, v);
+    pthread_mutex_unlock(&S.G);
+}
+
+uint64_t weft__mc_load(const volatile void *p, size_t size, int mo, const weft__mc_site_t *site) {
+    if (!modelled()) {
+        return raw_read(p, size);
+    }
+    begin_op(p);
+    mo = weaken(mo, site);
+    loc_t *l = get_loc(p, size);
+    uint64_t v = read_from(l, mo)->val;
+    add_log(site, "", (uintptr_t)p, v);
+    pthread_mutex_unlock(&S.G);
+    return v;
+}
+
+void weft__mc_store(volatile void *p, size_t size, uint64_t v, int mo,
+                    const weft__mc_site_t *site) {
+    if (!modelled()) {
+        raw_write(p, size, v);
+        return;
+    }
+    begin_op(p);
+    mo = weaken(mo, site);
+    loc_t *l = get_loc(p, size);
+    mthread_t *t = &S.th[self];
+    push_store(l, v, is_rel(mo) ? t->vc : t->fence_rel);
+    raw_write(p, size, v);
+    add_log(site, "", (uintptr_t)p, mask(v, size));
+    pthread_mutex_unlock(&S.G);
+}
+
+static uint64_t apply(int op, uint64_t old, uint64_t v) {
+    switch (op) {
+    case WEFT__RMW_XCHG:
+        return v;
+    case WEFT__RMW_ADD:
+        return old + v;
+    case WEFT__RMW_SUB:
+        return old - v;
+    case WEFT__RMW_AND:
+        return old & v;
+    default:
+        return old | v;
+    }
+}
+
+/* A read-modify-write reads the newest store and continues its release sequence. */
+static uint64_t rmw_locked(loc_t *l, volatile void *p, uint64_t nv_fn_v, int op, int mo) {
+    mthread_t *t = &S.th[self];
+    const store_ent_t *e = &l->h[l->nh - 1];
+    uint64_t old = e->val;
+    vc_t prev_rel;
+    memcpy(prev_rel, e->rel, sizeof prev_rel);
+    if (is_acq(mo)) {
+        vc_join(t->vc, prev_rel);
+    } else {
+        vc_join(t->acq_pending, prev_rel);
+    }
+    vc_t rel;
+    memcpy(rel, is_rel(mo) ? t->vc : t->fence_rel, sizeof rel);
+    vc_join(rel, prev_rel);
+    uint64_t nv = mask(apply(op, old, nv_fn_v), l->size);
+    push_store(l, nv, rel);
+    raw_write(p, l->size, nv);
+    return old;
+}
+
+uint64_t weft__mc_rmw(volatile void *p, size_t size, int op, uint64_t v, int mo,
+                      const weft__mc_site_t *site) {
+    if (!modelled()) {
+        uint64_t old = raw_read(p, size);
+        raw_write(p, size, mask(apply(op, old, v), size));
+        return old;
+    }
+    begin_op(p);
+    mo = weaken(mo, site);
+    loc_t *l = get_loc(p, size);
+    uint64_t old = rmw_locked(l, p, v, op, mo);
+    add_log(site, " (old)", (uintptr_t)p, old);
+    pthread_mutex_unlock(&S.G);
+    return old;
+}
+
+bool weft__mc_cas(volatile void *p, size_t size, void *expected, uint64_t desired, int mo_ok,
+                  int mo_fail, const weft__mc_site_t *site) {
+    uint64_t exp = 0;
+    memcpy(&exp, expected, size);
+    if (!modelled()) {
+        uint64_t cur = raw_read(p, size);
+        if (cur == exp) {
+            raw_write(p, size, desired);
+            return true;
+        }
+        memcpy(expected, &cur, size);
+        return false;
+    }
+    begin_op(p);
+    mo_ok = weaken(mo_ok, site);
+    mo_fail = weaken(mo_fail, site);
+    loc_t *l = get_loc(p, size);
+    const store_ent_t *e = &l->h[l->nh - 1];
+    bool ok = e->val == mask(exp, size);
+    if (ok) {
+        (void)rmw_locked(l, p, desired, WEFT__RMW_XCHG, mo_ok);
+        add_log(site, " ok, was", (uintptr_t)p, exp);
+    } else {
+        mthread_t *t = &S.th[self];
+        uint64_t cur = e->val;
+        if (is_acq(mo_fail)) {
+            vc_join(t->vc, e->rel);
+        } else {
+            vc_join(t->acq_pending, e->rel);
+        }
+        l->floor[self] = e->mo;
+        memcpy(expected, &cur, size);
+        add_log(site, " failed, saw", (uintptr_t)p, cur);
+    }
+    pthread_mutex_unlock(&S.G);
+    return ok;
+}
+
+static void floors_to_latest(void) {
+    for (int i = 0; i < S.nlocs; ++i) {
+        loc_t *l = &S.locs[S.used[i]];
+        if (l->addr && l->nh > 0) {
+            l->floor[self] = l->h[l->nh - 1].mo;
+        }
+    }
+}
+
+void weft__mc_fence(int mo, const weft__mc_site_t *site) {
+    if (!modelled()) {
+        return; /* outside an exploration nothing runs concurrently with the caller */
+    }
+    begin_op(NULL);
+    mo = weaken(mo, site);
+    mthread_t *t = &S.th[self];
+    if (is_acq(mo)) {
+        vc_join(t->vc, t->acq_pending);
+    }
+    if (is_rel(mo)) {
+        memcpy(t->fence_rel, t->vc, sizeof(vc_t));
+    }
+    if (mo == WEFT__MO_SEQ_CST) {
+        floors_to_latest(); /* stronger than C11: no weak outcome across a seq_cst fence */
+    }
+    add_log(site, "", 0, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+void weft__mc_yield(const weft__mc_site_t *site) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    if (++S.steps > S.o->max_steps) {
+        fail_locked("livelock: more than %" PRIu64 " operations in one execution", S.o->max_steps);
+    }
+    /* A spinning thread lets the next runnable thread go (free, not a pre-emption) and
+     * afterwards sees the newest stores: spins never wait on a stale read for ever. */
+    floors_to_latest();
+    int cand[MC_MAX_THREADS];
+    if (candidates(cand, false) > 0) {
+        add_log(site, "", 0, 0);
+        switch_to(cand[0]);
+    }
+    pthread_mutex_unlock(&S.G);
+}
+
+/* ---- mutexes, condition variables, threads ---------------------------------------- */
+
+static mutex_shadow_t *get_mutex(const void *m) {
+    uintptr_t a = (uintptr_t)m;
+    for (int i = 0; i < MAX_MUTEXES; ++i) {
+        if (S.mutexes[i].addr == a) {
+            return &S.mutexes[i];
+        }
+    }
+    for (int i = 0; i < MAX_MUTEXES; ++i) {
+        if (S.mutexes[i].addr == 0) {
+            S.mutexes[i].addr = a;
+            S.mutexes[i].owner = -1;
+            memset(S.mutexes[i].vc, 0, sizeof(vc_t));
+            return &S.mutexes[i];
+        }
+    }
+    abort();
+}
+
+static const weft__mc_site_t site_lock = {"mc", "mutex", 0, "lock"};
+static const weft__mc_site_t site_unlock = {"mc", "mutex", 0, "unlock"};
+static const weft__mc_site_t site_wait = {"mc", "cond", 0, "wait"};
+static const weft__mc_site_t site_woken = {"mc", "cond", 0, "woken"};
+static const weft__mc_site_t site_signal = {"mc", "cond", 0, "signal"};
+static const weft__mc_site_t site_bcast = {"mc", "cond", 0, "broadcast"};
+static const weft__mc_site_t site_start = {"mc", "thread", 0, "start"};
+static const weft__mc_site_t site_join = {"mc", "thread", 0, "join"};
+static const weft__mc_site_t site_end = {"mc", "thread", 0, "end"};
+
+static void lock_locked(mutex_shadow_t *m) {
+    while (m->owner >= 0) {
+        if (m->owner == self) {
+            fail_locked("T%d locks a mutex it already holds", self);
+        }
+        S.th[self].state = TS_BLOCK_MUTEX;
+        S.th[self].wait_obj = m->addr;
+        block_here();
+    }
+    m->owner = self;
+    vc_join(S.th[self].vc, m->vc);
+}
+
+void mc_mutex_init(void *m) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    mutex_shadow_t *s = get_mutex(m);
+    s->owner = -1;
+    pthread_mutex_unlock(&S.G);
+}
+
+void mc_mutex_lock(void *mp) {
+    begin_op(NULL);
+    mutex_shadow_t *m = get_mutex(mp);
+    lock_locked(m);
+    add_log(&site_lock, "", (uintptr_t)mp, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+static void unlock_locked(mutex_shadow_t *m) {
+    if (m->owner != self) {
+        fail_locked("T%d unlocks a mutex it does not hold", self);
+    }
+    m->owner = -1;
+    memcpy(m->vc, S.th[self].vc, sizeof(vc_t));
+}
+
+void mc_mutex_unlock(void *mp) {
+    begin_op(NULL);
+    unlock_locked(get_mutex(mp));
+    add_log(&site_unlock, "", (uintptr_t)mp, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+void mc_cond_wait(void *c, void *mp) {
+    begin_op(NULL);
+    mutex_shadow_t *m = get_mutex(mp);
+    unlock_locked(m);
+    add_log(&site_wait, "", (uintptr_t)c, 0);
+    mthread_t *t = &S.th[self];
+    t->state = TS_BLOCK_COND;
+    t->wait_obj = (uintptr_t)c;
+    t->cond_mutex = m->addr;
+    t->cond_seq = ++S.cond_seq;
+    block_here(); /* back when signalled and the mutex was free */
+    lock_locked(m);
+    add_log(&site_woken, "", (uintptr_t)c, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+static void wake(void *c, bool all) {
+    begin_op(NULL);
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < S.nthreads; ++i) {
+            mthread_t *t = &S.th[i];
+            if (t->state == TS_BLOCK_COND && t->wait_obj == (uintptr_t)c &&
+                (best < 0 || t->cond_seq < S.th[best].cond_seq)) {
+                best = i;
+            }
+        }
+        if (best < 0) {
+            break;
+        }
+        S.th[best].state = TS_BLOCK_MUTEX;
+        S.th[best].wait_obj = S.th[best].cond_mutex;
+        (void)get_mutex((void *)S.th[best].cond_mutex);
+        if (!all) {
+            break;
+        }
+    }
+    add_log(all ? &site_bcast : &site_signal, "", (uintptr_t)c, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+void mc_cond_signal(void *c) { wake(c, false); }
+void mc_cond_broadcast(void *c) { wake(c, true); }
+
+static void finish_locked(void) {
+    S.th[self].vc[self]++;
+    S.th[self].state = TS_DONE;
+    add_log(&site_end, "", 0, 0);
+    pick_other();
+}
+
+static void *trampoline(void *p) {
+    int id = (int)(intptr_t)p;
+    pthread_mutex_lock(&S.G);
+    self = id;
+    self_gen = S.gen;
+    wait_turn();
+    mthread_t *t = &S.th[id];
+    mc_fn_t fn = t->fn;
+    void *arg = t->arg;
+    pthread_mutex_unlock(&S.G);
+    fn(arg);
+    pthread_mutex_lock(&S.G);
+    finish_locked();
+    pthread_mutex_unlock(&S.G);
+    return NULL;
+}
+
+static int start_locked(mc_fn_t fn, void *arg) {
+    if (S.nthreads == MC_MAX_THREADS) {
+        fail_locked("more than %d modelled threads", MC_MAX_THREADS);
+    }
+    int id = S.nthreads++;
+    mthread_t *t = &S.th[id];
+    t->state = TS_RUNNABLE;
+    t->fn = fn;
+    t->arg = arg;
+    t->join_id = -1;
+    memset(t->fence_rel, 0, sizeof(vc_t));
+    memset(t->acq_pending, 0, sizeof(vc_t));
+    if (self >= 0 && self_gen == S.gen) {
+        memcpy(t->vc, S.th[self].vc, sizeof(vc_t));
+    } else {
+        memset(t->vc, 0, sizeof(vc_t));
+    }
+    t->vc[id]++;
+    if (pthread_create(&t->real, NULL, trampoline, (void *)(intptr_t)id) != 0) {
+        abort();
+    }
+    t->has_real = true;
+    return id;
+}
+
+int mc_thread_start(mc_fn_t fn, void *arg) {
+    begin_op(NULL);
+    int id = start_locked(fn, arg);
+    add_log(&site_start, "", 0, (uint64_t)id);
+    pthread_mutex_unlock(&S.G);
+    return id;
+}
+
+void mc_thread_join(int id) {
+    begin_op(NULL);
+    if (S.th[id].state != TS_DONE) {
+        S.th[self].state = TS_BLOCK_JOIN;
+        S.th[self].join_id = id;
+        block_here();
+    }
+    vc_join(S.th[self].vc, S.th[id].vc);
+    add_log(&site_join, "", 0, (uint64_t)id);
+    pthread_mutex_unlock(&S.G);
+}
+
+int mc_thread_id(void) { return self; }
+
+/* ---- scenario helpers ------------------------------------------------------------ */
+
+void mc_check_impl(bool cond, const char *expr, const char *file, int line, const char *fmt, ...) {
+    if (cond) {
+        return;
+    }
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&S.G);
+    fail_locked("T%d: check failed at %s:%d: %s (%s)", self, base_name(file), line, expr, msg);
+}
+
+static plain_cell_t *get_plain(const void *p) {
+    for (int i = 0; i < MAX_PLAIN; ++i) {
+        if (S.plain[i].addr == (uintptr_t)p) {
+            return &S.plain[i];
+        }
+    }
+    for (int i = 0; i < MAX_PLAIN; ++i) {
+        if (S.plain[i].addr == 0) {
+            memset(&S.plain[i], 0, sizeof S.plain[i]);
+            S.plain[i].addr = (uintptr_t)p;
+            S.plain[i].wtid = -1;
+            return &S.plain[i];
+        }
+    }
+    abort();
+}
+
+/* A plain access: races with another thread's write (and, for a write, with another
+ * thread's read) that happens-before does not order. */
+static void plain_access(const void *p, const char *name, bool write) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    mthread_t *t = &S.th[self];
+    t->vc[self]++;
+    plain_cell_t *c = get_plain(p);
+    const char *verb = write ? "writes" : "reads";
+    if (c->wtid >= 0 && c->wtid != self && c->wclk > t->vc[c->wtid]) {
+        fail_locked("data race on %s: T%d %s it, unordered with T%d's write (a missing "
+                    "release/acquire pair)",
+                    name, self, verb, c->wtid);
+    }
+    for (int u = 0; write && u < S.nthreads; ++u) {
+        if (u != self && c->rclk[u] > t->vc[u]) {
+            fail_locked("data race on %s: T%d writes it, unordered with T%d's read", name, self, u);
+        }
+    }
+    if (write) {
+        c->wtid = self;
+        c->wclk = t->vc[self];
+    } else {
+        c->rclk[self] = t->vc[self];
+    }
+    add_log(NULL, write ? "plain write" : "plain read", (uintptr_t)p, 0);
+    pthread_mutex_unlock(&S.G);
+}
+
+void mc_plain_write(const void *p, const char *name) { plain_access(p, name, true); }
+void mc_plain_read(const void *p, const char *name) { plain_access(p, name, false); }
+
+void mc_retire(const void *p, size_t size, const char *name) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    if (S.nretired < MAX_RETIRED) {
+        S.retired[S.nretired].lo = (uintptr_t)p;
+        S.retired[S.nretired].hi = (uintptr_t)p + size;
+        S.retired[S.nretired].name = name;
+        S.retired[S.nretired].by = self;
+        S.nretired++;
+    }
+    pthread_mutex_unlock(&S.G);
+}
+
+/* Memory handed back to an allocator (freed): forget its atomics' histories, so a later
+ * object at the same address starts fresh. Memory handed out again (not freed): end the
+ * retirements covering it. */
+static void memory_event(const void *p, size_t size, bool freed) {
+    if (!modelled()) {
+        return;
+    }
+    pthread_mutex_lock(&S.G);
+    uintptr_t lo = (uintptr_t)p, hi = lo + size;
+    if (freed) {
+        for (int i = 0; i < S.nlocs; ++i) {
+            loc_t *l = &S.locs[S.used[i]];
+            if (l->addr >= lo && l->addr < hi) {
+                l->addr = 1; /* keeps the probe chain intact: an address nobody uses */
+            }
+        }
+    } else {
+        for (int i = 0; i < S.nretired; ++i) {
+            if (S.retired[i].lo < hi && lo < S.retired[i].hi) {
+                S.retired[i].lo = S.retired[i].hi = 0;
+            }
+        }
+    }
+    pthread_mutex_unlock(&S.G);
+}
+
+void mc_forget(const void *p, size_t size) { memory_event(p, size, true); }
+void mc_unretire(const void *p, size_t size) { memory_event(p, size, false); }
+
+void mc_name(const void *p, const char *name) {
+    pthread_mutex_lock(&S.G);
+    if (S.nnames < MAX_NAMES) {
+        S.names[S.nnames].addr = (uintptr_t)p;
+        S.names[S.nnames].name = name;
+        S.nnames++;
+    }
+    pthread_mutex_unlock(&S.G);
+}
+
+bool weft__mc_planted(const char *name) {
+    if (!modelled() || !S.o->plant || strcmp(S.o->plant, name) != 0) {
+        return false;
+    }
+    pthread_mutex_lock(&S.G);
+    S.weakened++;
+    pthread_mutex_unlock(&S.G);
+    return true;
+}
+
+int mc_choose(int n) {
+    pthread_mutex_lock(&S.G);
+    int k = take_choice(CH_CHOOSE, n);
+    pthread_mutex_unlock(&S.G);
+    return k;
+}
+
+/* ---- exploration ------------------------------------------------------------------ */
+
+static void reset_execution(void) {
+    for (int i = 0; i < S.nlocs; ++i) {
+        S.locs[S.used[i]].addr = 0;
+    }
+    S.nlocs = 0;
+    memset(S.mutexes, 0, sizeof S.mutexes);
+    memset(S.plain, 0, sizeof S.plain);
+    S.nretired = 0;
+    S.nnames = 0;
+    S.steps = 0;
+    S.cond_seq = 0;
+    S.weakened = 0;
+    S.nlog = 0;
+    S.point = 0;
+    S.used_pre = 0;
+    S.used_stale = 0;
+    S.pending_mark = 0;
+    S.pending_plant = false;
+    S.nthreads = 0;
+    S.exec_done = false;
+    for (int i = 0; i < MC_MAX_THREADS; ++i) {
+        S.th[i].state = TS_FREE;
+        S.th[i].has_real = false;
+    }
+}
+
+mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
+    mc_result_t r;
+    memset(&r, 0, sizeof r);
+    mc_options_t opt = *o;
+    if (opt.history < 1) {
+        opt.history = 1;
+    }
+    if (opt.history > MAX_HISTORY) {
+        opt.history = MAX_HISTORY;
+    }
+    if (opt.max_steps == 0) {
+        opt.max_steps = 100000;
+    }
+    if (!S.locs) {
+        S.locs = calloc(MAX_LOCS, sizeof *S.locs);
+        S.log = calloc(LOG_CAP, sizeof *S.log);
+        S.used = calloc(MAX_LOCS, sizeof *S.used);
+        for (int i = 0; i < MC_MAX_THREADS; ++i) {
+            pthread_cond_init(&S.th[i].cv, NULL);
+        }
+    }
+    pthread_mutex_lock(&S.G);
+    S.o = &opt;
+    S.failed = false;
+    S.message[0] = '\0';
+    S.trace_len = 0;
+    S.replay_len = 0;
+    for (const char *c = opt.replay; c && *c;) {
+        char *end;
+        unsigned long at = strtoul(c, &end, 10);
+        if (end == c || *end != '=') {
+            break; /* not "point=option": the rest is ignored */
+        }
+        unsigned long v = strtoul(end + 1, &end, 10);
+        while (S.trace_len <= at) {
+            if (S.trace_len == S.trace_cap) {
+                S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
+                S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
+                if (!S.trace) {
+                    abort();
+                }
+            }
+            /* the point's kind and options are learnt when the execution reaches it */
+            S.trace[S.trace_len++] = (choice_t){0, 0, 0};
+        }
+        S.trace[at].chosen = (uint8_t)v;
+        c = *end == ',' ? end + 1 : end;
+    }
+    S.replay_len = S.trace_len;
+    S.exploring = true;
+    for (;;) {
+        S.gen++;
+        reset_execution();
+        (void)start_locked(main, arg);
+        S.cur = 0;
+        pthread_cond_broadcast(&S.th[0].cv);
+        while (!S.exec_done) {
+            pthread_cond_wait(&S.done_cv, &S.G);
+        }
+        r.executions++;
+        if (S.trace_len > r.max_depth) {
+            r.max_depth = S.trace_len;
+        }
+        r.weakened = S.weakened > r.weakened ? S.weakened : r.weakened;
+        if (S.failed) {
+            break;
+        }
+        pthread_mutex_unlock(&S.G);
+        for (int i = 0; i < S.nthreads; ++i) {
+            pthread_join(S.th[i].real, NULL);
+        }
+        pthread_mutex_lock(&S.G);
+        if (opt.replay) {
+            break;
+        }
+        /* backtrack: the deepest choice with an untried option */
+        size_t i = S.trace_len;
+        while (i > 0 && S.trace[i - 1].chosen + 1 >= S.trace[i - 1].n) {
+            --i;
+        }
+        if (i == 0) {
+            r.exhaustive = true;
+            break;
+        }
+        S.trace[i - 1].chosen++;
+        S.trace_len = i;
+        S.replay_len = i;
+        if (opt.max_executions && r.executions >= opt.max_executions) {
+            break;
+        }
+    }
+    r.failed = S.failed;
+    snprintf(r.message, sizeof r.message, "%s", S.message);
+    S.exploring = false;
+    S.gen++; /* parks the threads of a failed execution for good */
+    if (S.failed) {
+        /* Threads of the failed execution that had finished are joined; the others stay
+         * parked in the checker and are detached, so nothing waits for them. */
+        for (int i = 0; i < S.nthreads; ++i) {
+            if (S.th[i].state != TS_DONE) {
+                pthread_detach(S.th[i].real);
+            }
+        }
+        pthread_mutex_unlock(&S.G);
+        for (int i = 0; i < S.nthreads; ++i) {
+            if (S.th[i].state == TS_DONE) {
+                pthread_join(S.th[i].real, NULL);
+            }
+        }
+        pthread_mutex_lock(&S.G);
+    }
+    pthread_mutex_unlock(&S.G);
+    if (!o->quiet) {
+        fprintf(stderr,
+                "[mc] %s: %s after %" PRIu64 " executions (pre-emption bound %d, stale-read "
+                "bound %d, history %d, deepest %" PRIu64 " choices)%s%s\n",
+                o->name ? o->name : "scenario",
+                r.failed ? "FAILED" : (r.exhaustive ? "exhaustive, no failure" : "stopped"),
+                r.executions, opt.preemptions, opt.stale_reads, opt.history, r.max_depth,
+                r.failed ? ": " : "", r.failed ? r.message : "");
+    }
+    return r;
+}

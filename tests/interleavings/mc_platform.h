@@ -1,0 +1,25 @@
+/* mc_platform.h: the checker's side of jobs/platform/thread.h (mc_platform.c) and the
+ * allocator scenarios hand to the job system, which tells the checker about freed memory. */
+#ifndef WEFT_TESTS_MC_PLATFORM_H
+#define WEFT_TESTS_MC_PLATFORM_H
+
+#include <stddef.h>
+
+#include "weft/base.h"
+
+void mc_mutex_init(void *m);
+void mc_mutex_lock(void *m);
+void mc_mutex_unlock(void *m);
+void mc_cond_wait(void *c, void *m);
+void mc_cond_signal(void *c);
+void mc_cond_broadcast(void *c);
+/* Memory given back: its atomics' histories are forgotten. */
+void mc_forget(const void *p, size_t size);
+/* Memory handed out again: retirements covering it end. */
+void mc_unretire(const void *p, size_t size);
+
+/* aligned_alloc/free that tells the checker: freed memory is retired (any atomic access
+ * to it fails the execution) until it is handed out again. */
+extern const weft_allocator_t mc_allocator;
+
+#endif /* WEFT_TESTS_MC_PLATFORM_H */

@@ -1,0 +1,100 @@
+/* test_destroy.c: weft_jobs_destroy (jobs/worker.c) under the interleaving checker.
+ *
+ * - Draining: worker 0 submits a job and destroys at once; worker 1 may steal the job, so
+ *   destroy sleeps until worker 1's `finished` tally catches up. Regression test for a lost
+ *   wake-up the checker found: the worker read the phase with acquire only on its way to
+ *   idle, so it could miss DRAINING while destroy missed its tally (both asleep).
+ * - A registered thread E inside a call: E runs its own weft_parallel_for, whose first range
+ *   holds it inside until worker 0 is about to destroy. Destroy must wait until E has left
+ *   the call; the checker retires the memory destroy frees, so any later touch by E fails
+ *   the execution. */
+#include "jobs/platform/atomic.h"
+#include "jobs_scn.h"
+#include "mc_test.h"
+
+typedef struct dst_scn {
+    weft_jobs_t *jobs;
+    weft_atomic_u32 inside, go;
+    uint32_t out;
+} dst_scn_t;
+
+static dst_scn_t ds;
+
+static void job_yields(void *arg, const weft_job_ctx_t *ctx) {
+    (void)ctx;
+    dst_scn_t *s = arg;
+    for (int i = 0; i < 3; ++i) {
+        weft_cpu_relax(); /* a longer job: the other threads run meanwhile */
+    }
+    s->out = 5;
+    mc_plain_write(&s->out, "the job's result");
+}
+
+static void drain_main(void *arg) {
+    (void)arg;
+    dst_scn_t *s = &ds;
+    s->jobs = scn_jobs_create(2, 1);
+    weft_job_desc_t j = {.fn = job_yields, .arg = s, .name = "J"};
+    mc_check(weft_job_submit(s->jobs, &j, 1, NULL) == WEFT_OK, "submit");
+    weft_jobs_destroy(s->jobs);
+    mc_plain_read(&s->out, "the job's result");
+}
+
+/* A range of E's own parallel-for: the first one tells main that E is inside the call and
+ * holds it there until main is about to destroy. */
+static void range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    (void)end;
+    (void)worker;
+    dst_scn_t *s = ctx;
+    if (begin == 0) {
+        weft_atomic_store_release(&s->inside, 1u);
+        while (weft_atomic_load_acquire(&s->go) == 0u) {
+            weft_cpu_relax();
+        }
+    }
+}
+
+static void registered(void *arg) {
+    dst_scn_t *s = arg;
+    mc_check(weft_jobs_register_thread(s->jobs) == WEFT_OK, "register");
+    weft_result_t r = weft_parallel_for(s->jobs, 2, 1, range, s);
+    mc_check(r == WEFT_OK, "parallel_for: %d", (int)r);
+    /* no further call: destroy may return from here on */
+}
+
+static void inside_main(void *arg) {
+    (void)arg;
+    dst_scn_t *s = &ds;
+    s->jobs = scn_jobs_create(2, 1);
+    weft_atomic_init(&s->inside, 0u);
+    weft_atomic_init(&s->go, 0u);
+    int e = mc_thread_start(registered, s);
+    while (weft_atomic_load_acquire(&s->inside) == 0u) {
+        weft_cpu_relax();
+    }
+    weft_atomic_store_release(&s->go, 1u);
+    weft_jobs_destroy(s->jobs); /* E is inside weft_parallel_for */
+    mc_thread_join(e);
+}
+
+static mc_result_t run(const char *name, mc_fn_t fn, const char *plant) {
+    return mc_test_run(name, fn, NULL, 1, NULL, plant);
+}
+
+Test(destroy, drains_a_job_the_other_worker_stole) {
+    mc_result_t r = run("destroy: drain a stolen job", drain_main, NULL);
+    mc_assert_clean(r);
+}
+
+Test(destroy, waits_for_a_registered_thread_inside_a_call) {
+    mc_result_t r = run("destroy: registered thread inside a wait", inside_main, NULL);
+    mc_assert_clean(r);
+}
+
+/* Planted: destroy ignores the count of registered threads inside a call, so it may free
+ * the job system while the registered thread is still inside. */
+Test(destroy, planted_destroy_ignoring_callers_frees_under_the_caller) {
+    mc_result_t r =
+        run("destroy planted: ignores callers inside", inside_main, "destroy_ignores_callers");
+    mc_assert_caught(r, "the early free");
+}
