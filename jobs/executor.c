@@ -12,7 +12,8 @@
  * so publishers keep the one-load fast path of sleep.c: they see sleepers != 0 and call
  * weft__sleep_wake, which claims up to n parked contexts (CAS 0 -> 1, then sleepers -= 1)
  * and submits a drain for each. At most one drain owns a context, so at most thread_count
- * tasks are outstanding.
+ * tasks are queued and not yet started; a drain that parked may still be returning (its last
+ * instructions touch nothing of the job system) when its context's next drain is submitted.
  *
  * Parking, without a lost wake-up (the eventcount handshake of sleep.c, every access
  * seq_cst): the drain does  [sleepers += 1] -> [lent = 0] -> [check every queue];  the

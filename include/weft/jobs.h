@@ -52,8 +52,12 @@ typedef struct weft_profiler {
  * any (spinning up to desc.spin_us for more), and returns the thread to the engine.
  * Contract of `submit(task, arg, user)`: run task(arg) exactly once, soon, on one of the
  * engine's threads; never synchronously inside submit, and never block on weft. weft calls
- * it from its workers and registered threads, concurrently, and keeps at most
- * `thread_count` tasks outstanding. The lent threads must not be registered threads of the
+ * it from its workers and registered threads, concurrently. Each task holds one of the
+ * `thread_count` worker slots from its submit until it gives the slot back, its last act
+ * before it returns, so at most `thread_count` tasks are queued and not yet started; a task
+ * that gave its slot back may still be returning when the slot's next task is submitted, so
+ * the engine can see up to `thread_count` queued tasks beside its running ones (plan queue
+ * room for `thread_count` per job system). The lent threads must not be registered threads of the
  * same job system. weft_jobs_destroy waits until every task it submitted has run, so the
  * engine's pool must keep running tasks until destroy returns. */
 typedef struct weft_executor {

@@ -27,6 +27,7 @@ typedef struct ext_pool {
     uint32_t running;              /* tasks inside fn; guarded by lock */
     uint64_t submitted, ran;       /* guarded by lock */
     uint32_t max_outstanding;      /* most tasks queued or running at once; guarded by lock */
+    uint32_t max_queued;           /* most tasks queued and not started; guarded by lock */
     bool stop;                     /* guarded by lock */
     uint32_t nthreads;
     pthread_t threads[EXT_POOL_MAX_THREADS];
@@ -45,6 +46,9 @@ static inline void ext_pool_submit(void (*fn)(void *arg), void *arg, void *user)
     uint32_t outstanding = p->count + p->running;
     if (outstanding > p->max_outstanding) {
         p->max_outstanding = outstanding;
+    }
+    if (p->count > p->max_queued) {
+        p->max_queued = p->count;
     }
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
