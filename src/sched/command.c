@@ -228,7 +228,7 @@ void weft__cmd_fini(weft_cmd_t *cmd) {
 
 /* ---- replay ------------------------------------------------------------------- >>apply */
 
-static const char *op_name(uint8_t op) {
+const char *weft__cmd_op_name(uint8_t op) {
     switch ((weft__cmd_op_t)op) {
     case WEFT__CMD_CREATE:
         return "create";
@@ -251,11 +251,9 @@ static bool benign(weft_result_t r) {
     return r == WEFT_OK || r == WEFT_ESTALE || r == WEFT_EEXIST || r == WEFT_ENOENT;
 }
 
-/* Rewrite the placeholders held in c's declared entity fields of a set payload to the real
- * entities their creates made (WEFT_ENTITY_NULL when a create failed). The payload belongs to
- * the buffer being consumed, so it is patched in place. */
-static void remap_fields(const weft_world_t *world, weft_component_t c, unsigned char *payload,
-                         const uint64_t *map) {
+/* The payload belongs to the buffer being consumed, so it is patched in place. */
+void weft__cmd_remap_fields(const weft_world_t *world, weft_component_t c, unsigned char *payload,
+                            const uint64_t *map) {
     const weft__component_t *comp = weft__component(world, c.id);
     for (uint32_t i = 0; comp != NULL && i < comp->entity_field_count; i++) {
         weft_entity_t field;
@@ -306,7 +304,7 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             (void)WEFT__NOTE(world->log, WEFT_ESTALE,
                              "command skipped: system %u's %s of entity 0x%llx, which is no "
                              "longer alive",
-                             cmd->system, op_name(rec.op), (unsigned long long)e);
+                             cmd->system, weft__cmd_op_name(rec.op), (unsigned long long)e);
             continue;
         }
         weft_result_t r = WEFT_OK;
@@ -319,7 +317,7 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             break;
         case WEFT__CMD_SET:
             if (cmd->created != 0) {
-                remap_fields(world, c, payload, map);
+                weft__cmd_remap_fields(world, c, payload, map);
             }
             r = weft_component_set(world, e, c, payload);
             break;
@@ -369,6 +367,8 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
     st->creates = 0;
     st->destroys = 0;
     st->ndead = 0;
+    st->ops = 0;
+    st->hooked = false;
     memset(st->rows, 0, sizeof st->rows);
     memset(st->placeholder, 0, sizeof st->placeholder);
     /* sim is indexed by entity index; entries from older dry runs carry an older epoch, so
@@ -397,6 +397,23 @@ static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
         }
     }
     return false;
+}
+
+/* Count one pool operation on comp for the placed apply (command_place.c). */
+static void count_op(weft__cmd_stage_t *st, const weft__component_t *comp) {
+    st->ops++;
+    if (!weft__cmd_plain(comp)) {
+        st->hooked = true;
+    }
+}
+
+/* A destroy removes one row from every pool of its signature. */
+static void count_destroy(weft__cmd_stage_t *st, const weft_world_t *world, uint32_t sig) {
+    uint32_t n;
+    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        count_op(st, world->components[ids[i]]);
+    }
 }
 
 weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
@@ -438,6 +455,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         case WEFT__CMD_DESTROY:
             next = STAGE_DEAD;
             st->destroys++;
+            count_destroy(st, world, sig);
             if (!ph) {
                 if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u)) {
                     return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
@@ -447,6 +465,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             break;
         case WEFT__CMD_ADD:
         case WEFT__CMD_SET: {
+            count_op(st, comp);
             bool has = sig_has(world, sig, rec.component);
             bool multi = comp->pool.multi != NULL;
             if (has && (rec.op == WEFT__CMD_SET || !multi)) {
@@ -464,6 +483,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             break;
         }
         case WEFT__CMD_REMOVE:
+            count_op(st, comp);
             if (sig_has(world, sig, rec.component)) {
                 r = weft__sig_step(world, sig, rec.component, true, &next);
             }
@@ -534,4 +554,5 @@ void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->sim = NULL;
     st->dead = NULL;
     st->sim_cap = st->dead_cap = 0;
+    weft__cmd_place_fini(st, alloc);
 }

@@ -19,6 +19,8 @@
 #include "jobs/platform/atomic.h"
 
 struct weft_world;
+struct weft__component;
+struct weft__cmd_place_op;
 
 typedef enum weft__cmd_op {
     WEFT__CMD_CREATE = 1,  /* entity = placeholder */
@@ -98,6 +100,18 @@ typedef struct weft__cmd_stage {
     uint32_t *dead;                           /* [dead_cap] entity indices destroyed */
     uint32_t ndead;                           /* entries in dead */
     uint32_t dead_cap;                        /* capacity of dead */
+    /* The placed apply (command_place.c): */
+    uint32_t ops;                          /* upper bound on the pool operations to apply */
+    bool hooked;                           /* a command reaches a component that is not plain
+                                               (weft__cmd_plain): only the serial apply may run */
+    struct weft__cmd_place_op *log;        /* [log_cap] pool operations in apply order */
+    struct weft__cmd_place_op *sorted;     /* [log_cap] the same, grouped by component */
+    uint32_t log_cap;                      /* capacity of log and sorted */
+    uint32_t nlog;                         /* entries in log */
+    uint32_t per[WEFT_MAX_COMPONENTS];     /* logged operations per component */
+    uint32_t first[WEFT_MAX_COMPONENTS];   /* where each component's operations start in sorted */
+    uint32_t touched[WEFT_MAX_COMPONENTS]; /* components with operations, most first */
+    uint32_t ntouched;                     /* entries in touched */
 } weft__cmd_stage_t;
 
 /* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
@@ -117,6 +131,50 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *wor
  * buffers in the scanned order cannot fail for lack of memory. Errors: WEFT_ENOMEM,
  * WEFT_ECAPACITY (reported; only spare capacity changed). Thread: main. */
 weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *world);
+
+/* ---- placed apply (command_place.c) ---- */
+
+/* True when applying commands on `comp` has no effect beyond its own pool and the entity
+ * table: no hook or observer (either would see the world mid-apply and must fire in command
+ * order on the main thread), no group (rows of several pools move together), one instance per
+ * entity. */
+bool weft__cmd_plain(const struct weft__component *comp);
+
+/* Commands on fewer pool operations than this are applied serially: below it the hand-out
+ * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */
+#define WEFT__CMD_PLACE_MIN_OPS 512u
+
+/* Room for the placed apply's operation log (st->ops entries). Errors: WEFT_ENOMEM (not
+ * reported: the caller applies serially instead). Thread: main. */
+weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
+
+/* Start a placed apply of the scanned buffers (after weft__cmd_stage_reserve succeeded and
+ * st->hooked is false). Thread: main. */
+void weft__cmd_place_begin(weft__cmd_stage_t *st);
+
+/* The serial half of the placed apply for `cmd`, the next buffer in apply order: everything
+ * weft__cmd_apply does to the entity table (creates, destroys, signatures, placeholder map,
+ * set payload and event target remapping, skips), in write order, with each pool change
+ * appended to the log instead of made. Cannot fail (the stage reserved it all). Thread: main. */
+void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd_t *cmd,
+                       uint64_t *map);
+
+/* The parallel half: replay the log's operations pool by pool, each pool's in log order, on
+ * every worker of `jobs` (one pool per range). Each pool ends exactly as weft__cmd_apply would
+ * leave it, since a pool's rows depend only on the operations on that pool and their order.
+ * Thread: main (the caller takes part). */
+void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
+
+/* The verb of a record, for messages ("create", "set", ...). */
+const char *weft__cmd_op_name(uint8_t op);
+
+/* Rewrite the placeholders in c's declared entity fields of a set payload (in its buffer) to
+ * the entities their creates made (`map`, WEFT_ENTITY_NULL when a create failed). */
+void weft__cmd_remap_fields(const struct weft_world *world, weft_component_t c,
+                            unsigned char *payload, const uint64_t *map);
+
+/* Free the placed apply's log (part of weft__cmd_stage_fini). */
+void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
 
 /* Free the stage's scratch arrays. */
 void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
