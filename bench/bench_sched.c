@@ -15,6 +15,9 @@
  *   through command buffers, at 1 and 2 workers: churn_speedup (paired), the apply alone
  *   (churn_apply, from the trace's apply events) with churn_apply_speedup (serial apply at 1
  *   worker vs the placed apply at 2) and its share of the 1-worker frame.
+ * - many_systems: 250 independent chains of 3 systems, each chain on its own component, 4 or
+ *   64 rows per system, 0, 1 or 5 us of work per system, at 1 and 2 workers (paired
+ *   speedups, the 0 us ratio and the per-system threaded dispatch cost).
  * Every figure at 2 workers comes with `<case>_share` (bench/share.h): the fraction of the
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
  * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
@@ -897,6 +900,188 @@ done:
     free(ev);
 }
 
+/* ---- many_systems ------------------------------------------------------------ >>many */
+
+/* Many small systems, the shape of a known executor bottleneck report: 250 independent chains
+ * of 3 systems, chain i over its own marker component m<i> (each of its systems writes it, so
+ * the three run in registration order and chains share nothing), `rows` entities per marker,
+ * and `work_us` of arithmetic per system spread over its rows. 750 systems in one phase. */
+
+#define MANY_CHAINS 250
+#define MANY_PER_CHAIN 3
+
+typedef struct many_cfg {
+    uint32_t rows;      /* entities per marker component */
+    uint32_t work_us;   /* arithmetic per system */
+    uint64_t row_steps; /* multiply-add steps per row (work_us spread over rows) */
+} many_cfg_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static float
+many_spin(float v, uint64_t steps) {
+    for (uint64_t k = 0; k < steps; k++) {
+        v = v * 0.9999f + 0.5f;
+    }
+    return v;
+}
+
+static void many_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const many_cfg_t *cfg = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            float *x = weft_iter_get(it, 0, i);
+            *x = many_spin(*x, cfg->row_steps);
+        }
+    }
+}
+
+/* Multiply-add steps per microsecond on this machine (median of 5 timings). */
+static double many_steps_per_us(void) {
+    double v[5];
+    float x = 1.0f;
+    for (int k = 0; k < 5; k++) {
+        double t0 = wb_now_ns();
+        x = many_spin(x, 2000000);
+        v[k] = 2000000.0 / ((wb_now_ns() - t0) / 1000.0);
+    }
+    wb_sink(&x);
+    return wb_median(v, 5);
+}
+
+static weft_world_t *make_many(uint32_t workers, many_cfg_t *cfg) {
+    weft_world_t *w = make_world(workers);
+    if (!w) {
+        return NULL;
+    }
+    for (int i = 0; i < MANY_CHAINS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%03d", i);
+        weft_component_t c = reg(w, name, sizeof(float));
+        if (c.id == 0) {
+            goto fail;
+        }
+        for (uint32_t k = 0; k < cfg->rows; k++) {
+            weft_entity_t e;
+            float v = (float)k;
+            if (weft_entity_create(w, &e) != WEFT_OK ||
+                weft_component_set(w, e, c, &v) != WEFT_OK) {
+                goto fail;
+            }
+        }
+        for (int j = 0; j < MANY_PER_CHAIN; j++) {
+            snprintf(name, sizeof name, "s%03d_%d", i, j);
+            weft_system_desc_t d = {.name = name,
+                                    .fn = many_body,
+                                    .user = cfg,
+                                    .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
+            if (weft_system_register(w, &d, NULL) != WEFT_OK) {
+                goto fail;
+            }
+        }
+    }
+    return w;
+fail:
+    weft_world_destroy(w);
+    return NULL;
+}
+
+/* One variant: t1 / t2 per rep (us per frame), interleaved; returns false on failure. */
+static bool many_variant(wb_ctx_t *ctx, many_cfg_t *cfg, int reps, double *t1, double *t2,
+                         double *share) {
+    int frames = wb_quick(ctx) ? 5 : 20;
+    weft_world_t *w1 = make_many(1, cfg), *w2 = make_many(2, cfg);
+    bool ok = w1 && w2;
+    if (ok) {
+        time_frames(w1, 10); /* warm up: schedule built, costs measured */
+        time_frames(w2, 10);
+        wb_share_t sh;
+        wb_share_begin(&sh, weft_world_jobs(w2));
+        for (int r = 0; r < reps; r++) {
+            t1[r] = time_frames(w1, frames) / 1000.0;
+            t2[r] = time_frames(w2, frames) / 1000.0;
+        }
+        *share = wb_share_end(&sh, NULL);
+    } else {
+        wb_note(ctx, SUITE, "many_systems: setup failed: %s", weft_last_error());
+    }
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    return ok;
+}
+
+static void case_many_systems(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx);
+    double *t1 = calloc((size_t)reps, sizeof *t1), *t2 = calloc((size_t)reps, sizeof *t2);
+    if (!t1 || !t2) {
+        free(t1);
+        free(t2);
+        return;
+    }
+    double per_us = many_steps_per_us();
+    wb_describe(ctx, SUITE, "many_systems", "weft",
+                "weft_world_progress: 250 independent chains of 3 systems (750 systems, one "
+                "phase), chain i writing its own component, R rows per component, W us of "
+                "multiply-adds per system spread over its rows; mean frame time");
+    wb_describe(ctx, SUITE, "many_systems", "ratio",
+                "speedup: median over reps of weft@1 / weft@2, timed back to back; 0us_ratio: "
+                "median of weft@2 / weft@1; the unsuffixed 5us/1us speedup is the smaller of "
+                "the two row counts, the 0us ratio the larger");
+    wb_describe(ctx, SUITE, "many_systems_dispatch_ns", "weft",
+                "per-system cost of the 2-worker frame beyond the 1-worker frame's, with 1 us "
+                "of work: (2 * t2 - t1) / 750 (both workers' time, less the same work inline)");
+    static const uint32_t rows[2] = {4, 64}, work[3] = {0, 1, 5};
+    double sp5 = 1e9, sp1 = 1e9, r0 = 0, dispatch = 0, sh5 = 1, sh1 = 1, sh_d = 0;
+    for (int wi = 0; wi < 3; wi++) {
+        for (int ri = 0; ri < 2; ri++) {
+            many_cfg_t cfg = {rows[ri], work[wi], (uint64_t)(per_us * work[wi] / rows[ri] + 0.5)};
+            double share = 0;
+            if (!many_variant(ctx, &cfg, reps, t1, t2, &share)) {
+                continue;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "many_systems_%urows_%uus", rows[ri], work[wi]);
+            wb_report(ctx, SUITE, name, "weft", 1, wb_median(t1, reps), "us", WB_NO_TARGET, 0);
+            wb_report(ctx, SUITE, name, "weft", 2, wb_median(t2, reps), "us", WB_NO_TARGET, 0);
+            wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
+            double sp = wb_median_ratio(t1, t2, reps);
+            snprintf(name, sizeof name, "many_systems_%urows_%uus_speedup", rows[ri], work[wi]);
+            wb_report_scaled(ctx, SUITE, name, "ratio", 2, sp, "x", WB_NO_TARGET, 0, share);
+            if (work[wi] == 5 && sp < sp5) {
+                sp5 = sp;
+                sh5 = share < sh5 ? share : sh5;
+            } else if (work[wi] == 1) {
+                if (sp < sp1) {
+                    sp1 = sp;
+                }
+                sh1 = share < sh1 ? share : sh1;
+                double d = 0;
+                for (int r = 0; r < reps; r++) {
+                    t1[r] = (2.0 * t2[r] - t1[r]) * 1000.0 / (MANY_CHAINS * MANY_PER_CHAIN);
+                }
+                d = wb_median(t1, reps);
+                if (d > dispatch) {
+                    dispatch = d;
+                    sh_d = share;
+                }
+            } else if (work[wi] == 0) {
+                double r = wb_median_ratio(t2, t1, reps);
+                r0 = r > r0 ? r : r0;
+            }
+        }
+    }
+    wb_report_scaled(ctx, SUITE, "many_systems_5us_speedup", "ratio", 2, sp5, "x", WB_AT_LEAST, 1.9,
+                     sh5);
+    wb_report_scaled(ctx, SUITE, "many_systems_1us_speedup", "ratio", 2, sp1, "x", WB_AT_LEAST, 1.8,
+                     sh1);
+    wb_report(ctx, SUITE, "many_systems_0us_ratio", "ratio", 2, r0, "x", WB_AT_MOST, 1.1);
+    wb_report_scaled(ctx, SUITE, "many_systems_dispatch_ns", "weft", 2, dispatch, "ns", WB_AT_MOST,
+                     100, sh_d);
+    free(t1);
+    free(t2);
+}
+
 void wb_suite_sched(wb_ctx_t *ctx);
 
 void wb_suite_sched(wb_ctx_t *ctx) {
@@ -905,4 +1090,5 @@ void wb_suite_sched(wb_ctx_t *ctx) {
     case_frame_1m(ctx);
     case_frame_mixed(ctx);
     case_churn(ctx);
+    case_many_systems(ctx);
 }
