@@ -66,6 +66,22 @@ static double time_frames(weft_world_t *w, int frames) {
     return (wb_now_ns() - t0) / frames;
 }
 
+/* Time w1 (1 worker) and w2 (2 workers) back to back, rep by rep, after `warm` frames each:
+ * t1[r], t2[r] are ns per frame over `frames` frames divided by `scale`. Returns w2's share
+ * (bench/share.h) over the timed frames. */
+static double time_paired(weft_world_t *w1, weft_world_t *w2, int warm, int frames, int reps,
+                          double scale, double *t1, double *t2) {
+    time_frames(w1, warm); /* warm up: schedule built, costs measured, buffers sized */
+    time_frames(w2, warm);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
+    for (int r = 0; r < reps; r++) {
+        t1[r] = time_frames(w1, frames) / scale;
+        t2[r] = time_frames(w2, frames) / scale;
+    }
+    return wb_share_end(&sh, NULL);
+}
+
 /* ---- frame_64_systems -------------------------------------------------------- >>frame64 */
 
 static void bump(weft_iter_t *it, const weft_system_ctx_t *ctx) {
@@ -857,15 +873,7 @@ static void case_churn(wb_ctx_t *ctx) {
                 "median over reps of apply@1 (serial) / apply@2 (placed), timed back to back");
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
-    time_frames(w1, 20); /* warm up: schedule built, costs measured, buffers sized */
-    time_frames(w2, 20);
-    wb_share_t sh;
-    wb_share_begin(&sh, weft_world_jobs(w2));
-    for (int r = 0; r < reps; r++) {
-        t1[r] = time_frames(w1, frames) / 1e6;
-        t2[r] = time_frames(w2, frames) / 1e6;
-    }
-    double share = wb_share_end(&sh, NULL);
+    double share = time_paired(w1, w2, 20, frames, reps, 1e6, t1, t2);
     wb_share_t sha;
     wb_share_begin(&sha, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {
@@ -994,15 +1002,7 @@ static bool many_variant(wb_ctx_t *ctx, many_cfg_t *cfg, int reps, double *t1, d
     weft_world_t *w1 = make_many(1, cfg), *w2 = make_many(2, cfg);
     bool ok = w1 && w2;
     if (ok) {
-        time_frames(w1, 10); /* warm up: schedule built, costs measured */
-        time_frames(w2, 10);
-        wb_share_t sh;
-        wb_share_begin(&sh, weft_world_jobs(w2));
-        for (int r = 0; r < reps; r++) {
-            t1[r] = time_frames(w1, frames) / 1000.0;
-            t2[r] = time_frames(w2, frames) / 1000.0;
-        }
-        *share = wb_share_end(&sh, NULL);
+        *share = time_paired(w1, w2, 10, frames, reps, 1000.0, t1, t2);
     } else {
         wb_note(ctx, SUITE, "many_systems: setup failed: %s", weft_last_error());
     }

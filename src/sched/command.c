@@ -265,6 +265,33 @@ void weft__cmd_remap_fields(const weft_world_t *world, weft_component_t c, unsig
     }
 }
 
+weft_entity_t weft__cmd_target(weft_world_t *world, weft_cmd_t *cmd, size_t at,
+                               weft__cmd_rec_t *rec, const uint64_t *map) {
+    weft_entity_t e = rec->entity;
+    if (weft__cmd_is_placeholder(e)) {
+        e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
+    }
+    if (rec->op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
+        if (e != rec->entity) {
+            rec->entity = e;
+            memcpy(cmd->data + at, rec, sizeof *rec);
+        }
+        return WEFT_ENTITY_NULL;
+    }
+    if (e == WEFT_ENTITY_NULL) {
+        return e; /* its create failed, which was reported */
+    }
+    if (!weft_entity_is_alive(world, e)) {
+        /* Documented as lenient (weft/command.h): another command destroyed it first. */
+        (void)WEFT__NOTE(world->log, WEFT_ESTALE,
+                         "command skipped: system %u's %s of entity 0x%llx, which is no "
+                         "longer alive",
+                         cmd->system, weft__cmd_op_name(rec->op), (unsigned long long)e);
+        return WEFT_ENTITY_NULL;
+    }
+    return e;
+}
+
 /* Each record becomes the public main-thread call that does the same thing, so hooks,
  * signatures and groups behave exactly as for direct calls. The payload is read in place:
  * weft_component_set copies it, so the arena's 8-byte alignment is enough. */
@@ -274,37 +301,20 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
         unsigned char *payload = cmd->data + at + sizeof rec;
+        size_t here = at;
         at += rec.next;
-        weft_entity_t e = rec.entity;
         weft_component_t c = {rec.component};
-        if (rec.op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
-            if (weft__cmd_is_placeholder(e)) {
-                rec.entity = map[weft_entity_generation(e) - 1];
-                memcpy(cmd->data + at - rec.next, &rec, sizeof rec);
-            }
-            continue;
-        }
         if (rec.op == WEFT__CMD_CREATE) {
             weft_entity_t real = WEFT_ENTITY_NULL;
             weft_result_t r = weft_entity_create(world, &real);
-            map[weft_entity_generation(e) - 1] = real;
+            map[weft_entity_generation(rec.entity) - 1] = real;
             if (r != WEFT_OK && first == WEFT_OK) {
                 first = r;
             }
             continue;
         }
-        if (weft__cmd_is_placeholder(e)) {
-            e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed: skipped */
-        }
+        weft_entity_t e = weft__cmd_target(world, cmd, here, &rec, map);
         if (e == WEFT_ENTITY_NULL) {
-            continue; /* its create failed, which was reported */
-        }
-        if (!weft_entity_is_alive(world, e)) {
-            /* Documented as lenient (weft/command.h): another command destroyed it first. */
-            (void)WEFT__NOTE(world->log, WEFT_ESTALE,
-                             "command skipped: system %u's %s of entity 0x%llx, which is no "
-                             "longer alive",
-                             cmd->system, weft__cmd_op_name(rec.op), (unsigned long long)e);
             continue;
         }
         weft_result_t r = WEFT_OK;

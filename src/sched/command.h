@@ -165,6 +165,13 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd
  * Thread: main (the caller takes part). */
 void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
 
+/* The live entity a record at offset `at` of `cmd` acts on (its placeholder read from `map`),
+ * for the apply walks; not for creates. WEFT_ENTITY_NULL when the record has nothing more to
+ * do: an event (its placeholder target is rewritten in place for delivery), a target whose
+ * create failed, or a stale one (noted at WEFT_LOG_DEBUG as a documented skip). */
+weft_entity_t weft__cmd_target(struct weft_world *world, weft_cmd_t *cmd, size_t at,
+                               weft__cmd_rec_t *rec, const uint64_t *map);
+
 /* The verb of a record, for messages ("create", "set", ...). */
 const char *weft__cmd_op_name(uint8_t op);
 

@@ -177,29 +177,12 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, weft_world_t *world, weft_cmd_t *c
         memcpy(&rec, cmd->data + at, sizeof rec);
         unsigned char *payload = cmd->data + at + sizeof rec;
         at += rec.next;
-        weft_entity_t e = rec.entity;
         if (rec.op == WEFT__CMD_CREATE) {
-            resolve_create(world, e, map);
+            resolve_create(world, rec.entity, map);
             continue;
         }
-        if (weft__cmd_is_placeholder(e)) {
-            e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
-        }
-        if (rec.op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
-            if (weft__cmd_is_placeholder(rec.entity)) {
-                rec.entity = e;
-                memcpy(cmd->data + at - rec.next, &rec, sizeof rec);
-            }
-            continue;
-        }
+        weft_entity_t e = weft__cmd_target(world, cmd, at - rec.next, &rec, map);
         if (e == WEFT_ENTITY_NULL) {
-            continue;
-        }
-        if (!weft_entity_is_alive(world, e)) {
-            (void)WEFT__NOTE(world->log, WEFT_ESTALE,
-                             "command skipped: system %u's %s of entity 0x%llx, which is no "
-                             "longer alive",
-                             cmd->system, weft__cmd_op_name(rec.op), (unsigned long long)e);
             continue;
         }
         switch ((weft__cmd_op_t)rec.op) {

@@ -5,6 +5,10 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -104,6 +108,15 @@ static inline weft_system_t must_register(weft_world_t *w, const weft_system_des
     weft_result_t r = weft_system_register(w, d, &s);
     cr_assert(eq(int, r, WEFT_OK), "registering '%s': %s", d->name, weft_last_error());
     return s;
+}
+
+/* The seed of a randomised test: WEFT_SEED when set, else the time; printed with `what` so
+ * a failure can be replayed. */
+static inline uint64_t fixture_seed(const char *what) {
+    const char *env = getenv("WEFT_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    fprintf(stderr, "%s seed: %llu (set WEFT_SEED to replay)\n", what, (unsigned long long)seed);
+    return seed;
 }
 
 #endif /* WEFT_TESTS_SCHED_FIXTURE_H */

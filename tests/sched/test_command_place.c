@@ -199,24 +199,18 @@ static churn_t *churn_make(const weft_world_desc_t *desc, uint64_t seed,
             cr_assert(eq(int, weft_component_set(ch->world, e, ch->d, &d), WEFT_OK));
         }
     }
-    must_register(ch->world, &(weft_system_desc_t){.name = "spawn_kill",
-                                                   .fn = sys_spawn_kill,
-                                                   .user = ch,
-                                                   .terms = {R(ch->a)},
-                                                   .parallel = true,
-                                                   .chunk_size = 300});
-    must_register(ch->world, &(weft_system_desc_t){.name = "toggle",
-                                                   .fn = sys_toggle,
-                                                   .user = ch,
-                                                   .terms = {R(ch->b)},
-                                                   .parallel = true,
-                                                   .chunk_size = 211});
-    must_register(ch->world, &(weft_system_desc_t){.name = "decay",
-                                                   .fn = sys_decay,
-                                                   .user = ch,
-                                                   .terms = {R(ch->d)},
-                                                   .parallel = true,
-                                                   .chunk_size = 157});
+    /* Three parallel systems over different components, chunked differently. */
+    const weft_system_desc_t systems[3] = {
+        {.name = "spawn_kill", .fn = sys_spawn_kill, .terms = {R(ch->a)}, .chunk_size = 300},
+        {.name = "toggle", .fn = sys_toggle, .terms = {R(ch->b)}, .chunk_size = 211},
+        {.name = "decay", .fn = sys_decay, .terms = {R(ch->d)}, .chunk_size = 157},
+    };
+    for (int k = 0; k < 3; k++) {
+        weft_system_desc_t d = systems[k];
+        d.user = ch;
+        d.parallel = true;
+        must_register(ch->world, &d);
+    }
     return ch;
 }
 
@@ -228,14 +222,6 @@ static void churn_free(churn_t *ch) {
 static weft_result_t churn_frame(churn_t *ch, uint32_t fr) {
     ch->frame = fr;
     return weft_world_progress(ch->world, 0.016f);
-}
-
-static uint64_t test_seed(void) {
-    const char *env = getenv("WEFT_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-    fprintf(stderr, "placed_apply seed: %llu (set WEFT_SEED to replay)\n",
-            (unsigned long long)seed);
-    return seed;
 }
 
 /* hashes[fr]: the world hash after frame fr at `workers` workers. */
@@ -254,7 +240,7 @@ static void churn_run(uint32_t workers, uint64_t seed, uint64_t hashes[PA_FRAMES
 }
 
 Test(placed_apply, world_hash_equals_the_serial_apply_at_every_worker_count) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("placed_apply");
     uint64_t want[PA_FRAMES], got[PA_FRAMES];
     churn_run(1, seed, want); /* one worker: the serial apply */
     uint32_t counts[] = {2, 3, 4, 8};
@@ -308,7 +294,7 @@ static void hook_run(uint32_t workers, uint64_t seed, hook_log_t *log, uint64_t 
 }
 
 Test(placed_apply, hooks_fire_in_command_order_on_the_main_thread_at_every_worker_count) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("placed_apply");
     hook_log_t want, got;
     uint64_t want_hash, got_hash;
     hook_run(1, seed, &want, &want_hash);
@@ -337,7 +323,7 @@ Test(placed_apply, hooks_fire_in_command_order_on_the_main_thread_at_every_worke
  * where a system's command was refused (documented: the command is lost) is only checked to
  * finish. */
 Test(placed_apply, out_of_memory_applies_all_or_nothing) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("placed_apply");
     weft_world_desc_t plain = {.worker_count = 2, .execution = WEFT_EXECUTION_THREADED};
     churn_t *ref = churn_make(&plain, seed, NULL, NULL);
     uint64_t before = weft_world_hash(ref->world);

@@ -218,15 +218,8 @@ static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
     sim_run_desc(&(weft_world_desc_t){.worker_count = workers, .execution = exec}, seed, hashes);
 }
 
-static uint64_t test_seed(void) {
-    const char *env = getenv("WEFT_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-    fprintf(stderr, "determinism seed: %llu (set WEFT_SEED to replay)\n", (unsigned long long)seed);
-    return seed;
-}
-
 Test(determinism, world_hash_is_identical_for_every_worker_count) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10], got[FRAMES / 10];
     sim_run(1, WEFT_EXECUTION_INLINE, seed, want);
     uint32_t counts[] = {1, 2, 3, 4, 8, 16};
@@ -240,7 +233,7 @@ Test(determinism, world_hash_is_identical_for_every_worker_count) {
 }
 
 Test(determinism, repeated_threaded_runs_agree) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t a[FRAMES / 10], b[FRAMES / 10];
     sim_run(2, WEFT_EXECUTION_THREADED, seed, a);
     sim_run(2, WEFT_EXECUTION_THREADED, seed, b);
@@ -259,7 +252,7 @@ static void count_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker
 }
 
 Test(determinism, worlds_sharing_one_job_system_match_a_world_with_its_own) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10];
     sim_run(2, WEFT_EXECUTION_THREADED, seed, want);
 
@@ -328,7 +321,7 @@ Test(determinism, a_desc_that_contradicts_its_job_system_is_einval) {
 /* The same simulation on a job system whose workers 1.. are an engine's threads (a pool
  * written in the test, lent through weft_executor_t) ends bit-identical to weft's own pool. */
 Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10];
     sim_run(3, WEFT_EXECUTION_THREADED, seed, want);
 
