@@ -870,7 +870,8 @@ static void case_churn(wb_ctx_t *ctx) {
                 "the phase's command apply alone (stage + apply, the trace's apply event), mean "
                 "per frame over frames run with the trace on");
     wb_describe(ctx, SUITE, "churn_apply_speedup", "ratio",
-                "median over reps of apply@1 (serial) / apply@2 (placed), timed back to back");
+                "median over reps of apply@1 (serial) / apply@2 (placed or serial, as the "
+                "measured rule in weft/command.h picks), timed back to back");
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
     double share = time_paired(w1, w2, 20, frames, reps, 1e6, t1, t2);

@@ -112,6 +112,10 @@ typedef struct weft__cmd_stage {
     uint32_t first[WEFT_MAX_COMPONENTS];   /* where each component's operations start in sorted */
     uint32_t touched[WEFT_MAX_COMPONENTS]; /* components with operations, most first */
     uint32_t ntouched;                     /* entries in touched */
+    /* Measured cost of the two ways to apply eligible phases (weft__cmd_place_choose). */
+    float serial_ns;      /* ns per row operation of the serial apply; 0: not measured yet */
+    float placed_ns;      /* ns per row operation of the placed apply; 0: not measured yet */
+    uint32_t since_probe; /* eligible applies since the slower way last ran */
 } weft__cmd_stage_t;
 
 /* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
@@ -143,6 +147,20 @@ bool weft__cmd_plain(const struct weft__component *comp);
 /* Commands on fewer pool operations than this are applied serially: below it the hand-out
  * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */
 #define WEFT__CMD_PLACE_MIN_OPS 512u
+
+/* Whether an eligible phase (more than one worker, no hooked component, at least
+ * WEFT__CMD_PLACE_MIN_OPS operations) is applied placed, from measured costs: the placed way
+ * first, then the serial way, each once, then whichever costs less per row operation, the
+ * other re-measured every WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the
+ * machine. Both ways give the same world. Thread: main. */
+bool weft__cmd_place_choose(weft__cmd_stage_t *st);
+
+/* Fold one eligible apply's wall time (the walk and replay, not the dry run) into the cost
+ * of the way it ran. A lower sample replaces the estimate, a higher one is blended in with
+ * weight 1/4: interference on a shared machine only ever slows a sample down. */
+void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns);
+
+#define WEFT__CMD_PLACE_PROBE_EVERY 16u
 
 /* Room for the placed apply's operation log (st->ops entries). Errors: WEFT_ENOMEM (not
  * reported: the caller applies serially instead). Thread: main. */

@@ -79,6 +79,30 @@ void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->log_cap = 0;
 }
 
+bool weft__cmd_place_choose(weft__cmd_stage_t *st) {
+    if (st->placed_ns == 0.0f) {
+        return true;
+    }
+    if (st->serial_ns == 0.0f) {
+        return false;
+    }
+    bool placed_wins = st->placed_ns <= st->serial_ns;
+    if (++st->since_probe >= WEFT__CMD_PLACE_PROBE_EVERY) {
+        st->since_probe = 0;
+        return !placed_wins; /* re-measure the slower way */
+    }
+    return placed_wins;
+}
+
+void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns) {
+    float *est = placed ? &st->placed_ns : &st->serial_ns;
+    float sample = (float)((double)ns / (double)(st->ops ? st->ops : 1u));
+    if (sample <= 0.0f) {
+        sample = 1e-3f; /* a clock too coarse to see the apply: known, and cheap */
+    }
+    *est = (*est == 0.0f || sample < *est) ? sample : *est + (sample - *est) * 0.25f;
+}
+
 void weft__cmd_place_begin(weft__cmd_stage_t *st) {
     st->nlog = 0;
     memset(st->per, 0, sizeof st->per);

@@ -282,15 +282,15 @@ static void flush_observers_in_frame(struct weft_sched *s) {
     }
 }
 
-/* Whether the staged phase is applied placed (command_place.c) rather than serially: with
- * more than one worker, when every command reaches only plain components (no hook, observer,
- * group or instances, which must see the apply in command order on this thread), when there
- * is enough to place (WEFT__CMD_PLACE_MIN_OPS) and when its log could be allocated. Both
- * give the same world; only the time differs. */
-static bool placed_apply(struct weft_sched *s) {
+/* Whether the staged phase may be applied placed (command_place.c): with more than one
+ * worker, when every command reaches only plain components (no hook, observer, group or
+ * instances, which must see the apply in command order on this thread) and when there is
+ * enough to place (WEFT__CMD_PLACE_MIN_OPS). Whether it is then is measured
+ * (weft__cmd_place_choose), and needs its log (else the serial apply runs). Both give the
+ * same world; only the time differs. */
+static bool placed_eligible(const struct weft_sched *s) {
     return s->workers > 1 && s->jobs != NULL && !s->stage.hooked &&
-           s->stage.ops >= WEFT__CMD_PLACE_MIN_OPS &&
-           weft__cmd_place_reserve(&s->stage, s->alloc) == WEFT_OK;
+           s->stage.ops >= WEFT__CMD_PLACE_MIN_OPS;
 }
 
 /* Apply the phase's buffers: registration order, then chunk, then write order. On
@@ -307,7 +307,11 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
     }
     if (any) { /* else nothing was recorded: no buffer to walk again */
         buffer_cursor_t it = buffers_of(s, ph);
-        if (placed_apply(s)) {
+        bool eligible = placed_eligible(s);
+        bool placed = eligible && weft__cmd_place_choose(&s->stage) &&
+                      weft__cmd_place_reserve(&s->stage, s->alloc) == WEFT_OK;
+        uint64_t t0 = eligible ? weft__trace_now() : 0;
+        if (placed) {
             weft__cmd_place_begin(&s->stage);
             for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
                 if (cmd->len != 0) {
@@ -319,6 +323,9 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
             for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
                 first_err = apply_one(s, cmd, first_err);
             }
+        }
+        if (eligible) {
+            weft__cmd_place_fold(&s->stage, placed, weft__trace_now() - t0);
         }
         /* events after the whole phase is applied, in the same order */
         it = buffers_of(s, ph);
