@@ -110,6 +110,15 @@ static inline weft_system_t must_register(weft_world_t *w, const weft_system_des
     return s;
 }
 
+/* A 64-bit finaliser (murmur3's): the randomised tests' deterministic dice. */
+static inline uint64_t fixture_mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
 /* The seed of a randomised test: WEFT_SEED when set, else the time; printed with `what` so
  * a failure can be replayed. */
 static inline uint64_t fixture_seed(const char *what) {

@@ -32,14 +32,6 @@ typedef struct churn {
     _Atomic uint32_t nomem; /* commands refused with WEFT_ENOMEM (fault test) */
 } churn_t;
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 /* A command's result: ENOMEM is counted (the fault test tolerates it), anything else fails. */
 static void cmd_ok(churn_t *ch, weft_result_t r) {
     if (r == WEFT_ENOMEM) {
@@ -50,7 +42,7 @@ static void cmd_ok(churn_t *ch, weft_result_t r) {
 }
 
 static uint64_t roll(const churn_t *ch, weft_entity_t e, uint32_t salt) {
-    return mix(ch->seed ^ e ^ ((uint64_t)ch->frame << 40) ^ ((uint64_t)salt << 56));
+    return fixture_mix(ch->seed ^ e ^ ((uint64_t)ch->frame << 40) ^ ((uint64_t)salt << 56));
 }
 
 /* Over A: destroy (sometimes twice: the second is a skipped stale command), or create a new
@@ -185,7 +177,7 @@ static churn_t *churn_make(const weft_world_desc_t *desc, uint64_t seed,
              &ch->e);
     reg_comp(ch, &(weft_component_desc_t){.name = "F", .size = sizeof(float)}, &ch->f);
     for (uint32_t i = 0; i < PA_ENTITIES; i++) {
-        uint64_t r = mix(seed + i);
+        uint64_t r = fixture_mix(seed + i);
         weft_entity_t e;
         cr_assert(eq(int, weft_entity_create(ch->world, &e), WEFT_OK));
         vec3_t p = {(float)i, 0, 0};
@@ -274,7 +266,7 @@ static void log_on_add(weft_world_t *w, weft_entity_t e, weft_component_t c, voi
         log->off_main++;
     }
     log->n++;
-    log->order = mix(log->order ^ e);
+    log->order = fixture_mix(log->order ^ e);
 }
 
 static void hook_run(uint32_t workers, uint64_t seed, hook_log_t *log, uint64_t *hash) {

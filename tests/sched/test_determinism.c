@@ -21,14 +21,6 @@ typedef struct sim {
     uint32_t frame; /* written by the main thread between frames only */
 } sim_t;
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 /* pos += vel * dt */
 static void sim_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     while (weft_iter_next(it)) {
@@ -56,7 +48,7 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
             }
             weft_entity_t e = weft_iter_entity(it, i);
             CHECK(weft_cmd_destroy(ctx->cmd, e) == WEFT_OK);
-            uint64_t r = mix(e ^ ((uint64_t)sim->frame << 40));
+            uint64_t r = fixture_mix(e ^ ((uint64_t)sim->frame << 40));
             if (r & 1) {
                 weft_entity_t c = weft_cmd_create(ctx->cmd);
                 vec3_t p = {(float)(r % 100), (float)((r >> 8) % 100) - 50.0f, 0};
@@ -122,7 +114,7 @@ static void sim_spawn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const sim_t *sim = ctx->user;
     CHECK(ctx->worker == 0);
     for (uint32_t k = 0; k < 1 + sim->frame % 4; k++) {
-        uint64_t r = mix(((uint64_t)sim->frame << 8) | k);
+        uint64_t r = fixture_mix(((uint64_t)sim->frame << 8) | k);
         weft_entity_t e = weft_cmd_create(ctx->cmd);
         vec3_t p = {(float)(r % 64), (float)((r >> 6) % 64) - 32.0f, 0}, v = {1, 1, 0};
         int32_t hp = 3 + (int32_t)((r >> 12) % 30);
@@ -137,7 +129,7 @@ static void sim_setup(sim_t *sim, const weft_world_desc_t *desc, uint64_t seed) 
     fixture_init_desc(f, desc);
     sim->frame = 0;
     for (uint32_t i = 0; i < START_ENTITIES; i++) {
-        uint64_t r = mix(seed + i);
+        uint64_t r = fixture_mix(seed + i);
         weft_entity_t e;
         cr_assert(eq(int, weft_entity_create(f->world, &e), WEFT_OK));
         vec3_t p = {(float)(r % 1000) * 0.1f, (float)((r >> 10) % 200) - 100.0f, 0};
