@@ -13,6 +13,13 @@
  *   system, at 1 and 2 workers; frame_64x256_speedup is the median of paired per-rep ratios.
  * - frame_mixed: 12 systems of mixed sizes (1k .. 1M rows) and conflicts over 1M entities;
  *   frame_mixed_speedup = t(1) / t(2).
+ * - churn: 100k entities, 12 systems, ~6% of the entities changing structure per frame
+ *   through command buffers, at 1 and 2 workers: churn_speedup (paired), the apply alone
+ *   (churn_apply, from the trace's apply events) with churn_apply_speedup (serial apply at 1
+ *   worker vs the placed apply at 2) and its share of the 1-worker frame.
+ * - many_systems: 250 independent chains of 3 systems, each chain on its own component, 4 or
+ *   64 rows per system, 0, 1 or 5 us of work per system, at 1 and 2 workers (paired
+ *   speedups, the 0 us ratio and the per-system threaded dispatch cost).
  * Every figure at 2 workers comes with `<case>_share` (bench/share.h): the fraction of the
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
  * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
@@ -61,6 +68,22 @@ static double time_frames(weft_world_t *w, int frames) {
         }
     }
     return (wb_now_ns() - t0) / frames;
+}
+
+/* Time w1 (1 worker) and w2 (2 workers) back to back, rep by rep, after `warm` frames each:
+ * t1[r], t2[r] are ns per frame over `frames` frames divided by `scale`. Returns w2's share
+ * (bench/share.h) over the timed frames. */
+static double time_paired(weft_world_t *w1, weft_world_t *w2, int warm, int frames, int reps,
+                          double scale, double *t1, double *t2) {
+    time_frames(w1, warm); /* warm up: schedule built, costs measured, buffers sized */
+    time_frames(w2, warm);
+    wb_share_t sh;
+    wb_share_begin(&sh, weft_world_jobs(w2));
+    for (int r = 0; r < reps; r++) {
+        t1[r] = time_frames(w1, frames) / scale;
+        t2[r] = time_frames(w2, frames) / scale;
+    }
+    return wb_share_end(&sh, NULL);
 }
 
 /* ---- frame_64_systems -------------------------------------------------------- >>frame64 */
@@ -663,6 +686,499 @@ done:
     free(sp);
 }
 
+/* ---- churn --------------------------------------------------------------------- >>churn */
+
+/* A churn-heavy frame as an engine writes it: 100k entities, 12 systems in one phase, ~6% of
+ * the entities changing structure every frame through command buffers (entities whose hp
+ * runs out are destroyed and replaced by a fresh one with 9 components, a timer toggles a
+ * tag, heat adds and burning removes a status component). Components are plain (no hooks),
+ * so with 2 workers the apply is placed in parallel (weft/command.h). */
+
+#define CHURN_N 100000u
+
+typedef struct churn_comps {
+    weft_component_t pos, vel, hp, timer, heat, burning, tag, rot, scale, color, mass, score, glow;
+} churn_comps_t;
+
+static uint32_t churn_hash(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 29);
+}
+
+/* A fresh entity's components (also how the world is populated). */
+static void churn_fill(uint64_t key, vec3_t *p, vec3_t *v, int32_t *hp, int32_t *timer) {
+    uint32_t h = churn_hash(key);
+    *p = (vec3_t){(float)(h & 1023), (float)((h >> 10) & 1023), 0};
+    *v = (vec3_t){(float)((h >> 20) & 7) - 3.5f, 1.0f, 0.25f};
+    *hp = 10 + (int32_t)(h % 91);           /* ~1/55 of the entities expire per frame */
+    *timer = 10 + (int32_t)((h >> 8) % 91); /* ~1/55 toggle their tag per frame */
+}
+
+static void churn_move(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            vec3_t *p = weft_iter_get(it, 0, i);
+            const vec3_t *v = weft_iter_get(it, 1, i);
+            p->x += v->x * ctx->dt;
+            p->y += v->y * ctx->dt;
+            p->z += v->z * ctx->dt;
+        }
+    }
+}
+
+static void churn_damp(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            vec3_t *v = weft_iter_get(it, 0, i);
+            v->x *= 0.999f;
+            v->y = v->y * 0.998f + 0.001f;
+        }
+    }
+}
+
+/* hp runs down; at zero: destroy, and spawn a replacement with 9 components. */
+static void churn_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const churn_comps_t *c = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            int32_t *hp = weft_iter_get(it, 0, i);
+            if (--*hp > 0) {
+                continue;
+            }
+            weft_entity_t e = weft_iter_entity(it, i);
+            (void)weft_cmd_destroy(ctx->cmd, e);
+            weft_entity_t n = weft_cmd_create(ctx->cmd);
+            vec3_t p, v, one = {1, 1, 1};
+            int32_t h, t;
+            float z = 0;
+            churn_fill(e * 31u + 7u, &p, &v, &h, &t);
+            (void)weft_cmd_set(ctx->cmd, n, c->pos, &p);
+            (void)weft_cmd_set(ctx->cmd, n, c->vel, &v);
+            (void)weft_cmd_set(ctx->cmd, n, c->hp, &h);
+            (void)weft_cmd_set(ctx->cmd, n, c->timer, &t);
+            (void)weft_cmd_set(ctx->cmd, n, c->heat, &z);
+            (void)weft_cmd_set(ctx->cmd, n, c->rot, &z);
+            (void)weft_cmd_set(ctx->cmd, n, c->scale, &one);
+            (void)weft_cmd_set(ctx->cmd, n, c->mass, &z);
+            (void)weft_cmd_set(ctx->cmd, n, c->score, &h);
+        }
+    }
+}
+
+/* A timer toggles the tag when it runs out, then restarts. */
+static void churn_tick(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const churn_comps_t *c = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            int32_t *t = weft_iter_get(it, 0, i);
+            if (--*t > 0) {
+                continue;
+            }
+            weft_entity_t e = weft_iter_entity(it, i);
+            *t = 40 + (int32_t)(churn_hash(e) % 31);
+            if (weft_component_has(ctx->world, e, c->tag)) {
+                (void)weft_cmd_remove(ctx->cmd, e, c->tag);
+            } else {
+                (void)weft_cmd_add(ctx->cmd, e, c->tag);
+            }
+        }
+    }
+}
+
+/* Heat builds up; past a threshold the entity starts burning (a status component). */
+static void churn_heat(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const churn_comps_t *c = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            float *h = weft_iter_get(it, 0, i);
+            const vec3_t *p = weft_iter_get(it, 1, i);
+            *h += 0.5f + (p->x > 512.0f ? 0.5f : 0.0f);
+            if (*h >= 40.0f) {
+                *h = 0;
+                int32_t burn = 10;
+                (void)weft_cmd_set(ctx->cmd, weft_iter_entity(it, i), c->burning, &burn);
+            }
+        }
+    }
+}
+
+static void churn_burn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const churn_comps_t *c = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            int32_t *b = weft_iter_get(it, 0, i);
+            if (--*b <= 0) {
+                (void)weft_cmd_remove(ctx->cmd, weft_iter_entity(it, i), c->burning);
+            }
+        }
+    }
+}
+
+/* Arithmetic-only systems over the other components: out = f(out, in). */
+static void churn_arith(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            float *o = weft_iter_get(it, 0, i);
+            float x = *o;
+            for (int k = 0; k < 8; k++) {
+                x = x * 0.999f + 0.01f;
+            }
+            *o = x;
+        }
+    }
+}
+
+static weft_world_t *make_churn(uint32_t workers, churn_comps_t *c) {
+    weft_world_t *w = make_world(workers);
+    if (!w) {
+        return NULL;
+    }
+    c->pos = reg(w, "pos", sizeof(vec3_t));
+    c->vel = reg(w, "vel", sizeof(vec3_t));
+    c->hp = reg(w, "hp", sizeof(int32_t));
+    c->timer = reg(w, "timer", sizeof(int32_t));
+    c->heat = reg(w, "heat", sizeof(float));
+    c->burning = reg(w, "burning", sizeof(int32_t));
+    c->tag = reg(w, "tag", 0);
+    c->rot = reg(w, "rot", sizeof(float));
+    c->scale = reg(w, "scale", sizeof(vec3_t));
+    c->color = reg(w, "color", sizeof(float));
+    c->mass = reg(w, "mass", sizeof(float));
+    c->score = reg(w, "score", sizeof(int32_t));
+    c->glow = reg(w, "glow", sizeof(float));
+    for (uint32_t i = 0; i < CHURN_N; i++) {
+        weft_entity_t e;
+        vec3_t p, v, one = {1, 1, 1};
+        int32_t h, t;
+        float z = 0;
+        if (weft_entity_create(w, &e) != WEFT_OK) {
+            weft_world_destroy(w);
+            return NULL;
+        }
+        churn_fill(i, &p, &v, &h, &t);
+        (void)weft_component_set(w, e, c->pos, &p);
+        (void)weft_component_set(w, e, c->vel, &v);
+        (void)weft_component_set(w, e, c->hp, &h);
+        (void)weft_component_set(w, e, c->timer, &t);
+        (void)weft_component_set(w, e, c->heat, &z);
+        (void)weft_component_set(w, e, c->rot, &z);
+        (void)weft_component_set(w, e, c->scale, &one);
+        (void)weft_component_set(w, e, c->mass, &z);
+        (void)weft_component_set(w, e, c->score, &h);
+        if (i % 3 == 0) {
+            (void)weft_component_set(w, e, c->color, &z);
+            (void)weft_component_add(w, e, c->tag, NULL);
+        }
+    }
+#define CHURN_T(comp, acc) \
+    { .component = (comp), .access = WEFT_ACCESS_##acc }
+    const weft_system_desc_t ds[12] = {
+        {.name = "move",
+         .fn = churn_move,
+         .terms = {CHURN_T(c->pos, WRITE), CHURN_T(c->vel, READ)}},
+        {.name = "damp", .fn = churn_damp, .terms = {CHURN_T(c->vel, WRITE)}},
+        {.name = "age", .fn = churn_age, .terms = {CHURN_T(c->hp, WRITE)}},
+        {.name = "tick", .fn = churn_tick, .terms = {CHURN_T(c->timer, WRITE)}, .reads = {c->tag}},
+        {.name = "heat",
+         .fn = churn_heat,
+         .terms = {CHURN_T(c->heat, WRITE), CHURN_T(c->pos, READ)}},
+        {.name = "burn", .fn = churn_burn, .terms = {CHURN_T(c->burning, WRITE)}},
+        {.name = "spin", .fn = churn_arith, .terms = {CHURN_T(c->rot, WRITE)}},
+        {.name = "grow",
+         .fn = churn_arith,
+         .terms = {CHURN_T(c->mass, WRITE), CHURN_T(c->rot, READ)}},
+        {.name = "color", .fn = churn_arith, .terms = {CHURN_T(c->color, WRITE)}},
+        {.name = "glow",
+         .fn = churn_arith,
+         .terms = {CHURN_T(c->glow, WRITE), CHURN_T(c->tag, READ)}},
+        {.name = "score", .fn = churn_arith, .terms = {CHURN_T(c->score, WRITE)}},
+        {.name = "fade",
+         .fn = churn_arith,
+         .terms = {CHURN_T(c->heat, WRITE), CHURN_T(c->tag, READ)}},
+    };
+#undef CHURN_T
+    for (int i = 0; i < 12; i++) {
+        weft_system_desc_t d = ds[i];
+        d.user = c;
+        d.parallel = true;
+        if (weft_system_register(w, &d, NULL) != WEFT_OK) {
+            weft_world_destroy(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+/* Frames with the trace on; returns the mean apply time (ns) of the phase per frame, or -1. */
+static double churn_apply_ns(weft_world_t *w, int frames, weft_trace_event_t *ev, uint32_t cap) {
+    if (weft_trace_enable(w, &(weft_trace_desc_t){.capacity = cap}) != WEFT_OK) {
+        return -1.0;
+    }
+    double sum = 0;
+    for (int f = 0; f < frames; f++) {
+        if (weft_world_progress(w, 0.016f) != WEFT_OK) {
+            sum = -1.0 * frames;
+            break;
+        }
+        uint32_t n = weft_trace_events(w, ev, cap);
+        for (uint32_t k = 0; k < n && k < cap; k++) {
+            if (ev[k].system == 0) {
+                sum += (double)(ev[k].end_ns - ev[k].begin_ns);
+            }
+        }
+    }
+    weft_trace_disable(w);
+    return sum / frames;
+}
+
+static void case_churn(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 10 : 40;
+    churn_comps_t c1, c2;
+    weft_world_t *w1 = make_churn(1, &c1), *w2 = make_churn(2, &c2);
+    double *t1 = calloc((size_t)reps, sizeof *t1), *t2 = calloc((size_t)reps, sizeof *t2);
+    double *a1 = calloc((size_t)reps, sizeof *a1), *a2 = calloc((size_t)reps, sizeof *a2);
+    double *f1 = calloc((size_t)reps, sizeof *f1);
+    uint32_t cap = 4096;
+    weft_trace_event_t *ev = calloc(cap, sizeof *ev);
+    if (!w1 || !w2 || !t1 || !t2 || !a1 || !a2 || !f1 || !ev) {
+        wb_note(ctx, SUITE, "churn: setup failed: %s", weft_last_error());
+        goto done;
+    }
+    wb_describe(ctx, SUITE, "churn", "weft",
+                "weft_world_progress: 100k entities, 12 parallel systems in one phase, ~6% of "
+                "the entities changing structure per frame through command buffers (destroy + "
+                "create with 9 components, tag add/remove, status set/remove); mean frame time");
+    wb_describe(ctx, SUITE, "churn_speedup", "ratio",
+                "median over reps of weft@1 / weft@2, the two worlds timed back to back");
+    wb_describe(ctx, SUITE, "churn_apply", "weft",
+                "the phase's command apply alone (stage + apply, the trace's apply event), mean "
+                "per frame over frames run with the trace on");
+    wb_describe(ctx, SUITE, "churn_apply_speedup", "ratio",
+                "median over reps of apply@1 (serial) / apply@2 (placed or serial, as the "
+                "measured rule in weft/command.h picks), timed back to back");
+    wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
+                "median over reps of apply@1 / frame@1 (frames with the trace on)");
+    double share = time_paired(w1, w2, 20, frames, reps, 1e6, t1, t2);
+    wb_share_t sha;
+    wb_share_begin(&sha, weft_world_jobs(w2));
+    for (int r = 0; r < reps; r++) {
+        double t0 = wb_now_ns();
+        a1[r] = churn_apply_ns(w1, frames, ev, cap) / 1e6;
+        f1[r] = (wb_now_ns() - t0) / frames / 1e6;
+        a2[r] = churn_apply_ns(w2, frames, ev, cap) / 1e6;
+    }
+    double share_apply = wb_share_end(&sha, NULL);
+    wb_report(ctx, SUITE, "churn", "weft", 1, wb_median(t1, reps), "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "churn", "weft", 2, wb_median(t2, reps), "ms", WB_NO_TARGET, 0);
+    wb_report_scaled(ctx, SUITE, "churn_speedup", "ratio", 2, wb_median_ratio(t1, t2, reps), "x",
+                     WB_AT_LEAST, 1.8, share);
+    wb_report_share(ctx, SUITE, "churn", 2, share, WB_AT_LEAST, 0.4);
+    wb_report(ctx, SUITE, "churn_apply_share_of_frame", "ratio", 1, wb_median_ratio(a1, f1, reps),
+              "x", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "churn_apply", "weft", 1, wb_median(a1, reps), "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "churn_apply", "weft", 2, wb_median(a2, reps), "ms", WB_NO_TARGET, 0);
+    wb_report_scaled(ctx, SUITE, "churn_apply_speedup", "ratio", 2, wb_median_ratio(a1, a2, reps),
+                     "x", WB_AT_LEAST, 1.6, share_apply);
+    wb_report_share(ctx, SUITE, "churn_apply", 2, share_apply, WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "churn_entities", "weft", 2, (double)weft_entity_count(w2), "count",
+              WB_NO_TARGET, 0);
+done:
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    free(t1);
+    free(t2);
+    free(a1);
+    free(a2);
+    free(f1);
+    free(ev);
+}
+
+/* ---- many_systems ------------------------------------------------------------ >>many */
+
+/* Many small systems, the shape of a known executor bottleneck report: 250 independent chains
+ * of 3 systems, chain i over its own marker component m<i> (each of its systems writes it, so
+ * the three run in registration order and chains share nothing), `rows` entities per marker,
+ * and `work_us` of arithmetic per system spread over its rows. 750 systems in one phase. */
+
+#define MANY_CHAINS 250
+#define MANY_PER_CHAIN 3
+
+typedef struct many_cfg {
+    uint32_t rows;      /* entities per marker component */
+    uint32_t work_us;   /* arithmetic per system */
+    uint64_t row_steps; /* multiply-add steps per row (work_us spread over rows) */
+} many_cfg_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static float
+many_spin(float v, uint64_t steps) {
+    for (uint64_t k = 0; k < steps; k++) {
+        v = v * 0.9999f + 0.5f;
+    }
+    return v;
+}
+
+/* One dependent chain through all the system's rows, so the work takes the same time
+ * whatever the row count (independent short chains per row would overlap in the CPU). */
+static void many_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    const many_cfg_t *cfg = ctx->user;
+    float v = 0.0f;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            float *x = weft_iter_get(it, 0, i);
+            v = many_spin(v + *x * 1e-6f, cfg->row_steps);
+            *x = v;
+        }
+    }
+}
+
+/* Multiply-add steps per microsecond on this machine: the fastest of 9 timings, since
+ * interference on a shared machine only ever slows a timing down. */
+static double many_steps_per_us(void) {
+    double best = 0;
+    float x = 1.0f;
+    for (int k = 0; k < 9; k++) {
+        double t0 = wb_now_ns();
+        x = many_spin(x, 1000000);
+        double rate = 1000000.0 / ((wb_now_ns() - t0) / 1000.0);
+        best = rate > best ? rate : best;
+    }
+    wb_sink(&x);
+    return best;
+}
+
+static weft_world_t *make_many(uint32_t workers, many_cfg_t *cfg) {
+    weft_world_t *w = make_world(workers);
+    if (!w) {
+        return NULL;
+    }
+    for (int i = 0; i < MANY_CHAINS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%03d", i);
+        weft_component_t c = reg(w, name, sizeof(float));
+        if (c.id == 0) {
+            goto fail;
+        }
+        for (uint32_t k = 0; k < cfg->rows; k++) {
+            weft_entity_t e;
+            float v = (float)k;
+            if (weft_entity_create(w, &e) != WEFT_OK ||
+                weft_component_set(w, e, c, &v) != WEFT_OK) {
+                goto fail;
+            }
+        }
+        for (int j = 0; j < MANY_PER_CHAIN; j++) {
+            snprintf(name, sizeof name, "s%03d_%d", i, j);
+            weft_system_desc_t d = {.name = name,
+                                    .fn = many_body,
+                                    .user = cfg,
+                                    .terms = {{.component = c, .access = WEFT_ACCESS_WRITE}}};
+            if (weft_system_register(w, &d, NULL) != WEFT_OK) {
+                goto fail;
+            }
+        }
+    }
+    return w;
+fail:
+    weft_world_destroy(w);
+    return NULL;
+}
+
+/* One variant: t1 / t2 per rep (us per frame), interleaved; returns false on failure. */
+static bool many_variant(wb_ctx_t *ctx, many_cfg_t *cfg, int reps, double *t1, double *t2,
+                         double *share) {
+    int frames = wb_quick(ctx) ? 5 : 20;
+    weft_world_t *w1 = make_many(1, cfg), *w2 = make_many(2, cfg);
+    bool ok = w1 && w2;
+    if (ok) {
+        *share = time_paired(w1, w2, 10, frames, reps, 1000.0, t1, t2);
+    } else {
+        wb_note(ctx, SUITE, "many_systems: setup failed: %s", weft_last_error());
+    }
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    return ok;
+}
+
+static void case_many_systems(wb_ctx_t *ctx) {
+    int reps = wb_reps(ctx);
+    double *t1 = calloc((size_t)reps, sizeof *t1), *t2 = calloc((size_t)reps, sizeof *t2);
+    if (!t1 || !t2) {
+        free(t1);
+        free(t2);
+        return;
+    }
+    double per_us = many_steps_per_us();
+    wb_report(ctx, SUITE, "many_systems_steps_per_us", "weft", 1, per_us, "count", WB_NO_TARGET, 0);
+    wb_describe(ctx, SUITE, "many_systems", "weft",
+                "weft_world_progress: 250 independent chains of 3 systems (750 systems, one "
+                "phase), chain i writing its own component, R rows per component, W us of "
+                "multiply-adds per system (one dependent chain through its rows; W at the "
+                "fastest rate measured, many_systems_steps_per_us, so a loaded machine takes "
+                "longer: the 1-worker frame shows it); mean frame time");
+    wb_describe(ctx, SUITE, "many_systems", "ratio",
+                "speedup: median over reps of weft@1 / weft@2, timed back to back; 0us_ratio: "
+                "median of weft@2 / weft@1; the unsuffixed 5us/1us speedup is the smaller of "
+                "the two row counts, the 0us ratio the larger");
+    wb_describe(ctx, SUITE, "many_systems_dispatch_ns", "weft",
+                "per-system cost of the 2-worker frame beyond the 1-worker frame's, with 1 us "
+                "of work: (2 * t2 - t1) / 750 (both workers' time, less the same work inline)");
+    static const uint32_t rows[2] = {4, 64}, work[3] = {0, 1, 5};
+    double sp5 = 1e9, sp1 = 1e9, r0 = 0, dispatch = 0, sh5 = 1, sh1 = 1, sh_d = 0;
+    for (int wi = 0; wi < 3; wi++) {
+        for (int ri = 0; ri < 2; ri++) {
+            many_cfg_t cfg = {rows[ri], work[wi], (uint64_t)(per_us * work[wi] / rows[ri] + 0.5)};
+            double share = 0;
+            if (!many_variant(ctx, &cfg, reps, t1, t2, &share)) {
+                continue;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "many_systems_%urows_%uus", rows[ri], work[wi]);
+            wb_report(ctx, SUITE, name, "weft", 1, wb_median(t1, reps), "us", WB_NO_TARGET, 0);
+            wb_report(ctx, SUITE, name, "weft", 2, wb_median(t2, reps), "us", WB_NO_TARGET, 0);
+            wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
+            double sp = wb_median_ratio(t1, t2, reps);
+            snprintf(name, sizeof name, "many_systems_%urows_%uus_speedup", rows[ri], work[wi]);
+            wb_report_scaled(ctx, SUITE, name, "ratio", 2, sp, "x", WB_NO_TARGET, 0, share);
+            if (work[wi] == 5 && sp < sp5) {
+                sp5 = sp;
+                sh5 = share < sh5 ? share : sh5;
+            } else if (work[wi] == 1) {
+                if (sp < sp1) {
+                    sp1 = sp;
+                }
+                sh1 = share < sh1 ? share : sh1;
+                double d = 0;
+                for (int r = 0; r < reps; r++) {
+                    t1[r] = (2.0 * t2[r] - t1[r]) * 1000.0 / (MANY_CHAINS * MANY_PER_CHAIN);
+                }
+                d = wb_median(t1, reps);
+                if (d > dispatch) {
+                    dispatch = d;
+                    sh_d = share;
+                }
+            } else if (work[wi] == 0) {
+                double r = wb_median_ratio(t2, t1, reps);
+                r0 = r > r0 ? r : r0;
+            }
+        }
+    }
+    wb_report_scaled(ctx, SUITE, "many_systems_5us_speedup", "ratio", 2, sp5, "x", WB_AT_LEAST, 1.9,
+                     sh5);
+    wb_report_scaled(ctx, SUITE, "many_systems_1us_speedup", "ratio", 2, sp1, "x", WB_AT_LEAST, 1.8,
+                     sh1);
+    wb_report(ctx, SUITE, "many_systems_0us_ratio", "ratio", 2, r0, "x", WB_AT_MOST, 1.1);
+    wb_report_scaled(ctx, SUITE, "many_systems_dispatch_ns", "weft", 2, dispatch, "ns", WB_AT_MOST,
+                     100, sh_d);
+    free(t1);
+    free(t2);
+}
+
 void wb_suite_sched(wb_ctx_t *ctx);
 
 void wb_suite_sched(wb_ctx_t *ctx) {
@@ -671,4 +1187,6 @@ void wb_suite_sched(wb_ctx_t *ctx) {
     case_frame_1m(ctx);
     case_frame_1m_paced(ctx);
     case_frame_mixed(ctx);
+    case_churn(ctx);
+    case_many_systems(ctx);
 }

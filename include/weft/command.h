@@ -9,6 +9,19 @@
  * phase's commands need is reserved before the first one is applied, so running out of
  * memory applies none of them (weft_world_progress in weft/system.h says what happens next).
  *
+ * Where the apply runs: on the thread that called weft_world_progress, except that with more
+ * than one worker a phase whose commands reach only plain components (no on_add/on_remove/
+ * on_set hook, no observer, not in a group, not multi-instance; a destroy reaches every
+ * component the entity has) and make at least 512 row changes may be applied placed: the
+ * calling thread walks the commands in apply order settling entity ids, generations,
+ * signatures and skips, then the row changes are replayed pool by pool on every worker, each
+ * pool's in apply order. Which of the two ways runs is measured, not assumed: each is timed
+ * per row change, the cheaper one is used and the other re-timed every 16th time. The world
+ * is bit-identical either way (weft_world_hash). If any command of the phase
+ * reaches a component with a hook or observer, the whole phase is applied serially, so hooks
+ * and observers always fire in command order on the calling thread and see every earlier
+ * command of the phase applied and no later one.
+ *
  * Ownership: the scheduler owns every buffer; a buffer pointer is valid only inside the run
  * call that received it: recording through it afterwards returns WEFT_ESTATE (every build) and
  * records nothing. Thread: a buffer belongs to the job it was handed to; never share it

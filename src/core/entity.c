@@ -187,6 +187,11 @@ void weft__entity_destroy_index(weft_world_t *world, uint32_t idx) {
     for (uint32_t i = 0; i < count; i++) {
         weft__component_remove_index(world, world->components[ids[i]], idx, false);
     }
+    weft__entity_release_index(world, idx);
+}
+
+void weft__entity_release_index(weft_world_t *world, uint32_t idx) {
+    uint32_t slot = weft__entity_slot_raw(world, idx);
     uint32_t gen = weft__slot_gen(slot);
     if (gen == WEFT__GEN_MASK) { /* the last generation: retire the slot */
         weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(gen, WEFT__SIG_DEAD));

@@ -75,4 +75,10 @@ void weft__entity_take(weft_world_t *world, uint32_t n, uint32_t sig, weft_entit
  * The free list must have room for one more entry. */
 void weft__entity_destroy_index(weft_world_t *world, uint32_t idx);
 
+/* The entity-table half of a destroy: bump the generation (or retire the slot), push the
+ * index on the free list, count one fewer live entity. The caller has already removed every
+ * row of the entity (or will, before anything reads them: the scheduler's placed apply) and
+ * the free list has room. Thread: main. */
+void weft__entity_release_index(weft_world_t *world, uint32_t idx);
+
 #endif /* WEFT_SRC_ENTITY_H */

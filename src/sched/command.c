@@ -247,7 +247,7 @@ void weft__cmd_fini(weft_cmd_t *cmd) {
 
 /* ---- replay ------------------------------------------------------------------- >>apply */
 
-static const char *op_name(uint8_t op) {
+const char *weft__cmd_op_name(uint8_t op) {
     switch ((weft__cmd_op_t)op) {
     case WEFT__CMD_CREATE:
         return "create";
@@ -272,11 +272,9 @@ static bool benign(weft_result_t r) {
     return r == WEFT_OK || r == WEFT_ESTALE || r == WEFT_EEXIST || r == WEFT_ENOENT;
 }
 
-/* Rewrite the placeholders held in c's declared entity fields of a set payload to the real
- * entities their creates made (WEFT_ENTITY_NULL when a create failed). The payload belongs to
- * the buffer being consumed, so it is patched in place. */
-static void remap_fields(const weft_world_t *world, weft_component_t c, unsigned char *payload,
-                         const uint64_t *map) {
+/* The payload belongs to the buffer being consumed, so it is patched in place. */
+void weft__cmd_remap_fields(const weft_world_t *world, weft_component_t c, unsigned char *payload,
+                            const uint64_t *map) {
     const weft__component_t *comp = weft__component(world, c.id);
     for (uint32_t i = 0; comp != NULL && i < comp->entity_field_count; i++) {
         weft_entity_t field;
@@ -288,6 +286,33 @@ static void remap_fields(const weft_world_t *world, weft_component_t c, unsigned
     }
 }
 
+weft_entity_t weft__cmd_target(weft_world_t *world, weft_cmd_t *cmd, size_t at,
+                               weft__cmd_rec_t *rec, const uint64_t *map) {
+    weft_entity_t e = rec->entity;
+    if (weft__cmd_is_placeholder(e)) {
+        e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
+    }
+    if (rec->op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
+        if (e != rec->entity) {
+            rec->entity = e;
+            memcpy(cmd->data + at, rec, sizeof *rec);
+        }
+        return WEFT_ENTITY_NULL;
+    }
+    if (e == WEFT_ENTITY_NULL) {
+        return e; /* its create failed, which was reported */
+    }
+    if (!weft_entity_is_alive(world, e)) {
+        /* Documented as lenient (weft/command.h): another command destroyed it first. */
+        (void)WEFT__NOTE(world->log, WEFT_ESTALE,
+                         "command skipped: system %u's %s of entity 0x%llx, which is no "
+                         "longer alive",
+                         cmd->system, weft__cmd_op_name(rec->op), (unsigned long long)e);
+        return WEFT_ENTITY_NULL;
+    }
+    return e;
+}
+
 /* Each record becomes the public main-thread call that does the same thing, so hooks,
  * signatures and groups behave exactly as for direct calls. The payload is read in place:
  * weft_component_set copies it, so the arena's 8-byte alignment is enough. */
@@ -297,16 +322,9 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
         unsigned char *payload = cmd->data + at + sizeof rec;
+        size_t here = at;
         at += rec.next;
-        weft_entity_t e = rec.entity;
         weft_component_t c = {rec.component};
-        if (rec.op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
-            if (weft__cmd_is_placeholder(e)) {
-                rec.entity = map[weft_entity_generation(e) - 1];
-                memcpy(cmd->data + at - rec.next, &rec, sizeof rec);
-            }
-            continue;
-        }
         if (rec.op == WEFT__CMD_CALL) { /* a module's command (weft_cmd_call) */
             weft_cmd_call_fn fn;
             memcpy(&fn, payload, sizeof(fn));
@@ -320,24 +338,14 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
         if (rec.op == WEFT__CMD_CREATE) {
             weft_entity_t real = WEFT_ENTITY_NULL;
             weft_result_t r = weft_entity_create(world, &real);
-            map[weft_entity_generation(e) - 1] = real;
+            map[weft_entity_generation(rec.entity) - 1] = real;
             if (r != WEFT_OK && first == WEFT_OK) {
                 first = r;
             }
             continue;
         }
-        if (weft__cmd_is_placeholder(e)) {
-            e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed: skipped */
-        }
+        weft_entity_t e = weft__cmd_target(world, cmd, here, &rec, map);
         if (e == WEFT_ENTITY_NULL) {
-            continue; /* its create failed, which was reported */
-        }
-        if (!weft_entity_is_alive(world, e)) {
-            /* Documented as lenient (weft/command.h): another command destroyed it first. */
-            (void)WEFT__NOTE(world->log, WEFT_ESTALE,
-                             "command skipped: system %u's %s of entity 0x%llx, which is no "
-                             "longer alive",
-                             cmd->system, op_name(rec.op), (unsigned long long)e);
             continue;
         }
         weft_result_t r = WEFT_OK;
@@ -350,7 +358,7 @@ weft_result_t weft__cmd_apply(weft_world_t *world, weft_cmd_t *cmd, uint64_t *ma
             break;
         case WEFT__CMD_SET:
             if (cmd->created != 0) {
-                remap_fields(world, c, payload, map);
+                weft__cmd_remap_fields(world, c, payload, map);
             }
             r = weft_component_set(world, e, c, payload);
             break;
@@ -401,6 +409,8 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
     st->creates = 0;
     st->destroys = 0;
     st->ndead = 0;
+    st->ops = 0;
+    st->hooked = false;
     memset(st->rows, 0, sizeof st->rows);
     memset(st->placeholder, 0, sizeof st->placeholder);
     /* sim is indexed by entity index; entries from older dry runs carry an older epoch, so
@@ -431,6 +441,23 @@ static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
     return false;
 }
 
+/* Count one pool operation on comp for the placed apply (command_place.c). */
+static void count_op(weft__cmd_stage_t *st, const weft__component_t *comp) {
+    st->ops++;
+    if (!weft__cmd_plain(comp)) {
+        st->hooked = true;
+    }
+}
+
+/* A destroy removes one row from every pool of its signature. */
+static void count_destroy(weft__cmd_stage_t *st, const weft_world_t *world, uint32_t sig) {
+    uint32_t n;
+    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        count_op(st, world->components[ids[i]]);
+    }
+}
+
 weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
                                    const weft_allocator_t *alloc, const weft_cmd_t *cmd,
                                    uint64_t *map) {
@@ -439,8 +466,15 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         weft__cmd_rec_t rec;
         memcpy(&rec, cmd->data + at, sizeof rec);
         at += rec.next;
-        if (rec.op == WEFT__CMD_EMIT || rec.op == WEFT__CMD_CALL) {
-            continue; /* nothing to reserve: an event changes nothing, a call fends for itself */
+        if (rec.op == WEFT__CMD_EMIT) {
+            continue; /* nothing to reserve: an event changes nothing */
+        }
+        if (rec.op == WEFT__CMD_CALL) {
+            /* A call fends for itself, but it may read and change anything on the main
+             * thread, so its phase is applied serially (the placed apply defers row
+             * changes past the walk that would run it). */
+            st->hooked = true;
+            continue;
         }
         if (rec.op == WEFT__CMD_CREATE) {
             st->creates++;
@@ -470,6 +504,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
         case WEFT__CMD_DESTROY:
             next = STAGE_DEAD;
             st->destroys++;
+            count_destroy(st, world, sig);
             if (!ph) {
                 if (!grow_u32(alloc, &st->dead, &st->dead_cap, st->ndead, st->ndead + 1u)) {
                     return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
@@ -479,6 +514,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             break;
         case WEFT__CMD_ADD:
         case WEFT__CMD_SET: {
+            count_op(st, comp);
             bool has = sig_has(world, sig, rec.component);
             bool multi = comp->pool.multi != NULL;
             if (has && (rec.op == WEFT__CMD_SET || !multi)) {
@@ -496,6 +532,7 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, weft_world_t *world,
             break;
         }
         case WEFT__CMD_REMOVE:
+            count_op(st, comp);
             if (sig_has(world, sig, rec.component)) {
                 r = weft__sig_step(world, sig, rec.component, true, &next);
             }
@@ -567,4 +604,5 @@ void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->sim = NULL;
     st->dead = NULL;
     st->sim_cap = st->dead_cap = 0;
+    weft__cmd_place_fini(st, alloc);
 }

@@ -19,6 +19,8 @@
 #include "jobs/platform/atomic.h"
 
 struct weft_world;
+struct weft__component;
+struct weft__cmd_place_op;
 
 typedef enum weft__cmd_op {
     WEFT__CMD_CREATE = 1,  /* entity = placeholder */
@@ -99,6 +101,22 @@ typedef struct weft__cmd_stage {
     uint32_t *dead;                           /* [dead_cap] entity indices destroyed */
     uint32_t ndead;                           /* entries in dead */
     uint32_t dead_cap;                        /* capacity of dead */
+    /* The placed apply (command_place.c): */
+    uint32_t ops;                          /* upper bound on the pool operations to apply */
+    bool hooked;                           /* a command reaches a component that is not plain
+                                               (weft__cmd_plain): only the serial apply may run */
+    struct weft__cmd_place_op *log;        /* [log_cap] pool operations in apply order */
+    struct weft__cmd_place_op *sorted;     /* [log_cap] the same, grouped by component */
+    uint32_t log_cap;                      /* capacity of log and sorted */
+    uint32_t nlog;                         /* entries in log */
+    uint32_t per[WEFT_MAX_COMPONENTS];     /* logged operations per component */
+    uint32_t first[WEFT_MAX_COMPONENTS];   /* where each component's operations start in sorted */
+    uint32_t touched[WEFT_MAX_COMPONENTS]; /* components with operations, most first */
+    uint32_t ntouched;                     /* entries in touched */
+    /* Measured cost of the two ways to apply eligible phases (weft__cmd_place_choose). */
+    float serial_ns;      /* ns per row operation of the serial apply; 0: not measured yet */
+    float placed_ns;      /* ns per row operation of the placed apply; 0: not measured yet */
+    uint32_t since_probe; /* eligible applies since the slower way last ran */
 } weft__cmd_stage_t;
 
 /* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
@@ -118,6 +136,71 @@ weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *wor
  * buffers in the scanned order cannot fail for lack of memory. Errors: WEFT_ENOMEM,
  * WEFT_ECAPACITY (reported; only spare capacity changed). Thread: main. */
 weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *world);
+
+/* ---- placed apply (command_place.c) ---- */
+
+/* True when applying commands on `comp` has no effect beyond its own pool and the entity
+ * table: no hook or observer (either would see the world mid-apply and must fire in command
+ * order on the main thread), no group (rows of several pools move together), one instance per
+ * entity. */
+bool weft__cmd_plain(const struct weft__component *comp);
+
+/* Commands on fewer pool operations than this are applied serially: below it the hand-out
+ * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */
+#define WEFT__CMD_PLACE_MIN_OPS 512u
+
+/* Whether an eligible phase (more than one worker, no hooked component, at least
+ * WEFT__CMD_PLACE_MIN_OPS operations) is applied placed, from measured costs: the placed way
+ * first, then the serial way, each once, then whichever costs less per row operation, the
+ * other re-measured every WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the
+ * machine. Both ways give the same world. Thread: main. */
+bool weft__cmd_place_choose(weft__cmd_stage_t *st);
+
+/* Fold one eligible apply's wall time (the walk and replay, not the dry run) into the cost
+ * of the way it ran. A lower sample replaces the estimate, a higher one is blended in with
+ * weight 1/4: interference on a shared machine only ever slows a sample down. */
+void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns);
+
+#define WEFT__CMD_PLACE_PROBE_EVERY 16u
+
+/* Room for the placed apply's operation log (st->ops entries). Errors: WEFT_ENOMEM (not
+ * reported: the caller applies serially instead). Thread: main. */
+weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
+
+/* Start a placed apply of the scanned buffers (after weft__cmd_stage_reserve succeeded and
+ * st->hooked is false). Thread: main. */
+void weft__cmd_place_begin(weft__cmd_stage_t *st);
+
+/* The serial half of the placed apply for `cmd`, the next buffer in apply order: everything
+ * weft__cmd_apply does to the entity table (creates, destroys, signatures, placeholder map,
+ * set payload and event target remapping, skips), in write order, with each pool change
+ * appended to the log instead of made. Cannot fail (the stage reserved it all). Thread: main. */
+void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd_t *cmd,
+                       uint64_t *map);
+
+/* The parallel half: replay the log's operations pool by pool, each pool's in log order, on
+ * every worker of `jobs` (one pool per range). Each pool ends exactly as weft__cmd_apply would
+ * leave it, since a pool's rows depend only on the operations on that pool and their order.
+ * Thread: main (the caller takes part). */
+void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
+
+/* The live entity a record at offset `at` of `cmd` acts on (its placeholder read from `map`),
+ * for the apply walks; not for creates. WEFT_ENTITY_NULL when the record has nothing more to
+ * do: an event (its placeholder target is rewritten in place for delivery), a target whose
+ * create failed, or a stale one (noted at WEFT_LOG_DEBUG as a documented skip). */
+weft_entity_t weft__cmd_target(struct weft_world *world, weft_cmd_t *cmd, size_t at,
+                               weft__cmd_rec_t *rec, const uint64_t *map);
+
+/* The verb of a record, for messages ("create", "set", ...). */
+const char *weft__cmd_op_name(uint8_t op);
+
+/* Rewrite the placeholders in c's declared entity fields of a set payload (in its buffer) to
+ * the entities their creates made (`map`, WEFT_ENTITY_NULL when a create failed). */
+void weft__cmd_remap_fields(const struct weft_world *world, weft_component_t c,
+                            unsigned char *payload, const uint64_t *map);
+
+/* Free the placed apply's log (part of weft__cmd_stage_fini). */
+void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
 
 /* Free the stage's scratch arrays. */
 void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc);

@@ -292,6 +292,17 @@ static void flush_observers_in_frame(struct weft_sched *s) {
     }
 }
 
+/* Whether the staged phase may be applied placed (command_place.c): with more than one
+ * worker, when every command reaches only plain components (no hook, observer, group or
+ * instances, which must see the apply in command order on this thread) and when there is
+ * enough to place (WEFT__CMD_PLACE_MIN_OPS). Whether it is then is measured
+ * (weft__cmd_place_choose), and needs its log (else the serial apply runs). Both give the
+ * same world; only the time differs. */
+static bool placed_eligible(const struct weft_sched *s) {
+    return s->workers > 1 && s->jobs != NULL && !s->stage.hooked &&
+           s->stage.ops >= WEFT__CMD_PLACE_MIN_OPS;
+}
+
 /* Apply the phase's buffers: registration order, then chunk, then write order. On
  * *staged == false the stage failed and nothing was applied. known_empty: the caller saw
  * every buffer of the phase empty, so there is nothing to walk. */
@@ -306,8 +317,25 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
     }
     if (any) { /* else nothing was recorded: no buffer to walk again */
         buffer_cursor_t it = buffers_of(s, ph);
-        for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
-            first_err = apply_one(s, cmd, first_err);
+        bool eligible = placed_eligible(s);
+        bool placed = eligible && weft__cmd_place_choose(&s->stage) &&
+                      weft__cmd_place_reserve(&s->stage, s->alloc) == WEFT_OK;
+        uint64_t t0 = eligible ? weft__trace_now() : 0;
+        if (placed) {
+            weft__cmd_place_begin(&s->stage);
+            for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
+                if (cmd->len != 0) {
+                    weft__cmd_resolve(&s->stage, s->world, cmd, s->map);
+                }
+            }
+            weft__cmd_place(&s->stage, s->world, s->jobs);
+        } else {
+            for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
+                first_err = apply_one(s, cmd, first_err);
+            }
+        }
+        if (eligible) {
+            weft__cmd_place_fold(&s->stage, placed, weft__trace_now() - t0);
         }
         /* events after the whole phase is applied, in the same order */
         it = buffers_of(s, ph);

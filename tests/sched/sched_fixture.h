@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -89,24 +90,6 @@ static _Atomic uint32_t fx_bad __attribute__((unused));
 #define CHECKED() \
     cr_assert(eq(u32, atomic_exchange(&fx_bad, 0), 0), "a check inside a system failed")
 
-/* splitmix64's finaliser: the randomised tests' hash of (seed, frame, entity). */
-static inline uint64_t fx_mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-/* A randomised test's seed: WEFT_SEED when set, else the clock; printed so a run replays. */
-static inline uint64_t fx_seed(const char *what) {
-    const char *env = getenv("WEFT_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    fprintf(stderr, "%s: seed %llu (replay with WEFT_SEED=%llu)\n", what, (unsigned long long)seed,
-            (unsigned long long)seed);
-    return seed;
-}
-
 #define W(c) \
     { .component = (c), .access = WEFT_ACCESS_WRITE }
 #define R(c) \
@@ -125,6 +108,24 @@ static inline weft_system_t must_register(weft_world_t *w, const weft_system_des
     weft_result_t r = weft_system_register(w, d, &s);
     cr_assert(eq(int, r, WEFT_OK), "registering '%s': %s", d->name, weft_last_error());
     return s;
+}
+
+/* A 64-bit finaliser (murmur3's): the randomised tests' deterministic dice. */
+static inline uint64_t fixture_mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* The seed of a randomised test: WEFT_SEED when set, else the time; printed with `what` so
+ * a failure can be replayed. */
+static inline uint64_t fixture_seed(const char *what) {
+    const char *env = getenv("WEFT_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    fprintf(stderr, "%s seed: %llu (set WEFT_SEED to replay)\n", what, (unsigned long long)seed);
+    return seed;
 }
 
 #endif /* WEFT_TESTS_SCHED_FIXTURE_H */

@@ -34,7 +34,7 @@ typedef struct sim {
 
 /* Is entity i in subset `which` of frame f? (about 2%) */
 static bool picked(const sim_t *s, uint32_t i, uint32_t f, uint32_t which) {
-    return fx_mix(s->seed ^ ((uint64_t)i << 20) ^ ((uint64_t)f << 44) ^ which) % 50u == 0;
+    return fixture_mix(s->seed ^ ((uint64_t)i << 20) ^ ((uint64_t)f << 44) ^ which) % 50u == 0;
 }
 
 static void poke(weft_iter_t *it, const weft_system_ctx_t *ctx) {
@@ -158,13 +158,13 @@ static void run_model(uint32_t workers, weft_execution_t exec, uint64_t seed) {
         /* main-thread writes between frames */
         memset(direct_pos, 0, slots);
         for (uint32_t k = 0; k < 3; k++) {
-            uint32_t i = (uint32_t)(fx_mix(seed + f * 7u + k) % N);
+            uint32_t i = (uint32_t)(fixture_mix(seed + f * 7u + k) % N);
             vec3_t v = {1, 2, 3};
             cr_assert(eq(int, weft_component_set(w, s->handles[i], s->f.pos, &v), WEFT_OK));
             direct_pos[weft_entity_index(s->handles[i])] = true;
         }
         for (uint32_t k = 0; k < 2; k++) {
-            uint32_t i = (uint32_t)(fx_mix(seed * 3u + f * 11u + k) % N);
+            uint32_t i = (uint32_t)(fixture_mix(seed * 3u + f * 11u + k) % N);
             if (!weft_component_has(w, s->handles[i], s->f.hp)) {
                 cr_assert(eq(int, weft_component_add(w, s->handles[i], s->f.hp, NULL), WEFT_OK));
                 hp_added[weft_entity_index(s->handles[i])] = true;
@@ -220,11 +220,11 @@ static void run_model(uint32_t workers, weft_execution_t exec, uint64_t seed) {
 }
 
 Test(change, systems_match_model_inline) {
-    run_model(1, WEFT_EXECUTION_INLINE, fx_seed("change filters"));
+    run_model(1, WEFT_EXECUTION_INLINE, fixture_seed("change filters"));
 }
 
 Test(change, systems_match_model_at_1_to_8_workers) {
-    uint64_t seed = fx_seed("change filters");
+    uint64_t seed = fixture_seed("change filters");
     const uint32_t workers[] = {1, 2, 3, 4, 8};
     for (size_t k = 0; k < sizeof workers / sizeof workers[0]; k++) {
         run_model(workers[k], WEFT_EXECUTION_THREADED, seed);

@@ -48,7 +48,7 @@ static void sim_age(weft_iter_t *it, const weft_system_ctx_t *ctx) {
             }
             weft_entity_t e = weft_iter_entity(it, i);
             CHECK(weft_cmd_destroy(ctx->cmd, e) == WEFT_OK);
-            uint64_t r = fx_mix(e ^ ((uint64_t)sim->frame << 40));
+            uint64_t r = fixture_mix(e ^ ((uint64_t)sim->frame << 40));
             if (r & 1) {
                 weft_entity_t c = weft_cmd_create(ctx->cmd);
                 vec3_t p = {(float)(r % 100), (float)((r >> 8) % 100) - 50.0f, 0};
@@ -114,7 +114,7 @@ static void sim_spawn(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     const sim_t *sim = ctx->user;
     CHECK(ctx->worker == 0);
     for (uint32_t k = 0; k < 1 + sim->frame % 4; k++) {
-        uint64_t r = fx_mix(((uint64_t)sim->frame << 8) | k);
+        uint64_t r = fixture_mix(((uint64_t)sim->frame << 8) | k);
         weft_entity_t e = weft_cmd_create(ctx->cmd);
         vec3_t p = {(float)(r % 64), (float)((r >> 6) % 64) - 32.0f, 0}, v = {1, 1, 0};
         int32_t hp = 3 + (int32_t)((r >> 12) % 30);
@@ -129,7 +129,7 @@ static void sim_setup(sim_t *sim, const weft_world_desc_t *desc, uint64_t seed) 
     fixture_init_desc(f, desc);
     sim->frame = 0;
     for (uint32_t i = 0; i < START_ENTITIES; i++) {
-        uint64_t r = fx_mix(seed + i);
+        uint64_t r = fixture_mix(seed + i);
         weft_entity_t e;
         cr_assert(eq(int, weft_entity_create(f->world, &e), WEFT_OK));
         vec3_t p = {(float)(r % 1000) * 0.1f, (float)((r >> 10) % 200) - 100.0f, 0};
@@ -210,15 +210,8 @@ static void sim_run(uint32_t workers, weft_execution_t exec, uint64_t seed,
     sim_run_desc(&(weft_world_desc_t){.worker_count = workers, .execution = exec}, seed, hashes);
 }
 
-static uint64_t test_seed(void) {
-    const char *env = getenv("WEFT_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-    fprintf(stderr, "determinism seed: %llu (set WEFT_SEED to replay)\n", (unsigned long long)seed);
-    return seed;
-}
-
 Test(determinism, world_hash_is_identical_for_every_worker_count) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10], got[FRAMES / 10];
     sim_run(1, WEFT_EXECUTION_INLINE, seed, want);
     uint32_t counts[] = {1, 2, 3, 4, 8, 16};
@@ -232,7 +225,7 @@ Test(determinism, world_hash_is_identical_for_every_worker_count) {
 }
 
 Test(determinism, repeated_threaded_runs_agree) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t a[FRAMES / 10], b[FRAMES / 10];
     sim_run(2, WEFT_EXECUTION_THREADED, seed, a);
     sim_run(2, WEFT_EXECUTION_THREADED, seed, b);
@@ -251,7 +244,7 @@ static void count_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker
 }
 
 Test(determinism, worlds_sharing_one_job_system_match_a_world_with_its_own) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10];
     sim_run(2, WEFT_EXECUTION_THREADED, seed, want);
 
@@ -320,7 +313,7 @@ Test(determinism, a_desc_that_contradicts_its_job_system_is_einval) {
 /* The same simulation on a job system whose workers 1.. are an engine's threads (a pool
  * written in the test, lent through weft_executor_t) ends bit-identical to weft's own pool. */
 Test(determinism, a_world_on_an_engine_thread_pool_matches_weft_s_own_pool) {
-    uint64_t seed = test_seed();
+    uint64_t seed = fixture_seed("determinism");
     uint64_t want[FRAMES / 10];
     sim_run(3, WEFT_EXECUTION_THREADED, seed, want);
 

@@ -401,16 +401,8 @@ static uint64_t rc_rand(uint64_t *s) { /* xorshift64 */
     return *s;
 } /* the world the run conditions and bodies belong to */
 
-static uint64_t rc_mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 static void rc_note(rc_world_t *rw, uint32_t kind, uint32_t idx, uint32_t what) {
-    rw->log = rc_mix(rw->log ^ ((uint64_t)kind << 56 | (uint64_t)idx << 24 | what));
+    rw->log = fixture_mix(rw->log ^ ((uint64_t)kind << 56 | (uint64_t)idx << 24 | what));
 }
 
 static uint32_t rc_comp(const rc_world_t *rw, weft_component_t c) {
@@ -516,7 +508,7 @@ static void rc_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
             uint32_t *w = weft_iter_get(it, 0, i); /* columns may be NULL for a join */
             uint32_t r = d->r != d->w ? *(const uint32_t *)weft_iter_get(it, 1, i) : 7u;
             *w = *w * 31u + r + (uint32_t)clk;
-            uint64_t h = rc_mix(rw->seed ^ rc_mix(e ^ (clk << 20) ^ ctx->system.id));
+            uint64_t h = fixture_mix(rw->seed ^ fixture_mix(e ^ (clk << 20) ^ ctx->system.id));
             uint32_t roll = (uint32_t)(h % 100u), c = (uint32_t)(h >> 32) % RC_COMPS;
             if (roll < 4) {
                 CHECK(weft_cmd_remove(ctx->cmd, e, rw->c[c]) == WEFT_OK);
@@ -641,8 +633,7 @@ static void rc_run(rc_world_t *rw, const rc_def_t *defs, uint64_t seed, uint32_t
 }
 
 Test(observer, a_random_churn_is_observed_exactly_once_and_in_order_at_every_worker_count) {
-    uint64_t seed = (uint64_t)time(NULL) | 1u;
-    fprintf(stderr, "observer random seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fixture_seed("observer random churn") | 1u;
     uint64_t s = seed;
     rc_def_t defs[RC_DEFS];
     for (uint32_t k = 0; k < RC_DEFS; k++) {

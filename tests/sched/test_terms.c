@@ -148,7 +148,7 @@ static uint64_t run_world(uint32_t workers, weft_execution_t exec, uint64_t seed
 }
 
 Test(terms, optional_or_systems_are_deterministic_at_1_to_8_workers) {
-    uint64_t seed = fx_seed("terms determinism");
+    uint64_t seed = fixture_seed("terms determinism");
     uint64_t want = run_world(1, WEFT_EXECUTION_INLINE, seed);
     const uint32_t workers[] = {1, 2, 3, 4, 8};
     for (size_t k = 0; k < sizeof workers / sizeof workers[0]; k++) {
