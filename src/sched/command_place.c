@@ -227,6 +227,7 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, weft_world_t *world, weft_cmd_t *c
             break;
         case WEFT__CMD_CREATE:
         case WEFT__CMD_EMIT:
+        case WEFT__CMD_CALL: /* never here: a phase with a call is applied serially */
             break;
         }
     }
