@@ -510,15 +510,21 @@ static void nothing(void *arg, const weft_job_ctx_t *ctx) {
     (void)ctx;
 }
 
-Test(jobs, profiler_hooks_see_jobs_and_sleeps) {
-    prof_counts_t pc = {0};
+/* Two workers whose profiler hooks count into *pc; an idle worker sleeps after 1 us. */
+static weft_jobs_t *profiled_jobs(prof_counts_t *pc) {
     weft_jobs_t *jobs = NULL;
     weft_jobs_desc_t desc = {
         .worker_count = 2,
         .spin_us = 1,
-        .profiler = {on_begin, on_end, on_sleep, on_wake, &pc},
+        .profiler = {on_begin, on_end, on_sleep, on_wake, pc},
     };
     cr_assert_eq(weft_jobs_create(&desc, &jobs), WEFT_OK);
+    return jobs;
+}
+
+Test(jobs, profiler_hooks_see_jobs_and_sleeps) {
+    prof_counts_t pc = {0};
+    weft_jobs_t *jobs = profiled_jobs(&pc);
     weft_job_desc_t d[10];
     for (int j = 0; j < 10; ++j) {
         d[j] = (weft_job_desc_t){.fn = nothing, .name = "probe", .tag = 42};
@@ -554,13 +560,7 @@ static bool reaches(atomic_uint *counter, unsigned want) {
 
 Test(jobs, wake_rouses_a_sleeping_worker_without_giving_it_work) {
     prof_counts_t pc = {0};
-    weft_jobs_t *jobs = NULL;
-    weft_jobs_desc_t desc = {
-        .worker_count = 2,
-        .spin_us = 1,
-        .profiler = {on_begin, on_end, on_sleep, on_wake, &pc},
-    };
-    cr_assert_eq(weft_jobs_create(&desc, &jobs), WEFT_OK);
+    weft_jobs_t *jobs = profiled_jobs(&pc);
     weft_jobs_wake(NULL); /* ignored */
     cr_assert(reaches(&pc.sleep, 1u), "the idle worker never went to sleep");
     cr_expect_eq(atomic_load(&pc.wake), 0u, "nothing woke it yet");
