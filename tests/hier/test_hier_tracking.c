@@ -473,6 +473,55 @@ Test(hier_tracking, attach_detach_and_reparent_from_systems_apply_in_command_ord
               "commands at 1 and 2 workers give the world the direct calls give");
 }
 
+/* A hierarchy command in a phase whose other commands are many row changes of a plain
+ * component: such a phase may be applied placed (src/sched/command_place.c), whose walk must
+ * not skip or reorder the deferred call, so a phase holding one is applied serially. */
+static weft_component_t plain_tag;
+
+static void tag_all_and_attach(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    if (ctx->chunk == 0) {
+        weft_result_t r = weft_hier_cmd_attach(ctx->cmd, sys_c, sys_p, WEFT_HIER_KEEP_LOCAL);
+        direct_results[0] = r;
+    }
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            (void)weft_cmd_add(ctx->cmd, weft_iter_entity(it, i), plain_tag);
+        }
+    }
+}
+
+Test(hier_tracking, a_hierarchy_command_beside_many_plain_row_changes_applies_at_two_workers) {
+    hr_rng_t r = hr_seeded(&fail, "placed");
+    weft_world_t *w = hw_new_world(2, WEFT_EXECUTION_THREADED);
+    weft_transform_t t0 = hr_transform(&r), t1 = hr_transform(&r);
+    sys_p = new_node(w, &t0);
+    sys_c = new_node(w, &t1);
+    weft_component_t val;
+    cr_assert(weft_component_register(w, &(weft_component_desc_t){.name = "Val", .size = 4},
+                                      &val) == WEFT_OK);
+    cr_assert(weft_component_register(w, &(weft_component_desc_t){.name = "PlainTag"},
+                                      &plain_tag) == WEFT_OK);
+    for (int i = 0; i < 4000; i++) { /* 4000 adds: far above any placed-apply floor */
+        weft_entity_t e;
+        uint32_t v = (uint32_t)i;
+        cr_assert(weft_entity_create(w, &e) == WEFT_OK);
+        cr_assert(weft_component_set(w, e, val, &v) == WEFT_OK);
+    }
+    weft_system_t s;
+    cr_assert(weft_system_register(
+                  w,
+                  &(weft_system_desc_t){.name = "tag_all_and_attach",
+                                        .fn = tag_all_and_attach,
+                                        .terms = {{.component = val, .access = WEFT_ACCESS_READ}}},
+                  &s) == WEFT_OK);
+    direct_results[0] = -1;
+    cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK, "%s", weft_last_error());
+    cr_assert(direct_results[0] == WEFT_OK);
+    cr_expect(weft_component_rows(w, plain_tag) == 4000u);
+    cr_expect(weft_hier_parent(w, sys_c) == sys_p, "the attach recorded beside them was applied");
+    weft_world_destroy(w);
+}
+
 /* ---- hash breakdown --------------------------------------------------------------- */
 
 /* Index of the first part where a and b differ (count when none). */
