@@ -7,11 +7,9 @@
  * are the job system's published targets on a 2-core machine. Sleeping here (to create
  * idleness before a fork-join, or to measure idle burn) is the point of the measurement, not a
  * workaround. */
-#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common.h"
 #include "share.h"
@@ -24,12 +22,6 @@
 #define SUITE "jobs"
 #define FJ_WORKERS 2u  /* fork-join cases: the caller plus one worker thread */
 #define FJ_COUNT 1024u /* iterations of the empty loop */
-
-static void sleep_ns(long ns) {
-    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
 
 static weft_jobs_t *make_jobs(uint32_t workers) {
     weft_jobs_t *jobs = NULL;
@@ -230,7 +222,7 @@ static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     wb_share_begin(&sh, jobs);
     for (int r = 0; r < reps; ++r) {
         for (int i = 0; i < iters; ++i) {
-            sleep_ns(5000000L); /* 5 ms: long enough for every idle worker to sleep */
+            wb_sleep_ns(5000000L); /* 5 ms: long enough for every idle worker to sleep */
             double t0 = wb_now_ns();
             weft_parallel_for(jobs, FJ_COUNT, 0, empty_range, NULL);
             sample[i] = (wb_now_ns() - t0) / 1000.0;
@@ -238,7 +230,7 @@ static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
         w[r] = wb_median(sample, iters);
 #ifdef WB_HAVE_OPENMP
         for (int i = 0; i < iters; ++i) {
-            sleep_ns(5000000L);
+            wb_sleep_ns(5000000L);
             double t0 = wb_now_ns();
 #pragma omp parallel for num_threads(FJ_WORKERS)
             for (int k = 0; k < (int)FJ_COUNT; ++k) {
@@ -266,7 +258,7 @@ static void case_fork_join_after_idle(wb_ctx_t *ctx, weft_jobs_t *jobs) {
 /* Cores' worth of CPU the process uses while the calling thread sleeps for `ns`. */
 static double burn_over(long ns) {
     double c0 = wb_cpu_ns(), t0 = wb_now_ns();
-    sleep_ns(ns);
+    wb_sleep_ns(ns);
     return (wb_cpu_ns() - c0) / (wb_now_ns() - t0);
 }
 
@@ -274,7 +266,7 @@ static void case_idle_burn(wb_ctx_t *ctx) {
     long window = wb_quick(ctx) ? 300000000L : 1000000000L; /* 1 s (0.3 s with --quick) */
     /* Background first (OpenMP's pool may still be spinning from an earlier case): weft's
      * figure is what its idle job system adds on top. */
-    sleep_ns(200000000L);
+    wb_sleep_ns(200000000L);
     double background = burn_over(window);
     weft_jobs_t *jobs = make_jobs(FJ_WORKERS);
     weft_parallel_for(jobs, FJ_COUNT, 0, empty_range, NULL); /* workers have run once */

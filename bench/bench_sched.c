@@ -24,11 +24,9 @@
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
  * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
  * rule in weft/system.h). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common.h"
 #include "share.h"
@@ -486,21 +484,6 @@ done:
 
 /* ---- frame_1m_paced ------------------------------------------------------------ >>paced */
 
-/* CPU time of the whole process (every thread), ns. */
-static double process_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* Idle the calling thread for `ns`, as an engine's main thread does between frames while it
- * runs other work: the point of the measurement, not a workaround. */
-static void idle_for(long ns) {
-    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 /* frame_1m_paced: the frame_1m world at 2 workers, every frame after 16 ms of idling (a game's
  * frame rate), against the same world's frames back to back, both in every rep; each side is
  * the median of its frames in the rep, the ratio the median over reps of paced / back to
@@ -535,9 +518,9 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
         }
         double idle_cpu = 0, idle_wall = 0;
         for (int f = 0; f < frames; f++) {
-            double c0 = process_cpu_ns(), t0 = wb_now_ns();
-            idle_for(16000000L);
-            idle_cpu += process_cpu_ns() - c0;
+            double c0 = wb_cpu_ns(), t0 = wb_now_ns();
+            wb_sleep_ns(16000000L);
+            idle_cpu += wb_cpu_ns() - c0;
             idle_wall += wb_now_ns() - t0;
             fp[f] = time_frames(w, 1) / 1e6;
         }

@@ -50,6 +50,12 @@ double wb_cpu_ns(void) {
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+void wb_sleep_ns(long ns) {
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 uint32_t wb_hw_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1u : (uint32_t)n;

@@ -60,6 +60,10 @@ void wb_sink(const void *p);
  * wall time for a "core" figure such as idle burn. */
 double wb_cpu_ns(void);
 
+/* Sleep the calling thread for `ns` nanoseconds (restarted after signals). Idling is what
+ * cases such as idle burn or paced frames measure, not a workaround. */
+void wb_sleep_ns(long ns);
+
 /* Hardware threads online (at least 1). */
 uint32_t wb_hw_threads(void);
 
