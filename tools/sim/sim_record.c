@@ -138,6 +138,15 @@ static void read_durations(build_t *b, const wt_sim_trace_t *t, double *dur, wt_
     }
 }
 
+/* Whether edge e joins two systems of the schedule in one phase, `from` earlier in run
+ * order; their run positions into *from and *to (*to is always valid to index when true). */
+static bool same_phase_edge(const build_t *b, const weft_schedule_edge_t *e, uint32_t *from,
+                            uint32_t *to) {
+    *to = e->to.id <= b->max_id ? b->pos_of[e->to.id] : UINT32_MAX;
+    *from = e->from.id <= b->max_id ? b->pos_of[e->from.id] : UINT32_MAX;
+    return *to < b->n && *from < *to && b->phase[*from] == b->phase[*to];
+}
+
 int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_trace_t *one,
                         const wt_sim_trace_t *many, const wt_sim_costs_t *costs) {
     memset(rec, 0, sizeof *rec);
@@ -202,24 +211,32 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
                  : -1;
     }
     if (rc == 0) {
-        /* predecessors inside the phase, grouped by system (edges come sorted by `to`'s run
-         * position); edges across phases are implied by the phase order */
-        uint32_t np = 0;
+        /* predecessors inside the phase (edges across phases are implied by the phase
+         * order): counted per system, then placed in edge order, one pass each */
         for (uint32_t i = 0; i < b.n; i++) {
             st->sys_one[i] = (wt_sim_system_t){.phase = b.phase[i],
                                                .nchunks = b.nchunks[i],
-                                               .chunk_ns = st->dur_one + b.chunk_first[i],
-                                               .pred = st->pred + np};
-            for (uint32_t k = 0; k < nedges; k++) {
-                uint32_t to = edges[k].to.id <= b.max_id ? b.pos_of[edges[k].to.id] : UINT32_MAX;
-                uint32_t from =
-                    edges[k].from.id <= b.max_id ? b.pos_of[edges[k].from.id] : UINT32_MAX;
-                if (to == i && from < i && b.phase[from] == b.phase[i]) {
-                    st->pred[np++] = from;
-                    st->sys_one[i].npred++;
-                    b.has_edge[b.phase[i]] = true;
-                }
+                                               .chunk_ns = st->dur_one + b.chunk_first[i]};
+        }
+        uint32_t from, to, np = 0;
+        for (uint32_t k = 0; k < nedges; k++) {
+            if (same_phase_edge(&b, &edges[k], &from, &to)) {
+                st->sys_one[to].npred++;
             }
+        }
+        for (uint32_t i = 0; i < b.n; i++) {
+            st->sys_one[i].pred = st->pred + np;
+            np += st->sys_one[i].npred;
+            st->sys_one[i].npred = 0;
+        }
+        for (uint32_t k = 0; k < nedges; k++) {
+            if (same_phase_edge(&b, &edges[k], &from, &to)) {
+                wt_sim_system_t *sys = &st->sys_one[to];
+                st->pred[(size_t)(sys->pred - st->pred) + sys->npred++] = from;
+                b.has_edge[b.phase[to]] = true;
+            }
+        }
+        for (uint32_t i = 0; i < b.n; i++) {
             st->sys_many[i] = st->sys_one[i];
             st->sys_many[i].chunk_ns = st->dur_many + b.chunk_first[i];
         }
