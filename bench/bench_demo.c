@@ -1,10 +1,12 @@
 /* bench/bench_demo.c: suite `demo` — the scaling demo's frame (tools/demo, the same world code
- * weft_demo runs) at 1 and 2 workers, and the speedup between them (target >= 1.8x).
+ * weft_demo runs) at every count of wb_worker_counts (1 and 2 on a 2-core machine), and the
+ * speedup over 1 worker at each (target >= 1.8x at 2).
  *
- * Two worlds are built from the same seed, one per worker count, and their frames are timed
- * interleaved — a block of frames at 1 worker, then a block at 2, rep after rep — so a noisy
- * neighbour hurts both sides alike. Both worlds run the same number of frames, so they must end
- * with the same hash; a mismatch is reported as a failed determinism check. */
+ * One world is built from the same seed per worker count, and their frames are timed
+ * interleaved — a block of frames at 1 worker, then a block at each other count, rep after
+ * rep — so a noisy neighbour hurts every side alike. Every world runs the same number of
+ * frames, so all must end with the same hash; a mismatch is reported as a failed determinism
+ * check. */
 #include <stdlib.h>
 
 #include "common.h"
@@ -23,65 +25,76 @@ static double block_ms(demo_world_t *d, int frames, bool *ok) {
 
 void wb_suite_demo(wb_ctx_t *ctx) {
     const bool quick = wb_quick(ctx);
-    const uint32_t two = wb_max_workers(ctx) >= 2 ? 2 : 1;
+    uint32_t counts[WB_MAX_COUNTS];
+    const uint32_t nc = wb_worker_counts(ctx, counts);
     const int reps = wb_reps(ctx);
     const int frames = quick ? 2 : 5;
-    demo_config_t cfg = {.mobiles = quick ? 200000 : 1000000, .workers = 1};
-    demo_world_t *d1 = NULL;
-    demo_world_t *d2 = NULL;
-    if (demo_world_create(&cfg, &d1) != WEFT_OK) {
-        wb_note(ctx, "demo", "building the 1-worker world failed: %s", weft_last_error());
-        return;
+    demo_config_t cfg = {.mobiles = quick ? 200000 : 1000000};
+    demo_world_t *d[WB_MAX_COUNTS] = {0};
+    double *t = malloc((size_t)nc * (size_t)reps * sizeof *t); /* [k * reps + r] */
+    wb_share_t *sh = calloc(nc, sizeof *sh);
+    bool ok = t != NULL && sh != NULL;
+    for (uint32_t k = 0; ok && k < nc; k++) {
+        cfg.workers = counts[k];
+        if (demo_world_create(&cfg, &d[k]) != WEFT_OK) {
+            wb_note(ctx, "demo", "building the %u-worker world failed: %s", counts[k],
+                    weft_last_error());
+            ok = false;
+        }
     }
-    cfg.workers = two;
-    if (demo_world_create(&cfg, &d2) != WEFT_OK) {
-        wb_note(ctx, "demo", "building the %u-worker world failed: %s", two, weft_last_error());
-        demo_world_destroy(d1);
-        return;
+    if (ok) {
+        wb_note(ctx, "demo", "%u mobiles + %u particles + %u hierarchy nodes, %d reps of %d frames",
+                demo_world_config(d[0])->mobiles, demo_world_config(d[0])->particles,
+                demo_world_config(d[0])->carriers * 5, reps, frames);
     }
-    wb_note(ctx, "demo", "%u mobiles + %u particles + %u hierarchy nodes, %d reps of %d frames",
-            demo_world_config(d1)->mobiles, demo_world_config(d1)->particles,
-            demo_world_config(d1)->carriers * 5, reps, frames);
-    double *t1 = malloc((size_t)reps * sizeof *t1);
-    double *t2 = malloc((size_t)reps * sizeof *t2);
-    bool ok = t1 != NULL && t2 != NULL;
     wb_describe(ctx, "demo", "frame", "weft",
                 "the scaling demo's frame (tools/demo: movement, steering, particles, hierarchy, "
-                "churn through command buffers), mean of 5 frames per block");
+                "churn through command buffers), mean of a block's frames (5; 2 with --quick)");
     wb_describe(ctx, "demo", "demo_speedup", "ratio",
-                "median over reps of the 1-worker block / the 2-worker block right after it, "
-                "two worlds built from the same seed");
-    wb_share_t sh;
-    double share = 0;
-    if (ok) {
-        block_ms(d1, 2, &ok); /* warmup: first-touch of pools and job tables */
-        block_ms(d2, 2, &ok);
-        wb_share_begin(&sh, weft_world_jobs(demo_world_weft(d2)));
-        for (int r = 0; r < reps && ok; r++) {
-            t1[r] = block_ms(d1, frames, &ok);
-            t2[r] = block_ms(d2, frames, &ok);
+                "median over reps of the 1-worker block / the N-worker block of the same rep, "
+                "worlds built from the same seed");
+    for (uint32_t k = 0; ok && k < nc; k++) {
+        block_ms(d[k], 2, &ok); /* warmup: first-touch of pools and job tables */
+        wb_share_begin(&sh[k], weft_world_jobs(demo_world_weft(d[k])));
+    }
+    for (int r = 0; r < reps && ok; r++) {
+        for (uint32_t k = 0; k < nc; k++) {
+            t[(size_t)k * (size_t)reps + (size_t)r] = block_ms(d[k], frames, &ok);
         }
-        share = wb_share_end(&sh, NULL);
     }
     if (!ok) {
         wb_note(ctx, "demo", "a frame failed: %s", weft_last_error());
     } else {
-        /* paired: each rep's 1-worker block against the 2-worker block right after it */
-        double speedup = wb_median_ratio(t1, t2, reps);
-        wb_report(ctx, "demo", "frame", "weft", 1, wb_median(t1, reps), "ms", WB_NO_TARGET, 0);
-        wb_report(ctx, "demo", "frame", "weft", two, wb_median(t2, reps), "ms", WB_NO_TARGET, 0);
-        wb_report_scaled(ctx, "demo", "demo_speedup", "ratio", two, speedup, "x", WB_AT_LEAST, 1.8,
-                         share);
-        wb_report_share(ctx, "demo", "frame", two, share, WB_NO_TARGET, 0);
-        if (demo_world_hash(d1) != demo_world_hash(d2)) {
-            wb_note(ctx, "demo",
-                    "DETERMINISM FAILURE: the 1- and %u-worker worlds differ after "
-                    "the same frames",
-                    two);
+        /* paired ratios before medians (wb_median sorts in place) */
+        double speedup[WB_MAX_COUNTS], share[WB_MAX_COUNTS];
+        for (uint32_t k = 0; k < nc; k++) {
+            speedup[k] = wb_median_ratio(t, t + (size_t)k * (size_t)reps, reps);
+            share[k] = wb_share_end(&sh[k], NULL);
+        }
+        for (uint32_t k = 0; k < nc; k++) {
+            wb_report(ctx, "demo", "frame", "weft", counts[k],
+                      wb_median(t + (size_t)k * (size_t)reps, reps), "ms", WB_NO_TARGET, 0);
+            if (counts[k] < 2) {
+                continue;
+            }
+            bool two = counts[k] == 2;
+            wb_report_scaled(ctx, "demo", "demo_speedup", "ratio", counts[k], speedup[k], "x",
+                             two ? WB_AT_LEAST : WB_NO_TARGET, two ? 1.8 : 0, share[k]);
+            wb_report_share(ctx, "demo", "frame", counts[k], share[k], WB_NO_TARGET, 0);
+            /* every world ran the same frames, so every world must end with the same hash */
+            if (demo_world_hash(d[0]) != demo_world_hash(d[k])) {
+                wb_note(ctx, "demo",
+                        "DETERMINISM FAILURE: the 1- and %u-worker worlds differ after "
+                        "the same frames",
+                        counts[k]);
+            }
         }
     }
-    free(t1);
-    free(t2);
-    demo_world_destroy(d1);
-    demo_world_destroy(d2);
+    for (uint32_t k = 0; k < nc; k++) {
+        if (d[k]) {
+            demo_world_destroy(d[k]);
+        }
+    }
+    free(sh);
+    free(t);
 }

@@ -34,6 +34,8 @@ struct wb_ctx {
     int missed_cap;                        /* capacity of missed_names */
     wb_desc_t *descs;                      /* wb_describe entries; grown by doubling */
     int ndescs, descs_cap;
+    uint32_t counts[WB_MAX_COUNTS]; /* wb_worker_counts, resolved once */
+    uint32_t ncounts;
 };
 
 /* ---- clocks ------------------------------------------------------------- >>clock */
@@ -104,6 +106,36 @@ void wb_sink(const void *p) { sink_slot = p; }
 
 /* ---- context ------------------------------------------------------------ >>ctx */
 
+/* Insert w into the ascending, distinct list out[0..n) (capped at WB_MAX_COUNTS). */
+static uint32_t add_count(uint32_t *out, uint32_t n, uint32_t w) {
+    uint32_t i = 0;
+    while (i < n && out[i] < w) {
+        i++;
+    }
+    if ((i < n && out[i] == w) || n == WB_MAX_COUNTS) {
+        return n;
+    }
+    memmove(out + i + 1, out + i, (size_t)(n - i) * sizeof *out);
+    out[i] = w;
+    return n + 1u;
+}
+
+/* The explicit list when one was given, else 1, 2, 4, ... below max_workers, and max_workers;
+ * 1 is always first. */
+static uint32_t resolve_counts(const wb_options_t *opt, uint32_t *out) {
+    uint32_t n = add_count(out, 0, 1u);
+    if (opt->ncounts > 0) {
+        for (uint32_t i = 0; i < opt->ncounts; i++) {
+            n = add_count(out, n, opt->counts[i]);
+        }
+        return n;
+    }
+    for (uint32_t w = 2; w < opt->max_workers; w *= 2u) {
+        n = add_count(out, n, w);
+    }
+    return add_count(out, n, opt->max_workers);
+}
+
 wb_ctx_t *wb_ctx_create(const wb_options_t *opt) {
     wb_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
@@ -117,6 +149,8 @@ wb_ctx_t *wb_ctx_create(const wb_options_t *opt) {
     if (ctx->opt.max_workers == 0) {
         ctx->opt.max_workers = wb_hw_threads();
     }
+    ctx->ncounts = resolve_counts(&ctx->opt, ctx->counts);
+    ctx->opt.max_workers = ctx->counts[ctx->ncounts - 1u];
     return ctx;
 }
 
@@ -133,6 +167,11 @@ int wb_reps(const wb_ctx_t *ctx) { return ctx->opt.reps; }
 bool wb_quick(const wb_ctx_t *ctx) { return ctx->opt.quick; }
 bool wb_json(const wb_ctx_t *ctx) { return ctx->opt.json; }
 uint32_t wb_max_workers(const wb_ctx_t *ctx) { return ctx->opt.max_workers; }
+
+uint32_t wb_worker_counts(const wb_ctx_t *ctx, uint32_t out[WB_MAX_COUNTS]) {
+    memcpy(out, ctx->counts, ctx->ncounts * sizeof *out);
+    return ctx->ncounts;
+}
 
 /* ---- output ------------------------------------------------------------- >>output */
 

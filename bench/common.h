@@ -42,8 +42,20 @@ int wb_reps(const wb_ctx_t *ctx);
 /* True with --quick: suites shrink sizes/reps so the whole program runs in under a minute. */
 bool wb_quick(const wb_ctx_t *ctx);
 
-/* Maximum worker count to measure (--workers N, default: hardware threads). */
+/* Maximum worker count to measure: the last of wb_worker_counts. */
 uint32_t wb_max_workers(const wb_ctx_t *ctx);
+
+/* The most worker counts one run measures. */
+#define WB_MAX_COUNTS 16u
+
+/* The worker counts that scaling cases measure, ascending and distinct, the first always 1
+ * (a speedup needs its 1-worker side): `--workers N` gives 1, 2, 4, 8, ... (the powers of two
+ * below N) and N; `--workers 1,3,8` gives that list (1 added when missing); the default is
+ * `--workers <hardware threads>`. So the same command measures 1 and 2 workers on a 2-core
+ * machine and 1, 2, 4, ..., 64 on a 64-core one. Writes at most WB_MAX_COUNTS entries into
+ * out and returns how many. Cases whose subject is a fixed worker count (fork-join at 2) do
+ * not use it. */
+uint32_t wb_worker_counts(const wb_ctx_t *ctx, uint32_t out[WB_MAX_COUNTS]);
 
 /* Report one figure. impl: "weft", "raw", "openmp", "ratio", ... unit: "ns", "us", "ms",
  * "x", "B", "core", ... Prints a table row (or a JSON line with --json). With a goal, the
@@ -102,10 +114,12 @@ void wb_report_scaled(wb_ctx_t *ctx, const char *suite, const char *name, const 
 /* ---- harness side (bench/main.c only) ------------------------------------ >>wb_harness */
 
 typedef struct wb_options {
-    bool quick;           /* --quick */
-    bool json;            /* --json */
-    int reps;             /* --reps N; 0: 11, or 5 with --quick */
-    uint32_t max_workers; /* --workers N; 0: wb_hw_threads() */
+    bool quick;                     /* --quick */
+    bool json;                      /* --json */
+    int reps;                       /* --reps N; 0: 11, or 5 with --quick */
+    uint32_t max_workers;           /* --workers N; 0: wb_hw_threads() */
+    uint32_t counts[WB_MAX_COUNTS]; /* --workers a,b,c: the listed counts, as given */
+    uint32_t ncounts;               /* entries in counts; 0: derived from max_workers */
 } wb_options_t;
 
 /* Create the context (aborts on OOM: a benchmark without memory has nothing to say). */

@@ -123,6 +123,8 @@ static void cpu_model(char *buf, size_t n) {
 }
 
 static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const bool *selected) {
+    uint32_t counts[WB_MAX_COUNTS];
+    const uint32_t ncounts = wb_worker_counts(ctx, counts);
     char cpu[128];
     char date[32];
     time_t now = time(NULL);
@@ -150,9 +152,13 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
                WB_OPENMP ? "true" : "false");
         wt_json_write_string(stdout, cpu);
         printf(",\"hw_threads\":%u,\"date\":\"%s\",\"quick\":%s,\"reps\":%d,\"max_workers\":%u,"
-               "\"suites\":[",
+               "\"worker_counts\":[",
                wb_hw_threads(), date, opt->quick ? "true" : "false", wb_reps(ctx),
                wb_max_workers(ctx));
+        for (uint32_t i = 0; i < ncounts; i++) {
+            printf("%s%u", i ? "," : "", counts[i]);
+        }
+        printf("],\"suites\":[");
         const char *sep = "";
         for (int i = 0; i < SUITE_COUNT; i++) {
             if (selected[i]) {
@@ -174,8 +180,11 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
                                                 : "no (OpenMP baselines are skipped)");
         printf("  cpu          %s, %u hardware threads\n", cpu, wb_hw_threads());
         printf("  date         %s\n", date);
-        printf("  options      %s, %d reps, workers up to %u\n", opt->quick ? "quick" : "full",
-               wb_reps(ctx), wb_max_workers(ctx));
+        printf("  options      %s, %d reps, workers", opt->quick ? "quick" : "full", wb_reps(ctx));
+        for (uint32_t i = 0; i < ncounts; i++) {
+            printf("%s%u", i ? "," : " ", counts[i]);
+        }
+        printf(" (scaling cases)\n");
         printf("  suites      ");
         for (int i = 0; i < SUITE_COUNT; i++) {
             if (selected[i]) {
@@ -195,15 +204,17 @@ static void print_config(const wb_options_t *opt, const wb_ctx_t *ctx, const boo
 /* ---- command line ----------------------------------------------------------- >>cli */
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: weft_bench [options]\n"
-               "  --suite NAME   run suite NAME (repeatable; default: every suite)\n"
-               "  --quick        smaller sizes and fewer reps: the whole run takes under a minute\n"
-               "  --json         one JSON object per line on stdout (config, figures, summary)\n"
-               "  --workers N    measure up to N workers (default: hardware threads)\n"
-               "  --reps N       repetitions per case (default 11, or 5 with --quick)\n"
-               "  --strict       exit 1 when a target is missed\n"
-               "  --list         list the suites and exit\n"
-               "  --help         this text\n");
+    fprintf(f,
+            "usage: weft_bench [options]\n"
+            "  --suite NAME   run suite NAME (repeatable; default: every suite)\n"
+            "  --quick        smaller sizes and fewer reps: the whole run takes under a minute\n"
+            "  --json         one JSON object per line on stdout (config, figures, summary)\n"
+            "  --workers N    scaling cases measure 1, 2, 4, ... and N workers (default: hardware\n"
+            "                 threads); --workers 1,3,8 measures exactly those counts\n"
+            "  --reps N       repetitions per case (default 11, or 5 with --quick)\n"
+            "  --strict       exit 1 when a target is missed\n"
+            "  --list         list the suites and exit\n"
+            "  --help         this text\n");
 }
 
 static int find_suite(const char *name) {
@@ -224,6 +235,28 @@ static long parse_count(const char *opt, const char *v) {
         exit(2);
     }
     return n;
+}
+
+/* --workers N, or a comma-separated list of counts; exits with status 2 on anything else. */
+static void parse_workers(const char *opt_name, const char *v, wb_options_t *opt) {
+    if (!v || strchr(v, ',') == NULL) {
+        opt->max_workers = (uint32_t)parse_count(opt_name, v);
+        return;
+    }
+    char buf[256];
+    if (strlen(v) >= sizeof buf) {
+        fprintf(stderr, "weft_bench: %s list too long\n", opt_name);
+        exit(2);
+    }
+    strcpy(buf, v);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (opt->ncounts == WB_MAX_COUNTS) {
+            fprintf(stderr, "weft_bench: %s takes at most %u counts\n", opt_name, WB_MAX_COUNTS);
+            exit(2);
+        }
+        opt->counts[opt->ncounts++] = (uint32_t)parse_count(opt_name, tok);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -250,7 +283,7 @@ int main(int argc, char **argv) {
             selected[s] = true;
             any_selected = true;
         } else if (strcmp(a, "--workers") == 0) {
-            opt.max_workers = (uint32_t)parse_count(a, next);
+            parse_workers(a, next, &opt);
             i++;
         } else if (strcmp(a, "--reps") == 0) {
             opt.reps = (int)parse_count(a, next);
