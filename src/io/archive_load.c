@@ -12,9 +12,10 @@
  * column and the declared entity fields through the remap table, sets every new entity's
  * signature, restores group alignment and fires on_add hooks.
  *
- * Per load the stage holds, per archived entity, its new handle (the remap table), its new
- * signature and a duplicate stamp: 16 bytes for every 8 bytes of input, so hostile input
- * cannot make the loader allocate more than a small multiple of its own size. */
+ * Per load the stage holds, per archived entity, its new handle (the remap table) and its new
+ * signature (which also catches an entity listed twice in a section): 12 bytes for every 8
+ * bytes of input, so hostile input cannot make the loader allocate more than a small multiple
+ * of its own size. */
 #include <string.h>
 
 #include "archive_internal.h"
@@ -47,7 +48,6 @@ static void stage_fini(weft__stage_t *st) {
     }
     stage_free(st, st->handles, (size_t)n * sizeof(uint64_t));
     stage_free(st, st->sig, (size_t)n * sizeof(uint32_t));
-    stage_free(st, st->stamp, (size_t)n * sizeof(uint32_t));
     stage_free(st, st->new_free, (size_t)st->new_free_cap * sizeof(uint32_t));
     weft__arc_free(&st->arc);
 }
@@ -186,10 +186,28 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
 
 /* ---- signatures and duplicates ---------------------------------------- >>sigs */
 
-/* Walk every matched section's owner column: reject an entity listed twice in one section
- * and step each entity's signature by the section's component (interning new sets now, so
- * the commit cannot fail). A one-entry memo makes the common case — every entity in a
- * section has the same set — one compare per row. */
+/* True when the interned set `sig` holds component c (ids are sorted: a binary search). */
+static bool sig_holds(const weft_world_t *world, uint32_t sig, uint32_t c) {
+    uint32_t count;
+    const uint8_t *ids = weft__sig_ids(world, sig, &count);
+    uint32_t lo = 0, hi = count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2u;
+        if (ids[mid] < c) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < count && ids[lo] == c;
+}
+
+/* Walk every matched section's owner column: step each entity's signature by the section's
+ * component (interning new sets now, so the commit cannot fail) and reject an entity listed
+ * twice in one section. Every staged set starts empty and a component's section appears once,
+ * so an entity whose set already holds the section's component was listed before in this
+ * section: the set is the duplicate check, with no table of its own. A one-entry memo makes
+ * the common case (every entity in a section has the same set) one compare per row. */
 static weft_result_t stage_signatures(weft__stage_t *st) {
     for (uint32_t i = 0; i < st->arc.comp_count; ++i) {
         const weft__arc_comp_t *ac = &st->arc.comps[i];
@@ -197,23 +215,26 @@ static weft_result_t stage_signatures(weft__stage_t *st) {
         if (!sc->comp) {
             continue;
         }
+        const uint32_t c = sc->comp->pool.id;
         uint32_t memo_from = UINT32_MAX, memo_to = 0;
+        bool memo_dup = false;
         for (uint64_t r = 0; r < ac->rows; ++r) {
             uint32_t local = weft__le32(ac->ids + 4u * r);
-            if (st->stamp[local] == i + 1u) {
+            uint32_t from = st->sig[local];
+            if (from != memo_from) {
+                memo_dup = sig_holds(st->world, from, c);
+                if (!memo_dup) {
+                    weft_result_t res = weft__sig_step(st->world, from, c, false, &memo_to);
+                    if (res != WEFT_OK) {
+                        return res;
+                    }
+                }
+                memo_from = from;
+            }
+            if (memo_dup) {
                 return WEFT__FAIL(st->world->log, WEFT_ECORRUPT,
                                   "archive corrupt: entity %u has component '%s' twice", local,
                                   sc->comp->name);
-            }
-            st->stamp[local] = i + 1u;
-            uint32_t from = st->sig[local];
-            if (from != memo_from) {
-                weft_result_t res =
-                    weft__sig_step(st->world, from, sc->comp->pool.id, false, &memo_to);
-                if (res != WEFT_OK) {
-                    return res;
-                }
-                memo_from = from;
             }
             st->sig[local] = memo_to;
         }
@@ -331,12 +352,10 @@ static weft_result_t stage_all(weft__stage_t *st) {
     }
     st->handles = stage_alloc(st, (size_t)n * sizeof(uint64_t), _Alignof(uint64_t));
     st->sig = stage_alloc(st, (size_t)n * sizeof(uint32_t), _Alignof(uint32_t));
-    st->stamp = stage_alloc(st, (size_t)n * sizeof(uint32_t), _Alignof(uint32_t));
-    if (!st->comps || !st->handles || !st->sig || !st->stamp) {
+    if (!st->comps || !st->handles || !st->sig) {
         return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
     }
     memset(st->sig, 0, (size_t)n * sizeof(uint32_t));
-    memset(st->stamp, 0, (size_t)n * sizeof(uint32_t));
 
     uint8_t seen[WEFT_MAX_COMPONENTS] = {0};
     weft_result_t r = WEFT_OK;

@@ -24,7 +24,6 @@ typedef struct weft__stage {
     weft__stage_comp_t *comps;     /* [arc.comp_count], owned */
     uint64_t *handles;             /* [n] remap table: new handle of each archived entity */
     uint32_t *sig;                 /* [n] new signature id of each archived entity */
-    uint32_t *stamp;               /* [n] last section (+1) listing the entity: duplicates */
     uint32_t *new_free;            /* keep_ids: the free list after the commit, owned */
     uint32_t new_free_count;       /* entries in new_free */
     uint32_t new_free_cap;         /* capacity of new_free */

@@ -318,8 +318,8 @@ static size_t damage(const framed_t *t, const framed_t *other, int kind, uint64_
 
 /* Damaged archives get past the first section and reach the loader's allocations: the
  * section table (64 bytes per COMP section, each of which occupies >= 72 input bytes), the
- * stage's tables (8 bytes per archived entity for the remap table, 4 for signatures and
- * stamps, and 32 per section; ENTS holds 8 input bytes per entity), pool arrays for the new
+ * stage's tables (8 bytes per archived entity for the remap table, 4 for signatures, and 32
+ * per section; ENTS holds 8 input bytes per entity), pool arrays for the new
  * rows ((rows + existing rows) * value size and 4 bytes per row, the new rows' values and
  * ids being in the input), sparse pages (3 or 4 KiB each) and the sparse directory. So with fresh
  * ids, no single allocation exceeds the input length plus 4 KiB here (the target holds 20
@@ -453,6 +453,45 @@ Test(archive_hostile, a_slot_table_that_contradicts_the_archive_is_corrupt) {
     cr_assert_eq(
         fx_load_checked(&f, t.buf.data, t.buf.size, &(weft_archive_load_desc_t){.keep_ids = true}),
         WEFT_OK, "%s", weft_last_error());
+    fx_fini(&f);
+    weft_membuf_free(&t.buf);
+}
+
+/* An entity listed twice in one component section, resealed so only the structural check
+ * can catch it, is WEFT_ECORRUPT naming the entity and the component, in every section and
+ * whether the repeat is adjacent or far apart; the world is unchanged (load_must_fail). */
+Test(archive_hostile, an_entity_listed_twice_in_one_component_section_is_corrupt) {
+    framed_t t = framed_archive(43, 60);
+    fx_world_t f;
+    fx_init(&f);
+    fx_populate(&f, 9, 20);
+    unsigned char *m = malloc(t.buf.size);
+    uint32_t tried = 0;
+    for (uint32_t sec = 2; sec < t.sections; ++sec) {
+        if (memcmp(t.buf.data + t.at[sec], "COMP", 4) != 0) {
+            continue; /* the hierarchy's section has no owner column */
+        }
+        uint64_t rows;
+        size_t ids = comp_ids_at(&t, t.buf.data, sec, &rows);
+        if (rows < 2) {
+            continue;
+        }
+        for (uint64_t dst = 1; dst < rows; dst += rows - 1u) { /* the next row, the last row */
+            memcpy(m, t.buf.data, t.buf.size);
+            memcpy(m + ids + 4u * dst, m + ids, 4); /* row dst now names row 0's entity */
+            uint64_t sum =
+                weft_archive_checksum(m + t.at[sec] + 32, t.end[sec] - 8 - (t.at[sec] + 32));
+            memcpy(m + t.end[sec] - 8, &sum, 8); /* resealed: the checksum passes */
+            weft_result_t r = load_must_fail(&f, m, t.buf.size, false);
+            cr_expect_eq(r, WEFT_ECORRUPT, "section %u row %llu: %s", sec, (unsigned long long)dst,
+                         weft_last_error());
+            cr_expect(strstr(weft_last_error(), "twice") != NULL, "section %u: %s", sec,
+                      weft_last_error());
+            tried++;
+        }
+    }
+    cr_assert_geq(tried, 2, "the sample archive has component sections of 2+ rows");
+    free(m);
     fx_fini(&f);
     weft_membuf_free(&t.buf);
 }
