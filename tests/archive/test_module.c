@@ -543,3 +543,58 @@ Test(module, a_hash_log_names_the_first_frame_and_part_where_two_runs_differ) {
     fx_fini(&b.f);
     fx_fini(&a.f);
 }
+
+/* ---- hostile module sections --------------------------------------------------------- */
+
+/* Offset of the payload of the last section (the module's MODL section here). */
+static size_t last_payload(const weft_membuf_t *buf) {
+    uint32_t sections;
+    memcpy(&sections, buf->data + 16, 4);
+    size_t at = 32, payload = 0;
+    for (uint32_t i = 0; i < sections; i++) {
+        uint64_t size;
+        memcpy(&size, buf->data + at + 8, 8);
+        payload = at + 32;
+        at = payload + size + 8;
+    }
+    cr_assert_eq(at, buf->size);
+    return payload;
+}
+
+Test(module, a_damaged_module_section_is_corrupt_and_changes_nothing) {
+    gworld_t a, b;
+    gworld_init(&a);
+    weft_membuf_t buf = save_mem(a.f.w, NULL);
+    const size_t p = last_payload(&buf);
+    cr_assert_eq(memcmp(buf.data + p - 32, "MODL", 4), 0);
+    gworld_init(&b);
+    const uint64_t h = weft_world_hash(b.f.w);
+    /* name length 0, past the section, byte count past the section, a duplicate section's
+     * name (renamed to an unknown module: a mismatch) */
+    const struct {
+        size_t at;
+        uint32_t value;
+        weft_result_t want;
+    } cases[] = {{p, 0, WEFT_ECORRUPT},
+                 {p, 1000, WEFT_ECORRUPT},
+                 {p + 8, 100000, WEFT_ECORRUPT},
+                 {p + 16, 'x', WEFT_EMISMATCH}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        unsigned char *m = malloc(buf.size);
+        cr_assert(m != NULL);
+        memcpy(m, buf.data, buf.size);
+        if (cases[k].at == p + 16) {
+            m[p + 16] = (unsigned char)cases[k].value; /* first byte of the name */
+        } else {
+            memcpy(m + cases[k].at, &cases[k].value, 4);
+        }
+        weft_result_t r = weft_archive_load_memory(
+            b.f.w, m, buf.size, &(weft_archive_load_desc_t){.skip_checksums = true}, NULL);
+        cr_assert_eq(r, cases[k].want, "case %zu: %s", k, weft_last_error());
+        cr_assert_eq(weft_world_hash(b.f.w), h, "case %zu changed the world", k);
+        free(m);
+    }
+    weft_membuf_free(&buf);
+    fx_fini(&b.f);
+    fx_fini(&a.f);
+}
