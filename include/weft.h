@@ -10,6 +10,7 @@
 #include "weft/hierarchy.h"
 #include "weft/jobs.h"
 #include "weft/math.h"
+#include "weft/module.h"
 #include "weft/observer.h"
 #include "weft/query.h"
 #include "weft/resource.h"

@@ -2,8 +2,9 @@
  * and loading it back with entity ids remapped; hardened against hostile input.
  *
  * Format (details in src/io/archive_format.h): magic "WEFTARC\x1a", a format version, then
- * sections (entities, one per component) each with its size, an 8-byte header check and a
- * 64-bit checksum of its payload. Little-endian; self-describing: every component section
+ * sections (entities, one per component, one per registered module with data — weft/module.h,
+ * the hierarchy's included) each with its size, an 8-byte header check and a 64-bit checksum
+ * of its payload. Little-endian; self-describing: every component section
  * carries the component's name, size, alignment, schema version and entity-field offsets.
  * Component data is stored as raw bytes, so an archive moves between little-endian hosts.
  *
@@ -160,11 +161,12 @@ typedef struct weft_archive_load_desc {
 
 /* What an archive holds, filled by inspect and load. */
 typedef struct weft_archive_info {
-    uint32_t format_version;  /* archive format version (2 is written; 1 and 2 are read) */
+    uint32_t format_version;  /* archive format version (3 is written; 1 to 3 are read) */
     uint32_t component_count; /* component sections */
     uint64_t entity_count;    /* archived entities */
     uint64_t rows;            /* component values (rows) over all sections */
-    uint64_t hierarchy_nodes; /* hierarchy nodes recorded (weft/hierarchy.h) */
+    uint64_t hierarchy_nodes; /* hierarchy nodes recorded (weft/hierarchy.h: the count of
+                                 its module section) */
     uint64_t byte_size;       /* archive length in bytes */
 } weft_archive_info_t;
 
@@ -173,8 +175,10 @@ typedef struct weft_archive_info {
  * or alignment, or different entity-field offsets, is WEFT_EMISMATCH, and a different
  * schema version is WEFT_EVERSION, unless desc.upgrades holds a hook for that component and
  * archived version (then sizes may differ; the hook's output is remapped).
- * Entity arrays and every entity field declared at registration are remapped. Hierarchy
- * links are loaded as data and the hierarchy order is rebuilt, so it is valid after load.
+ * Entity arrays and every entity field declared at registration are remapped. Each module
+ * section goes to the registered module of that name (weft/module.h); hierarchy links are
+ * loaded as data and the hierarchy order is rebuilt, so it is valid after load. A module
+ * section the world has no module for is WEFT_EMISMATCH, or skipped with skip_unknown.
  * Errors: WEFT_EINVAL (bad desc), WEFT_ECORRUPT (truncated, bit-flipped or inconsistent
  * input), WEFT_EVERSION (magic/format version), WEFT_EMISMATCH (unknown component, size,
  * alignment or schema), WEFT_EEXIST (keep_ids and an id is in use or a retired slot, see

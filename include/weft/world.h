@@ -78,8 +78,8 @@ WEFT_API uint64_t weft_world_hash(const weft_world_t *world);
 typedef enum weft_hash_part_kind {
     WEFT_HASH_PART_ENTITIES = 1,  /* the entity table: slots, generations, free list */
     WEFT_HASH_PART_COMPONENT = 2, /* one component's pool (or resource value); id = its id */
-    WEFT_HASH_PART_MODULE = 3,    /* one module's data outside the pools (the hierarchy);
-                                     id = its registration index */
+    WEFT_HASH_PART_MODULE = 3,    /* one module's data outside the pools (weft/module.h: the
+                                     hierarchy, a user's); id = its registration index */
 } weft_hash_part_kind_t;
 
 /* One part of the world's observable data and its own digest. */
@@ -101,10 +101,34 @@ typedef struct weft_hash_part {
 WEFT_API weft_result_t weft_world_hash_parts(const weft_world_t *world, weft_hash_part_t *out,
                                              uint32_t cap, uint32_t *count);
 
+/* A record of the hash breakdown frame by frame, in arrays of the caller's (nothing is
+ * allocated): frame f's parts are parts[(f % frames) * parts_per_frame ...], counts[f % frames]
+ * of them; the newest `frames` frames are kept (a ring). Zero `recorded` to start. */
+typedef struct weft_hash_log {
+    weft_hash_part_t *parts;  /* [frames * parts_per_frame] */
+    uint32_t *counts;         /* [frames]: parts of each kept frame (the total, even when more
+                                 than parts_per_frame: those past it are not kept) */
+    uint32_t parts_per_frame; /* room per frame */
+    uint32_t frames;          /* frames kept, >= 1 */
+    uint64_t recorded;        /* frames recorded so far */
+} weft_hash_log_t;
+
+/* Record the world's breakdown (weft_world_hash_parts) as frame log->recorded, then count it.
+ * Call it after each weft_world_progress. Errors: WEFT_EINVAL (NULL or empty arrays).
+ * Thread: as weft_world_hash. */
+WEFT_API weft_result_t weft_hash_log_record(const weft_world_t *world, weft_hash_log_t *log);
+
+/* Compare two runs' logs: true when, over the frames both still hold, some frame differs
+ * (part count or a kept part's kind, id or digest); *frame and *part (may be NULL) then name
+ * the first such frame and the first differing part in it. False when they agree. */
+WEFT_API bool weft_hash_log_diverged(const weft_hash_log_t *a, const weft_hash_log_t *b,
+                                     uint64_t *frame, uint32_t *part);
+
 typedef struct weft_world_stats {
-    size_t heap_bytes;        /* bytes the world's own structures hold (entities, pools,
-                                 groups, queries); the scheduler, the job system and the
-                                 hierarchy store allocate through the hook uncounted */
+    size_t heap_bytes;        /* bytes the world holds through its allocator hook: entities,
+                                 pools, groups, queries, modules (the hierarchy included),
+                                 the scheduler, command arenas, trace and the job system it
+                                 created (a borrowed desc.jobs is not the world's) */
     size_t vmem_bytes;        /* bytes of committed address space (the generation table) */
     uint32_t entity_count;    /* live entities */
     uint32_t entity_slots;    /* slots ever handed out (live + free), the table high-water */

@@ -5,7 +5,7 @@
  * addresses: the entity table (slot count, each slot's generation and liveness, the free list
  * in stack order) and, for each component in id order, its row count, entity indices and data
  * bytes in row order (for a resource, its value), then each registered module's data through
- * its hash function (the hierarchy's nodes, world.h weft__module_t). Signature ids, capacities and sparse pages are left out (they depend on
+ * its hash callback (the hierarchy's nodes; weft/module.h). Signature ids, capacities and sparse pages are left out (they depend on
  * the order things happened, not on the state). The mixing function is our own: 64-bit words
  * folded with a multiply-xorshift (like the finaliser of splitmix64), tails byte by byte, so
  * the result is identical on every little-endian 64-bit build and fast on large pools. */
@@ -67,7 +67,7 @@ static void mix_component(hasher_t *s, const weft__component_t *comp) {
     }
 }
 
-uint64_t weft__hash_mix(uint64_t h, const void *p, size_t n) {
+uint64_t weft_hash_mix(uint64_t h, const void *p, size_t n) {
     hasher_t s = {.h = h};
     mix_bytes(&s, p, n);
     return s.h;
@@ -101,13 +101,63 @@ weft_result_t weft_world_hash_parts(const weft_world_t *world, weft_hash_part_t 
     }
     for (uint32_t m = 0; m < world->module_part_count; m++) {
         const weft__module_t *mod = &world->modules[m];
-        if (mod->hash != NULL) {
+        if (mod->desc.hash != NULL) {
             put_part(out, cap, &n, WEFT_HASH_PART_MODULE, m, mod->name,
-                     mod->hash(world, PART_SEED));
+                     mod->desc.hash(world, mod->desc.user, PART_SEED));
         }
     }
     *count = n;
     return WEFT_OK;
+}
+
+weft_result_t weft_hash_log_record(const weft_world_t *world, weft_hash_log_t *log) {
+    WEFT__CONTRACT(world != NULL && log != NULL && log->parts != NULL && log->counts != NULL &&
+                       log->frames != 0,
+                   NULL, WEFT_EINVAL, "weft_hash_log_record: NULL world, log or log arrays");
+    const uint64_t slot = log->recorded % log->frames;
+    weft_result_t r = weft_world_hash_parts(world, log->parts + slot * log->parts_per_frame,
+                                            log->parts_per_frame, &log->counts[slot]);
+    if (r == WEFT_OK) {
+        log->recorded++;
+    }
+    return r;
+}
+
+/* The first differing part of frame f in both logs (UINT32_MAX: none). */
+static uint32_t frame_diff(const weft_hash_log_t *a, const weft_hash_log_t *b, uint64_t f) {
+    const weft_hash_part_t *pa = a->parts + (f % a->frames) * a->parts_per_frame;
+    const weft_hash_part_t *pb = b->parts + (f % b->frames) * b->parts_per_frame;
+    const uint32_t na = a->counts[f % a->frames], nb = b->counts[f % b->frames];
+    const uint32_t ka = na < a->parts_per_frame ? na : a->parts_per_frame;
+    const uint32_t kb = nb < b->parts_per_frame ? nb : b->parts_per_frame;
+    const uint32_t k = ka < kb ? ka : kb;
+    for (uint32_t i = 0; i < k; i++) {
+        if (pa[i].kind != pb[i].kind || pa[i].id != pb[i].id || pa[i].hash != pb[i].hash) {
+            return i;
+        }
+    }
+    return na != nb ? k : UINT32_MAX;
+}
+
+bool weft_hash_log_diverged(const weft_hash_log_t *a, const weft_hash_log_t *b, uint64_t *frame,
+                            uint32_t *part) {
+    WEFT__NONNULL(a, false);
+    WEFT__NONNULL(b, false);
+    const uint64_t end = a->recorded < b->recorded ? a->recorded : b->recorded;
+    const uint64_t keep = a->frames < b->frames ? a->frames : b->frames;
+    for (uint64_t f = end > keep ? end - keep : 0; f < end; f++) {
+        const uint32_t i = frame_diff(a, b, f);
+        if (i != UINT32_MAX) {
+            if (frame) {
+                *frame = f;
+            }
+            if (part) {
+                *part = i;
+            }
+            return true;
+        }
+    }
+    return false;
 }
 
 uint64_t weft_world_hash(const weft_world_t *world) {
@@ -118,12 +168,12 @@ uint64_t weft_world_hash(const weft_world_t *world) {
     for (uint32_t c = 1; c <= world->component_count; c++) {
         mix_component(&s, world->components[c]);
     }
-    /* Modules whose data lives outside the pools (world.h, weft__module_t). */
+    /* Modules whose data lives outside the pools (weft/module.h). */
     for (uint32_t m = 0; m < world->module_part_count; m++) {
         const weft__module_t *mod = &world->modules[m];
-        if (mod->hash != NULL) {
+        if (mod->desc.hash != NULL) {
             mix_bytes(&s, (const unsigned char *)mod->name, strlen(mod->name));
-            s.h = mod->hash(world, s.h);
+            s.h = mod->desc.hash(world, mod->desc.user, s.h);
         }
     }
     return s.h;

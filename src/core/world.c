@@ -36,6 +36,24 @@ void weft__free(weft_world_t *world, void *p, size_t size) {
     world->alloc.free(p, size, world->alloc.user);
 }
 
+/* The `counted` allocator (world.h): thread-safe, as the hook itself must be. */
+static void *counted_alloc(size_t size, size_t align, void *user) {
+    weft_world_t *world = user;
+    void *p = world->alloc.alloc(size, align, world->alloc.user);
+    if (p != NULL) {
+        weft_atomic_fetch_add_relaxed(&world->hook_bytes, size);
+    }
+    return p;
+}
+
+static void counted_free(void *p, size_t size, void *user) {
+    weft_world_t *world = user;
+    if (p != NULL) {
+        weft_atomic_fetch_sub_relaxed(&world->hook_bytes, size);
+        world->alloc.free(p, size, world->alloc.user);
+    }
+}
+
 /* ---- desc ------------------------------------------------------------------ >>desc */
 
 #define DEFAULT_ENTITY_CAPACITY 4096u
@@ -123,6 +141,7 @@ weft_result_t weft_world_create(const weft_world_desc_t *desc, weft_world_t **ou
     memset(world, 0, sizeof *world);
     world->desc = d;
     world->alloc = alloc;
+    world->counted = (weft_allocator_t){counted_alloc, counted_free, world};
     world->log = &world->desc.logger;
     world->main_thread = weft__thread_token();
     world->jobs = d.jobs; /* borrowed: jobs_owned stays false */
@@ -156,6 +175,12 @@ void weft_world_destroy(weft_world_t *world) {
         world->module_count--;
         world->module_fini[world->module_count](world);
     }
+    while (world->module_part_count > 0) {
+        weft__module_t *m = &world->modules[--world->module_part_count];
+        if (m->desc.shutdown != NULL) {
+            m->desc.shutdown(world, m->desc.user);
+        }
+    }
     if (world->jobs != NULL && world->jobs_owned) {
         weft_jobs_destroy(world->jobs);
     }
@@ -185,25 +210,74 @@ weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_w
     return WEFT_OK;
 }
 
-weft_result_t weft__world_add_module(weft_world_t *world, const weft__module_t *m) {
-    if (world->module_part_count >= WEFT__WORLD_MAX_MODULES) {
-        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
-                          "weft__world_add_module: %u modules already registered",
-                          world->module_part_count);
+/* ---- modules (weft/module.h) ------------------------------------------------ >>modules */
+
+weft__module_t *weft__world_module(const weft_world_t *world, const char *name) {
+    for (uint32_t i = 0; i < world->module_part_count; i++) {
+        if (strcmp(world->modules[i].name, name) == 0) {
+            return (weft__module_t *)&world->modules[i];
+        }
     }
-    world->modules[world->module_part_count++] = *m;
+    return NULL;
+}
+
+weft_result_t weft__world_add_module(weft_world_t *world, const weft_module_desc_t *desc) {
+    const size_t len = desc->name != NULL ? strlen(desc->name) : 0;
+    WEFT__CONTRACT(len >= 1 && len <= WEFT_MODULE_NAME_MAX, world->log, WEFT_EINVAL,
+                   "weft_module_register: name must be 1 to %u bytes", WEFT_MODULE_NAME_MAX);
+    if (weft__world_module(world, desc->name) != NULL) {
+        return WEFT__FAIL(world->log, WEFT_EEXIST,
+                          "weft_module_register: a module called '%s' is already registered",
+                          desc->name);
+    }
+    if (world->module_part_count >= WEFT_MODULE_MAX) {
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                          "weft_module_register: %u modules already registered", WEFT_MODULE_MAX);
+    }
+    weft__module_t *m = &world->modules[world->module_part_count++];
+    m->desc = *desc;
+    m->desc.name = NULL; /* use m->name: the array entry may move */
+    if (m->desc.archive_version == 0) {
+        m->desc.archive_version = 1;
+    }
+    memcpy(m->name, desc->name, len + 1u);
     return WEFT_OK;
 }
 
+weft_result_t weft_module_register(weft_world_t *world, const weft_module_desc_t *desc) {
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_module_register: world is NULL");
+    WEFT__CONTRACT(desc != NULL, world->log, WEFT_EINVAL, "weft_module_register: desc is NULL");
+    WEFT__MAIN_CALL(world);
+    WEFT__CONTRACT(desc->_canary == 0, world->log, WEFT_EINVAL,
+                   "weft_module_register: desc._canary is %u (desc not zero-initialised)",
+                   desc->_canary);
+    return weft__world_add_module(world, desc);
+}
+
+void *weft_module_find(const weft_world_t *world, const char *name) {
+    WEFT__NONNULL(world, NULL);
+    WEFT__NONNULL(name, NULL);
+    const weft__module_t *m = weft__world_module(world, name);
+    return m != NULL ? m->desc.user : NULL;
+}
+
 void weft__world_drop_module(weft_world_t *world, const char *name) {
-    for (uint32_t i = world->module_part_count; i-- > 0;) {
-        if (strcmp(world->modules[i].name, name) == 0) {
-            memmove(&world->modules[i], &world->modules[i + 1],
-                    (world->module_part_count - i - 1) * sizeof(world->modules[0]));
-            world->module_part_count--;
-            return;
-        }
+    weft__module_t *m = weft__world_module(world, name);
+    if (m != NULL) {
+        const size_t i = (size_t)(m - world->modules);
+        memmove(m, m + 1, (world->module_part_count - i - 1u) * sizeof(*m));
+        world->module_part_count--;
     }
+}
+
+void *weft_world_alloc(weft_world_t *world, size_t size, size_t align) {
+    WEFT__NONNULL(world, NULL);
+    return weft__alloc(world, size, align);
+}
+
+void weft_world_free(weft_world_t *world, void *p, size_t size) {
+    WEFT__NONNULL(world, );
+    weft__free(world, p, size);
 }
 
 /* ---- job system ------------------------------------------------------------- >>jobs */
@@ -216,7 +290,7 @@ weft_jobs_t *weft_world_jobs(weft_world_t *world) {
     weft_jobs_desc_t jd = {
         .worker_count = world->desc.worker_count,
         .execution = world->desc.execution,
-        .allocator = world->desc.allocator,
+        .allocator = world->counted,
         .logger = world->desc.logger,
     };
     weft_jobs_t *jobs = NULL;
@@ -234,7 +308,8 @@ void weft_world_stats(const weft_world_t *world, weft_world_stats_t *out) {
     WEFT__NONNULL(world, );
     WEFT__NONNULL(out, );
     memset(out, 0, sizeof *out);
-    out->heap_bytes = world->heap_bytes;
+    out->heap_bytes =
+        world->heap_bytes + weft_atomic_load_relaxed(&((weft_world_t *)world)->hook_bytes);
     out->vmem_bytes = world->slots_committed;
     out->entity_count = world->live;
     out->entity_slots = weft_atomic_load_relaxed(&((weft_world_t *)world)->slot_count);

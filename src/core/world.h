@@ -13,8 +13,10 @@
  * - extension slots owned by other modules (scheduler, hierarchy) and their finalisers.
  * The world's own heap memory goes through weft__alloc/weft__free, which call the desc's
  * allocator hook and keep heap_bytes exact for it; modules with data outside the pools
- * register a weft__module_t (their part of the world hash and snapshots); the scheduler and the
- * job system use the hook directly (jobs/platform/alloc.h) and are not counted. Thread model: see weft/world.h; nothing here is locked, the only
+ * (the hierarchy, a user's index) register through weft/module.h and take part in the hash,
+ * snapshots, archives and shutdown through their desc's callbacks. The scheduler, command
+ * arenas, trace and the job system the world creates allocate through `counted`, so
+ * weft_world_stats' heap_bytes covers every allocation made through the world's hook. Thread model: see weft/world.h; nothing here is locked, the only
  * concurrently read fields are the entity table and its high-water mark (atomics). */
 #ifndef WEFT_SRC_WORLD_H
 #define WEFT_SRC_WORLD_H
@@ -26,6 +28,7 @@
 #include "jobs/platform/report.h"
 #include "pool.h"
 #include "weft/group.h"
+#include "weft/module.h"
 #include "weft/query.h"
 #include "weft/world.h"
 
@@ -36,28 +39,12 @@
 
 struct weft_sched; /* owned by the scheduler module (src/sched/) */
 
-/* A module's part in world-wide operations beyond its finaliser: a module whose data lives
- * outside the pools (the hierarchy's store) takes part in weft_world_hash and in snapshots
- * through these functions (any may be NULL: no part in that operation). Thread: main. */
+/* One registered module (weft/module.h): its desc, with the name copied in (desc.name is
+ * NULL: use `name`, which survives the array moving). */
 typedef struct weft__module {
-    const char *name; /* static string, mixed into the hash before the module's data */
-    /* Fold the module's observable data into h and return the result (weft__hash_mix), in
-     * an order that depends only on that data, never on its layout or history. */
-    uint64_t (*hash)(const weft_world_t *world, uint64_t h);
-    /* Snapshots (src/io/snapshot.c): the bytes a capture of the module's data needs now, */
-    size_t (*snap_size)(const weft_world_t *world);
-    /* writing them into dst (64-byte aligned, snap_size bytes), */
-    void (*snap_capture)(const weft_world_t *world, void *dst, size_t size);
-    /* the fallible half of a restore from src (size bytes; NULL and 0 when the capture held
-     * no part of this module: restore it empty): everything the commit needs goes into
-     * *staged, or it fails (reported) with the world unchanged, */
-    weft_result_t (*snap_prepare)(weft_world_t *world, const void *src, size_t size, void **staged);
-    /* the infallible half, run after the pools were restored, */
-    void (*snap_commit)(weft_world_t *world, const void *src, size_t size, void *staged);
-    /* and dropping a prepared restore that will not be committed. */
-    void (*snap_abort)(weft_world_t *world, void *staged);
+    weft_module_desc_t desc;
+    char name[WEFT_MODULE_NAME_MAX + 1];
 } weft__module_t;
-struct weft_hier; /* owned by the hierarchy module */
 
 /* Registration record of one component, with its pool. Allocated once per id; never moves. */
 typedef struct weft__component {
@@ -97,9 +84,14 @@ struct weft_world {
     weft_world_desc_t desc;   /* resolved desc */
     weft_allocator_t alloc;   /* resolved allocator (never NULL functions) */
     const weft_logger_t *log; /* &desc.logger */
-    size_t heap_bytes;        /* bytes currently allocated through alloc */
-    weft_jobs_t *jobs;        /* desc.jobs, or created on first weft_world_jobs() */
-    bool jobs_owned;          /* true: created here, destroyed with the world */
+    size_t heap_bytes;        /* bytes currently allocated through alloc (weft__alloc) */
+    /* The allocator the world's other owners use (scheduler, command arenas, trace, the job
+     * system it creates): forwards to alloc and counts into hook_bytes, atomically, because
+     * command arenas grow on workers. heap_bytes in the stats is the sum of both. */
+    weft_allocator_t counted;
+    weft_atomic_size hook_bytes;
+    weft_jobs_t *jobs; /* desc.jobs, or created on first weft_world_jobs() */
+    bool jobs_owned;   /* true: created here, destroyed with the world */
 
     /* ---- entity table (entity.c) ---- */
     weft_atomic_u32 *slots;     /* reserved [entity_limit] slots; committed prefix only */
@@ -148,14 +140,13 @@ struct weft_world {
 
     /* ---- extension slots of other modules ---- */
     struct weft_sched *sched; /* scheduler state; owned and freed by its module_fini */
-    struct weft_hier *hier;   /* hierarchy state; owned and freed by its module_fini */
     void (*module_fini[WEFT__WORLD_MAX_MODULES])(weft_world_t *world); /* run in reverse */
     /* Called at the end of every component registration (NULL: none): how the observer
      * module reaches components registered after an observer of every component. */
     void (*on_component_registered)(weft_world_t *world, weft__component_t *comp);
-    uint32_t module_count;                           /* registered finalisers */
-    weft__module_t modules[WEFT__WORLD_MAX_MODULES]; /* hashed after the pools, in order */
-    uint32_t module_part_count;                      /* entries in modules */
+    uint32_t module_count;                   /* registered finalisers */
+    weft__module_t modules[WEFT_MODULE_MAX]; /* weft/module.h; hashed after the pools */
+    uint32_t module_part_count;              /* entries in modules */
 };
 
 /* ---- allocation ---------------------------------------------------------- >>alloc */
@@ -170,14 +161,16 @@ void weft__free(weft_world_t *world, void *p, size_t size);
  * Errors: WEFT_ECAPACITY (WEFT__WORLD_MAX_MODULES reached). Thread: main. */
 weft_result_t weft__world_add_module_fini(weft_world_t *world, void (*fn)(weft_world_t *world));
 
-/* Register a module's part in world-wide operations (copied). Errors: WEFT_ECAPACITY.
- * Thread: main. weft__world_drop_module takes back the last one registered under `name`. */
-weft_result_t weft__world_add_module(weft_world_t *world, const weft__module_t *m);
+/* weft_module_register without the caller checks (for built-in modules, which may be set
+ * up from inside a hook). Errors: WEFT_EINVAL (name), WEFT_EEXIST, WEFT_ECAPACITY. */
+weft_result_t weft__world_add_module(weft_world_t *world, const weft_module_desc_t *desc);
+
+/* Take back the module registered under `name` without calling its shutdown (undoing a
+ * registration whose caller failed afterwards). */
 void weft__world_drop_module(weft_world_t *world, const char *name);
 
-/* Fold n bytes at p into the hash state h (hash.c): the mixing of weft_world_hash, for the
- * modules' hash functions. */
-uint64_t weft__hash_mix(uint64_t h, const void *p, size_t n);
+/* The registered module called `name`, or NULL. */
+weft__module_t *weft__world_module(const weft_world_t *world, const char *name);
 
 /* Drop entity index idx's row from comp's pool (group alignment first, then the pool; no
  * hooks, no signature change). ordered: keep the order of the other rows. (component.c) */

@@ -2,8 +2,9 @@
  * world: entity liveness, the `node` tag and its remove hook, the world's allocator and job
  * system, and the update registered as a system.
  *
- * DESIGN: the world's `hier` slot holds one struct weft_hier, created on first use and freed
- * by a module finaliser. The store's allocator forwards to weft__alloc so the world's
+ * DESIGN: one struct weft_hier per world, created on first use and registered as the user
+ * pointer of the hierarchy's module (weft/module.h, hierarchy_module.h), whose shutdown frees
+ * it; every call finds it again by the module's name. The store's allocator forwards to weft__alloc so the world's
  * heap_bytes stays exact. Every structural call validates handles here (stale: ESTALE), then
  * lets the store validate the rest; the store changes nothing on error. Destroying a node's
  * entity by any route fires the `node` tag's on_remove hook, which takes the node out of the
@@ -41,22 +42,25 @@ static void *store_alloc(size_t size, size_t align, void *user) {
 
 static void store_free(void *ptr, size_t size, void *user) { weft__free(user, ptr, size); }
 
-static void hier_fini(weft_world_t *world) {
-    struct weft_hier *h = world->hier;
-    if (h == NULL) {
-        return;
-    }
+/* The world's hierarchy state: the user pointer of its module, NULL before first use. */
+static struct weft_hier *hier_get(const weft_world_t *world) {
+    const weft__module_t *m = weft__world_module(world, WEFT__HIER_MODULE_NAME);
+    return m != NULL ? m->desc.user : NULL;
+}
+
+/* The module's shutdown: free the store and the state. */
+static void hier_fini(weft_world_t *world, void *user) {
+    struct weft_hier *h = user;
     weft__hstore_fini(&h->store);
-    world->hier = NULL;
     weft__free(world, h, sizeof(*h));
 }
 
 /* The world's hierarchy state into *out, created on first use (*created tells). Errors
- * (reported, nothing changed): WEFT_ENOMEM, or those of weft__world_add_module_fini. */
+ * (reported, nothing changed): WEFT_ENOMEM, or those of weft__world_add_module. */
 static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, bool *created) {
     *created = false;
-    *out = world->hier;
-    if (world->hier != NULL) {
+    *out = hier_get(world);
+    if (*out != NULL) {
         return WEFT_OK;
     }
     struct weft_hier *h = weft__alloc(world, sizeof(*h), _Alignof(struct weft_hier));
@@ -64,33 +68,28 @@ static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, boo
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "hierarchy: out of memory");
     }
     memset(h, 0, sizeof(*h));
-    weft_result_t r = weft__world_add_module(world, &weft__hier_module);
+    weft_module_desc_t desc = weft__hier_module_desc;
+    desc.user = h;
+    desc.shutdown = hier_fini;
+    weft_result_t r = weft__world_add_module(world, &desc);
     if (r != WEFT_OK) {
-        weft__free(world, h, sizeof(*h));
-        return r;
-    }
-    r = weft__world_add_module_fini(world, hier_fini);
-    if (r != WEFT_OK) {
-        weft__world_drop_module(world, weft__hier_module.name);
         weft__free(world, h, sizeof(*h));
         return r;
     }
     const weft_allocator_t alloc = {store_alloc, store_free, world};
     weft__hstore_init(&h->store, &alloc, world->log);
-    world->hier = h;
     *out = h;
     *created = true;
     return WEFT_OK;
 }
 
-/* Undo hier_state's creation (the state is still empty): the finaliser it registered is
- * the last one, since nothing else ran in between. */
+/* Undo hier_state's creation (the state is still empty): take the module back. */
 static void hier_state_drop(weft_world_t *world) {
-    if (world->module_count > 0 && world->module_fini[world->module_count - 1] == hier_fini) {
-        world->module_fini[--world->module_count] = NULL;
+    struct weft_hier *h = hier_get(world);
+    weft__world_drop_module(world, WEFT__HIER_MODULE_NAME);
+    if (h != NULL) {
+        hier_fini(world, h);
     }
-    weft__world_drop_module(world, weft__hier_module.name);
-    hier_fini(world);
 }
 
 /* Undo the component registrations made since `before` components existed. Only the
@@ -111,7 +110,7 @@ static void unregister_since(weft_world_t *world, uint32_t before) {
 
 /* The store for read-only calls: NULL when nothing was ever added. */
 static const weft__hstore_t *store_of(const weft_world_t *world) {
-    return world->hier != NULL ? &world->hier->store : NULL;
+    return hier_get(world) != NULL ? &hier_get(world)->store : NULL;
 }
 
 /* on_remove of the `node` tag: the entity is being destroyed (or the tag removed). */
@@ -120,7 +119,7 @@ static void node_removed(weft_world_t *world, weft_entity_t e, weft_component_t 
     (void)c;
     (void)ptr;
     (void)user;
-    struct weft_hier *h = world->hier;
+    struct weft_hier *h = hier_get(world);
     if (h != NULL && weft__hstore_row(&h->store, e) != WEFT__HROW_NONE) {
         (void)weft__hstore_remove(&h->store, e, false, NULL, NULL, world->log);
     }
@@ -137,7 +136,7 @@ typedef struct setup_undo {
 /* Take back what the call recorded in *u did (nothing when it found everything set up). */
 static void setup_rollback(weft_world_t *world, const setup_undo_t *u) {
     if (u->registered) {
-        world->hier->registered = false;
+        hier_get(world)->registered = false;
     }
     unregister_since(world, u->before); /* a no-op when the call registered nothing */
     if (u->created) {
@@ -242,7 +241,7 @@ weft_result_t weft_hier_add(weft_world_t *world, weft_entity_t e, const weft_tra
     if ((r = setup(world, &ids, &undo)) != WEFT_OK) {
         return r;
     }
-    struct weft_hier *h = world->hier;
+    struct weft_hier *h = hier_get(world);
     if (weft__hstore_row(&h->store, e) != WEFT__HROW_NONE) {
         return WEFT__NOTE(world->log, WEFT_EEXIST, "weft_hier_add: entity 0x%llx is already a node",
                           (unsigned long long)e);
@@ -286,10 +285,10 @@ weft_result_t weft_hier_attach_ex(weft_world_t *world, weft_entity_t child, weft
     if (r != WEFT_OK) {
         return r;
     }
-    if (world->hier == NULL) {
+    if (hier_get(world) == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOENT, "weft_hier_attach: no hierarchy nodes yet");
     }
-    return weft__hstore_attach_mode(&world->hier->store, child, parent,
+    return weft__hstore_attach_mode(&hier_get(world)->store, child, parent,
                                     mode == WEFT_HIER_KEEP_LOCAL ? WEFT__HATTACH_KEEP_LOCAL
                                                                  : WEFT__HATTACH_KEEP_WORLD,
                                     world->log);
@@ -302,11 +301,11 @@ weft_result_t weft_hier_detach(weft_world_t *world, weft_entity_t child) {
     if (r != WEFT_OK) {
         return r;
     }
-    if (world->hier == NULL) {
+    if (hier_get(world) == NULL) {
         return WEFT__NOTE(world->log, WEFT_ENOENT, "weft_hier_detach: 0x%llx is not a node",
                           (unsigned long long)child);
     }
-    return weft__hstore_detach(&world->hier->store, child, world->log);
+    return weft__hstore_detach(&hier_get(world)->store, child, world->log);
 }
 
 weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_destroy_t mode) {
@@ -333,7 +332,7 @@ weft_result_t weft_hier_destroy(weft_world_t *world, weft_entity_t e, weft_hier_
     }
     const weft__hentity_t *list = NULL;
     uint32_t n = 0;
-    r = weft__hstore_subtree(&world->hier->store, e, &list, &n, world->log);
+    r = weft__hstore_subtree(&hier_get(world)->store, e, &list, &n, world->log);
     if (r != WEFT_OK) {
         return r;
     }
@@ -437,7 +436,7 @@ uint32_t weft_hier_order(const weft_world_t *world, weft_entity_t *out, uint32_t
 
 weft_transform_t *weft_hier_local(weft_world_t *world, weft_entity_t e) {
     WEFT__NONNULL(world, NULL);
-    weft__hstore_t *s = world->hier != NULL ? &world->hier->store : NULL;
+    weft__hstore_t *s = hier_get(world) != NULL ? &hier_get(world)->store : NULL;
     const uint32_t r = s != NULL ? weft__hstore_row(s, e) : WEFT__HROW_NONE;
     if (r == WEFT__HROW_NONE) {
         return NULL;
@@ -462,8 +461,8 @@ void weft_hier_invalidate(weft_world_t *world) {
                          "weft_hier_invalidate: called from inside a system; ignored");
         return;
     }
-    if (world->hier != NULL) {
-        weft__hstore_touch_all(&world->hier->store);
+    if (hier_get(world) != NULL) {
+        weft__hstore_touch_all(&hier_get(world)->store);
     }
 }
 
@@ -496,14 +495,14 @@ void weft_hier_stats(const weft_world_t *world, weft_hier_stats_t *out) {
     out->moved_rows = s->moved_rows;
     out->regroups = s->sorts;
     out->recomputed = s->recomputed;
-    out->last = world->hier->last;
+    out->last = hier_get(world)->last;
 }
 
 /* ---- update -------------------------------------------------------------- >>hier_update */
 
 /* Resolve AUTO by shape, run the pass. `regroup`: data may move (main thread only). */
 static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool regroup) {
-    struct weft_hier *h = world->hier;
+    struct weft_hier *h = hier_get(world);
     if (h == NULL) {
         return WEFT_OK;
     }
@@ -537,10 +536,10 @@ weft_result_t weft_hier_update(weft_world_t *world, weft_hier_pass_t pass) {
 static void hier_system(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     (void)it;
     weft_world_t *world = ctx->world;
-    if (world->hier == NULL) {
+    if (hier_get(world) == NULL) {
         return;
     }
-    if (run_update(world, world->hier->pass, false) != WEFT_OK) {
+    if (run_update(world, hier_get(world)->pass, false) != WEFT_OK) {
         (void)run_update(world, WEFT_HIER_PASS_SEQUENTIAL, false);
     }
 }
@@ -572,7 +571,7 @@ weft_result_t weft_hier_register_system(weft_world_t *world, const weft_hier_sys
                              },
                              out);
     if (r == WEFT_OK) {
-        world->hier->pass = d.pass;
+        hier_get(world)->pass = d.pass;
     } else {
         setup_rollback(world, &undo); /* the system names no component when it failed */
     }

@@ -271,9 +271,9 @@ uint32_t weft__hstore_depths(weft__hstore_t *s);
  * (O(n) walk using the scratch array) when levels are not valid. */
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
 
-/* The store of the world's hierarchy slot (world->hier, non-NULL), for code outside the
- * hierarchy module that moves nodes wholesale (archive_hier.c) and for the module part
- * (hierarchy_module.c). Defined in hierarchy.c. Thread: as for the store calls. */
+/* The store of the world's hierarchy state (the module's user pointer, non-NULL), for the
+ * module callbacks (hierarchy_module.c). Defined in hierarchy.c. Thread: as for the store
+ * calls. */
 struct weft_hier;
 weft__hstore_t *weft__hier_store(struct weft_hier *h);
 

@@ -37,10 +37,14 @@
  *        A resource (weft/resource.h; format 2, whole-world saves) is a COMP section whose
  *        descriptor's last u32 is WEFT__ARC_COMP_RESOURCE, count 1, no entity fields and no
  *        owner column: the descriptor, the name, then the value padded to 8.
- *   HIER (count = nodes), optional, last: the hierarchy of the archived nodes, parents
- *        first; per node WEFT__ARC_HIER_RECORD bytes: u32 local id, u32 parent record + 1
- *        (0: a root, or a parent outside the archive), the local transform (40 bytes), the
- *        link's inverse bind (mat4, 64) and the world matrix (mat4, 64), floats as stored.
+ *   MODL (count = the module's items; format 3 and later), zero or more, last, at most
+ *        WEFT__ARC_MODULES_MAX, names distinct: one registered module's data (weft/module.h):
+ *          u32 name_len, u32 module archive version, u64 byte count B,
+ *          name bytes padded to 8, then B bytes written by the module, padded to 8.
+ *        The loader hands the B bytes and the version to the module of that name.
+ *   HIER (count = nodes; formats 1 and 2 only), optional, last: the hierarchy module's data
+ *        before modules had sections of their own. Read as the MODL section of module
+ *        WEFT__ARC_HIER_MODULE, version 1, whose bytes are exactly this payload.
  * Nothing follows the last section; trailing bytes are an error. */
 #ifndef WEFT_ARCHIVE_FORMAT_H
 #define WEFT_ARCHIVE_FORMAT_H
@@ -51,7 +55,7 @@
 #include "weft/base.h"
 
 #define WEFT__ARC_MAGIC "WEFTARC\x1a"
-#define WEFT__ARC_FORMAT_VERSION 2u   /* written; format 1 (no SLOT section) is still read */
+#define WEFT__ARC_FORMAT_VERSION 3u   /* written; 1 (no SLOT) and 2 (HIER, no MODL) are read */
 #define WEFT__ARC_FORMAT_OLDEST 1u    /* oldest format read */
 #define WEFT__ARC_FILE_HEADER 32u     /* bytes */
 #define WEFT__ARC_SECTION_HEADER 32u  /* bytes */
@@ -66,11 +70,13 @@
 #define WEFT__ARC_TAG_ENTS WEFT__ARC_TAG('E', 'N', 'T', 'S')
 #define WEFT__ARC_TAG_COMP WEFT__ARC_TAG('C', 'O', 'M', 'P')
 #define WEFT__ARC_TAG_HIER WEFT__ARC_TAG('H', 'I', 'E', 'R')
+#define WEFT__ARC_TAG_MODL WEFT__ARC_TAG('M', 'O', 'D', 'L')
 #define WEFT__ARC_TAG_SLOT WEFT__ARC_TAG('S', 'L', 'O', 'T')
-#define WEFT__ARC_SLOT_RETIRED 0x10000u      /* SLOT state flag: never reused */
-#define WEFT__ARC_COMP_RESOURCE 1u           /* COMP descriptor flag: a resource's value */
-#define WEFT__ARC_HIER_RECORD 176u           /* 8 + transform 40 + inverse bind 64 + world 64 */
-#define WEFT__ARC_HIER_NODE "weft.hier_node" /* the tag every hierarchy node carries */
+#define WEFT__ARC_SLOT_RETIRED 0x10000u        /* SLOT state flag: never reused */
+#define WEFT__ARC_COMP_RESOURCE 1u             /* COMP descriptor flag: a resource's value */
+#define WEFT__ARC_MODULE_DESC 16u              /* fixed part of a MODL section, bytes */
+#define WEFT__ARC_MODULES_MAX 8u               /* MODL sections accepted (WEFT_MODULE_MAX) */
+#define WEFT__ARC_HIER_MODULE "weft.hierarchy" /* the module a format-2 HIER section feeds */
 
 /* Component data is copied as raw bytes, so archives are only portable between
  * little-endian hosts; the library refuses to build elsewhere rather than write files

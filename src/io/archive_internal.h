@@ -37,6 +37,16 @@ typedef struct weft__arc_comp {
     const unsigned char *data;   /* rows * size bytes, row-major */
 } weft__arc_comp_t;
 
+/* One parsed module section (MODL, or a format-2 HIER read as one). Pointers into the input. */
+typedef struct weft__arc_module {
+    const char *name;          /* not NUL-terminated */
+    uint32_t name_len;         /* 1 .. WEFT_MODULE_NAME_MAX */
+    uint32_t version;          /* the module's archive version */
+    uint64_t items;            /* the section's count (the module's items) */
+    const unsigned char *data; /* the module's bytes */
+    uint64_t size;             /* bytes at data */
+} weft__arc_module_t;
+
 /* A parsed archive. `comps` is the only allocation (freed by weft__arc_free). */
 typedef struct weft__arc {
     uint32_t format_version;    /* from the file header */
@@ -49,10 +59,10 @@ typedef struct weft__arc {
     const unsigned char *free;  /* F little-endian u32 slot indices, bottom first */
     weft__arc_comp_t *comps;    /* [comp_count] */
     uint64_t row_count;         /* sum of rows over comps */
-    uint64_t hier_count;        /* HIER records (0: no hierarchy section) */
-    const unsigned char *hier;  /* hier_count records of WEFT__ARC_HIER_RECORD bytes */
-    uint64_t byte_size;         /* bytes parsed (the whole input) */
-    weft_allocator_t alloc;     /* what comps came from */
+    uint32_t module_count;      /* module sections */
+    weft__arc_module_t modules[WEFT__ARC_MODULES_MAX]; /* in archive order */
+    uint64_t byte_size;                                /* bytes parsed (the whole input) */
+    weft_allocator_t alloc;                            /* what comps came from */
 } weft__arc_t;
 
 /* Parse and validate `size` bytes (stage 1). Failures are reported through `log` (the
@@ -85,22 +95,38 @@ void weft__io_clear(void);
 weft_result_t weft__io_report(const weft_logger_t *log, weft_result_t code, const char *what,
                               uint64_t at);
 
-/* ---- hierarchy glue (archive_hier.c) ----------------------------------- >>arc_hier */
+/* Items of the module section called `name` (0: none), for the info structs. */
+uint64_t weft__arc_module_items(const weft__arc_t *arc, const char *name);
+
+/* ---- modules on save (archive_modules.c) -------------------------------- >>arc_modules */
 
 struct weft_world;
-
-/* Mark (set to 1) local[idx] for every hierarchy descendant of an entity whose local[] entry
- * is already non-zero (`slots` entries). Errors: WEFT_ENOMEM. */
-weft_result_t weft__hier_mark_descendants(struct weft_world *world, uint32_t *local,
-                                          uint32_t slots);
-
-/* Number of archived hierarchy nodes among the saved entities (local[] non-zero). */
-uint64_t weft__hier_saved_nodes(struct weft_world *world, const uint32_t *local, uint32_t slots);
-
 struct weft__secw;
-/* Write the HIER section for the saved nodes (local[] holds local id + 1).
- * Errors: WEFT_ENOMEM. */
-weft_result_t weft__hier_write(struct weft_world *world, struct weft__secw *w,
-                               const uint32_t *local, uint32_t slots, uint64_t nodes);
+
+/* The save context handed to modules (weft/module.h): local[] by entity index holds the
+ * archive-local id + 1 of each saved entity (while marking: 1 for every saved entity). */
+struct weft_module_save {
+    struct weft_world *world;
+    uint32_t *local;      /* [slots] */
+    uint32_t slots;       /* entries in local */
+    bool marking;         /* inside archive_mark: include allowed */
+    struct weft__secw *w; /* inside archive_save: the section being written */
+    uint64_t written;     /* bytes put so far */
+};
+
+/* Let every module with archive_mark add entities to a partial save (local[] = 1 marks).
+ * Errors: the first module's error. */
+weft_result_t weft__save_mark_modules(struct weft_world *world, uint32_t *local, uint32_t slots);
+
+/* The module sections a save writes (sizes[i], items[i]: bytes and items of module i;
+ * 0 bytes: no section), returning how many sections that makes. */
+uint32_t weft__save_module_sizes(struct weft_world *world, uint32_t *local, uint32_t slots,
+                                 uint64_t *sizes, uint64_t *items);
+
+/* Write the module sections planned by weft__save_module_sizes. Errors: a module's error,
+ * or WEFT_EINVAL when it writes another byte count than it declared. */
+weft_result_t weft__save_write_modules(struct weft_world *world, struct weft__secw *w,
+                                       uint32_t *local, uint32_t slots, const uint64_t *sizes,
+                                       const uint64_t *items);
 
 #endif /* WEFT_ARCHIVE_INTERNAL_H */

@@ -377,7 +377,7 @@ static weft_result_t stage_all(weft__stage_t *st) {
         r = stage_pools(st);
     }
     if (r == WEFT_OK) {
-        r = weft__load_stage_hierarchy(st);
+        r = weft__load_stage_modules(st);
     }
     return r;
 }
@@ -402,7 +402,7 @@ static void commit_all(weft__stage_t *st) {
         weft__entity_set_sig(st->world, weft_entity_index(st->handles[k]), st->sig[k]);
     }
     weft__load_commit_groups(st);
-    weft__load_commit_hierarchy(st);
+    weft__load_commit_modules(st);
     weft__load_fire_hooks(st);
     if (st->desc.out_entities) {
         memcpy(st->desc.out_entities, st->handles, (size_t)n * sizeof(uint64_t));
@@ -424,12 +424,13 @@ static weft_result_t load_bytes(weft_world_t *world, const void *data, size_t si
     if (r == WEFT_OK) {
         commit_all(&st);
         if (info) {
-            *info = (weft_archive_info_t){.format_version = st.arc.format_version,
-                                          .component_count = st.arc.comp_count,
-                                          .entity_count = st.arc.entity_count,
-                                          .rows = st.arc.row_count,
-                                          .hierarchy_nodes = st.arc.hier_count,
-                                          .byte_size = st.arc.byte_size};
+            *info = (weft_archive_info_t){
+                .format_version = st.arc.format_version,
+                .component_count = st.arc.comp_count,
+                .entity_count = st.arc.entity_count,
+                .rows = st.arc.row_count,
+                .hierarchy_nodes = weft__arc_module_items(&st.arc, WEFT__ARC_HIER_MODULE),
+                .byte_size = st.arc.byte_size};
         }
     }
     stage_fini(&st);

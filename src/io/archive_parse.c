@@ -15,6 +15,7 @@
 
 #include "archive_internal.h"
 #include "jobs/platform/report.h"
+#include "weft/module.h"
 
 #define SECTION_MIN (WEFT__ARC_SECTION_HEADER + WEFT__ARC_TRAILER)
 
@@ -301,36 +302,61 @@ static weft_result_t parse_comp(const weft_logger_t *log, const section_t *s, ui
     return WEFT_OK;
 }
 
-/* The optional hierarchy: records parents first, so a parent is an earlier record (which
- * also rules out cycles); local ids in range. Uniqueness is checked while staging. */
+/* A format-2 HIER section: the hierarchy module's data before modules had sections of their
+ * own, read as that module's part, version 1 (its records are exactly the payload). */
 static weft_result_t parse_hier(const weft_logger_t *log, const section_t *s, weft__arc_t *arc) {
     if (s->tag != WEFT__ARC_TAG_HIER) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: last section is not HIER");
     }
-    if (s->count > s->payload.left / WEFT__ARC_HIER_RECORD ||
-        s->count * WEFT__ARC_HIER_RECORD != s->payload.left) {
+    arc->modules[0] = (weft__arc_module_t){.name = WEFT__ARC_HIER_MODULE,
+                                           .name_len = sizeof WEFT__ARC_HIER_MODULE - 1u,
+                                           .version = 1,
+                                           .items = s->count,
+                                           .data = s->payload.p,
+                                           .size = s->payload.left};
+    arc->module_count = 1;
+    return WEFT_OK;
+}
+
+/* A MODL section (format 3): a module's name, version and bytes; names distinct. */
+static weft_result_t parse_module(const weft_logger_t *log, const section_t *s, weft__arc_t *arc) {
+    if (s->tag != WEFT__ARC_TAG_MODL) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
-                          "archive corrupt: HIER declares %llu nodes in %llu bytes",
-                          (unsigned long long)s->count, (unsigned long long)s->payload.left);
+                          "archive corrupt: a section after the components is not MODL");
     }
-    for (uint64_t i = 0; i < s->count; ++i) {
-        const unsigned char *rec = s->payload.p + i * WEFT__ARC_HIER_RECORD;
-        uint32_t local = weft__le32(rec), parent = weft__le32(rec + 4);
-        if (local >= arc->entity_count || parent > i) {
-            return WEFT__FAIL(log, WEFT_ECORRUPT,
-                              "archive corrupt: hierarchy node %llu (entity %u, parent record "
-                              "%u) is out of range or precedes its parent",
-                              (unsigned long long)i, local, parent);
+    weft__cursor_t c = s->payload;
+    const unsigned char *d = weft__take(&c, WEFT__ARC_MODULE_DESC);
+    if (d == NULL) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: module section too short");
+    }
+    weft__arc_module_t m = {.name_len = weft__le32(d),
+                            .version = weft__le32(d + 4),
+                            .size = weft__le64(d + 8),
+                            .items = s->count};
+    if (m.name_len == 0 || m.name_len > WEFT_MODULE_NAME_MAX) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: module name length %u", m.name_len);
+    }
+    m.name = (const char *)weft__take(&c, weft__pad8(m.name_len));
+    m.data = m.name != NULL && m.size <= c.left ? weft__take(&c, weft__pad8(m.size)) : NULL;
+    if (m.data == NULL || c.left != 0) {
+        return WEFT__FAIL(log, WEFT_ECORRUPT,
+                          "archive corrupt: module section length does not match its %llu bytes",
+                          (unsigned long long)m.size);
+    }
+    for (uint32_t k = 0; k < arc->module_count; ++k) {
+        if (arc->modules[k].name_len == m.name_len &&
+            memcmp(arc->modules[k].name, m.name, m.name_len) == 0) {
+            return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: module '%.*s' appears twice",
+                              (int)m.name_len, m.name);
         }
     }
-    arc->hier_count = s->count;
-    arc->hier = s->payload.p;
+    arc->modules[arc->module_count++] = m;
     return WEFT_OK;
 }
 
 static weft_result_t parse_file_header(const weft_logger_t *log, weft__cursor_t *c,
                                        uint32_t *version_out, uint32_t *comp_count,
-                                       bool *has_hier) {
+                                       uint32_t *module_count) {
     /* Magic first (a different file type is EVERSION, not "corrupt"), then the header check,
      * then the version: a bit flip in the version field is corruption, not a future file. */
     const unsigned char *h = weft__take(c, WEFT__ARC_FILE_HEADER);
@@ -350,16 +376,19 @@ static weft_result_t parse_file_header(const weft_logger_t *log, weft__cursor_t 
         return WEFT__FAIL(log, WEFT_EVERSION, "archive uses unknown feature flags 0x%x",
                           weft__le32(h + 12));
     }
-    /* ENTS, SLOT from format 2 on, the COMP sections, an optional HIER. */
+    /* ENTS, SLOT from format 2 on, the COMP sections, then an optional HIER (formats 1, 2)
+     * or up to WEFT__ARC_MODULES_MAX MODL sections (format 3). */
     uint32_t fixed = version >= 2u ? 2u : 1u;
     uint32_t sections = weft__le32(h + 16);
     *version_out = version;
     *comp_count = weft__le32(h + 20);
-    *has_hier = sections >= fixed + 1u && sections - fixed - 1u == *comp_count;
-    if (sections < fixed || (sections - fixed != *comp_count && !*has_hier)) {
+    const uint32_t most = version >= 3u ? WEFT__ARC_MODULES_MAX : 1u;
+    if (sections < fixed || sections - fixed < *comp_count ||
+        sections - fixed - *comp_count > most) {
         return WEFT__FAIL(log, WEFT_ECORRUPT, "archive corrupt: %u sections for %u components",
                           sections, *comp_count);
     }
+    *module_count = sections - fixed - *comp_count;
     /* Bound the section table by the input before allocating it. */
     if (*comp_count > c->left / (SECTION_MIN + WEFT__ARC_COMP_DESC + 8u)) {
         return WEFT__FAIL(log, WEFT_ECORRUPT,
@@ -380,8 +409,8 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
     const unsigned char *base = data;
     weft__cursor_t c = {.p = base, .left = size};
     uint32_t ncomp = 0, version = 0;
-    bool has_hier = false;
-    weft_result_t r = parse_file_header(log, &c, &version, &ncomp, &has_hier);
+    uint32_t nmod = 0;
+    weft_result_t r = parse_file_header(log, &c, &version, &ncomp, &nmod);
     if (r != WEFT_OK) {
         return r;
     }
@@ -422,10 +451,10 @@ weft_result_t weft__arc_parse(const void *data, size_t size, bool verify_checksu
             goto fail_free_comps;
         }
     }
-    if (has_hier) {
-        r = read_section(log, &c, base, first_comp + ncomp, verify_checksums, &s);
+    for (uint32_t k = 0; k < nmod; ++k) {
+        r = read_section(log, &c, base, first_comp + ncomp + k, verify_checksums, &s);
         if (r == WEFT_OK) {
-            r = parse_hier(log, &s, out);
+            r = version >= 3u ? parse_module(log, &s, out) : parse_hier(log, &s, out);
         }
         if (r != WEFT_OK) {
             goto fail_free_comps;
@@ -485,7 +514,8 @@ weft_result_t weft_archive_inspect(const void *data, size_t size, weft_archive_i
                                       .component_count = arc.comp_count,
                                       .entity_count = arc.entity_count,
                                       .rows = arc.row_count,
-                                      .hierarchy_nodes = arc.hier_count,
+                                      .hierarchy_nodes =
+                                          weft__arc_module_items(&arc, WEFT__ARC_HIER_MODULE),
                                       .byte_size = arc.byte_size};
     }
     weft__arc_free(&arc);

@@ -36,7 +36,8 @@ static void save_set_free(weft_world_t *world, save_set_t *s) {
 }
 
 /* Fix the entity set. With a list, `local` is first used as a membership mark (1), then
- * descendants are marked through the hierarchy, then ids are assigned by ascending index. */
+ * modules add what they tie to it (the hierarchy: descendants), then ids are assigned by
+ * ascending index. */
 static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save_desc_t *d,
                                     save_set_t *s) {
     memset(s, 0, sizeof *s);
@@ -67,7 +68,7 @@ static weft_result_t save_set_build(weft_world_t *world, const weft_archive_save
             s->local[weft_entity_index(d->entities[k])] = 1u;
         }
         if (d->with_descendants) {
-            weft_result_t r = weft__hier_mark_descendants(world, s->local, s->slots);
+            weft_result_t r = weft__save_mark_modules(world, s->local, s->slots);
             if (r != WEFT_OK) {
                 weft__free(world, s->local, (size_t)s->slots * sizeof(uint32_t));
                 return r;
@@ -279,8 +280,9 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
     if (r != WEFT_OK) {
         return r;
     }
-    uint64_t nodes = weft__hier_saved_nodes(world, s->local, s->slots);
-    weft__secw_file_header(&w, ncomp, nodes != 0);
+    uint64_t mod_size[WEFT_MODULE_MAX], mod_items[WEFT_MODULE_MAX];
+    const uint32_t nmod = weft__save_module_sizes(world, s->local, s->slots, mod_size, mod_items);
+    weft__secw_file_header(&w, ncomp, nmod);
     weft__secw_begin(&w, WEFT__ARC_TAG_ENTS, 8ull * s->n, s->n);
     weft__secw_put(&w, s->ents, (size_t)s->n * 8u);
     weft__secw_end(&w);
@@ -308,8 +310,8 @@ static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
             write_resource(&w, world->components[c]);
         }
     }
-    if (nodes != 0 && w.error == WEFT_OK) {
-        r = weft__hier_write(world, &w, s->local, s->slots, nodes);
+    if (nmod != 0 && w.error == WEFT_OK) {
+        r = weft__save_write_modules(world, &w, s->local, s->slots, mod_size, mod_items);
         if (r != WEFT_OK) {
             (void)weft__secw_finish(&w);
             return r;

@@ -59,12 +59,12 @@ static void put_raw(weft__secw_t *w, const void *p, size_t n) {
     w->used += n;
 }
 
-void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, bool has_hier) {
+void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, uint32_t module_count) {
     unsigned char h[WEFT__ARC_FILE_HEADER] = {0};
     memcpy(h, WEFT__ARC_MAGIC, 8);
     weft__put32(h + 8, WEFT__ARC_FORMAT_VERSION);
     weft__put32(h + 12, 0);
-    weft__put32(h + 16, comp_count + (has_hier ? 3u : 2u)); /* + ENTS, SLOT (, HIER) */
+    weft__put32(h + 16, comp_count + module_count + 2u); /* + ENTS, SLOT */
     weft__put32(h + 20, comp_count);
     weft__put64(h + 24, weft__hash64(h, 24));
     put_raw(w, h, sizeof h);

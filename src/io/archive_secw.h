@@ -28,7 +28,7 @@ typedef struct weft__secw {
  * Errors: WEFT_ENOMEM (nothing to finish). */
 weft_result_t weft__secw_init(weft__secw_t *w, const weft_writer_t *writer,
                               const weft_allocator_t *alloc, const weft_logger_t *log);
-void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, bool has_hier);
+void weft__secw_file_header(weft__secw_t *w, uint32_t comp_count, uint32_t module_count);
 /* Open a section of exactly `size` payload bytes (a multiple of 8). */
 void weft__secw_begin(weft__secw_t *w, uint32_t tag, uint64_t size, uint64_t count);
 /* Append payload bytes (large spans stream straight from `data`). */

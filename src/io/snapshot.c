@@ -18,7 +18,7 @@
  * are never freed either.
  *
  * Modules whose data lives outside the pools (the hierarchy) take part through their module
- * parts (weft__module_t, src/core/world.h): a capture appends each part's bytes to the block
+ * callbacks (weft/module.h): a capture appends each part's bytes to the block
  * under the module's name; a restore has every module prepare its part (fallible, world
  * untouched) before the commit, and commits them after the pools. Nothing here knows what
  * a module stores. */
@@ -35,9 +35,9 @@
 
 /* One module part as captured. */
 typedef struct snap_module {
-    const char *name; /* the module's name (static) */
-    size_t off;       /* offset of its bytes in the block */
-    size_t size;      /* bytes */
+    char name[WEFT_MODULE_NAME_MAX + 1]; /* the module's name */
+    size_t off;                          /* offset of its bytes in the block */
+    size_t size;                         /* bytes */
 } snap_module_t;
 
 typedef struct snap_pool {
@@ -47,20 +47,20 @@ typedef struct snap_pool {
 } snap_pool_t;
 
 struct weft_snapshot {
-    weft_world_t *world;                /* owner of the allocator; the only world accepted */
-    unsigned char *block;               /* captured arrays, owned */
-    size_t block_cap;                   /* bytes allocated */
-    size_t block_used;                  /* bytes of captured state */
-    bool valid;                         /* something was captured */
-    uint32_t slot_count;                /* table high-water mark */
-    uint32_t free_count;                /* free-list entries (slots follow at offset 0) */
-    uint32_t live;                      /* live entities */
-    uint32_t component_count;           /* components registered at capture */
-    uint32_t group_count;               /* groups at capture */
-    uint32_t group_n[WEFT__MAX_GROUPS]; /* aligned rows of each group */
-    uint32_t module_count;              /* module parts captured */
-    snap_module_t modules[WEFT__WORLD_MAX_MODULES]; /* in the world's module order */
-    snap_pool_t pools[WEFT_MAX_COMPONENTS];         /* by component id */
+    weft_world_t *world;                    /* owner of the allocator; the only world accepted */
+    unsigned char *block;                   /* captured arrays, owned */
+    size_t block_cap;                       /* bytes allocated */
+    size_t block_used;                      /* bytes of captured state */
+    bool valid;                             /* something was captured */
+    uint32_t slot_count;                    /* table high-water mark */
+    uint32_t free_count;                    /* free-list entries (slots follow at offset 0) */
+    uint32_t live;                          /* live entities */
+    uint32_t component_count;               /* components registered at capture */
+    uint32_t group_count;                   /* groups at capture */
+    uint32_t group_n[WEFT__MAX_GROUPS];     /* aligned rows of each group */
+    uint32_t module_count;                  /* module parts captured */
+    snap_module_t modules[WEFT_MODULE_MAX]; /* in the world's module order */
+    snap_pool_t pools[WEFT_MAX_COMPONENTS]; /* by component id */
 };
 
 static size_t align_up(size_t n) { return (n + ALIGN_DATA - 1u) & ~(size_t)(ALIGN_DATA - 1u); }
@@ -112,9 +112,12 @@ static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32
     *mod_count = 0;
     for (uint32_t m = 0; m < world->module_part_count; ++m) {
         const weft__module_t *mod = &world->modules[m];
-        if (mod->snap_size != NULL) {
-            const size_t size = mod->snap_size(world);
-            mods[(*mod_count)++] = (snap_module_t){mod->name, off, size};
+        if (mod->desc.snap_size != NULL) {
+            const size_t size = mod->desc.snap_size(world, mod->desc.user);
+            snap_module_t *part = &mods[(*mod_count)++];
+            memcpy(part->name, mod->name, sizeof part->name);
+            part->off = off;
+            part->size = size;
             off += align_up(size);
         }
     }
@@ -129,7 +132,7 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     WEFT__MAIN_CALL(world);
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
     snap_pool_t pools[WEFT_MAX_COMPONENTS];
-    snap_module_t mods[WEFT__WORLD_MAX_MODULES];
+    snap_module_t mods[WEFT_MODULE_MAX];
     uint32_t mod_count;
     size_t need = plan_capture(world, pools, slots, mods, &mod_count);
     if (need > snap->block_cap) {
@@ -166,8 +169,8 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     }
     for (uint32_t m = 0, k = 0; m < world->module_part_count; ++m) {
         const weft__module_t *mod = &world->modules[m];
-        if (mod->snap_size != NULL) {
-            mod->snap_capture(world, snap->block + mods[k].off, mods[k].size);
+        if (mod->desc.snap_size != NULL) {
+            mod->desc.snap_capture(world, mod->desc.user, snap->block + mods[k].off, mods[k].size);
             k++;
         }
     }
@@ -259,8 +262,9 @@ static const snap_module_t *captured_part(const weft_snapshot_t *s, const char *
 /* Drop the staged restores of the first n modules of the world. */
 static void abort_modules(weft_world_t *world, void **staged, uint32_t n) {
     for (uint32_t m = 0; m < n; ++m) {
-        if (world->modules[m].snap_abort != NULL) {
-            world->modules[m].snap_abort(world, staged[m]);
+        const weft__module_t *mod = &world->modules[m];
+        if (mod->desc.snap_abort != NULL) {
+            mod->desc.snap_abort(world, mod->desc.user, staged[m]);
         }
     }
 }
@@ -272,7 +276,7 @@ static weft_result_t prepare_modules(weft_world_t *world, const weft_snapshot_t 
         bool found = false;
         for (uint32_t m = 0; m < world->module_part_count && !found; ++m) {
             found = strcmp(world->modules[m].name, s->modules[k].name) == 0 &&
-                    world->modules[m].snap_prepare != NULL;
+                    world->modules[m].desc.snap_prepare != NULL;
         }
         if (!found) {
             return WEFT__FAIL(world->log, WEFT_ESTATE,
@@ -284,12 +288,13 @@ static weft_result_t prepare_modules(weft_world_t *world, const weft_snapshot_t 
     for (uint32_t m = 0; m < world->module_part_count; ++m) {
         staged[m] = NULL;
         const weft__module_t *mod = &world->modules[m];
-        if (mod->snap_prepare == NULL) {
+        if (mod->desc.snap_prepare == NULL) {
             continue;
         }
         const snap_module_t *part = captured_part(s, mod->name);
-        weft_result_t r = mod->snap_prepare(world, part ? s->block + part->off : NULL,
-                                            part ? part->size : 0, &staged[m]);
+        weft_result_t r =
+            mod->desc.snap_prepare(world, mod->desc.user, part ? s->block + part->off : NULL,
+                                   part ? part->size : 0, &staged[m]);
         if (r != WEFT_OK) {
             abort_modules(world, staged, m);
             return r;
@@ -317,7 +322,7 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     if (r != WEFT_OK) {
         return r;
     }
-    void *staged[WEFT__WORLD_MAX_MODULES];
+    void *staged[WEFT_MODULE_MAX];
     r = prepare_modules(world, snap, staged);
     if (r != WEFT_OK) {
         weft__free(world, new_free, (size_t)snap->free_count * 4u);
@@ -361,10 +366,10 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     }
     for (uint32_t m = 0; m < world->module_part_count; ++m) {
         const weft__module_t *mod = &world->modules[m];
-        if (mod->snap_commit != NULL) {
+        if (mod->desc.snap_commit != NULL) {
             const snap_module_t *part = captured_part(snap, mod->name);
-            mod->snap_commit(world, part ? snap->block + part->off : NULL, part ? part->size : 0,
-                             staged[m]);
+            mod->desc.snap_commit(world, mod->desc.user, part ? snap->block + part->off : NULL,
+                                  part ? part->size : 0, staged[m]);
         }
     }
     return WEFT_OK;

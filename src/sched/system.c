@@ -94,14 +94,14 @@ struct weft_sched *weft__sched_get(weft_world_t *world) {
     if (world->sched) {
         return world->sched;
     }
-    struct weft_sched *s = weft__sched_alloc(&world->alloc, sizeof *s);
+    struct weft_sched *s = weft__sched_alloc(&world->counted, sizeof *s);
     if (!s) {
         (void)WEFT__FAIL(world->log, WEFT_ENOMEM, "scheduler: out of memory");
         return NULL;
     }
     memset(s, 0, sizeof *s);
     s->world = world;
-    s->alloc = &world->alloc;
+    s->alloc = &world->counted; /* counted in heap_bytes (world.h) */
     s->log = world->log;
     s->workers = 1;
     s->dirty = true;
@@ -110,7 +110,7 @@ struct weft_sched *weft__sched_get(weft_world_t *world) {
         s->obs_cmd[k] = (weft_cmd_t){.world = world, .alloc = s->alloc, .log = s->log};
     }
     if (weft__world_add_module_fini(world, sched_fini) != WEFT_OK) {
-        weft__sched_free(&world->alloc, s, sizeof *s);
+        weft__sched_free(&world->counted, s, sizeof *s);
         return NULL;
     }
     world->sched = s;

@@ -391,3 +391,39 @@ Test(archive_hier, out_of_memory_while_restoring_a_hierarchy_changes_nothing) {
     weft_snapshot_destroy(snap);
     fx_fini(&a.f);
 }
+
+/* Format 2 stored the hierarchy in a HIER section; format 3 stores it as the hierarchy
+ * module's section. The corpus holds the same generated world in both formats: each loads
+ * into the same world, hierarchy and hash included. */
+static uint64_t load_corpus_file(const char *name, weft_archive_info_t *info, uint32_t *nodes) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", WEFT_ARCHIVE_CORPUS_DIR, name);
+    FILE *fp = fopen(path, "rb");
+    cr_assert(fp != NULL, "%s", path);
+    fx_world_t f;
+    fx_init(&f);
+    cr_assert_eq(weft_hier_components(f.w, NULL), WEFT_OK);
+    weft_reader_t rd = weft_file_reader(fp);
+    cr_assert_eq(weft_archive_load(f.w, &rd, &(weft_archive_load_desc_t){.keep_ids = true}, info),
+                 WEFT_OK, "%s: %s", name, weft_last_error());
+    fclose(fp);
+    *nodes = weft_hier_count(f.w);
+    expect_order_valid(f.w);
+    const uint64_t h = weft_world_hash(f.w);
+    fx_fini(&f);
+    return h;
+}
+
+Test(archive_hier, a_format_2_hier_section_loads_as_the_hierarchy_modules_part) {
+    weft_archive_info_t i2, i3;
+    uint32_t n2, n3;
+    const uint64_t h2 = load_corpus_file("ok_small.warc", &i2, &n2);
+    const uint64_t h3 = load_corpus_file("ok_v3_small.warc", &i3, &n3);
+    cr_assert_eq(i2.format_version, 2u);
+    cr_assert_eq(i3.format_version, 3u);
+    cr_assert_eq(i2.hierarchy_nodes, 7u); /* 8 made, one destroyed */
+    cr_assert_eq(i3.hierarchy_nodes, 7u);
+    cr_assert_eq(n2, 7u);
+    cr_assert_eq(n3, 7u);
+    cr_assert_eq(h2, h3, "both formats load the same world");
+}

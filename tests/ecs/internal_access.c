@@ -117,7 +117,7 @@ Test(access, module_finalisers_run_in_reverse_order_before_pools_go) {
     weft_component_add(w, test_entity(w), p, NULL);
     cr_assert(eq(int, weft__world_add_module_fini(w, fini_a), WEFT_OK));
     cr_assert(eq(int, weft__world_add_module_fini(w, fini_b), WEFT_OK));
-    cr_expect(w->sched == NULL && w->hier == NULL);
+    cr_expect(w->sched == NULL && w->module_part_count == 0);
     weft_world_destroy(w);
     cr_assert(eq(int, fini_n, 2));
     cr_expect(eq(int, fini_log[0], 2));

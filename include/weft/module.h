@@ -1,0 +1,138 @@
+/* weft/module.h: modules — data that lives beside the component pools and takes part in the
+ * world's world-wide operations with the same standing as the pools.
+ *
+ * A module is what the hierarchy (weft/hierarchy.h) is: a store of its own (an ordered tree,
+ * a spatial index, a navigation graph) that the world hashes, snapshots, archives, counts and
+ * shuts down with everything else. A module registers once per world with
+ * weft_module_register; from then on
+ *   - weft_world_hash and weft_world_hash_parts fold in its `hash` (parts: one per module);
+ *   - weft_snapshot_capture/_restore carry its `snap_*` bytes (restore: all or nothing);
+ *   - weft_archive_save writes its `archive_*` bytes as a section of its own under its name
+ *     and version, and weft_archive_load hands them back to the module of that name;
+ *   - weft_world_stats' heap_bytes counts what it allocates through weft_world_alloc;
+ *   - weft_world_destroy calls its `shutdown` (newest module first) while the world is intact.
+ * Every callback may be NULL: no part in that operation. The world knows nothing of what a
+ * module stores; the built-in hierarchy uses exactly this interface.
+ *
+ * Threads: every callback runs on the world's main thread, outside frames, from inside the
+ * public call that triggers it; a callback must not call structural world functions (entity
+ * create/destroy, component add/remove) or register modules. */
+#ifndef WEFT_MODULE_H
+#define WEFT_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/base.h"
+#include "weft/entity.h"
+#include "weft/world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_MODULE_NAME_MAX 63u /* longest module name, bytes */
+#define WEFT_MODULE_MAX 8u       /* modules per world */
+
+/* What a module's archive_mark/archive_size/archive_save see of the save in progress. */
+typedef struct weft_module_save weft_module_save_t;
+/* What a module's archive_prepare/archive_commit see of the load in progress. */
+typedef struct weft_module_load weft_module_load_t;
+
+typedef struct weft_module_desc {
+    const char *name;         /* unique per world, 1..WEFT_MODULE_NAME_MAX bytes, copied; it names
+                         the module's hash part, snapshot part and archive section */
+    uint32_t archive_version; /* version of the module's archive bytes (0: 1); passed back to
+                                 archive_prepare so a module can read its older layouts */
+    void *user;               /* passed to every callback */
+
+    /* Shutdown: free everything the module holds (weft_world_destroy). */
+    void (*shutdown)(weft_world_t *world, void *user);
+
+    /* Hash: fold the module's observable data into h with weft_hash_mix and return the
+     * result, in an order that depends only on that data (never on layout or history). */
+    uint64_t (*hash)(const weft_world_t *world, void *user, uint64_t h);
+
+    /* Snapshot capture: the bytes a capture needs now, then writing them into dst (64-byte
+     * aligned, exactly snap_size bytes). */
+    size_t (*snap_size)(const weft_world_t *world, void *user);
+    void (*snap_capture)(const weft_world_t *world, void *user, void *dst, size_t size);
+    /* Snapshot restore, in two halves. prepare is the fallible half: src/size are the
+     * captured bytes (NULL, 0 when the capture held no part of this module: restore it
+     * empty); everything the commit needs goes into *staged, or it fails (reported, e.g.
+     * WEFT_ENOMEM) with the module unchanged. commit is the infallible half, run after the
+     * pools and entity table were restored. abort drops a prepared restore that will not be
+     * committed (another module failed). */
+    weft_result_t (*snap_prepare)(weft_world_t *world, void *user, const void *src, size_t size,
+                                  void **staged);
+    void (*snap_commit)(weft_world_t *world, void *user, const void *src, size_t size,
+                        void *staged);
+    void (*snap_abort)(weft_world_t *world, void *user, void *staged);
+
+    /* Archive save. mark (partial saves with with_descendants only) may add entities the
+     * module ties to saved ones (weft_module_save_include). size returns the exact byte
+     * count save will then write with weft_module_save_put (0: no section) and sets *items
+     * (what the bytes hold, e.g. nodes: the section's count, reported by weft_archive_inspect
+     * for the hierarchy); entities inside
+     * the bytes should be written as archive-local ids (weft_module_save_local), which the
+     * loader maps back. */
+    weft_result_t (*archive_mark)(weft_world_t *world, void *user, weft_module_save_t *ctx);
+    uint64_t (*archive_size)(weft_world_t *world, void *user, const weft_module_save_t *ctx,
+                             uint64_t *items);
+    weft_result_t (*archive_save)(weft_world_t *world, void *user, weft_module_save_t *ctx);
+    /* Archive load, in two halves like the snapshot restore. prepare validates the bytes
+     * (src/size as saved with `version`; NULL, 0 when the archive holds no section of this
+     * module) and makes every allocation the commit needs, before any entity of the archive
+     * exists (their handles are known: weft_module_load_entity); bad bytes are
+     * WEFT_ECORRUPT. commit runs after every entity and component row was loaded; abort
+     * drops a prepared load that will not be committed. */
+    weft_result_t (*archive_prepare)(weft_world_t *world, void *user, const weft_module_load_t *ctx,
+                                     const void *src, size_t size, uint32_t version, void **staged);
+    void (*archive_commit)(weft_world_t *world, void *user, const weft_module_load_t *ctx,
+                           void *staged);
+    void (*archive_abort)(weft_world_t *world, void *user, void *staged);
+    uint32_t _canary; /* leave 0 */
+} weft_module_desc_t;
+
+/* Register a module (desc copied, name included). Errors (reported, nothing registered):
+ * WEFT_EINVAL (NULL world/desc, bad name, _canary set), WEFT_EEXIST (a module of that name
+ * is registered), WEFT_ECAPACITY (WEFT_MODULE_MAX reached). Thread: main, outside frames. */
+WEFT_API weft_result_t weft_module_register(weft_world_t *world, const weft_module_desc_t *desc);
+
+/* The user pointer of the module called `name`, or NULL when none is registered. */
+WEFT_API void *weft_module_find(const weft_world_t *world, const char *name);
+
+/* Fold n bytes at p into the hash state h: the mixing weft_world_hash uses. Pure. */
+WEFT_API uint64_t weft_hash_mix(uint64_t h, const void *p, size_t n);
+
+/* Allocate and free through the world's allocator hook, counted in heap_bytes. Alignment: a
+ * power of two. NULL on failure (nothing reported). free takes the size allocated; NULL is
+ * ignored. Thread: main (the count is not atomic). */
+WEFT_API void *weft_world_alloc(weft_world_t *world, size_t size, size_t align);
+WEFT_API void weft_world_free(weft_world_t *world, void *p, size_t size);
+
+/* ---- archive save context ------------------------------------------------------------- */
+
+/* The archive-local id + 1 of e when e is saved, 0 when it is not (or not alive). */
+WEFT_API uint32_t weft_module_save_local(const weft_module_save_t *ctx, weft_entity_t e);
+/* (archive_mark only) Save e too. Errors: WEFT_ESTALE (e not alive). */
+WEFT_API weft_result_t weft_module_save_include(weft_module_save_t *ctx, weft_entity_t e);
+/* (archive_save only) Append n bytes to the module's section. */
+WEFT_API void weft_module_save_put(weft_module_save_t *ctx, const void *p, size_t n);
+
+/* ---- archive load context ------------------------------------------------------------- */
+
+/* Entities in the archive (local ids 0 .. count-1). */
+WEFT_API uint64_t weft_module_load_count(const weft_module_load_t *ctx);
+/* The handle archive-local entity `local` gets in this world (0: out of range). */
+WEFT_API weft_entity_t weft_module_load_entity(const weft_module_load_t *ctx, uint64_t local);
+/* The component section called `name`: true when the archive holds one that this load
+ * writes into the world; *rows its rows and *locals their archive-local ids (rows
+ * little-endian u32, possibly unaligned: read them with memcpy). */
+WEFT_API bool weft_module_load_component(const weft_module_load_t *ctx, const char *name,
+                                         uint64_t *rows, const void **locals);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_MODULE_H */
