@@ -732,7 +732,9 @@ void weft__mc_fence(int mo, const weft__mc_site_t *site) {
     pthread_mutex_unlock(&S.G);
 }
 
-void weft__mc_yield(const weft__mc_site_t *site) {
+/* Let the next runnable thread go (free, not a pre-emption); `fresh`: afterwards the caller
+ * sees the newest stores. */
+static void pass_turn(const weft__mc_site_t *site, bool fresh) {
     if (!modelled()) {
         return;
     }
@@ -740,15 +742,24 @@ void weft__mc_yield(const weft__mc_site_t *site) {
     if (++S.steps > S.o->max_steps) {
         fail_locked("livelock: more than %" PRIu64 " operations in one execution", S.o->max_steps);
     }
-    /* A spinning thread lets the next runnable thread go (free, not a pre-emption) and
-     * afterwards sees the newest stores: spins never wait on a stale read for ever. */
-    floors_to_latest();
+    if (fresh) {
+        floors_to_latest();
+    }
     int cand[MC_MAX_THREADS];
     if (candidates(cand, false) > 0) {
         add_log(site, "", 0, 0);
         switch_to(cand[0]);
     }
     pthread_mutex_unlock(&S.G);
+}
+
+/* A spinning thread sees the newest stores after its pause: spins never wait on a stale
+ * read for ever. */
+void weft__mc_yield(const weft__mc_site_t *site) { pass_turn(site, true); }
+
+void mc_pause(void) {
+    static const weft__mc_site_t site_pause = {"mc", "scenario", 0, "pause"};
+    pass_turn(&site_pause, false);
 }
 
 /* ---- mutexes, condition variables, threads ---------------------------------------- */

@@ -91,6 +91,11 @@ void mc_retire(const void *p, size_t size, const char *name);
 /* Name a location for the printed schedule. */
 void mc_name(const void *p, const char *name);
 
+/* Let the other threads run for a while (a free switch to the next runnable one, as a spin's
+ * pause is): a long job's body. Unlike a pause of the code under test, it makes no newer
+ * store visible to the caller. */
+void mc_pause(void);
+
 /* A choice among n values (0..n-1), explored exhaustively; 0 is the default. */
 int mc_choose(int n);
 
