@@ -93,6 +93,32 @@ typedef struct choice {
     uint8_t chosen;
 } choice_t;
 
+/* Sleep sets. A footprint is what one step of a thread touched (address ranges read or
+ * written; `all`: anything, e.g. a thread start; `read_all`: every location, as a spin's
+ * pause or a seq_cst fence reads). Two steps commute unless one writes what the other
+ * touches. */
+#define FP_MAX 16
+enum { NOTE_RANGE, NOTE_READ_ALL, NOTE_ALL };
+
+typedef struct fp_ent {
+    uintptr_t lo, hi;
+    bool write;
+} fp_ent_t;
+
+typedef struct fp {
+    uint8_t n;
+    bool all, read_all;
+    fp_ent_t e[FP_MAX];
+} fp_t;
+
+/* Per scheduling choice: the thread each option runs, the threads asleep on arrival, and
+ * the union of the footprints of each option's first step over the executions below it. */
+typedef struct sinfo {
+    int8_t tid[MC_MAX_THREADS + 1];
+    uint8_t asleep;
+    fp_t *fp;
+} sinfo_t;
+
 typedef struct log_ent {
     int tid;
     bool has_site;
@@ -118,7 +144,21 @@ static struct {
     const mc_options_t *o;
     /* choices */
     choice_t *trace;
+    sinfo_t *sinfo; /* beside trace, same index */
     size_t trace_len, trace_cap, replay_len, point;
+    /* sleep sets (off when replaying or when the options say so) */
+    bool reduce, redundant;
+    uint8_t sleep_mask;
+    fp_t sleep_fp[MC_MAX_THREADS];
+    long step_point; /* the choice whose option the running step belongs to, -1 none */
+    int step_opt, step_tid;
+    /* per thread: steps given to it that have not yet seen its first visible operation (a
+     * thread resumed after a pause or a block does its next one at a later choice) */
+    struct {
+        long pt;
+        int opt;
+    } pend[MC_MAX_THREADS][4];
+    int npend[MC_MAX_THREADS];
     int used_pre, used_stale;
     int pending_mark;
     bool pending_plant;
@@ -286,9 +326,23 @@ static bool enabled(int t) {
     }
 }
 
-/* A choice among n options: replayed from the trace or taken as 0 and recorded. */
-static int take_choice(int kind, int n) {
-    if (n <= 1) {
+static void grow_trace(void) {
+    if (S.trace_len < S.trace_cap) {
+        return;
+    }
+    size_t old = S.trace_cap;
+    S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
+    S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
+    S.sinfo = realloc(S.sinfo, S.trace_cap * sizeof *S.sinfo);
+    if (!S.trace || !S.sinfo) {
+        abort();
+    }
+    memset(S.sinfo + old, 0, (S.trace_cap - old) * sizeof *S.sinfo);
+}
+
+/* A choice among n options: replayed from the trace or taken as `def` and recorded. */
+static int take_choice_def(int kind, int n, int def) {
+    if (n <= 1 || S.redundant) {
         return 0;
     }
     if (S.point < S.replay_len) {
@@ -309,17 +363,167 @@ static int take_choice(int kind, int n) {
             return c->chosen;
         }
     }
-    if (S.trace_len == S.trace_cap) {
-        S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
-        S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
-        if (!S.trace) {
+    grow_trace();
+    S.trace[S.trace_len++] = (choice_t){(uint8_t)kind, (uint8_t)n, (uint8_t)def};
+    S.point = S.trace_len;
+    S.replay_len = S.trace_len;
+    return def;
+}
+
+static int take_choice(int kind, int n) { return take_choice_def(kind, n, 0); }
+
+/* ---- sleep sets ------------------------------------------------------------------- */
+
+static void fp_add(fp_t *f, int kind, uintptr_t lo, uintptr_t hi, bool write) {
+    if (kind == NOTE_ALL) {
+        f->all = true;
+    } else if (kind == NOTE_READ_ALL) {
+        f->read_all = true;
+    }
+    if (f->all || kind != NOTE_RANGE) {
+        return;
+    }
+    for (int i = 0; i < f->n; ++i) {
+        if (f->e[i].lo == lo && f->e[i].hi == hi) {
+            f->e[i].write |= write;
+            return;
+        }
+    }
+    if (f->n == FP_MAX) {
+        f->all = true;
+        return;
+    }
+    f->e[f->n++] = (fp_ent_t){lo, hi, write};
+}
+
+static bool fp_conflicts(const fp_t *f, int kind, uintptr_t lo, uintptr_t hi, bool write) {
+    if (f->all || kind == NOTE_ALL) {
+        return true;
+    }
+    if (kind == NOTE_READ_ALL) {
+        for (int i = 0; i < f->n; ++i) {
+            if (f->e[i].write) {
+                return true;
+            }
+        }
+        return false;
+    }
+    if (f->read_all && write) {
+        return true;
+    }
+    for (int i = 0; i < f->n; ++i) {
+        if (f->e[i].lo < hi && lo < f->e[i].hi && (f->e[i].write || write)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The running thread does something visible (G held): add it to the footprint of the step
+ * it belongs to, and wake the sleepers whose next step does not commute with it. */
+static void note(int kind, uintptr_t lo, uintptr_t hi, bool write) {
+    if (!S.reduce || S.redundant) {
+        return;
+    }
+    if ((S.sleep_mask >> self) & 1u) {
+        S.redundant = true; /* a sleeping thread runs: an explored execution, reordered */
+        return;
+    }
+    for (int i = 0; i < S.npend[self]; ++i) {
+        fp_add(&S.sinfo[S.pend[self][i].pt].fp[S.pend[self][i].opt], kind, lo, hi, write);
+    }
+    S.npend[self] = 0;
+    if (S.step_point >= 0 && S.step_tid == self) {
+        fp_add(&S.sinfo[S.step_point].fp[S.step_opt], kind, lo, hi, write);
+    }
+    for (int t = 0; t < S.nthreads; ++t) {
+        if (((S.sleep_mask >> t) & 1u) && fp_conflicts(&S.sleep_fp[t], kind, lo, hi, write)) {
+            S.sleep_mask &= (uint8_t) ~(1u << t);
+        }
+    }
+}
+
+static void note_range(const volatile void *p, size_t size, bool write) {
+    note(NOTE_RANGE, (uintptr_t)p, (uintptr_t)p + size, write);
+}
+
+/* A scheduling choice among n options, option k running thread tids[k] (G held). With
+ * sleep sets: options whose thread is asleep are never taken (an execution where it runs
+ * next reorders one explored before); when every option's is, the execution is redundant
+ * and runs on without recording choices. The threads of the options explored before the
+ * chosen one go to sleep with their steps' footprints. */
+static int sched_choice(const int *tids, int n) {
+    if (!S.reduce) {
+        return take_choice(CH_SCHED, n);
+    }
+    S.step_point = -1;
+    if (S.redundant) {
+        return 0;
+    }
+    int def = -1;
+    for (int k = 0; k < n && def < 0; ++k) {
+        if (!((S.sleep_mask >> tids[k]) & 1u)) {
+            def = k;
+        }
+    }
+    if (def < 0) {
+        S.redundant = true;
+        return 0;
+    }
+    if (n <= 1) {
+        return 0;
+    }
+    bool fresh = S.point >= S.replay_len;
+    uint8_t entry = S.sleep_mask;
+    int k = take_choice_def(CH_SCHED, n, def);
+    if (S.redundant) {
+        return k;
+    }
+    size_t idx = S.point - 1;
+    sinfo_t *si = &S.sinfo[idx];
+    if (fresh) {
+        for (int o = 0; o < n; ++o) {
+            si->tid[o] = (int8_t)tids[o];
+        }
+        si->asleep = entry;
+        free(si->fp);
+        si->fp = calloc((size_t)n, sizeof *si->fp);
+        if (!si->fp) {
             abort();
         }
     }
-    S.trace[S.trace_len++] = (choice_t){(uint8_t)kind, (uint8_t)n, 0};
-    S.point = S.trace_len;
-    S.replay_len = S.trace_len;
-    return 0;
+    for (int o = 0; o < k; ++o) {
+        int t = si->tid[o];
+        if (!((si->asleep >> t) & 1u)) {
+            S.sleep_mask |= (uint8_t)(1u << t);
+            S.sleep_fp[t] = si->fp[o];
+        }
+    }
+    S.step_point = (long)idx;
+    S.step_opt = k;
+    S.step_tid = tids[k];
+    int t = tids[k];
+    if (S.npend[t] < 4) {
+        S.pend[t][S.npend[t]].pt = (long)idx;
+        S.pend[t][S.npend[t]].opt = k;
+        S.npend[t]++;
+    } else {
+        si->fp[k].all = true;
+    }
+    return k;
+}
+
+/* The option to explore after `chosen` at choice i: the next whose thread was awake. */
+static int next_option(size_t i) {
+    const choice_t *c = &S.trace[i];
+    int o = c->chosen + 1;
+    if (S.reduce && c->kind == CH_SCHED) {
+        const sinfo_t *si = &S.sinfo[i];
+        while (o < c->n && ((si->asleep >> si->tid[o]) & 1u)) {
+            ++o;
+        }
+    }
+    return o;
 }
 
 /* Hand the turn to `next` (G held) and wait for it to come back. */
@@ -372,7 +576,7 @@ static void pick_other(void) {
         }
         fail_locked("deadlock: no thread can run (%s) — a lost wake-up or a lock cycle", who);
     }
-    int k = take_choice(CH_SCHED, n);
+    int k = sched_choice(cand, n);
     if (cand[k] != self) {
         S.cur = cand[k];
         pthread_cond_broadcast(&S.th[cand[k]].cv);
@@ -393,7 +597,10 @@ static void sched_point(void) {
         return;
     }
     /* option 0: go on; option k: pre-empt in favour of cand[k-1] */
-    int k = take_choice(CH_SCHED, n + 1);
+    int tids[MC_MAX_THREADS + 1];
+    tids[0] = self;
+    memcpy(tids + 1, cand, (size_t)n * sizeof *cand);
+    int k = sched_choice(tids, n + 1);
     if (k > 0) {
         S.used_pre++;
         S.pending_mark = 1; /* marks the next logged operation, the other thread's */
@@ -572,6 +779,7 @@ void weft__mc_atomic_init(volatile void *p, size_t size, uint64_t v) {
         return;
     }
     pthread_mutex_lock(&S.G);
+    note_range(p, size, true);
     loc_t *l = get_loc(p, size);
     l->size = size;
     l->nh = 0;
@@ -591,6 +799,7 @@ uint64_t weft__mc_load(const volatile void *p, size_t size, int mo, const weft__
     begin_op(p);
     mo = weaken(mo, site);
     loc_t *l = get_loc(p, size);
+    note_range(p, size, false);
     uint64_t v = read_from(l, mo)->val;
     add_log(site, "", (uintptr_t)p, v);
     pthread_mutex_unlock(&S.G);
@@ -606,6 +815,7 @@ void weft__mc_store(volatile void *p, size_t size, uint64_t v, int mo,
     begin_op(p);
     mo = weaken(mo, site);
     loc_t *l = get_loc(p, size);
+    note_range(p, size, true);
     mthread_t *t = &S.th[self];
     push_store(l, v, is_rel(mo) ? t->vc : t->fence_rel);
     raw_write(p, size, v);
@@ -659,6 +869,7 @@ uint64_t weft__mc_rmw(volatile void *p, size_t size, int op, uint64_t v, int mo,
     begin_op(p);
     mo = weaken(mo, site);
     loc_t *l = get_loc(p, size);
+    note_range(p, size, true);
     uint64_t old = rmw_locked(l, p, v, op, mo);
     add_log(site, " (old)", (uintptr_t)p, old);
     pthread_mutex_unlock(&S.G);
@@ -684,6 +895,7 @@ bool weft__mc_cas(volatile void *p, size_t size, void *expected, uint64_t desire
     loc_t *l = get_loc(p, size);
     const store_ent_t *e = &l->h[l->nh - 1];
     bool ok = e->val == mask(exp, size);
+    note_range(p, size, ok);
     if (ok) {
         (void)rmw_locked(l, p, desired, WEFT__RMW_XCHG, mo_ok);
         add_log(site, " ok, was", (uintptr_t)p, exp);
@@ -726,13 +938,16 @@ void weft__mc_fence(int mo, const weft__mc_site_t *site) {
         memcpy(t->fence_rel, t->vc, sizeof(vc_t));
     }
     if (mo == WEFT__MO_SEQ_CST) {
+        note(NOTE_READ_ALL, 0, 0, false);
         floors_to_latest(); /* stronger than C11: no weak outcome across a seq_cst fence */
     }
     add_log(site, "", 0, 0);
     pthread_mutex_unlock(&S.G);
 }
 
-void weft__mc_yield(const weft__mc_site_t *site) {
+/* Let the next runnable thread go (free, not a pre-emption); `fresh`: afterwards the caller
+ * sees the newest stores. */
+static void pass_turn(const weft__mc_site_t *site, bool fresh) {
     if (!modelled()) {
         return;
     }
@@ -740,15 +955,31 @@ void weft__mc_yield(const weft__mc_site_t *site) {
     if (++S.steps > S.o->max_steps) {
         fail_locked("livelock: more than %" PRIu64 " operations in one execution", S.o->max_steps);
     }
-    /* A spinning thread lets the next runnable thread go (free, not a pre-emption) and
-     * afterwards sees the newest stores: spins never wait on a stale read for ever. */
-    floors_to_latest();
+    if (fresh) {
+        note(NOTE_READ_ALL, 0, 0, false);
+        floors_to_latest();
+    }
     int cand[MC_MAX_THREADS];
     if (candidates(cand, false) > 0) {
         add_log(site, "", 0, 0);
+        /* a forced switch: the step ends; running a sleeping thread makes the rest
+         * redundant */
+        S.step_point = -1;
+        if (S.reduce && ((S.sleep_mask >> cand[0]) & 1u)) {
+            S.redundant = true;
+        }
         switch_to(cand[0]);
     }
     pthread_mutex_unlock(&S.G);
+}
+
+/* A spinning thread sees the newest stores after its pause: spins never wait on a stale
+ * read for ever. */
+void weft__mc_yield(const weft__mc_site_t *site) { pass_turn(site, true); }
+
+void mc_pause(void) {
+    static const weft__mc_site_t site_pause = {"mc", "scenario", 0, "pause"};
+    pass_turn(&site_pause, false);
 }
 
 /* ---- mutexes, condition variables, threads ---------------------------------------- */
@@ -808,6 +1039,7 @@ void mc_mutex_lock(void *mp) {
     begin_op(NULL);
     mutex_shadow_t *m = get_mutex(mp);
     lock_locked(m);
+    note_range(mp, 1, true);
     add_log(&site_lock, "", (uintptr_t)mp, 0);
     pthread_mutex_unlock(&S.G);
 }
@@ -823,6 +1055,7 @@ static void unlock_locked(mutex_shadow_t *m) {
 void mc_mutex_unlock(void *mp) {
     begin_op(NULL);
     unlock_locked(get_mutex(mp));
+    note_range(mp, 1, true);
     add_log(&site_unlock, "", (uintptr_t)mp, 0);
     pthread_mutex_unlock(&S.G);
 }
@@ -831,6 +1064,8 @@ void mc_cond_wait(void *c, void *mp) {
     begin_op(NULL);
     mutex_shadow_t *m = get_mutex(mp);
     unlock_locked(m);
+    note_range(mp, 1, true);
+    note_range(c, 1, true);
     add_log(&site_wait, "", (uintptr_t)c, 0);
     mthread_t *t = &S.th[self];
     t->state = TS_BLOCK_COND;
@@ -839,12 +1074,15 @@ void mc_cond_wait(void *c, void *mp) {
     t->cond_seq = ++S.cond_seq;
     block_here(); /* back when signalled and the mutex was free */
     lock_locked(m);
+    note_range(mp, 1, true);
+    note_range(c, 1, true);
     add_log(&site_woken, "", (uintptr_t)c, 0);
     pthread_mutex_unlock(&S.G);
 }
 
 static void wake(void *c, bool all) {
     begin_op(NULL);
+    note_range(c, 1, true);
     for (;;) {
         int best = -1;
         for (int i = 0; i < S.nthreads; ++i) {
@@ -874,10 +1112,14 @@ void mc_cond_broadcast(void *c) { wake(c, true); }
 static void finish_locked(void) {
     S.th[self].vc[self]++;
     S.th[self].state = TS_DONE;
+    note(NOTE_ALL, 0, 0, false);
     add_log(&site_end, "", 0, 0);
     pick_other();
 }
 
+/* A fresh real thread per modelled thread and execution: the code under test keeps
+ * thread-local state (jobs/worker.c's bindings), which a reused thread would carry from
+ * one execution into the next. */
 static void *trampoline(void *p) {
     int id = (int)(intptr_t)p;
     pthread_mutex_lock(&S.G);
@@ -895,7 +1137,7 @@ static void *trampoline(void *p) {
     return NULL;
 }
 
-static int start_locked(mc_fn_t fn, void *arg) {
+static int start_locked(mc_fn_t fn, void *arg, bool ordered) {
     if (S.nthreads == MC_MAX_THREADS) {
         fail_locked("more than %d modelled threads", MC_MAX_THREADS);
     }
@@ -907,7 +1149,7 @@ static int start_locked(mc_fn_t fn, void *arg) {
     t->join_id = -1;
     memset(t->fence_rel, 0, sizeof(vc_t));
     memset(t->acq_pending, 0, sizeof(vc_t));
-    if (self >= 0 && self_gen == S.gen) {
+    if (ordered && self >= 0 && self_gen == S.gen) {
         memcpy(t->vc, S.th[self].vc, sizeof(vc_t));
     } else {
         memset(t->vc, 0, sizeof(vc_t));
@@ -920,13 +1162,17 @@ static int start_locked(mc_fn_t fn, void *arg) {
     return id;
 }
 
-int mc_thread_start(mc_fn_t fn, void *arg) {
+static int thread_start(mc_fn_t fn, void *arg, bool ordered) {
     begin_op(NULL);
-    int id = start_locked(fn, arg);
+    note(NOTE_ALL, 0, 0, false);
+    int id = start_locked(fn, arg, ordered);
     add_log(&site_start, "", 0, (uint64_t)id);
     pthread_mutex_unlock(&S.G);
     return id;
 }
+
+int mc_thread_start(mc_fn_t fn, void *arg) { return thread_start(fn, arg, true); }
+int mc_thread_start_unordered(mc_fn_t fn, void *arg) { return thread_start(fn, arg, false); }
 
 void mc_thread_join(int id) {
     begin_op(NULL);
@@ -936,6 +1182,7 @@ void mc_thread_join(int id) {
         block_here();
     }
     vc_join(S.th[self].vc, S.th[id].vc);
+    note(NOTE_ALL, 0, 0, false);
     add_log(&site_join, "", 0, (uint64_t)id);
     pthread_mutex_unlock(&S.G);
 }
@@ -984,6 +1231,7 @@ static void plain_access(const void *p, const char *name, bool write) {
     mthread_t *t = &S.th[self];
     t->vc[self]++;
     plain_cell_t *c = get_plain(p);
+    note_range(p, 1, write);
     const char *verb = write ? "writes" : "reads";
     if (c->wtid >= 0 && c->wtid != self && c->wclk > t->vc[c->wtid]) {
         fail_locked("data race on %s: T%d %s it, unordered with T%d's write (a missing "
@@ -1013,6 +1261,7 @@ void mc_retire(const void *p, size_t size, const char *name) {
         return;
     }
     pthread_mutex_lock(&S.G);
+    note_range(p, size, true);
     if (S.nretired < MAX_RETIRED) {
         S.retired[S.nretired].lo = (uintptr_t)p;
         S.retired[S.nretired].hi = (uintptr_t)p + size;
@@ -1031,6 +1280,7 @@ static void memory_event(const void *p, size_t size, bool freed) {
         return;
     }
     pthread_mutex_lock(&S.G);
+    note_range(p, size, true);
     uintptr_t lo = (uintptr_t)p, hi = lo + size;
     if (freed) {
         for (int i = 0; i < S.nlocs; ++i) {
@@ -1101,6 +1351,10 @@ static void reset_execution(void) {
     S.pending_plant = false;
     S.nthreads = 0;
     S.exec_done = false;
+    S.redundant = false;
+    S.sleep_mask = 0;
+    S.step_point = -1;
+    memset(S.npend, 0, sizeof S.npend);
     for (int i = 0; i < MC_MAX_THREADS; ++i) {
         S.th[i].state = TS_FREE;
         S.th[i].has_real = false;
@@ -1142,13 +1396,7 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
         }
         unsigned long v = strtoul(end + 1, &end, 10);
         while (S.trace_len <= at) {
-            if (S.trace_len == S.trace_cap) {
-                S.trace_cap = S.trace_cap ? S.trace_cap * 2 : 1024;
-                S.trace = realloc(S.trace, S.trace_cap * sizeof *S.trace);
-                if (!S.trace) {
-                    abort();
-                }
-            }
+            grow_trace();
             /* the point's kind and options are learnt when the execution reaches it */
             S.trace[S.trace_len++] = (choice_t){0, 0, 0};
         }
@@ -1156,17 +1404,19 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
         c = *end == ',' ? end + 1 : end;
     }
     S.replay_len = S.trace_len;
+    S.reduce = !opt.replay && !opt.no_reduction;
     S.exploring = true;
     for (;;) {
         S.gen++;
         reset_execution();
-        (void)start_locked(main, arg);
+        (void)start_locked(main, arg, true);
         S.cur = 0;
         pthread_cond_broadcast(&S.th[0].cv);
         while (!S.exec_done) {
             pthread_cond_wait(&S.done_cv, &S.G);
         }
         r.executions++;
+        r.redundant += S.redundant;
         if (S.trace_len > r.max_depth) {
             r.max_depth = S.trace_len;
         }
@@ -1184,14 +1434,14 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
         }
         /* backtrack: the deepest choice with an untried option */
         size_t i = S.trace_len;
-        while (i > 0 && S.trace[i - 1].chosen + 1 >= S.trace[i - 1].n) {
+        while (i > 0 && next_option(i - 1) >= S.trace[i - 1].n) {
             --i;
         }
         if (i == 0) {
             r.exhaustive = true;
             break;
         }
-        S.trace[i - 1].chosen++;
+        S.trace[i - 1].chosen = (uint8_t)next_option(i - 1);
         S.trace_len = i;
         S.replay_len = i;
         if (opt.max_executions && r.executions >= opt.max_executions) {
@@ -1221,12 +1471,14 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     pthread_mutex_unlock(&S.G);
     if (!o->quiet) {
         fprintf(stderr,
-                "[mc] %s: %s after %" PRIu64 " executions (pre-emption bound %d, stale-read "
+                "[mc] %s: %s after %" PRIu64 " executions (%" PRIu64 " cut by sleep sets%s; "
+                "pre-emption bound %d, stale-read "
                 "bound %d, history %d, deepest %" PRIu64 " choices)%s%s\n",
                 o->name ? o->name : "scenario",
                 r.failed ? "FAILED" : (r.exhaustive ? "exhaustive, no failure" : "stopped"),
-                r.executions, opt.preemptions, opt.stale_reads, opt.history, r.max_depth,
-                r.failed ? ": " : "", r.failed ? r.message : "");
+                r.executions, r.redundant, S.reduce ? "" : ", off", opt.preemptions,
+                opt.stale_reads, opt.history, r.max_depth, r.failed ? ": " : "",
+                r.failed ? r.message : "");
     }
     return r;
 }

@@ -52,11 +52,15 @@ typedef struct mc_options {
      * while each point still offers the same options, then defaults (0). A failing
      * schedule kept as a regression test. */
     const char *replay;
+    /* Explore without sleep sets (every interleaving within the bounds, not one per class
+     * of reorderings of commuting steps); replays never use them. */
+    bool no_reduction;
 } mc_options_t;
 
 typedef struct mc_result {
     uint64_t executions; /* complete executions explored (including the failing one) */
     uint64_t max_depth;  /* most choice points in one execution */
+    uint64_t redundant;  /* executions cut by sleep sets: no choice recorded after the cut */
     bool exhaustive;     /* every execution within the bounds was explored */
     bool failed;         /* an execution failed; `message` says how */
     int weakened;        /* operations the plant changed in one execution (at most) */
@@ -70,6 +74,9 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg);
 
 /* From modelled threads: start `fn(arg)` as a new modelled thread; returns its id. */
 int mc_thread_start(mc_fn_t fn, void *arg);
+/* The same, without the happens-before edge from the start: the new thread knows nothing
+ * the starting thread did (an unrelated thread that merely comes later). */
+int mc_thread_start_unordered(mc_fn_t fn, void *arg);
 /* Wait for modelled thread `id` to finish (happens-before edge from its end). */
 void mc_thread_join(int id);
 /* The calling modelled thread's id (0 for the scenario's main). */
@@ -90,6 +97,11 @@ void mc_retire(const void *p, size_t size, const char *name);
 
 /* Name a location for the printed schedule. */
 void mc_name(const void *p, const char *name);
+
+/* Let the other threads run for a while (a free switch to the next runnable one, as a spin's
+ * pause is): a long job's body. Unlike a pause of the code under test, it makes no newer
+ * store visible to the caller. */
+void mc_pause(void);
 
 /* A choice among n values (0..n-1), explored exhaustively; 0 is the default. */
 int mc_choose(int n);

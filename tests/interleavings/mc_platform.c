@@ -1,6 +1,6 @@
 /* mc_platform.c: jobs/platform/thread.h for the WEFT_MODEL_CHECK build. Threads, mutexes
  * and condition variables are the checker's modelled ones (mc.c); the clock is a counter
- * that moves 20 µs per reading, so a spin of desc.spin_us ends after a few polls, the same
+ * per thread that moves 20 µs per reading, so a spin of desc.spin_us ends after a few polls, the same
  * number in every execution.
  *
  * DESIGN: this file replaces jobs/platform/thread.c in the model-checked copy of the job
@@ -53,12 +53,17 @@ void weft__cond_wait(weft_cond_t *c, weft_mutex_t *m) { mc_cond_wait(c, m); }
 void weft__cond_signal(weft_cond_t *c) { mc_cond_signal(c); }
 void weft__cond_broadcast(weft_cond_t *c) { mc_cond_broadcast(c); }
 
-static uint64_t fake_now;
+/* One clock per modelled thread: a reading is then no shared state, so two threads' steps
+ * that read the clock still commute (the sleep sets in mc.c rely on it). The job system
+ * only measures its own spins' durations with it. */
+static uint64_t fake_now[MC_MAX_THREADS];
 
 uint64_t weft__time_ns(void) {
     /* Only the running modelled thread reads it, under the checker's turn-taking. */
-    fake_now += 20000u;
-    return fake_now;
+    int t = mc_thread_id();
+    t = t >= 0 && t < MC_MAX_THREADS ? t : 0;
+    fake_now[t] += 20000u;
+    return fake_now[t];
 }
 
 uint32_t weft__thread_hardware_count(void) { return 8; }

@@ -24,7 +24,7 @@ static void job_yields(void *arg, const weft_job_ctx_t *ctx) {
     (void)ctx;
     dst_scn_t *s = arg;
     for (int i = 0; i < 3; ++i) {
-        weft_cpu_relax(); /* a longer job: the other threads run meanwhile */
+        mc_pause(); /* a longer job: the other threads run meanwhile */
     }
     s->out = 5;
     mc_plain_write(&s->out, "the job's result");
@@ -81,6 +81,10 @@ static mc_result_t run(const char *name, mc_fn_t fn, const char *plant) {
     return mc_test_run(name, fn, NULL, 1, NULL, plant);
 }
 
+static mc_result_t run_weakened(const char *name, mc_fn_t fn, const char *weaken) {
+    return mc_test_run(name, fn, NULL, 1, weaken, NULL);
+}
+
 Test(destroy, drains_a_job_the_other_worker_stole) {
     mc_result_t r = run("destroy: drain a stolen job", drain_main, NULL);
     mc_assert_clean(r);
@@ -97,4 +101,15 @@ Test(destroy, planted_destroy_ignoring_callers_frees_under_the_caller) {
     mc_result_t r =
         run("destroy planted: ignores callers inside", inside_main, "destroy_ignores_callers");
     mc_assert_caught(r, "the early free");
+}
+
+/* Planted: the kick's seq_cst load of the sleeper count made relaxed. Worker 1 finishes the
+ * stolen job, sees DRAINING on its way to idle and kicks, but reads the count from before
+ * worker 0 registered as a sleeper, so it does not wake worker 0, which read the tally
+ * before the job finished: both asleep. */
+Test(destroy, planted_relaxed_sleeper_load_in_the_kick_loses_the_drain_wake_up) {
+    mc_result_t r = run_weakened("destroy planted: kick's sleepers load relaxed", drain_main,
+                                 "weft__sleep_kick:load_seq_cst");
+    mc_assert_caught(r, "the lost drain wake-up");
+    cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }

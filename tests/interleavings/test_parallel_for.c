@@ -73,3 +73,12 @@ Test(parallel_for, planted_relaxed_claim_is_caught) {
                         "claim:load_acquire|claim:fetch_add_acq_rel|claim:cas_weak_acq_rel");
     mc_assert_caught(r, "the weakened claim");
 }
+
+/* Planted: the count-down of the loop's `left` counter made relaxed. It is a participant's
+ * last touch of the loop, and the caller's wait acquires it: relaxed, a helper's or board
+ * joiner's outputs are no longer published to the caller when the call returns. */
+Test(parallel_for, planted_relaxed_count_down_of_the_loop_is_caught) {
+    mc_result_t r = run("parallel_for planted: loop count-down relaxed",
+                        "weft__counter_finish_n:fetch_sub_acq_rel");
+    mc_assert_caught(r, "the weakened count-down");
+}
