@@ -14,7 +14,13 @@
  * - Redundant edges are removed (transitive reduction over reachability bitsets).
  * - Phases are barriers: the graph records where each phase starts in the run order; the
  *   executor puts the phase's command-buffer apply between them.
- * Building is O(n^2 k) and happens only when the system list changes. */
+ * How: no pair is tested. Per component, the accesses in run order give candidate edges (a
+ * reader after the last writer, a writer after the last writer and the readers since), whose
+ * transitive closure is that of all conflicting pairs, so their reduction is the same graph.
+ * The reduction runs per weakly connected piece of the candidate graph, with m^2 bits of
+ * reachability for a piece of m systems. Building is O(n log n + k + c) for n systems, k
+ * access entries and c constraints, plus the pieces' bitsets, and happens only when the
+ * system list changes. */
 #ifndef WEFT_SRC_SCHEDULE_H
 #define WEFT_SRC_SCHEDULE_H
 
