@@ -160,6 +160,9 @@ struct weft_sched {
     uint32_t defs_cap;              /* capacity of defs */
     uint64_t frame_no;              /* frames started (sampling, phase_cost.h) */
     bool sampling;                  /* this phase's chunks are timed (phase_cost.h) */
+    uint32_t caller;                /* worker index of the thread running the frame */
+    weft_atomic_u64 joined;         /* sampled phase: earliest start of a chunk another worker
+                                       ran (UINT64_MAX: none yet); phase_cost.h */
     weft__trace_t *trace;           /* NULL: tracing off */
     uint64_t *map;                  /* placeholder map scratch for apply */
     uint32_t map_cap;               /* entries in map */
