@@ -181,20 +181,11 @@ static void measure_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uin
 
 /* Grow the placeholder map to `n` entries. */
 static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
-    if (n <= s->map_cap) {
-        return WEFT_OK;
-    }
-    uint32_t cap = s->map_cap ? s->map_cap : 64;
-    while (cap < n) {
-        cap *= 2;
-    }
-    uint64_t *map = weft__sched_alloc(s->alloc, cap * sizeof *map);
-    if (!map) {
+    void *map = s->map;
+    if (!weft__sched_scratch(s->alloc, &map, &s->map_cap, n, sizeof *s->map)) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "command apply: out of memory");
     }
-    weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     s->map = map;
-    s->map_cap = cap;
     return WEFT_OK;
 }
 

@@ -23,6 +23,25 @@ void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size) {
     weft__hook_free(alloc, p, size ? size : 1u);
 }
 
+bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,
+                         size_t elem) {
+    if (n <= *cap) {
+        return true;
+    }
+    uint32_t c = *cap ? *cap : 64;
+    while (c < n) {
+        c *= 2;
+    }
+    void *q = weft__sched_alloc(alloc, c * elem);
+    if (!q) {
+        return false;
+    }
+    weft__sched_free(alloc, *p, *cap * elem);
+    *p = q;
+    *cap = c;
+    return true;
+}
+
 /* ---- access conflicts ----------------------------------------------------- >>conflict */
 
 /* Smallest id present in both sorted lists, or UINT32_MAX. */

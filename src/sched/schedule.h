@@ -83,4 +83,9 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
 void *weft__sched_alloc(const weft_allocator_t *alloc, size_t size);
 void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size);
 
+/* Make a scratch array *p of *cap entries of `elem` bytes hold at least n (doubling from 64;
+ * the old contents are not kept). False when out of memory (then nothing changed). */
+bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,
+                         size_t elem);
+
 #endif /* WEFT_SRC_SCHEDULE_H */

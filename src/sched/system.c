@@ -506,20 +506,11 @@ static bool lists_name(const weft__system_t *t, uint32_t d, const char *name) {
 
 /* Make room for `n` entries in the registration walk stack. */
 static weft_result_t walk_reserve(struct weft_sched *s, uint32_t n) {
-    if (n <= s->walk_cap) {
-        return WEFT_OK;
-    }
-    uint32_t cap = s->walk_cap ? s->walk_cap : 64;
-    while (cap < n) {
-        cap *= 2;
-    }
-    uint32_t *w = weft__sched_alloc(s->alloc, cap * sizeof *w);
-    if (!w) {
+    void *w = s->walk;
+    if (!weft__sched_scratch(s->alloc, &w, &s->walk_cap, n, sizeof *s->walk)) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
     }
-    weft__sched_free(s->alloc, s->walk, s->walk_cap * sizeof *s->walk);
     s->walk = w;
-    s->walk_cap = cap;
     return WEFT_OK;
 }
 
