@@ -20,6 +20,10 @@
  * - many_systems: 250 independent chains of 3 systems, each chain on its own component, 4 or
  *   64 rows per system, 0, 1 or 5 us of work per system, at 1 and 2 workers (paired
  *   speedups, the 0 us ratio and the per-system threaded dispatch cost).
+ * - many_systems_build: registering 750, 3,000, 6,000 and 12,000 systems over 250 components
+ *   (N / 250 writers per component) and building their schedule; the 6,000-system frame at 1
+ *   and 2 workers.
+ * WB_SCHED_CASE=<name> runs only the case of that name.
  * Every figure at 2 workers comes with `<case>_share` (bench/share.h): the fraction of the
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
  * thread reads 0 (frame_64_systems: its phase is too cheap to hand out, by the measured-cost
@@ -1162,14 +1166,149 @@ static void case_many_systems(wb_ctx_t *ctx) {
     free(t2);
 }
 
+/* ---- many_systems_build ------------------------------------------------------- >>build */
+
+/* Registration and schedule build at scale: n systems over 250 marker components (4 rows
+ * each), system i writing component i mod 250, so each component has n / 250 writers that
+ * chain in registration order (48 at 12,000). Registration is timed over all n calls, the
+ * build as the first weft_schedule_order after them (it builds the graph and the tables a
+ * frame reads; the frame itself is not in it). */
+
+#define BUILD_COMPONENTS 250
+
+static weft_world_t *make_build_world(uint32_t workers, uint32_t n, double *reg_ns,
+                                      double *reg_cpu_ns, double *build_ms) {
+    weft_world_t *w = make_world(workers);
+    if (!w) {
+        return NULL;
+    }
+    weft_component_t comp[BUILD_COMPONENTS];
+    for (int i = 0; i < BUILD_COMPONENTS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%03d", i);
+        comp[i] = reg(w, name, sizeof(float));
+        for (int k = 0; k < 4 && comp[i].id; k++) {
+            weft_entity_t e;
+            float v = (float)k;
+            if (weft_entity_create(w, &e) != WEFT_OK ||
+                weft_component_set(w, e, comp[i], &v) != WEFT_OK) {
+                comp[i].id = 0;
+            }
+        }
+        if (comp[i].id == 0) {
+            weft_world_destroy(w);
+            return NULL;
+        }
+    }
+    double c0 = wb_cpu_ns(), t0 = wb_now_ns();
+    for (uint32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%05u", i);
+        weft_system_desc_t d = {
+            .name = name,
+            .fn = bump,
+            .terms = {{.component = comp[i % BUILD_COMPONENTS], .access = WEFT_ACCESS_WRITE}}};
+        if (weft_system_register(w, &d, NULL) != WEFT_OK) {
+            weft_world_destroy(w);
+            return NULL;
+        }
+    }
+    double t1 = wb_now_ns(), c1 = wb_cpu_ns();
+    uint32_t count = 0;
+    weft_result_t r = weft_schedule_order(w, NULL, 0, &count);
+    double t2 = wb_now_ns();
+    if (r != WEFT_OK || count != n) {
+        weft_world_destroy(w);
+        return NULL;
+    }
+    *reg_ns = (t1 - t0) / n;
+    *reg_cpu_ns = (c1 - c0) / n;
+    *build_ms = (t2 - t1) / 1e6;
+    return w;
+}
+
+static void case_many_systems_build(wb_ctx_t *ctx) {
+    wb_describe(ctx, SUITE, "register_ns_per_system", "weft",
+                "weft_system_register: N systems over 250 marker components, system i writing "
+                "component i mod 250 (N / 250 writers per component); total time / N, median "
+                "over reps; unsuffixed: N = 12,000");
+    wb_describe(ctx, SUITE, "register_cpu_ns_per_system", "weft",
+                "the same registrations in process CPU time (one worker: no other thread of "
+                "the process runs), so a loaded machine's waiting is left out");
+    wb_describe(ctx, SUITE, "schedule_build_ms", "weft",
+                "the first weft_schedule_order after registering them (graph and frame tables "
+                "built); median over reps; unsuffixed: N = 12,000");
+    wb_describe(ctx, SUITE, "many_systems_build_frame_6000", "weft",
+                "weft_world_progress of the 6,000-system world once built (one phase, 250 "
+                "chains of 24, 4 rows each), 1 and 2 workers timed back to back; mean frame");
+    static const uint32_t sizes[4] = {750, 3000, 6000, 12000};
+    int reps = wb_quick(ctx) ? 1 : 3;
+    for (int si = 0; si < 4; si++) {
+        double reg_ns[8], reg_cpu[8], build_ms[8];
+        int ok = 0;
+        for (int r = 0; r < reps && r < 8; r++) {
+            weft_world_t *w =
+                make_build_world(1, sizes[si], &reg_ns[ok], &reg_cpu[ok], &build_ms[ok]);
+            ok += w != NULL;
+            weft_world_destroy(w);
+        }
+        if (ok == 0) {
+            wb_note(ctx, SUITE, "many_systems_build %u: setup failed: %s", sizes[si],
+                    weft_last_error());
+            continue;
+        }
+        char name[64];
+        bool last = si == 3;
+        snprintf(name, sizeof name, "register_ns_per_system_%u", sizes[si]);
+        wb_report(ctx, SUITE, last ? "register_ns_per_system" : name, "weft", 1,
+                  wb_median(reg_ns, ok), "ns", last ? WB_AT_MOST : WB_NO_TARGET, 5000);
+        snprintf(name, sizeof name, "register_cpu_ns_per_system_%u", sizes[si]);
+        wb_report(ctx, SUITE, name, "weft", 1, wb_median(reg_cpu, ok), "ns", WB_NO_TARGET, 0);
+        snprintf(name, sizeof name, "schedule_build_ms_%u", sizes[si]);
+        wb_report(ctx, SUITE, last ? "schedule_build_ms" : name, "weft", 1, wb_median(build_ms, ok),
+                  "ms", last ? WB_AT_MOST : WB_NO_TARGET, 20);
+    }
+    int freps = wb_reps(ctx), frames = wb_quick(ctx) ? 5 : 20;
+    double *t1 = calloc((size_t)freps, sizeof *t1), *t2 = calloc((size_t)freps, sizeof *t2);
+    double ig[3];
+    weft_world_t *w1 = t1 && t2 ? make_build_world(1, 6000, &ig[0], &ig[1], &ig[2]) : NULL;
+    weft_world_t *w2 = w1 ? make_build_world(2, 6000, &ig[0], &ig[1], &ig[2]) : NULL;
+    if (w1 && w2) {
+        double share = time_paired(w1, w2, 10, frames, freps, 1000.0, t1, t2);
+        wb_report(ctx, SUITE, "many_systems_build_frame_6000", "weft", 1, wb_median(t1, freps),
+                  "us", WB_NO_TARGET, 0);
+        wb_report(ctx, SUITE, "many_systems_build_frame_6000", "weft", 2, wb_median(t2, freps),
+                  "us", WB_NO_TARGET, 0);
+        wb_report_share(ctx, SUITE, "many_systems_build_frame_6000", 2, share, WB_NO_TARGET, 0);
+    } else {
+        wb_note(ctx, SUITE, "many_systems_build_frame_6000: setup failed: %s", weft_last_error());
+    }
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    free(t1);
+    free(t2);
+}
+
 void wb_suite_sched(wb_ctx_t *ctx);
 
+/* WB_SCHED_CASE=<name> runs only the case of that name (a whole suite run is long). */
+static bool want(const char *name) {
+    const char *only = getenv("WB_SCHED_CASE");
+    return !only || !only[0] || strcmp(name, only) == 0;
+}
+
 void wb_suite_sched(wb_ctx_t *ctx) {
-    case_frame_64(ctx);
-    case_frame_64x256(ctx);
-    case_frame_1m(ctx);
-    case_frame_1m_paced(ctx);
-    case_frame_mixed(ctx);
-    case_churn(ctx);
-    case_many_systems(ctx);
+    static const struct {
+        const char *name;
+        void (*fn)(wb_ctx_t *ctx);
+    } cases[] = {
+        {"frame_64", case_frame_64},         {"frame_64x256", case_frame_64x256},
+        {"frame_1m", case_frame_1m},         {"frame_1m_paced", case_frame_1m_paced},
+        {"frame_mixed", case_frame_mixed},   {"churn", case_churn},
+        {"many_systems", case_many_systems}, {"many_systems_build", case_many_systems_build}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (want(cases[i].name)) {
+            cases[i].fn(ctx);
+        }
+    }
 }

@@ -240,7 +240,12 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * 16, and whenever something is not yet measured) to learn its cost per row (a lower sample
  * is taken at once, a higher one blended in), and times threaded phases to learn what
  * handing the phase out costs beyond its work split over the workers: D, the least of the
- * phase's last 4 samples (interference only ever inflates a sample). A phase whose estimated
+ * phase's last 4 samples (interference only ever inflates a sample). The time until the first
+ * other worker started a chunk of the phase is left out of a sample (weighted
+ * (workers - 1) / workers, what it added to the wall time while the calling thread worked on):
+ * that is the other workers' wake-up latency after an idle gap, which the start-of-frame wake
+ * below hides, not a cost of handing the phase out; a sample in which no other worker ran a
+ * chunk keeps its full cost. A phase whose estimated
  * work W (its systems' rows this frame x their cost per row) satisfies
  * W x (workers - 1) / workers <= D runs on the calling thread, systems in run order;
  * otherwise on the job system. A phase runs threaded until it is measured (its first

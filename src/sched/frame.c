@@ -81,6 +81,9 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
             uint64_t end = weft__trace_now();
             if (s->sampling) {
                 weft__cost_add_chunk(&sys->cost, end - begin);
+                if (worker != s->caller) {
+                    weft__cost_note_join(&s->joined, begin);
+                }
             }
             if (trace) {
                 weft__trace_record(trace, worker, sys->id, chunk, begin, end);
@@ -162,33 +165,27 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
 /* After a sampled phase: fold what its systems measured (and, threaded, its wall time) into
  * the cost estimates. */
 static void measure_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
-                          bool threaded, uint64_t wall_ns) {
+                          bool threaded, uint64_t t0, uint64_t t1) {
     double work = 0;
     for (uint32_t p = first; p < end; p++) {
         work += weft__cost_fold_system(&s->systems[s->graph.order[p]]->cost);
     }
     if (threaded) {
-        weft__cost_fold_phase(&s->phase_cost[ph], work, wall_ns, s->workers);
+        /* relaxed: the phase's waits ordered the workers' notes before this read */
+        uint64_t joined = weft_atomic_load_relaxed(&s->joined);
+        uint64_t join_ns = joined == UINT64_MAX ? UINT64_MAX : joined > t0 ? joined - t0 : 0;
+        weft__cost_fold_phase(&s->phase_cost[ph], work, t1 - t0, join_ns, s->workers);
     }
     s->sampling = false;
 }
 
 /* Grow the placeholder map to `n` entries. */
 static weft_result_t reserve_map(struct weft_sched *s, uint32_t n) {
-    if (n <= s->map_cap) {
-        return WEFT_OK;
-    }
-    uint32_t cap = s->map_cap ? s->map_cap : 64;
-    while (cap < n) {
-        cap *= 2;
-    }
-    uint64_t *map = weft__sched_alloc(s->alloc, cap * sizeof *map);
-    if (!map) {
+    void *map = s->map;
+    if (!weft__sched_scratch(s->alloc, &map, &s->map_cap, n, sizeof *s->map)) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "command apply: out of memory");
     }
-    weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     s->map = map;
-    s->map_cap = cap;
     return WEFT_OK;
 }
 
@@ -523,6 +520,10 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             bool run_inline = false;
             r = prepare_phase(s, ph, first, end, &run_inline);
             if (r == WEFT_OK) {
+                if (s->sampling) {
+                    s->caller = weft_jobs_worker_index(s->jobs);
+                    weft_atomic_store_relaxed(&s->joined, UINT64_MAX);
+                }
                 uint64_t t0 = s->sampling ? weft__trace_now() : 0;
                 s->handed_out |= !run_inline;
                 if (run_inline) {
@@ -534,7 +535,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                 }
                 *fresh = false;
                 if (s->sampling) {
-                    measure_phase(s, ph, first, end, !run_inline, weft__trace_now() - t0);
+                    measure_phase(s, ph, first, end, !run_inline, t0, weft__trace_now());
                 }
                 if (r != WEFT_OK) {
                     s->world->in_systems = false;

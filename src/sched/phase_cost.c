@@ -77,11 +77,14 @@ double weft__cost_fold_system(weft__sys_cost_t *c) {
 }
 
 void weft__cost_fold_phase(weft__phase_cost_t *ph, double work_ns, uint64_t wall_ns,
-                           uint32_t workers) {
+                           uint64_t join_ns, uint32_t workers) {
     ph->inline_runs = 0;
     if (ph->threaded_runs++ == 0) {
         return; /* the first threaded run pays cold caches, page faults, sleeping workers */
     }
     double d = (double)wall_ns - work_ns / workers;
+    if (join_ns != UINT64_MAX) { /* the others' wake-up latency (phase_cost.h) */
+        d -= (double)join_ns * (double)(workers - 1u) / (double)workers;
+    }
     ph->dispatch[ph->nsamples++ % WEFT__COST_DISPATCH_SAMPLES] = d > 0 ? (float)d : 0.0f;
 }

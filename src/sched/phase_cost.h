@@ -11,9 +11,16 @@
  *    frame is W = sum(rows x cost per row) over its systems, so it follows the row counts
  *    every frame, between samples too;
  *  - dispatch: per phase, D = wall time of the threaded phase - (its measured work /
- *    workers), from sampled frames that ran threaded. It includes whatever keeps the phase
- *    from splitting evenly (a chain of dependent systems, one long system): threads that
- *    cannot help are not worth waking.
+ *    workers) - J x (workers - 1) / workers, from sampled frames that ran threaded. It
+ *    includes whatever keeps the phase from splitting evenly (a chain of dependent systems,
+ *    one long system): threads that cannot help are not worth waking. J, the time until the
+ *    first other worker started a chunk, is left out: while the others join, the calling
+ *    thread works, so a phase that waited J for them takes (W + (P - 1) J) / P, and J is a
+ *    wake-up latency (workers asleep after the engine idled between frames) that the next
+ *    frame's start-of-frame wake (weft_jobs_wake, frame.c) hides, not a cost of handing the
+ *    phase out. Counted, it kept a paced game's phases on one thread: every sample followed
+ *    an idle gap, so D stayed inflated and the workers were never handed work again. A
+ *    sample in which no other worker ran a chunk is not discounted.
  * Rule: a phase runs on the calling thread when W x (P - 1) / P <= D (P = workers): the time
  * threads would save is no more than what handing the work out costs. Until both are known
  * the phase runs threaded (and is measured); its first threaded run only warms up (cold
@@ -83,9 +90,18 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
 /* After a sampled phase: fold the system's sample into its estimate; returns the sample (ns). */
 double weft__cost_fold_system(weft__sys_cost_t *c);
 
-/* After a sampled phase that ran threaded: fold D = wall - work / workers into the phase's
- * estimate. */
+/* Note that a worker other than the calling thread started a chunk at `begin` (any worker,
+ * sampled phases only): *joined keeps the earliest. */
+static inline void weft__cost_note_join(weft_atomic_u64 *joined, uint64_t begin) {
+    uint64_t seen = weft_atomic_load_relaxed(joined);
+    while (begin < seen && !weft_atomic_cas_weak_acq_rel(joined, &seen, begin)) {
+    }
+}
+
+/* After a sampled phase that ran threaded: fold D = wall - work / workers - join_ns x
+ * (workers - 1) / workers into the phase's estimate; join_ns is how long after the phase
+ * started the first other worker began a chunk (UINT64_MAX: none did, nothing discounted). */
 void weft__cost_fold_phase(weft__phase_cost_t *ph, double work_ns, uint64_t wall_ns,
-                           uint32_t workers);
+                           uint64_t join_ns, uint32_t workers);
 
 #endif /* WEFT_SRC_PHASE_COST_H */

@@ -23,6 +23,25 @@ void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size) {
     weft__hook_free(alloc, p, size ? size : 1u);
 }
 
+bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,
+                         size_t elem) {
+    if (n <= *cap) {
+        return true;
+    }
+    uint32_t c = *cap ? *cap : 64;
+    while (c < n) {
+        c *= 2;
+    }
+    void *q = weft__sched_alloc(alloc, c * elem);
+    if (!q) {
+        return false;
+    }
+    weft__sched_free(alloc, *p, *cap * elem);
+    *p = q;
+    *cap = c;
+    return true;
+}
+
 /* ---- access conflicts ----------------------------------------------------- >>conflict */
 
 /* Smallest id present in both sorted lists, or UINT32_MAX. */
@@ -49,15 +68,6 @@ uint32_t weft__sched_conflict(const weft__sched_sys_t *a, const weft__sched_sys_
     uint32_t c = first_common(a->writes, a->nwrites, b->writes, b->nwrites);
     c = min_u32(c, first_common(a->writes, a->nwrites, b->reads, b->nreads));
     return min_u32(c, first_common(a->reads, a->nreads, b->writes, b->nwrites));
-}
-
-static bool has_after(const weft__sched_sys_t *s, uint32_t idx) {
-    for (uint32_t i = 0; i < s->nafter; i++) {
-        if (s->after[i] == idx) {
-            return true;
-        }
-    }
-    return false;
 }
 
 /* ---- cycle check ------------------------------------------------------------ >>cycle */
@@ -100,11 +110,43 @@ static weft_result_t report_cycle(const weft__sched_sys_t *systems, uint32_t n,
     }
 }
 
-/* Registration-time check, so a cycle is reported once, naming its systems, instead of
- * failing every frame. Phase violations are checked first: they are cycles through the phase
- * barrier and deserve their own message. */
-weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_t n,
-                                       const weft_allocator_t *alloc, const weft_logger_t *log) {
+static uint32_t count_after(const weft__sched_sys_t *sys, uint32_t n) {
+    uint32_t a = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        a += sys[v].nafter;
+    }
+    return a;
+}
+
+/* The reverse of the "after" lists as CSR: users[first[t]..first[t + 1]) are the systems that
+ * list t, ascending. first has n + 1 entries, users one per "after" entry. */
+static void reverse_after(const weft__sched_sys_t *sys, uint32_t n, uint32_t *first,
+                          uint32_t *users) {
+    memset(first, 0, ((size_t)n + 1) * sizeof *first);
+    for (uint32_t v = 0; v < n; v++) {
+        for (uint32_t i = 0; i < sys[v].nafter; i++) {
+            first[sys[v].after[i] + 1]++;
+        }
+    }
+    for (uint32_t t = 0; t < n; t++) {
+        first[t + 1] += first[t];
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        for (uint32_t i = 0; i < sys[v].nafter; i++) {
+            users[first[sys[v].after[i]]++] = v;
+        }
+    }
+    for (uint32_t t = n; t > 0; t--) { /* the fill moved each start to the next one's */
+        first[t] = first[t - 1];
+    }
+    first[0] = 0;
+}
+
+/* The check itself, over caller scratch: indeg, stack and walk of n entries each, and the
+ * reverse "after" lists (reverse_after) in first/users. */
+static weft_result_t check_cycles_in(const weft__sched_sys_t *systems, uint32_t n,
+                                     const uint32_t *first, const uint32_t *users, uint32_t *indeg,
+                                     uint32_t *stack, uint32_t *walk, const weft_logger_t *log) {
     /* A constraint against the phase order is a cycle through the phase barrier. */
     for (uint32_t v = 0; v < n; v++) {
         const weft__sched_sys_t *s = &systems[v];
@@ -118,14 +160,9 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
             }
         }
     }
-    size_t bytes = (size_t)n * 3 * sizeof(uint32_t);
-    uint32_t *indeg = weft__sched_alloc(alloc, bytes);
-    if (!indeg) {
-        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory checking constraints");
-    }
-    uint32_t *stack = indeg + n, *walk = indeg + 2 * (size_t)n;
     /* indeg[v] = number of distinct systems v must follow that are not yet placed. Kahn
-     * over "after" edges: placing t releases every s that lists t. O(n * constraints). */
+     * over "after" edges: placing t releases every s that lists t. O(n + constraints). The
+     * set left unplaced does not depend on the placing order, so neither does the message. */
     uint32_t top = 0, placed = 0;
     for (uint32_t v = 0; v < n; v++) {
         indeg[v] = systems[v].nafter;
@@ -136,19 +173,28 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
     while (top > 0) {
         uint32_t t = stack[--top];
         placed++;
-        for (uint32_t v = 0; v < n; v++) {
-            const weft__sched_sys_t *s = &systems[v];
-            for (uint32_t i = 0; i < s->nafter; i++) {
-                if (s->after[i] == t && --indeg[v] == 0) {
-                    stack[top++] = v;
-                }
+        for (uint32_t k = first[t]; k < first[t + 1]; k++) {
+            if (--indeg[users[k]] == 0) {
+                stack[top++] = users[k];
             }
         }
     }
-    weft_result_t r = WEFT_OK;
-    if (placed != n) {
-        r = report_cycle(systems, n, indeg, walk, log);
+    return placed == n ? WEFT_OK : report_cycle(systems, n, indeg, walk, log);
+}
+
+/* Registration-time check, so a cycle is reported once, naming its systems, instead of
+ * failing every frame. Phase violations are checked first: they are cycles through the phase
+ * barrier and deserve their own message. */
+weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_t n,
+                                       const weft_allocator_t *alloc, const weft_logger_t *log) {
+    size_t bytes = ((size_t)n * 4 + 1 + count_after(systems, n)) * sizeof(uint32_t);
+    uint32_t *indeg = weft__sched_alloc(alloc, bytes);
+    if (!indeg) {
+        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory checking constraints");
     }
+    uint32_t *stack = indeg + n, *walk = stack + n, *first = walk + n, *users = first + n + 1;
+    reverse_after(systems, n, first, users);
+    weft_result_t r = check_cycles_in(systems, n, first, users, indeg, stack, walk, log);
     weft__sched_free(alloc, indeg, bytes);
     return r;
 }
@@ -160,120 +206,358 @@ typedef uint64_t word_t;
 static bool bit_get(const word_t *row, uint32_t i) { return (row[i >> 6] >> (i & 63)) & 1u; }
 static void bit_set(word_t *row, uint32_t i) { row[i >> 6] |= (word_t)1 << (i & 63); }
 
-/* Run order: phases ascending (stable), then inside each phase Kahn over in-phase "after"
- * edges, always taking the ready system with the smallest registration index. O(n^2). */
-static void compute_order(const weft__sched_sys_t *sys, uint32_t n, uint32_t *order,
-                          uint32_t *indeg, uint8_t *done) {
-    uint32_t at = 0;
-    uint32_t phase = 0;
-    bool have_phase = true;
-    while (have_phase) {
-        /* The smallest phase not yet placed. */
-        have_phase = false;
-        for (uint32_t v = 0; v < n; v++) {
-            if (!done[v] && (!have_phase || sys[v].phase < phase)) {
-                phase = sys[v].phase;
-                have_phase = true;
-            }
-        }
-        if (!have_phase) {
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Min-heap of registration indices: the ready systems of compute_order. */
+static void heap_push(uint32_t *h, uint32_t *len, uint32_t v) {
+    uint32_t i = (*len)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *len) {
+    uint32_t top = h[0], v = h[--*len], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= *len) {
             break;
         }
-        for (uint32_t v = 0; v < n; v++) {
-            indeg[v] = 0;
-            if (sys[v].phase != phase) {
-                continue;
-            }
+        c += c + 1 < *len && h[c + 1] < h[c];
+        if (h[c] >= v) {
+            break;
+        }
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v; /* when the heap is now empty this writes the freed slot: harmless */
+    return top;
+}
+
+/* Scratch of one build, one allocation sized up front from the system count n, the access
+ * entries k and the constraints a (candidate edges are at most 2k + a). */
+typedef struct build {
+    const weft__sched_sys_t *sys;
+    uint32_t n;
+    uint64_t *keys;            /* [n] (phase << 32 | index), sorted */
+    uint32_t *order, *pos;     /* [n] run position <-> system index */
+    uint32_t *rfirst, *rusers; /* [n + 1], [a] reverse "after" lists (reverse_after) */
+    uint32_t *indeg, *heap;    /* [n] Kahn state of compute_order */
+    uint32_t ncomp;            /* component ids are below this */
+    uint32_t *cfirst, *cacc;   /* [ncomp + 1], [k] accesses by component: pos << 1 | write */
+    uint32_t *since;           /* [k] reads since the component's last write */
+    uint32_t *esrc, *edst;     /* [2k + a] candidate edges (run positions) */
+    uint32_t nedges;           /* candidate edges emitted */
+    uint32_t *sfirst, *sdst;   /* [n + 1], [2k + a] successors by run position */
+    uint32_t *parent, *start;  /* [n], [n + 1] weakly connected pieces */
+    uint32_t *members, *lid;   /* [n] run positions by piece; rank inside its piece */
+    uint8_t *kept;             /* [2k + a] sdst entry survives the reduction */
+} build_t;
+
+/* Run order: phases ascending (stable), then inside each phase Kahn over in-phase "after"
+ * edges, always taking the ready system with the smallest registration index.
+ * O(n log n + constraints). */
+static void compute_order(build_t *b) {
+    const weft__sched_sys_t *sys = b->sys;
+    uint32_t n = b->n, at = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        b->keys[v] = (uint64_t)sys[v].phase << 32 | v;
+    }
+    if (n > 1) {
+        qsort(b->keys, n, sizeof *b->keys, cmp_u64);
+    }
+    for (uint32_t a = 0; a < n;) {
+        uint32_t phase = (uint32_t)(b->keys[a] >> 32), end = a, len = 0;
+        while (end < n && (uint32_t)(b->keys[end] >> 32) == phase) {
+            end++;
+        }
+        for (uint32_t k = a; k < end; k++) {
+            uint32_t v = (uint32_t)b->keys[k];
+            b->indeg[v] = 0;
             for (uint32_t i = 0; i < sys[v].nafter; i++) {
-                if (sys[sys[v].after[i]].phase == phase && !done[sys[v].after[i]]) {
-                    indeg[v]++;
+                b->indeg[v] += sys[sys[v].after[i]].phase == phase;
+            }
+            if (b->indeg[v] == 0) {
+                heap_push(b->heap, &len, v);
+            }
+        }
+        while (len > 0) { /* cycles were rejected before, so the phase empties */
+            uint32_t v = heap_pop(b->heap, &len);
+            b->order[at++] = v;
+            for (uint32_t k = b->rfirst[v]; k < b->rfirst[v + 1]; k++) {
+                uint32_t w = b->rusers[k];
+                if (sys[w].phase == phase && --b->indeg[w] == 0) {
+                    heap_push(b->heap, &len, w);
                 }
             }
         }
-        for (;;) {
-            uint32_t pick = UINT32_MAX;
-            for (uint32_t v = 0; v < n && pick == UINT32_MAX; v++) {
-                if (!done[v] && sys[v].phase == phase && indeg[v] == 0) {
-                    pick = v;
-                }
+        a = end;
+    }
+    for (uint32_t p = 0; p < n; p++) {
+        b->pos[b->order[p]] = p;
+    }
+}
+
+static void emit(build_t *b, uint32_t from, uint32_t to) {
+    b->esrc[b->nedges] = from;
+    b->edst[b->nedges++] = to;
+}
+
+/* Candidate edges whose transitive closure equals that of "every conflicting or constrained
+ * same-phase pair": per component, in run order, a reader follows the last writer and a
+ * writer follows the last writer and every reader since (an earlier access reaches those
+ * through the chain of writers). Found through per-component access lists, O(accesses). */
+static void candidate_edges(build_t *b) {
+    const weft__sched_sys_t *sys = b->sys;
+    uint32_t n = b->n;
+    memset(b->cfirst, 0, ((size_t)b->ncomp + 1) * sizeof *b->cfirst);
+    for (uint32_t v = 0; v < n; v++) {
+        for (uint32_t i = 0; i < sys[v].nreads; i++) {
+            b->cfirst[sys[v].reads[i] + 1]++;
+        }
+        for (uint32_t i = 0; i < sys[v].nwrites; i++) {
+            b->cfirst[sys[v].writes[i] + 1]++;
+        }
+    }
+    for (uint32_t c = 0; c < b->ncomp; c++) {
+        b->cfirst[c + 1] += b->cfirst[c];
+    }
+    for (uint32_t p = 0; p < n; p++) { /* by run position, so each list is in run order */
+        const weft__sched_sys_t *s = &sys[b->order[p]];
+        for (uint32_t i = 0; i < s->nreads; i++) {
+            b->cacc[b->cfirst[s->reads[i]]++] = p << 1;
+        }
+        for (uint32_t i = 0; i < s->nwrites; i++) {
+            b->cacc[b->cfirst[s->writes[i]]++] = p << 1 | 1u;
+        }
+    }
+    uint32_t begin = 0;
+    for (uint32_t c = 0; c < b->ncomp; c++) {
+        uint32_t end = b->cfirst[c], lastw = UINT32_MAX, nsince = 0, phase = 0;
+        for (uint32_t k = begin; k < end; k++) {
+            uint32_t p = b->cacc[k] >> 1;
+            if (k == begin || sys[b->order[p]].phase != phase) { /* phases are barriers */
+                phase = sys[b->order[p]].phase;
+                lastw = UINT32_MAX;
+                nsince = 0;
             }
-            if (pick == UINT32_MAX) {
-                break; /* phase complete (cycles were rejected at registration) */
+            if (lastw != UINT32_MAX) {
+                emit(b, lastw, p);
             }
-            done[pick] = 1;
-            order[at++] = pick;
-            for (uint32_t v = 0; v < n; v++) {
-                if (!done[v] && sys[v].phase == phase && has_after(&sys[v], pick)) {
-                    indeg[v]--;
+            if (b->cacc[k] & 1u) {
+                for (uint32_t r = 0; r < nsince; r++) {
+                    emit(b, b->since[r], p);
                 }
+                nsince = 0;
+                lastw = p;
+            } else {
+                b->since[nsince++] = p;
+            }
+        }
+        begin = end;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        for (uint32_t i = 0; i < sys[v].nafter; i++) {
+            uint32_t u = sys[v].after[i];
+            if (sys[u].phase == sys[v].phase) {
+                emit(b, b->pos[u], b->pos[v]);
             }
         }
     }
 }
 
-/* Edges only join systems of the same phase: the barrier already orders phases, and keeping
- * cross-phase edges out keeps each phase's submit self-contained. Reachability bitsets cost
- * n^2 bits (128 KiB for 1024 systems) and are freed before returning. */
-weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
-                                const weft_allocator_t *alloc, const weft_logger_t *log,
-                                weft__graph_t *out) {
-    weft_result_t r = weft__sched_check_cycles(sys, n, alloc, log);
-    if (r != WEFT_OK) {
-        return r;
+/* Candidate edges as successor lists by run position, ascending and without duplicates. */
+static void successor_lists(build_t *b) {
+    uint32_t n = b->n;
+    memset(b->sfirst, 0, ((size_t)n + 1) * sizeof *b->sfirst);
+    for (uint32_t k = 0; k < b->nedges; k++) {
+        b->sfirst[b->esrc[k] + 1]++;
     }
-    size_t words = ((size_t)n + 63) / 64;
-    size_t scratch_bytes =
-        2 * (size_t)n * words * sizeof(word_t) + (size_t)n * 3 * sizeof(uint32_t) + (size_t)n;
-    word_t *adj = weft__sched_alloc(alloc, scratch_bytes);
-    if (!adj) {
-        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
-    }
-    memset(adj, 0, scratch_bytes);
-    word_t *reach = adj + (size_t)n * words;
-    uint32_t *order = (uint32_t *)(reach + (size_t)n * words);
-    uint32_t *pos = order + n, *indeg = pos + n;
-    uint8_t *done = (uint8_t *)(indeg + n);
-    compute_order(sys, n, order, indeg, done);
     for (uint32_t p = 0; p < n; p++) {
-        pos[order[p]] = p;
+        b->sfirst[p + 1] += b->sfirst[p];
     }
-
-    /* Full edge set by run position, then reachability from the back. */
-    for (uint32_t p = 0; p < n; p++) {
-        const weft__sched_sys_t *a = &sys[order[p]];
-        for (uint32_t q = p + 1; q < n && sys[order[q]].phase == a->phase; q++) {
-            const weft__sched_sys_t *b = &sys[order[q]];
-            if (weft__sched_conflict(a, b) != UINT32_MAX || has_after(b, order[p])) {
-                bit_set(adj + (size_t)p * words, q);
+    for (uint32_t k = 0; k < b->nedges; k++) {
+        b->sdst[b->sfirst[b->esrc[k]]++] = b->edst[k];
+    }
+    uint32_t out = 0, begin = 0;
+    for (uint32_t p = 0; p < n; p++) { /* sfirst[p] is now where p's list ends */
+        uint32_t end = b->sfirst[p];
+        if (end - begin > 1) {
+            qsort(b->sdst + begin, end - begin, sizeof *b->sdst, cmp_u32);
+        }
+        b->sfirst[p] = out;
+        for (uint32_t k = begin; k < end; k++) {
+            if (k == begin || b->sdst[k] != b->sdst[k - 1]) {
+                b->sdst[out++] = b->sdst[k];
             }
         }
+        begin = end;
     }
-    uint32_t nedges = 0;
-    for (uint32_t p = n; p-- > 0;) {
-        word_t *rp = reach + (size_t)p * words;
-        word_t *ap = adj + (size_t)p * words;
-        /* Successors ascending: a successor already reachable through an earlier kept one is
-         * redundant (anything reaching q sits before q in the run order). */
-        for (uint32_t q = p + 1; q < n; q++) {
-            if (!bit_get(ap, q)) {
+    b->sfirst[n] = out;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t v) {
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+/* Split the candidate graph into weakly connected pieces: members lists each piece's run
+ * positions ascending from start[root], lid the rank inside it. Returns the most bitset words
+ * one piece's reachability needs (m rows of ceil(m / 64) words). */
+static size_t split_pieces(build_t *b) {
+    uint32_t n = b->n;
+    for (uint32_t p = 0; p < n; p++) {
+        b->parent[p] = p;
+    }
+    for (uint32_t p = 0; p < n; p++) {
+        for (uint32_t k = b->sfirst[p]; k < b->sfirst[p + 1]; k++) {
+            uint32_t x = uf_find(b->parent, p), y = uf_find(b->parent, b->sdst[k]);
+            b->parent[x > y ? x : y] = x < y ? x : y;
+        }
+    }
+    memset(b->start, 0, ((size_t)n + 1) * sizeof *b->start);
+    for (uint32_t p = 0; p < n; p++) {
+        b->parent[p] = uf_find(b->parent, p);
+        b->start[b->parent[p] + 1]++;
+    }
+    size_t most = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        size_t m = b->start[r + 1], words = m * ((m + 63) / 64);
+        most = words > most ? words : most;
+        b->start[r + 1] += b->start[r];
+    }
+    uint32_t *filled = b->indeg; /* free after compute_order: members placed per piece */
+    memset(filled, 0, (size_t)n * sizeof *filled);
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t r = b->parent[p];
+        b->lid[p] = filled[r]++;
+        b->members[b->start[r] + b->lid[p]] = p;
+    }
+    return most;
+}
+
+/* Transitive reduction of one piece, the successors of each system walked in run order from
+ * the back: a successor already reachable through an earlier kept one is redundant (anything
+ * reaching q sits before q in the run order). Returns the edges kept. */
+static uint32_t reduce_piece(build_t *b, uint32_t root, word_t *reach) {
+    uint32_t first = b->start[root], m = b->start[root + 1] - first, kept = 0;
+    size_t words = ((size_t)m + 63) / 64;
+    memset(reach, 0, (size_t)m * words * sizeof *reach);
+    for (uint32_t i = m; i-- > 0;) {
+        uint32_t p = b->members[first + i];
+        word_t *rp = reach + (size_t)i * words;
+        for (uint32_t k = b->sfirst[p]; k < b->sfirst[p + 1]; k++) {
+            uint32_t q = b->lid[b->sdst[k]];
+            b->kept[k] = !bit_get(rp, q);
+            if (!b->kept[k]) {
                 continue;
             }
-            if (bit_get(rp, q)) {
-                ap[q >> 6] &= ~((word_t)1 << (q & 63));
-                continue;
-            }
-            nedges++;
+            kept++;
             bit_set(rp, q);
             const word_t *rq = reach + (size_t)q * words;
-            for (size_t w = 0; w < words; w++) {
+            for (size_t w = q >> 6; w < words; w++) { /* q reaches only later positions */
                 rp[w] |= rq[w];
             }
         }
     }
+    return kept;
+}
+
+/* Lay the scratch out in one block; returns its size (call with base NULL to size it). */
+static size_t build_layout(build_t *b, void *base, uint32_t k, uint32_t a) {
+    size_t n = b->n, e = 2 * (size_t)k + a, at = 0;
+    uint8_t *p = base;
+#define TAKE(field, count)                        \
+    do {                                          \
+        b->field = (void *)(p ? p + at : NULL);   \
+        at += (size_t)(count) * sizeof *b->field; \
+        at = (at + 7) & ~(size_t)7;               \
+    } while (0)
+    TAKE(keys, n);
+    TAKE(order, n);
+    TAKE(pos, n);
+    TAKE(rfirst, n + 1);
+    TAKE(rusers, a);
+    TAKE(indeg, n);
+    TAKE(heap, n);
+    TAKE(cfirst, (size_t)b->ncomp + 1);
+    TAKE(cacc, k);
+    TAKE(since, k);
+    TAKE(esrc, e);
+    TAKE(edst, e);
+    TAKE(sfirst, n + 1);
+    TAKE(sdst, e);
+    TAKE(parent, n);
+    TAKE(start, n + 1);
+    TAKE(members, n);
+    TAKE(lid, n);
+    TAKE(kept, e);
+#undef TAKE
+    return at;
+}
+
+/* Edges only join systems of the same phase: the barrier already orders phases, and keeping
+ * cross-phase edges out keeps each phase's submit self-contained. */
+weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
+                                const weft_allocator_t *alloc, const weft_logger_t *log,
+                                weft__graph_t *out) {
+    build_t b = {.sys = sys, .n = n};
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        k += sys[v].nreads + sys[v].nwrites;
+        for (uint32_t i = 0; i < sys[v].nreads; i++) {
+            b.ncomp = sys[v].reads[i] >= b.ncomp ? sys[v].reads[i] + 1 : b.ncomp;
+        }
+        for (uint32_t i = 0; i < sys[v].nwrites; i++) {
+            b.ncomp = sys[v].writes[i] >= b.ncomp ? sys[v].writes[i] + 1 : b.ncomp;
+        }
+    }
+    uint32_t a = count_after(sys, n);
+    size_t scratch_bytes = build_layout(&b, NULL, k, a);
+    void *scratch = weft__sched_alloc(alloc, scratch_bytes);
+    if (!scratch) {
+        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
+    }
+    (void)build_layout(&b, scratch, k, a);
+    reverse_after(sys, n, b.rfirst, b.rusers);
+    weft_result_t r = check_cycles_in(sys, n, b.rfirst, b.rusers, b.indeg, b.heap, b.parent, log);
+    if (r != WEFT_OK) {
+        weft__sched_free(alloc, scratch, scratch_bytes);
+        return r;
+    }
+    compute_order(&b);
+    candidate_edges(&b);
+    successor_lists(&b);
+    size_t reach_words = split_pieces(&b);
+    word_t *reach = weft__sched_alloc(alloc, reach_words * sizeof *reach);
+    if (!reach) {
+        weft__sched_free(alloc, scratch, scratch_bytes);
+        return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
+    }
+    uint32_t nedges = 0;
+    for (uint32_t root = 0; root < n; root++) {
+        if (b.start[root + 1] - b.start[root] > 1) {
+            nedges += reduce_piece(&b, root, reach);
+        }
+    }
+    weft__sched_free(alloc, reach, reach_words * sizeof *reach);
 
     uint32_t nphases = 0;
     for (uint32_t p = 0; p < n; p++) {
-        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase) {
+        if (p == 0 || sys[b.order[p]].phase != sys[b.order[p - 1]].phase) {
             nphases++;
         }
     }
@@ -281,7 +565,7 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
     size_t block_size = count * sizeof(uint32_t);
     uint32_t *block = weft__sched_alloc(alloc, block_size);
     if (!block) {
-        weft__sched_free(alloc, adj, scratch_bytes);
+        weft__sched_free(alloc, scratch, scratch_bytes);
         return WEFT__FAIL(log, WEFT_ENOMEM, "schedule: out of memory building the graph");
     }
     weft__graph_t g = {
@@ -293,35 +577,42 @@ weft_result_t weft__graph_build(const weft__sched_sys_t *sys, uint32_t n,
     g.preds = g.succ_count + n;
     g.pred_label = g.preds + nedges;
     g.phase_first = g.pred_label + nedges;
-    memcpy(g.order, order, n * sizeof(uint32_t));
-    memcpy(g.pos, pos, n * sizeof(uint32_t));
+    memcpy(g.order, b.order, n * sizeof(uint32_t));
+    memcpy(g.pos, b.pos, n * sizeof(uint32_t));
     memset(g.succ_count, 0, n * sizeof(uint32_t));
 
-    /* Predecessor lists by system index, in run-position order of the predecessor. */
-    uint32_t e = 0;
+    /* Predecessor lists by system index, in run-position order of the predecessor: count,
+     * then fill walking predecessors by ascending run position. */
+    memset(g.pred_first, 0, ((size_t)n + 1) * sizeof(uint32_t));
+    for (uint32_t k2 = 0; k2 < b.sfirst[n]; k2++) {
+        g.pred_first[b.order[b.sdst[k2]] + 1] += b.kept[k2];
+    }
     for (uint32_t v = 0; v < n; v++) {
-        g.pred_first[v] = e;
-        uint32_t q = pos[v];
-        for (uint32_t p = 0; p < q; p++) {
-            if (!bit_get(adj + (size_t)p * words, q)) {
+        g.pred_first[v + 1] += g.pred_first[v];
+    }
+    uint32_t *fill = b.indeg; /* free again: per system, the next free slot of its list */
+    memcpy(fill, g.pred_first, n * sizeof(uint32_t));
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t u = b.order[p];
+        for (uint32_t k2 = b.sfirst[p]; k2 < b.sfirst[p + 1]; k2++) {
+            if (!b.kept[k2]) {
                 continue;
             }
-            uint32_t c = weft__sched_conflict(&sys[order[p]], &sys[v]);
-            g.preds[e] = order[p];
+            uint32_t v = b.order[b.sdst[k2]], e = fill[v]++;
+            uint32_t c = weft__sched_conflict(&sys[u], &sys[v]);
+            g.preds[e] = u;
             g.pred_label[e] = c != UINT32_MAX ? c : WEFT__EDGE_CONSTRAINT;
-            g.succ_count[order[p]]++;
-            e++;
+            g.succ_count[u]++;
         }
     }
-    g.pred_first[n] = e;
     uint32_t ph = 0;
     for (uint32_t p = 0; p < n; p++) {
-        if (p == 0 || sys[order[p]].phase != sys[order[p - 1]].phase) {
+        if (p == 0 || sys[b.order[p]].phase != sys[b.order[p - 1]].phase) {
             g.phase_first[ph++] = p;
         }
     }
     g.phase_first[nphases] = n;
-    weft__sched_free(alloc, adj, scratch_bytes);
+    weft__sched_free(alloc, scratch, scratch_bytes);
     *out = g;
     return WEFT_OK;
 }

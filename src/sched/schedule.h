@@ -14,7 +14,13 @@
  * - Redundant edges are removed (transitive reduction over reachability bitsets).
  * - Phases are barriers: the graph records where each phase starts in the run order; the
  *   executor puts the phase's command-buffer apply between them.
- * Building is O(n^2 k) and happens only when the system list changes. */
+ * How: no pair is tested. Per component, the accesses in run order give candidate edges (a
+ * reader after the last writer, a writer after the last writer and the readers since), whose
+ * transitive closure is that of all conflicting pairs, so their reduction is the same graph.
+ * The reduction runs per weakly connected piece of the candidate graph, with m^2 bits of
+ * reachability for a piece of m systems. Building is O(n log n + k + c) for n systems, k
+ * access entries and c constraints, plus the pieces' bitsets, and happens only when the
+ * system list changes. */
 #ifndef WEFT_SRC_SCHEDULE_H
 #define WEFT_SRC_SCHEDULE_H
 
@@ -76,5 +82,10 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
  * computed. */
 void *weft__sched_alloc(const weft_allocator_t *alloc, size_t size);
 void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size);
+
+/* Make a scratch array *p of *cap entries of `elem` bytes hold at least n (doubling from 64;
+ * the old contents are not kept). False when out of memory (then nothing changed). */
+bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,
+                         size_t elem);
 
 #endif /* WEFT_SRC_SCHEDULE_H */

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobs/platform/report.h"
@@ -12,11 +13,14 @@
 _Static_assert(sizeof(weft_view_t) == sizeof(weft__access_set_t),
                "weft_view_t mirrors weft__access_set_t");
 _Static_assert(WEFT_MAX_COMPONENTS / 64 == WEFT__ACCESS_WORDS, "access bitset width");
+_Static_assert(WEFT_SYSTEM_MAX_SETS <= WEFT_SYSTEM_MAX_ORDER,
+               "system_make checks sets in its order loop");
 _Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
                    offsetof(weft__system_t, id) + sizeof(uint32_t) -
                            offsetof(weft__system_t, query) <=
                        64,
                "a system's per-frame fields share one cache line");
+_Static_assert(sizeof(weft__system_t) % 64 == 0, "records in a block stay cache-line aligned");
 _Static_assert(offsetof(weft_view_t, read) == offsetof(weft__access_set_t, read) &&
                    offsetof(weft_view_t, write) == offsetof(weft__access_set_t, write),
                "weft_view_t mirrors weft__access_set_t");
@@ -26,6 +30,10 @@ _Static_assert(offsetof(weft_view_t, read) == offsetof(weft__access_set_t, read)
 /* Drop the graph and everything derived from it (deps pointers, sinks, apply lists); the next
  * frame or introspection call rebuilds them. Called whenever the system list changes. */
 static void free_derived(struct weft_sched *s) {
+    if (!s->derived && !s->graph.block) { /* nothing built since the last drop: deps are NULL */
+        s->dirty = true;
+        return;
+    }
     weft__graph_free(&s->graph, s->alloc);
     weft__sched_free(s->alloc, s->derived, s->derived_bytes);
     s->derived = NULL;
@@ -48,6 +56,18 @@ static void free_derived(struct weft_sched *s) {
     s->dirty = true;
 }
 
+/* A system's chunk tables (job descs, their arguments, command buffers; `cap` entries each)
+ * live in the record while cap is 1, else share one allocation, jobs first: offset of table `t` (0, 1, 2), and the total size. */
+static size_t chunk_table_at(uint32_t cap, int t) {
+    size_t jobs = ((size_t)cap * sizeof(weft_job_desc_t) + 63) & ~(size_t)63;
+    size_t args = ((size_t)cap * sizeof(weft__chunk_arg_t) + 63) & ~(size_t)63;
+    return t == 0 ? 0 : t == 1 ? jobs : jobs + args;
+}
+
+static size_t chunk_tables_bytes(uint32_t cap) {
+    return chunk_table_at(cap, 2) + (size_t)cap * sizeof(weft_cmd_t);
+}
+
 /* Free one record with its query, chunk tables and command arenas. Also the rollback path of
  * a failed registration, so every field may still be in its zeroed state. */
 static void system_free(struct weft_sched *s, weft__system_t *sys) {
@@ -57,11 +77,12 @@ static void system_free(struct weft_sched *s, weft__system_t *sys) {
     for (uint32_t c = 0; c < sys->cap; c++) {
         weft__cmd_fini(&sys->cmds[c]);
     }
-    weft__sched_free(s->alloc, sys->jobs, sys->cap * sizeof *sys->jobs);
-    weft__sched_free(s->alloc, sys->args, sys->cap * sizeof *sys->args);
-    weft__sched_free(s->alloc, sys->cmds, sys->cap * sizeof *sys->cmds);
+    if (sys->cap > 1) {
+        weft__sched_free(s->alloc, sys->jobs, chunk_tables_bytes(sys->cap));
+    }
     weft__sched_free(s->alloc, sys->after, sys->after_cap * sizeof *sys->after);
-    weft__sched_free(s->alloc, sys, sizeof *sys);
+    weft__sched_free(s->alloc, sys->names, sys->names ? sizeof *sys->names : 0);
+    memset(sys, 0, sizeof *sys); /* the slot stays in its block for the next registration */
 }
 
 /* Module finaliser: runs at world destroy while the world is still usable. */
@@ -80,6 +101,12 @@ static void sched_fini(weft_world_t *world) {
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
     weft__cmd_stage_fini(&s->stage, s->alloc);
+    weft__names_fini(&s->names, s->alloc);
+    for (uint32_t b = 0; b < s->nslabs; b++) {
+        weft__sched_free(s->alloc, s->slabs[b], WEFT__SYSTEM_SLAB * sizeof **s->slabs);
+    }
+    weft__sched_free(s->alloc, s->slabs, s->slabs_cap * sizeof *s->slabs);
+    weft__sched_free(s->alloc, s->walk, s->walk_cap * sizeof *s->walk);
     weft__sched_free(s->alloc, s, sizeof *s);
     world->sched = NULL;
 }
@@ -147,15 +174,18 @@ weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *s
     while (cap < n) {
         cap *= 2;
     }
-    weft_job_desc_t *jobs = weft__sched_alloc(s->alloc, cap * sizeof *jobs);
-    weft__chunk_arg_t *args = weft__sched_alloc(s->alloc, cap * sizeof *args);
-    weft_cmd_t *cmds = weft__sched_alloc(s->alloc, cap * sizeof *cmds);
-    if (!jobs || !args || !cmds) {
-        weft__sched_free(s->alloc, jobs, cap * sizeof *jobs);
-        weft__sched_free(s->alloc, args, cap * sizeof *args);
-        weft__sched_free(s->alloc, cmds, cap * sizeof *cmds);
-        return WEFT__FAIL(s->log, WEFT_ENOMEM, "system '%s': out of memory for %u chunks",
-                          sys->name, n);
+    weft_job_desc_t *jobs = &sys->job1;
+    weft__chunk_arg_t *args = &sys->arg1;
+    weft_cmd_t *cmds = &sys->cmd1;
+    if (cap > 1) {
+        uint8_t *block = weft__sched_alloc(s->alloc, chunk_tables_bytes(cap));
+        if (!block) {
+            return WEFT__FAIL(s->log, WEFT_ENOMEM, "system '%s': out of memory for %u chunks",
+                              sys->name, n);
+        }
+        jobs = (weft_job_desc_t *)block;
+        args = (weft__chunk_arg_t *)(block + chunk_table_at(cap, 1));
+        cmds = (weft_cmd_t *)(block + chunk_table_at(cap, 2));
     }
     /* Command buffers keep their arenas: move the old ones, then set up the new ones. */
     if (sys->cap) {
@@ -173,9 +203,9 @@ weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *s
                                     .tag = sys->id << 16 | (c & 0xFFFFu),
                                     .main_thread = sys->desc.main_thread};
     }
-    weft__sched_free(s->alloc, sys->jobs, sys->cap * sizeof *sys->jobs);
-    weft__sched_free(s->alloc, sys->args, sys->cap * sizeof *sys->args);
-    weft__sched_free(s->alloc, sys->cmds, sys->cap * sizeof *sys->cmds);
+    if (sys->cap > 1) {
+        weft__sched_free(s->alloc, sys->jobs, chunk_tables_bytes(sys->cap));
+    }
     sys->jobs = jobs;
     sys->args = args;
     sys->cmds = cmds;
@@ -380,9 +410,12 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
 }
 
 static weft__system_t *find_system(const struct weft_sched *s, const char *name) {
-    for (uint32_t i = 0; i < s->count; i++) {
-        if (!s->systems[i]->removed && strcmp(s->systems[i]->name, name) == 0) {
-            return s->systems[i];
+    uint32_t n;
+    const uint32_t *list = weft__names_find(&s->names, name, WEFT__NAME_MEMBER, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        weft__system_t *t = s->systems[list[i]];
+        if (!t->removed && strcmp(t->name, name) == 0) {
+            return t;
         }
     }
     return NULL;
@@ -406,8 +439,10 @@ static bool named_by(const weft__system_t *t, const char *name) {
 
 /* True when some registered system is a member of set `name`. */
 static bool set_exists(const struct weft_sched *s, const char *name) {
-    for (uint32_t i = 0; i < s->count; i++) {
-        const weft__system_t *t = s->systems[i];
+    uint32_t n;
+    const uint32_t *list = weft__names_find(&s->names, name, WEFT__NAME_MEMBER, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const weft__system_t *t = s->systems[list[i]];
         for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS && !t->removed; k++) {
             if (strcmp(t->set_names[k], name) == 0) {
                 return true;
@@ -417,14 +452,70 @@ static bool set_exists(const struct weft_sched *s, const char *name) {
     return false;
 }
 
-/* Add `idx` to sys's "after" list unless present. */
-/* Lists stay duplicate-free because the graph code counts in-degrees per entry. */
-static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32_t idx) {
-    for (uint32_t i = 0; i < sys->nafter; i++) {
-        if (sys->after[i] == idx) {
-            return WEFT_OK;
+/* Every name of the record under its kind, in a fixed order (index, rollback and lookups
+ * agree on it): own name and sets (MEMBER), before names, after names. Returns the count. */
+static uint32_t record_names(weft__system_t *sys, const char **name, weft__name_kind_t *kind) {
+    uint32_t n = 0;
+    name[n] = sys->name;
+    kind[n++] = WEFT__NAME_MEMBER;
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        if (sys->set_names[k][0]) {
+            name[n] = sys->set_names[k];
+            kind[n++] = WEFT__NAME_MEMBER;
         }
     }
+    for (uint32_t d = 0; d < 2; d++) {
+        for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
+            if (sys->order_names[d][i][0]) {
+                name[n] = sys->order_names[d][i];
+                kind[n++] = d ? WEFT__NAME_AFTER : WEFT__NAME_BEFORE;
+            }
+        }
+    }
+    return n;
+}
+
+#define RECORD_NAMES (1 + WEFT_SYSTEM_MAX_SETS + 2 * WEFT_SYSTEM_MAX_ORDER)
+
+/* Enter the record's names in the index; all or nothing. */
+static weft_result_t index_names(struct weft_sched *s, weft__system_t *sys) {
+    const char *name[RECORD_NAMES];
+    weft__name_kind_t kind[RECORD_NAMES];
+    uint32_t n = record_names(sys, name, kind), done = 0;
+    weft_result_t r = WEFT_OK;
+    for (; done < n && r == WEFT_OK; done++) {
+        r = weft__names_add(&s->names, s->alloc, s->log, name[done], kind[done], sys->id - 1);
+    }
+    if (r != WEFT_OK) {
+        for (uint32_t i = done - 1; i-- > 0;) { /* entry done - 1 failed: undo the rest */
+            weft__names_drop(&s->names, name[i], kind[i], sys->id - 1);
+        }
+    }
+    return r;
+}
+
+/* True when some before (d = 0) or after (d = 1) name of t is `name`. */
+static bool lists_name(const weft__system_t *t, uint32_t d, const char *name) {
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
+        if (t->order_names[d][i][0] && strcmp(t->order_names[d][i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Make room for `n` entries in the registration walk stack. */
+static weft_result_t walk_reserve(struct weft_sched *s, uint32_t n) {
+    void *w = s->walk;
+    if (!weft__sched_scratch(s->alloc, &w, &s->walk_cap, n, sizeof *s->walk)) {
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
+    }
+    s->walk = w;
+    return WEFT_OK;
+}
+
+/* Append idx to sys's "after" list (the caller knows it is not there yet). */
+static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32_t idx) {
     if (sys->nafter == sys->after_cap) {
         uint32_t cap = sys->after_cap ? sys->after_cap * 2 : 8;
         uint32_t *a = weft__sched_alloc(s->alloc, cap * sizeof *a);
@@ -442,24 +533,145 @@ static weft_result_t add_after(struct weft_sched *s, weft__system_t *sys, uint32
     return WEFT_OK;
 }
 
+/* Collect into s->walk[*n..) the earlier systems the `kind` list of `name` holds that still
+ * hold that name (each once: the record's visit mark is set to `mark`). */
+static weft_result_t collect(struct weft_sched *s, const char *name, weft__name_kind_t kind,
+                             uint32_t mark, uint32_t *n) {
+    uint32_t count;
+    const uint32_t *list = weft__names_find(&s->names, name, kind, &count);
+    for (uint32_t i = 0; i < count; i++) {
+        weft__system_t *t = s->systems[list[i]];
+        bool hit = kind == WEFT__NAME_MEMBER ? named_by(t, name)
+                                             : lists_name(t, kind == WEFT__NAME_AFTER, name);
+        if (!hit || t->visit == mark) {
+            continue;
+        }
+        weft_result_t r = walk_reserve(s, *n + 1);
+        if (r != WEFT_OK) {
+            return r;
+        }
+        t->visit = mark;
+        s->walk[(*n)++] = list[i];
+    }
+    return WEFT_OK;
+}
+
+static int cmp_index(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Resolve every before/after name that involves the new system `sys` (already appended at
- * index s->count - 1): its own names against every earlier system (by name or set), and
- * earlier systems' names that name it (by name or one of its sets). */
-static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys) {
-    uint32_t me = sys->id - 1;
+ * index s->count - 1, not yet in the name index): its own names against earlier systems (by
+ * name or set), and earlier systems' names that name it (by name or one of its sets), through
+ * the name index. Earlier systems that must run after sys get sys's index appended; sys's own
+ * list gets the systems it follows in ascending index order. *nlater receives how many earlier
+ * systems now follow sys (the cycle check needs only to walk when both lists are non-empty),
+ * *against_phase whether one of them is in an earlier phase than sys. */
+static weft_result_t resolve_order(struct weft_sched *s, weft__system_t *sys, uint32_t *nlater,
+                                   bool *against_phase) {
+    uint32_t me = sys->id - 1, n = 0;
+    const char *own[1 + WEFT_SYSTEM_MAX_SETS];
+    uint32_t nown = 0;
+    own[nown++] = sys->name;
+    for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
+        if (sys->set_names[k][0]) {
+            own[nown++] = sys->set_names[k];
+        }
+    }
+    /* Systems that run after sys: named by its before list, or naming it in their after list. */
+    uint32_t mark = ++s->walk_no;
     weft_result_t r = WEFT_OK;
-    for (uint32_t j = 0; j < me && r == WEFT_OK; j++) {
-        weft__system_t *t = s->systems[j];
-        for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
-            if (named_by(t, sys->order_names[0][i]) || named_by(sys, t->order_names[1][i])) {
-                r = add_after(s, t, me); /* sys before t */
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
+        if (sys->order_names[0][i][0]) {
+            r = collect(s, sys->order_names[0][i], WEFT__NAME_MEMBER, mark, &n);
+        }
+    }
+    for (uint32_t k = 0; k < nown && r == WEFT_OK; k++) {
+        r = collect(s, own[k], WEFT__NAME_AFTER, mark, &n);
+    }
+    *against_phase = false;
+    for (uint32_t i = 0; i < n && r == WEFT_OK; i++) {
+        r = add_after(s, s->systems[s->walk[i]], me);
+        *against_phase |= s->systems[s->walk[i]]->desc.phase < sys->desc.phase;
+    }
+    *nlater = n;
+    if (r != WEFT_OK) {
+        return r;
+    }
+    /* Systems sys runs after: named by its after list, or naming it in their before list. */
+    n = 0;
+    mark = ++s->walk_no;
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER && r == WEFT_OK; i++) {
+        if (sys->order_names[1][i][0]) {
+            r = collect(s, sys->order_names[1][i], WEFT__NAME_MEMBER, mark, &n);
+        }
+    }
+    for (uint32_t k = 0; k < nown && r == WEFT_OK; k++) {
+        r = collect(s, own[k], WEFT__NAME_BEFORE, mark, &n);
+    }
+    if (n > 1) {
+        qsort(s->walk, n, sizeof *s->walk, cmp_index);
+    }
+    for (uint32_t i = 0; i < n && r == WEFT_OK; i++) {
+        r = add_after(s, sys, s->walk[i]);
+    }
+    return r;
+}
+
+/* Whether the constraints the new system `sys` brought close a cycle or go against the phase
+ * order. The schedule was valid before, so a new cycle passes through sys: walk what sys
+ * must run after and look for sys. O(constraints reached) instead of a check of every
+ * system (`bad`: resolve_order already found a follower in an earlier phase). The rare
+ * failure is then reported by the full check (weft__sched_check_cycles),
+ * which names the systems the same way for every caller. */
+static weft_result_t check_new_order(struct weft_sched *s, weft__system_t *sys, uint32_t nlater,
+                                     bool bad) {
+    uint32_t me = sys->id - 1;
+    for (uint32_t i = 0; i < sys->nafter && !bad; i++) {
+        bad = s->systems[sys->after[i]]->desc.phase > sys->desc.phase;
+    }
+    if (!bad && nlater > 0 && sys->nafter > 0) {
+        uint32_t mark = ++s->walk_no, top = 0;
+        weft_result_t r = walk_reserve(s, sys->nafter);
+        if (r != WEFT_OK) {
+            return r;
+        }
+        for (uint32_t i = 0; i < sys->nafter; i++) {
+            s->walk[top++] = sys->after[i];
+        }
+        while (top > 0 && !bad) {
+            uint32_t u = s->walk[--top];
+            weft__system_t *t = s->systems[u];
+            bad = u == me;
+            if (bad || t->visit == mark) {
+                continue;
             }
-            if (r == WEFT_OK &&
-                (named_by(t, sys->order_names[1][i]) || named_by(sys, t->order_names[0][i]))) {
-                r = add_after(s, sys, j); /* sys after t */
+            t->visit = mark;
+            r = walk_reserve(s, top + t->nafter);
+            if (r != WEFT_OK) {
+                return r;
+            }
+            for (uint32_t i = 0; i < t->nafter; i++) {
+                s->walk[top++] = t->after[i];
             }
         }
     }
+    if (!bad) {
+        return WEFT_OK;
+    }
+    weft__sched_sys_t *tmp = weft__sched_alloc(s->alloc, s->count * sizeof *tmp);
+    if (!tmp) {
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
+    }
+    for (uint32_t i = 0; i < s->count; i++) {
+        tmp[i] = (weft__sched_sys_t){.name = s->systems[i]->name,
+                                     .phase = s->systems[i]->desc.phase,
+                                     .after = s->systems[i]->after,
+                                     .nafter = s->systems[i]->nafter};
+    }
+    weft_result_t r = weft__sched_check_cycles(tmp, s->count, s->alloc, s->log);
+    weft__sched_free(s->alloc, tmp, s->count * sizeof *tmp);
     return r;
 }
 
@@ -499,13 +711,42 @@ static weft_result_t check_desc(weft_world_t *world, const weft_system_desc_t *d
     return WEFT_OK;
 }
 
+/* The record slot of registration index `idx` (at most one past the last block), or NULL
+ * when its block cannot be allocated. Blocks of records instead of one allocation each: the
+ * 64-byte aligned allocations of thousands of large records fragment the allocator's free
+ * lists, and registration time grew with the number of systems. */
+static weft__system_t *record_slot(struct weft_sched *s, uint32_t idx) {
+    uint32_t b = idx / WEFT__SYSTEM_SLAB;
+    if (b == s->nslabs) {
+        if (s->nslabs == s->slabs_cap) {
+            uint32_t cap = s->slabs_cap ? s->slabs_cap * 2 : 4;
+            weft__system_t **a = weft__sched_alloc(s->alloc, cap * sizeof *a);
+            if (!a) {
+                return NULL;
+            }
+            if (s->nslabs) {
+                memcpy(a, s->slabs, s->nslabs * sizeof *a);
+            }
+            weft__sched_free(s->alloc, s->slabs, s->slabs_cap * sizeof *s->slabs);
+            s->slabs = a;
+            s->slabs_cap = cap;
+        }
+        s->slabs[b] = weft__sched_alloc(s->alloc, WEFT__SYSTEM_SLAB * sizeof **s->slabs);
+        if (!s->slabs[b]) {
+            return NULL;
+        }
+        s->nslabs++;
+    }
+    return &s->slabs[b][idx % WEFT__SYSTEM_SLAB];
+}
+
 /* Build the record (not yet linked into the scheduler). */
 /* The record keeps private copies of every string of the desc (names may live on the
  * caller's stack) and creates the system's query once, so a frame never re-validates. */
 static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t *d,
                                  weft__system_t **out) {
     weft_world_t *world = s->world;
-    weft__system_t *sys = weft__sched_alloc(s->alloc, sizeof *sys);
+    weft__system_t *sys = record_slot(s, s->count);
     if (!sys) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "system '%s': out of memory", d->name);
     }
@@ -514,6 +755,20 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     sys->desc = *d;
     sys->desc.phase_name = NULL; /* resolved into desc.phase by the caller */
     (void)copy_name(sys->name, d->name);
+    static weft__system_names_t no_names; /* never written: only records with names write */
+    bool named = false;
+    for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
+        named = named || d->before[i] || d->after[i] || (i < WEFT_SYSTEM_MAX_SETS && d->sets[i]);
+    }
+    if (named) {
+        sys->names = weft__sched_alloc(s->alloc, sizeof *sys->names);
+        if (!sys->names) {
+            return WEFT__FAIL(world->log, WEFT_ENOMEM, "system '%s': out of memory", d->name);
+        }
+        memset(sys->names, 0, sizeof *sys->names);
+    }
+    sys->order_names = named ? sys->names->order : no_names.order;
+    sys->set_names = named ? sys->names->sets : no_names.sets;
     for (uint32_t i = 0; i < WEFT_SYSTEM_MAX_ORDER; i++) {
         if (d->before[i]) {
             (void)copy_name(sys->order_names[0][i], d->before[i]);
@@ -640,24 +895,18 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
     if (r != WEFT_OK) {
         return r;
     }
-    /* Link it, resolve names, check cycles. Earlier systems only ever gain the new index in
-     * their "after" lists here, so a failure is undone by removing that index again. */
+    /* Link it, resolve names, check cycles, index its names. Earlier systems only ever gain
+     * the new index in their "after" lists here, so a failure is undone by removing that
+     * index again. */
     s->systems[s->count++] = sys;
-    r = resolve_order(s, sys);
+    uint32_t nlater = 0;
+    bool against_phase = false;
+    r = resolve_order(s, sys, &nlater, &against_phase);
     if (r == WEFT_OK) {
-        weft__sched_sys_t *tmp = weft__sched_alloc(s->alloc, s->count * sizeof *tmp);
-        if (!tmp) {
-            r = WEFT__FAIL(s->log, WEFT_ENOMEM, "weft_system_register: out of memory");
-        } else {
-            for (uint32_t i = 0; i < s->count; i++) {
-                tmp[i] = (weft__sched_sys_t){.name = s->systems[i]->name,
-                                             .phase = s->systems[i]->desc.phase,
-                                             .after = s->systems[i]->after,
-                                             .nafter = s->systems[i]->nafter};
-            }
-            r = weft__sched_check_cycles(tmp, s->count, s->alloc, s->log);
-            weft__sched_free(s->alloc, tmp, s->count * sizeof *tmp);
-        }
+        r = check_new_order(s, sys, nlater, against_phase);
+    }
+    if (r == WEFT_OK) {
+        r = index_names(s, sys);
     }
     if (r != WEFT_OK) {
         uint32_t me = sys->id - 1;
@@ -781,8 +1030,9 @@ weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
     t->nreads = 0;
     t->nwrites = 0;
     t->desc.main_thread = false;
-    memset(t->order_names, 0, sizeof t->order_names);
-    memset(t->set_names, 0, sizeof t->set_names);
+    if (t->names) {
+        memset(t->names, 0, sizeof *t->names);
+    }
     if (t->query) {
         weft_query_destroy(t->query); /* it would otherwise follow every structural change */
         t->query = NULL;

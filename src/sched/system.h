@@ -19,6 +19,7 @@
 #include "weft/trace.h"
 
 #include "command.h"
+#include "names.h"
 #include "phase_cost.h"
 #include "schedule.h"
 #include "src/core/access.h"
@@ -33,6 +34,12 @@ typedef struct weft__chunk_arg {
     struct weft__system *sys; /* the system */
     uint32_t chunk;           /* chunk index */
 } weft__chunk_arg_t;
+
+/* The ordering and set names of a system that has any (weft__system_t.names). */
+typedef struct weft__system_names {
+    char order[2][WEFT_SYSTEM_MAX_ORDER][WEFT_SYSTEM_NAME_MAX + 1]; /* before, after */
+    char sets[WEFT_SYSTEM_MAX_SETS][WEFT_SYSTEM_NAME_MAX + 1];      /* sets it is in */
+} weft__system_names_t;
 
 typedef struct weft__system {
     weft_counter_t done; /* counts this frame's jobs of the system (64-aligned) */
@@ -55,7 +62,7 @@ typedef struct weft__system {
     bool removed;            /* unregistered: an inert node of the graph, never runs */
 
     /* ---- per frame, for the threaded path ---- */
-    weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk */
+    weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk; the block of all three tables */
     weft__chunk_arg_t *args; /* [cap] their arguments */
     uint32_t cap;            /* capacity of jobs/args/cmds */
     uint32_t ndeps;          /* entries in deps */
@@ -73,13 +80,23 @@ typedef struct weft__system {
     uint32_t writes[WEFT_QUERY_MAX_TERMS + WEFT_SYSTEM_MAX_LOOKUPS]; /* sorted ids written */
     uint32_t nwrites;                                                /* entries in writes */
     uint32_t nafter;                                                 /* entries in after */
-    uint32_t *after;                     /* resolved: registration indices this system follows */
-    uint32_t after_cap;                  /* capacity of after */
+    uint32_t *after;      /* resolved: registration indices this system follows */
+    uint32_t after_cap;   /* capacity of after */
+    uint32_t visit;       /* registration's cycle walk: last walk that met it */
+    weft_cmd_t cmd1;      /* the chunk tables while cap is 1 (most systems): */
+    weft_job_desc_t job1; /*   no allocation per registration */
+    weft__chunk_arg_t arg1;
     weft_system_desc_t desc;             /* copy; name/before/after point into this record */
     char name[WEFT_SYSTEM_NAME_MAX + 1]; /* NUL-terminated name */
-    char order_names[2][WEFT_SYSTEM_MAX_ORDER][WEFT_SYSTEM_NAME_MAX + 1]; /* before, after */
-    char set_names[WEFT_SYSTEM_MAX_SETS][WEFT_SYSTEM_NAME_MAX + 1];       /* sets it is in */
+    /* before ([0]) and after ([1]) names, and the sets it is in: in the record's names block,
+     * or in one shared empty block for a system without any (most), so records stay small */
+    char (*order_names)[WEFT_SYSTEM_MAX_ORDER][WEFT_SYSTEM_NAME_MAX + 1];
+    char (*set_names)[WEFT_SYSTEM_NAME_MAX + 1];
+    struct weft__system_names *names; /* that block, NULL when it is the shared empty one */
 } weft__system_t;
+
+/* Records per block of system records (struct weft_sched.slabs). */
+#define WEFT__SYSTEM_SLAB 64u
 
 /* A phase defined with weft_phase_define. */
 typedef struct weft__phase_def {
@@ -143,6 +160,9 @@ struct weft_sched {
     uint32_t defs_cap;              /* capacity of defs */
     uint64_t frame_no;              /* frames started (sampling, phase_cost.h) */
     bool sampling;                  /* this phase's chunks are timed (phase_cost.h) */
+    uint32_t caller;                /* worker index of the thread running the frame */
+    weft_atomic_u64 joined;         /* sampled phase: earliest start of a chunk another worker
+                                       ran (UINT64_MAX: none yet); phase_cost.h */
     weft__trace_t *trace;           /* NULL: tracing off */
     uint64_t *map;                  /* placeholder map scratch for apply */
     uint32_t map_cap;               /* entries in map */
@@ -160,6 +180,14 @@ struct weft_sched {
     weft_cmd_t obs_cmd[2];          /* observer buffers: one records while the other applies */
     uint32_t obs_rec;               /* index of the recording one */
     bool resume_apply;              /* ... at its apply (its systems already ran) */
+    weft__system_t **slabs;         /* [nslabs] blocks of WEFT__SYSTEM_SLAB records: records
+                                       never move, and one allocation serves many systems */
+    uint32_t nslabs;                /* blocks allocated */
+    uint32_t slabs_cap;             /* capacity of slabs */
+    weft__names_t names;            /* which systems each name refers to (names.h) */
+    uint32_t *walk;                 /* [walk_cap] registration's cycle walk stack */
+    uint32_t walk_cap;              /* capacity of walk */
+    uint32_t walk_no;               /* cycle walks made (weft__system_t.visit) */
 };
 
 /* The definition of phase number `phase`, or NULL. */
