@@ -9,21 +9,6 @@
 
 _Thread_local weft__change_scope_t weft__change_current;
 
-weft__change_scope_t weft__change_enter(const weft_world_t *world, uint32_t tick) {
-    weft__change_scope_t previous = weft__change_current;
-    weft__change_current.world = world;
-    weft__change_current.tick = tick;
-    return previous;
-}
-
-void weft__change_leave(weft__change_scope_t previous) { weft__change_current = previous; }
-
-uint32_t weft__change_system_tick(weft_world_t *world) {
-    uint32_t tick = world->change_tick + 1u;
-    world->change_tick += 2u;
-    return tick;
-}
-
 /* ---- arrays ------------------------------------------------------------------ >>arrays */
 
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {

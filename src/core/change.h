@@ -93,12 +93,28 @@ static inline uint32_t weft__change_tick_of(const struct weft_world *world, uint
     return weft__change_current.world == world ? weft__change_current.tick : fallback;
 }
 #define weft__change_tick_now(world) weft__change_tick_of((world), (world)->change_tick)
-weft__change_scope_t weft__change_enter(const struct weft_world *world, uint32_t tick);
-void weft__change_leave(weft__change_scope_t previous);
 
-/* A fresh tick for a system run being prepared (main thread): world tick + 1; the world tick
- * moves past it. */
-uint32_t weft__change_system_tick(struct weft_world *world);
+/* Inline: every system chunk pays these, filters or not. */
+static inline weft__change_scope_t weft__change_enter(const struct weft_world *world,
+                                                      uint32_t tick) {
+    weft__change_scope_t previous = weft__change_current;
+    weft__change_current.world = world;
+    weft__change_current.tick = tick;
+    return previous;
+}
+
+static inline void weft__change_leave(weft__change_scope_t previous) {
+    weft__change_current = previous;
+}
+
+/* A fresh tick for a system run being prepared (main thread): *counter (the world's tick)
+ * + 1; the counter moves past it. (Takes the counter so that it inlines without world.h.) */
+static inline uint32_t weft__change_next_tick(uint32_t *counter) {
+    uint32_t tick = *counter + 1u;
+    *counter += 2u;
+    return tick;
+}
+#define weft__change_system_tick(world) weft__change_next_tick(&(world)->change_tick)
 
 /* Start tracking `pool` (no-op when tracked): allocate ticks for its capacity, every present
  * row stamped with the world tick. Errors: WEFT_EINVAL (multi-instance pool), WEFT_ENOMEM

@@ -38,6 +38,7 @@ struct weft_query {
     uint32_t since;                                 /* tick of the previous run (change.h) */
     bool seen;                                      /* false: no previous run yet */
     bool filtered;                                  /* some term has a change filter */
+    bool plain;                                     /* no filter, no OPTIONAL/OR term */
     uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;                              /* OR groups */
     uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
@@ -201,6 +202,7 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
             }
         }
     }
+    q->plain = !q->filtered && q->loose == 0;
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -256,6 +258,9 @@ void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
 }
 
 void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
+    if (q->plain) {
+        return; /* no window to move; write terms stamp the running system's tick */
+    }
     q->run = true;
     q->run_since = q->since;
     q->run_all = !q->seen;
@@ -360,6 +365,41 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
     c->term = term;
 }
 
+/* The setup of a plain query (no filter, no OPTIONAL/OR term): what the iterator had before
+ * change detection, plus one test per write term for a tracked pool (stamped). Systems of
+ * such queries pay nothing else for the feature. */
+static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_iter_t *it) {
+    uint32_t stamped = 0;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        const weft__pool_t *pool = q->pool[t];
+        bool write = q->desc.terms[t].access == WEFT_ACCESS_WRITE;
+        WEFT__ACCESS(q->world, pool->id, write ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
+        it->_private.terms[t].data = pool->data;
+        it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
+        it->_private.terms[t].sparse_wide = pool->sparse_wide;
+        it->_private.terms[t].size = pool->size;
+        it->_private.terms[t].pages = pool->pages;
+        stamped |= (uint32_t)(write && pool->tick_added != NULL) << t;
+        bool covered = p->group ? pool->group == p->group : pool == p->drive;
+        if (covered) {
+            it->_private.contiguous |= 1u << t;
+        } else {
+            add_check(it, pool, t);
+        }
+    }
+    for (uint32_t x = 0; x < q->exclude_count; x++) {
+        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+    }
+    it->_private.filtered = 0;
+    it->_private.loose = 0;
+    it->_private.or_count = 0;
+    it->_private.lead = 0;
+    it->_private.stamped = stamped;
+    if (stamped != 0) {
+        it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
+    }
+}
+
 /* Only the public fields and the private ones weft_iter_next() reads are written: terms[t]
  * for t < term_count and checks[k] for k < check_count. Clearing the whole iterator (~900
  * bytes) was the largest single cost of a frame of small systems. */
@@ -379,8 +419,13 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
     it->_private.drive_dense = p->drive->dense;
-    bool all = q->run ? q->run_all : !q->seen;
     it->_private.query = q;
+    it->present = 0;
+    if (q->plain) {
+        iter_plain(q, p, it);
+        return;
+    }
+    bool all = q->run ? q->run_all : !q->seen;
     it->_private.since = q->run ? q->run_since : q->since;
     it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
     it->_private.filtered = 0;
@@ -421,7 +466,6 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.loose = q->loose;
     it->_private.or_count = q->or_count;
     memcpy(it->_private.or_groups, q->or_groups, q->or_count * sizeof q->or_groups[0]);
-    it->present = 0;
     uint32_t f = it->_private.filtered;
     if (f != 0 && (f & (f - 1u)) == 0 && (f & it->_private.contiguous) == f &&
         it->_private.check_count == 0 && q->loose == 0) {
@@ -849,6 +893,23 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
 
 bool weft_iter_next(weft_iter_t *it) {
     if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
+        if (it->_private.check_count == 0) {
+            /* The rest of the chunk is one batch of plain columns: all of a small system's
+             * iteration, kept here so that it costs what it did before change filters. */
+            uint32_t start = it->_private.row;
+            it->rows = it->_private.end - start;
+            it->_private.row = it->_private.end;
+            if (it->rows == 0) {
+                return false;
+            }
+            it->entities = it->_private.drive_dense + start;
+            it->present = all_terms(it);
+            for (uint32_t t = 0; t < it->term_count; t++) {
+                it->columns[t] =
+                    it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+            }
+            return true;
+        }
         return next_batch(it, NULL);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
