@@ -39,6 +39,7 @@ struct weft_query {
     bool seen;                                      /* false: no previous run yet */
     bool filtered;                                  /* some term has a change filter */
     bool plain;                                     /* no filter, no OPTIONAL/OR term */
+    uint32_t changed;                               /* bit t: term t has a CHANGED filter */
     uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;                              /* OR groups */
     uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
@@ -49,6 +50,8 @@ struct weft_query {
     struct weft_query *prev; /* world list; guarded by the main thread */
     struct weft_query *next; /* world list */
 };
+
+static uint32_t changed_terms(const weft_query_t *q);
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
 
@@ -203,6 +206,8 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
         }
     }
     q->plain = !q->filtered && q->loose == 0;
+    q->changed = changed_terms(q);
+    world->changed_queries += q->changed != 0;
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -220,6 +225,7 @@ void weft_query_destroy(weft_query_t *q) {
         return;
     }
     weft_world_t *world = q->world;
+    world->changed_queries -= q->changed != 0;
     if (q->prev != NULL) {
         q->prev->next = q->next;
     } else {
@@ -247,12 +253,47 @@ void weft_query_mark_seen(weft_query_t *q) {
     q->since = q->world->change_tick;
     q->world->change_tick++;
     q->seen = true;
+    if (q->changed != 0) {
+        weft__query_horizons(q->world); /* the window moved on: older ticks may be forgotten */
+    }
 }
 
 void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
     for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
         if (q->seen && weft__tick_newer(floor, q->since)) {
             q->since = floor;
+        }
+    }
+}
+
+/* Bit t set for each term t of q with a CHANGED filter. */
+static uint32_t changed_terms(const weft_query_t *q) {
+    uint32_t m = 0;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        m |= (uint32_t)(q->desc.terms[t].filter == WEFT_CHANGE_CHANGED) << t;
+    }
+    return m;
+}
+
+void weft__query_horizons(weft_world_t *world) {
+    uint32_t now = world->change_tick;
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
+            if ((m >> t) & 1u) {
+                weft_atomic_store_relaxed(&((weft__pool_t *)q->pool[t])->tick_horizon, now);
+            }
+        }
+    }
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        if (!q->seen) {
+            continue; /* its first window takes every row */
+        }
+        uint32_t since = q->run ? q->run_since : q->since; /* run_since is never newer */
+        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
+            weft_atomic_u32 *h = &((weft__pool_t *)q->pool[t])->tick_horizon;
+            if (((m >> t) & 1u) && weft__tick_newer(weft_atomic_load_relaxed(h), since)) {
+                weft_atomic_store_relaxed(h, since);
+            }
         }
     }
 }
@@ -681,6 +722,24 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
 
 /* ---- change filters and stamps ---------------------------------------------- >>change */
 
+/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
+static uint32_t lowest_bit(uint32_t x) {
+    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+/* Start loading row `row` of every column of the iterator (a hint; no effect on results). */
+static void prefetch_row(const weft_iter_t *it, uint32_t row) {
+#if defined(__GNUC__) || defined(__clang__)
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        __builtin_prefetch(it->_private.terms[t].data + (size_t)row * it->_private.terms[t].size);
+    }
+#else
+    (void)it, (void)row;
+#endif
+}
+
 /* Do driving row r's change filters pass? rows[] are its include checks' rows (row_matches). */
 static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows) {
     const weft_query_t *q = it->_private.query;
@@ -699,7 +758,7 @@ static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows
         const weft__pool_t *pool = q->pool[t];
         uint32_t tick = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
                             ? pool->tick_added[row]
-                            : weft_atomic_load_relaxed(&pool->tick_changed[row]);
+                            : weft__change_row_tick(pool, row);
         if (!weft__tick_newer(tick, it->_private.since)) {
             return false;
         }
@@ -729,27 +788,17 @@ static bool next_filtered(weft_iter_t *it, uint32_t *base) {
     uint32_t r = it->_private.row, end = it->_private.end;
     bool found = false;
     while (r < end && !found) {
-        uint32_t stop = end;
         if (lead != NULL) {
-            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT;
-            if (!weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_blocks[b]), since)) {
-                r = (b + 1u) * block;
+            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT, first = b * block;
+            uint32_t span = end - first < block ? end - first : block;
+            uint32_t m = lead_added ? weft__change_block_added(lead, b, since, span)
+                                    : weft__change_block_changed(lead, b, since, span);
+            m &= ~((1u << (r - first)) - 1u); /* rows before r are done */
+            if (m == 0) {
+                r = first + block;
                 continue;
             }
-            stop = (b + 1u) * block < end ? (b + 1u) * block : end;
-            if (lead_added) {
-                while (r < stop && !weft__tick_newer(lead->tick_added[r], since)) {
-                    r++;
-                }
-            } else {
-                while (r < stop &&
-                       !weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_changed[r]), since)) {
-                    r++;
-                }
-            }
-            if (r == stop) {
-                continue;
-            }
+            r = first + lowest_bit(m);
         }
         found = row_matches(it, r, rows) && filters_pass(it, r, rows);
         r += found ? 0u : 1u;
@@ -794,39 +843,29 @@ static void scan_blocks(weft_iter_t *it) {
     uint32_t n = 0, b = it->_private.scan;
     for (; b < last && n < WEFT__ITER_RING; b++) {
         it->_private.ring_block[n] = b;
-        n += weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_blocks[b]), since);
+        n += weft__tick_newer(weft__sum_newest(weft_atomic_load_relaxed(&pool->tick_blocks[b])),
+                              since);
     }
     it->_private.scan = b;
     bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t first = it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
         uint32_t rows = end - first < 16u ? end - first : 16u;
-        uint32_t m = 0;
-        if (added) {
-            for (uint32_t i = 0; i < rows; i++) {
-                m |= (uint32_t)weft__tick_newer(pool->tick_added[first + i], since) << i;
-            }
-        } else {
-            for (uint32_t i = 0; i < rows; i++) {
-                m |= (uint32_t)weft__tick_newer(
-                         weft_atomic_load_relaxed(&pool->tick_changed[first + i]), since)
-                     << i;
-            }
-        }
+        uint32_t m =
+            added ? weft__change_block_added(pool, it->_private.ring_block[k], since, rows)
+                  : weft__change_block_changed(pool, it->_private.ring_block[k], since, rows);
         if (first < it->_private.row) { /* the chunk starts inside this block */
             m &= ~((1u << (it->_private.row - first)) - 1u);
         }
         it->_private.ring_mask[k] = (uint16_t)m;
+        /* The rows are scattered: start loading each block's first changed row of every
+         * column now, so that the loads overlap instead of waiting one by one in the body. */
+        if (m != 0) {
+            prefetch_row(it, first + lowest_bit(m));
+        }
     }
     it->_private.ring_at = 0;
     it->_private.ring_len = n;
-}
-
-/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
-static uint32_t lowest_bit(uint32_t x) {
-    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
-                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
-    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
 }
 
 /* next_filtered when the lead term alone decides: batches are runs of set bits of the
@@ -873,15 +912,13 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
             continue; /* not a tracked write term, or absent from the batch */
         }
         weft__pool_t *pool = (weft__pool_t *)q->pool[t];
-        if (base[t] != WEFT__ROW_NONE) {
+        if (base[t] != WEFT__ROW_NONE) { /* a run of rows: one mark per block */
             uint32_t first = base[t], end = first + it->rows;
-            for (uint32_t row = first; row < end; row++) {
-                weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
-            }
-            for (uint32_t row = first; row < end;
-                 row +=
-                 (1u << WEFT__TICK_BLOCK_SHIFT) - (row & ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u))) {
-                weft__change_raise(pool, row, tick);
+            for (uint32_t row = first; row < end;) {
+                uint32_t i = row & 15u, n = end - row < 16u - i ? end - row : 16u - i;
+                uint32_t bits = (n == 16u ? 0xFFFFu : (1u << n) - 1u) << i;
+                weft__change_mark_bits(pool, row >> WEFT__TICK_BLOCK_SHIFT, bits, tick);
+                row += n;
             }
         } else {
             for (uint32_t i = 0; i < it->rows; i++) {
