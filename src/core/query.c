@@ -638,26 +638,30 @@ static uint32_t all_terms(const weft_iter_t *it) {
 /* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
  * term, the pool row of the batch's first entry when the term's rows run contiguously
  * through the batch, else WEFT__ROW_NONE. */
+/* Every term is a column of the driving range: the rest of the chunk is one batch (the
+ * common case, and all of a small system's iteration). Inline, so that weft_iter_next's
+ * plain path (base NULL) costs what it did before change filters. */
+static inline bool whole_chunk(weft_iter_t *it, uint32_t *base) {
+    uint32_t start = it->_private.row;
+    it->rows = it->_private.end - start;
+    it->_private.row = it->_private.end;
+    if (it->rows == 0) {
+        return false;
+    }
+    it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+        if (base != NULL) {
+            base[t] = start;
+        }
+    }
+    return true;
+}
+
 static bool next_batch(weft_iter_t *it, uint32_t *base) {
     if (it->_private.check_count == 0) {
-        /* Every term is a column of the driving range: the rest of the chunk is one batch
-         * (the common case, and all of a small system's iteration). */
-        uint32_t start = it->_private.row;
-        it->rows = it->_private.end - start;
-        it->_private.row = it->_private.end;
-        if (it->rows == 0) {
-            return false;
-        }
-        it->entities = it->_private.drive_dense + start;
-        it->present = all_terms(it);
-        for (uint32_t t = 0; t < it->term_count; t++) {
-            it->columns[t] =
-                it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
-            if (base != NULL) {
-                base[t] = start;
-            }
-        }
-        return true;
+        return whole_chunk(it, base);
     }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->_private.row;
@@ -930,24 +934,7 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
 
 bool weft_iter_next(weft_iter_t *it) {
     if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
-        if (it->_private.check_count == 0) {
-            /* The rest of the chunk is one batch of plain columns: all of a small system's
-             * iteration, kept here so that it costs what it did before change filters. */
-            uint32_t start = it->_private.row;
-            it->rows = it->_private.end - start;
-            it->_private.row = it->_private.end;
-            if (it->rows == 0) {
-                return false;
-            }
-            it->entities = it->_private.drive_dense + start;
-            it->present = all_terms(it);
-            for (uint32_t t = 0; t < it->term_count; t++) {
-                it->columns[t] =
-                    it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
-            }
-            return true;
-        }
-        return next_batch(it, NULL);
+        return it->_private.check_count == 0 ? whole_chunk(it, NULL) : next_batch(it, NULL);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
     bool more = it->_private.lead                              ? next_scanned(it, base)
