@@ -406,6 +406,33 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
     c->term = term;
 }
 
+/* Term t of the iterator reads `pool`. */
+static inline void copy_term(weft_iter_t *it, const weft__pool_t *pool, uint32_t t) {
+    it->_private.terms[t].data = pool->data;
+    it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
+    it->_private.terms[t].sparse_wide = pool->sparse_wide;
+    it->_private.terms[t].size = pool->size;
+    it->_private.terms[t].pages = pool->pages;
+}
+
+/* Term t (an AND term) is a column of the driving range, or else a membership check. */
+static inline void place_term(weft_iter_t *it, const weft__query_plan_t *p,
+                              const weft__pool_t *pool, uint32_t t) {
+    bool covered = p->group ? pool->group == p->group : pool == p->drive;
+    if (covered) {
+        it->_private.contiguous |= 1u << t;
+    } else {
+        add_check(it, pool, t);
+    }
+}
+
+/* The excludes, as checks after every include check (weft_iter_next relies on that order). */
+static inline void add_excludes(const weft_query_t *q, weft_iter_t *it) {
+    for (uint32_t x = 0; x < q->exclude_count; x++) {
+        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+    }
+}
+
 /* The setup of a plain query (no filter, no OPTIONAL/OR term): what the iterator had before
  * change detection, plus one test per write term for a tracked pool (stamped). Systems of
  * such queries pay nothing else for the feature. */
@@ -415,22 +442,11 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         const weft__pool_t *pool = q->pool[t];
         bool write = q->desc.terms[t].access == WEFT_ACCESS_WRITE;
         WEFT__ACCESS(q->world, pool->id, write ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
-        it->_private.terms[t].data = pool->data;
-        it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
-        it->_private.terms[t].sparse_wide = pool->sparse_wide;
-        it->_private.terms[t].size = pool->size;
-        it->_private.terms[t].pages = pool->pages;
+        copy_term(it, pool, t);
         stamped |= (uint32_t)(write && pool->tick_added != NULL) << t;
-        bool covered = p->group ? pool->group == p->group : pool == p->drive;
-        if (covered) {
-            it->_private.contiguous |= 1u << t;
-        } else {
-            add_check(it, pool, t);
-        }
+        place_term(it, p, pool, t);
     }
-    for (uint32_t x = 0; x < q->exclude_count; x++) {
-        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
-    }
+    add_excludes(q, it);
     it->_private.filtered = 0;
     it->_private.loose = 0;
     it->_private.or_count = 0;
@@ -477,11 +493,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         WEFT__ACCESS(q->world, pool->id,
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
                                                                   : WEFT__ACCESS_READ);
-        it->_private.terms[t].data = pool->data;
-        it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
-        it->_private.terms[t].sparse_wide = pool->sparse_wide;
-        it->_private.terms[t].size = pool->size;
-        it->_private.terms[t].pages = pool->pages;
+        copy_term(it, pool, t);
         if ((q->loose >> t) & 1u) {
             continue; /* tested for presence only (loose_presence) */
         }
@@ -491,16 +503,9 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;
         }
-        bool covered = p->group ? pool->group == p->group : pool == p->drive;
-        if (covered) {
-            it->_private.contiguous |= 1u << t;
-        } else {
-            add_check(it, pool, t);
-        }
+        place_term(it, p, pool, t);
     }
-    for (uint32_t x = 0; x < q->exclude_count; x++) {
-        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
-    }
+    add_excludes(q, it);
     /* One filter on a driving-range term and nothing else to test: the block scan decides
      * alone (next_scanned). */
     it->_private.lead = 0;
