@@ -11,8 +11,8 @@
  *
  * Where the apply runs: on the thread that called weft_world_progress, except that with more
  * than one worker a phase whose commands reach only plain components (no on_add/on_remove/
- * on_set hook, no observer, not in a group, not multi-instance; a destroy reaches every
- * component the entity has) and make at least 512 row changes may be applied placed: the
+ * on_set hook, no observer, not in a group, not multi-instance, no query filtering on changes
+ * to it; a destroy reaches every component the entity has) and make at least 512 row changes may be applied placed: the
  * calling thread walks the commands in apply order settling entity ids, generations,
  * signatures and skips, then the row changes are replayed pool by pool on every worker, each
  * pool's in apply order. Which of the two ways runs is measured, not assumed: each is timed

@@ -165,6 +165,7 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
         }
     }
     if (pool->tick_added != NULL) { /* permute the ticks through the other half of perm */
+        weft__change_settle(pool, 0, n);
         uint32_t *tmp = order == perm ? perm + n : perm;
         for (uint32_t i = 0; i < n; i++) {
             tmp[i] = pool->tick_added[order[i]];

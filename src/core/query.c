@@ -38,6 +38,8 @@ struct weft_query {
     uint32_t since;                                 /* tick of the previous run (change.h) */
     bool seen;                                      /* false: no previous run yet */
     bool filtered;                                  /* some term has a change filter */
+    bool plain;                                     /* no filter, no OPTIONAL/OR term */
+    uint32_t changed;                               /* bit t: term t has a CHANGED filter */
     uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;                              /* OR groups */
     uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
@@ -48,6 +50,8 @@ struct weft_query {
     struct weft_query *prev; /* world list; guarded by the main thread */
     struct weft_query *next; /* world list */
 };
+
+static uint32_t changed_terms(const weft_query_t *q);
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
 
@@ -201,6 +205,9 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
             }
         }
     }
+    q->plain = !q->filtered && q->loose == 0;
+    q->changed = changed_terms(q);
+    world->changed_queries += q->changed != 0;
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -218,6 +225,7 @@ void weft_query_destroy(weft_query_t *q) {
         return;
     }
     weft_world_t *world = q->world;
+    world->changed_queries -= q->changed != 0;
     if (q->prev != NULL) {
         q->prev->next = q->next;
     } else {
@@ -245,6 +253,9 @@ void weft_query_mark_seen(weft_query_t *q) {
     q->since = q->world->change_tick;
     q->world->change_tick++;
     q->seen = true;
+    if (q->changed != 0) {
+        weft__query_horizons(q->world); /* the window moved on: older ticks may be forgotten */
+    }
 }
 
 void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
@@ -255,7 +266,42 @@ void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
     }
 }
 
+/* Bit t set for each term t of q with a CHANGED filter. */
+static uint32_t changed_terms(const weft_query_t *q) {
+    uint32_t m = 0;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        m |= (uint32_t)(q->desc.terms[t].filter == WEFT_CHANGE_CHANGED) << t;
+    }
+    return m;
+}
+
+void weft__query_horizons(weft_world_t *world) {
+    uint32_t now = world->change_tick;
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
+            if ((m >> t) & 1u) {
+                weft_atomic_store_relaxed(&((weft__pool_t *)q->pool[t])->tick_horizon, now);
+            }
+        }
+    }
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        if (!q->seen) {
+            continue; /* its first window takes every row */
+        }
+        uint32_t since = q->run ? q->run_since : q->since; /* run_since is never newer */
+        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
+            weft_atomic_u32 *h = &((weft__pool_t *)q->pool[t])->tick_horizon;
+            if (((m >> t) & 1u) && weft__tick_newer(weft_atomic_load_relaxed(h), since)) {
+                weft_atomic_store_relaxed(h, since);
+            }
+        }
+    }
+}
+
 void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
+    if (q->plain) {
+        return; /* no window to move; write terms stamp the running system's tick */
+    }
     q->run = true;
     q->run_since = q->since;
     q->run_all = !q->seen;
@@ -360,6 +406,57 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
     c->term = term;
 }
 
+/* Term t of the iterator reads `pool`. */
+static inline void copy_term(weft_iter_t *it, const weft__pool_t *pool, uint32_t t) {
+    it->_private.terms[t].data = pool->data;
+    it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
+    it->_private.terms[t].sparse_wide = pool->sparse_wide;
+    it->_private.terms[t].size = pool->size;
+    it->_private.terms[t].pages = pool->pages;
+}
+
+/* Term t (an AND term) is a column of the driving range, or else a membership check. */
+static inline void place_term(weft_iter_t *it, const weft__query_plan_t *p,
+                              const weft__pool_t *pool, uint32_t t) {
+    bool covered = p->group ? pool->group == p->group : pool == p->drive;
+    if (covered) {
+        it->_private.contiguous |= 1u << t;
+    } else {
+        add_check(it, pool, t);
+    }
+}
+
+/* The excludes, as checks after every include check (weft_iter_next relies on that order). */
+static inline void add_excludes(const weft_query_t *q, weft_iter_t *it) {
+    for (uint32_t x = 0; x < q->exclude_count; x++) {
+        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
+    }
+}
+
+/* The setup of a plain query (no filter, no OPTIONAL/OR term): what the iterator had before
+ * change detection, plus one test per write term for a tracked pool (stamped). Systems of
+ * such queries pay nothing else for the feature. */
+static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_iter_t *it) {
+    uint32_t stamped = 0;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        const weft__pool_t *pool = q->pool[t];
+        bool write = q->desc.terms[t].access == WEFT_ACCESS_WRITE;
+        WEFT__ACCESS(q->world, pool->id, write ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
+        copy_term(it, pool, t);
+        stamped |= (uint32_t)(write && pool->tick_added != NULL) << t;
+        place_term(it, p, pool, t);
+    }
+    add_excludes(q, it);
+    it->_private.filtered = 0;
+    it->_private.loose = 0;
+    it->_private.or_count = 0;
+    it->_private.lead = 0;
+    it->_private.stamped = stamped;
+    if (stamped != 0) {
+        it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
+    }
+}
+
 /* Only the public fields and the private ones weft_iter_next() reads are written: terms[t]
  * for t < term_count and checks[k] for k < check_count. Clearing the whole iterator (~900
  * bytes) was the largest single cost of a frame of small systems. */
@@ -379,8 +476,13 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
     it->_private.drive_dense = p->drive->dense;
-    bool all = q->run ? q->run_all : !q->seen;
     it->_private.query = q;
+    it->present = 0;
+    if (q->plain) {
+        iter_plain(q, p, it);
+        return;
+    }
+    bool all = q->run ? q->run_all : !q->seen;
     it->_private.since = q->run ? q->run_since : q->since;
     it->_private.tick = q->run ? q->run_tick : weft__change_tick_now(q->world);
     it->_private.filtered = 0;
@@ -391,11 +493,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         WEFT__ACCESS(q->world, pool->id,
                      q->desc.terms[t].access == WEFT_ACCESS_WRITE ? WEFT__ACCESS_WRITE
                                                                   : WEFT__ACCESS_READ);
-        it->_private.terms[t].data = pool->data;
-        it->_private.terms[t].sparse = (const unsigned char *const *)pool->sparse;
-        it->_private.terms[t].sparse_wide = pool->sparse_wide;
-        it->_private.terms[t].size = pool->size;
-        it->_private.terms[t].pages = pool->pages;
+        copy_term(it, pool, t);
         if ((q->loose >> t) & 1u) {
             continue; /* tested for presence only (loose_presence) */
         }
@@ -405,23 +503,15 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;
         }
-        bool covered = p->group ? pool->group == p->group : pool == p->drive;
-        if (covered) {
-            it->_private.contiguous |= 1u << t;
-        } else {
-            add_check(it, pool, t);
-        }
+        place_term(it, p, pool, t);
     }
-    for (uint32_t x = 0; x < q->exclude_count; x++) {
-        add_check(it, &q->world->components[q->desc.exclude[x].id]->pool, UINT32_MAX);
-    }
+    add_excludes(q, it);
     /* One filter on a driving-range term and nothing else to test: the block scan decides
      * alone (next_scanned). */
     it->_private.lead = 0;
     it->_private.loose = q->loose;
     it->_private.or_count = q->or_count;
     memcpy(it->_private.or_groups, q->or_groups, q->or_count * sizeof q->or_groups[0]);
-    it->present = 0;
     uint32_t f = it->_private.filtered;
     if (f != 0 && (f & (f - 1u)) == 0 && (f & it->_private.contiguous) == f &&
         it->_private.check_count == 0 && q->loose == 0) {
@@ -553,26 +643,30 @@ static uint32_t all_terms(const weft_iter_t *it) {
 /* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
  * term, the pool row of the batch's first entry when the term's rows run contiguously
  * through the batch, else WEFT__ROW_NONE. */
+/* Every term is a column of the driving range: the rest of the chunk is one batch (the
+ * common case, and all of a small system's iteration). Inline, so that weft_iter_next's
+ * plain path (base NULL) costs what it did before change filters. */
+static inline bool whole_chunk(weft_iter_t *it, uint32_t *base) {
+    uint32_t start = it->_private.row;
+    it->rows = it->_private.end - start;
+    it->_private.row = it->_private.end;
+    if (it->rows == 0) {
+        return false;
+    }
+    it->entities = it->_private.drive_dense + start;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
+        if (base != NULL) {
+            base[t] = start;
+        }
+    }
+    return true;
+}
+
 static bool next_batch(weft_iter_t *it, uint32_t *base) {
     if (it->_private.check_count == 0) {
-        /* Every term is a column of the driving range: the rest of the chunk is one batch
-         * (the common case, and all of a small system's iteration). */
-        uint32_t start = it->_private.row;
-        it->rows = it->_private.end - start;
-        it->_private.row = it->_private.end;
-        if (it->rows == 0) {
-            return false;
-        }
-        it->entities = it->_private.drive_dense + start;
-        it->present = all_terms(it);
-        for (uint32_t t = 0; t < it->term_count; t++) {
-            it->columns[t] =
-                it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
-            if (base != NULL) {
-                base[t] = start;
-            }
-        }
-        return true;
+        return whole_chunk(it, base);
     }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->_private.row;
@@ -637,6 +731,24 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
 
 /* ---- change filters and stamps ---------------------------------------------- >>change */
 
+/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
+static uint32_t lowest_bit(uint32_t x) {
+    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+/* Start loading row `row` of every column of the iterator (a hint; no effect on results). */
+static void prefetch_row(const weft_iter_t *it, uint32_t row) {
+#if defined(__GNUC__) || defined(__clang__)
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        __builtin_prefetch(it->_private.terms[t].data + (size_t)row * it->_private.terms[t].size);
+    }
+#else
+    (void)it, (void)row;
+#endif
+}
+
 /* Do driving row r's change filters pass? rows[] are its include checks' rows (row_matches). */
 static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows) {
     const weft_query_t *q = it->_private.query;
@@ -655,7 +767,7 @@ static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows
         const weft__pool_t *pool = q->pool[t];
         uint32_t tick = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
                             ? pool->tick_added[row]
-                            : weft_atomic_load_relaxed(&pool->tick_changed[row]);
+                            : weft__change_row_tick(pool, row);
         if (!weft__tick_newer(tick, it->_private.since)) {
             return false;
         }
@@ -685,27 +797,17 @@ static bool next_filtered(weft_iter_t *it, uint32_t *base) {
     uint32_t r = it->_private.row, end = it->_private.end;
     bool found = false;
     while (r < end && !found) {
-        uint32_t stop = end;
         if (lead != NULL) {
-            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT;
-            if (!weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_blocks[b]), since)) {
-                r = (b + 1u) * block;
+            uint32_t b = r >> WEFT__TICK_BLOCK_SHIFT, first = b * block;
+            uint32_t span = end - first < block ? end - first : block;
+            uint32_t m = lead_added ? weft__change_block_added(lead, b, since, span)
+                                    : weft__change_block_changed(lead, b, since, span);
+            m &= ~((1u << (r - first)) - 1u); /* rows before r are done */
+            if (m == 0) {
+                r = first + block;
                 continue;
             }
-            stop = (b + 1u) * block < end ? (b + 1u) * block : end;
-            if (lead_added) {
-                while (r < stop && !weft__tick_newer(lead->tick_added[r], since)) {
-                    r++;
-                }
-            } else {
-                while (r < stop &&
-                       !weft__tick_newer(weft_atomic_load_relaxed(&lead->tick_changed[r]), since)) {
-                    r++;
-                }
-            }
-            if (r == stop) {
-                continue;
-            }
+            r = first + lowest_bit(m);
         }
         found = row_matches(it, r, rows) && filters_pass(it, r, rows);
         r += found ? 0u : 1u;
@@ -750,39 +852,29 @@ static void scan_blocks(weft_iter_t *it) {
     uint32_t n = 0, b = it->_private.scan;
     for (; b < last && n < WEFT__ITER_RING; b++) {
         it->_private.ring_block[n] = b;
-        n += weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_blocks[b]), since);
+        n += weft__tick_newer(weft__sum_newest(weft_atomic_load_relaxed(&pool->tick_blocks[b])),
+                              since);
     }
     it->_private.scan = b;
     bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t first = it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
         uint32_t rows = end - first < 16u ? end - first : 16u;
-        uint32_t m = 0;
-        if (added) {
-            for (uint32_t i = 0; i < rows; i++) {
-                m |= (uint32_t)weft__tick_newer(pool->tick_added[first + i], since) << i;
-            }
-        } else {
-            for (uint32_t i = 0; i < rows; i++) {
-                m |= (uint32_t)weft__tick_newer(
-                         weft_atomic_load_relaxed(&pool->tick_changed[first + i]), since)
-                     << i;
-            }
-        }
+        uint32_t m =
+            added ? weft__change_block_added(pool, it->_private.ring_block[k], since, rows)
+                  : weft__change_block_changed(pool, it->_private.ring_block[k], since, rows);
         if (first < it->_private.row) { /* the chunk starts inside this block */
             m &= ~((1u << (it->_private.row - first)) - 1u);
         }
         it->_private.ring_mask[k] = (uint16_t)m;
+        /* The rows are scattered: start loading each block's first changed row of every
+         * column now, so that the loads overlap instead of waiting one by one in the body. */
+        if (m != 0) {
+            prefetch_row(it, first + lowest_bit(m));
+        }
     }
     it->_private.ring_at = 0;
     it->_private.ring_len = n;
-}
-
-/* Index of the lowest set bit of x != 0 (a de Bruijn multiply: no branch per bit). */
-static uint32_t lowest_bit(uint32_t x) {
-    static const uint8_t pos[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
-                                    31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
-    return pos[((x & (0u - x)) * 0x077CB531u) >> 27];
 }
 
 /* next_filtered when the lead term alone decides: batches are runs of set bits of the
@@ -829,15 +921,13 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
             continue; /* not a tracked write term, or absent from the batch */
         }
         weft__pool_t *pool = (weft__pool_t *)q->pool[t];
-        if (base[t] != WEFT__ROW_NONE) {
+        if (base[t] != WEFT__ROW_NONE) { /* a run of rows: one mark per block */
             uint32_t first = base[t], end = first + it->rows;
-            for (uint32_t row = first; row < end; row++) {
-                weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
-            }
-            for (uint32_t row = first; row < end;
-                 row +=
-                 (1u << WEFT__TICK_BLOCK_SHIFT) - (row & ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u))) {
-                weft__change_raise(pool, row, tick);
+            for (uint32_t row = first; row < end;) {
+                uint32_t i = row & 15u, n = end - row < 16u - i ? end - row : 16u - i;
+                uint32_t bits = (n == 16u ? 0xFFFFu : (1u << n) - 1u) << i;
+                weft__change_mark_bits(pool, row >> WEFT__TICK_BLOCK_SHIFT, bits, tick);
+                row += n;
             }
         } else {
             for (uint32_t i = 0; i < it->rows; i++) {
@@ -849,7 +939,7 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
 
 bool weft_iter_next(weft_iter_t *it) {
     if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
-        return next_batch(it, NULL);
+        return it->_private.check_count == 0 ? whole_chunk(it, NULL) : next_batch(it, NULL);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
     bool more = it->_private.lead                              ? next_scanned(it, base)

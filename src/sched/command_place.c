@@ -5,7 +5,7 @@
  * DESIGN
  * Serially, a phase's commands are replayed as public calls (command.c, weft__cmd_apply).
  * For a component that is plain (weft__cmd_plain: no hook, no observer, no group, one
- * instance), such a call changes two things: the entity table (slot, generation, signature,
+ * instance, no change tracking), such a call changes two things: the entity table (slot, generation, signature,
  * free list) and that component's pool. A pool's rows after the apply depend only on the
  * operations made on that pool (push, write in place, swap-remove) and their order. So the
  * placed apply walks the commands in apply order on the main thread, doing the entity-table
@@ -45,8 +45,10 @@ struct weft__cmd_place_op {
 _Static_assert(WEFT_MAX_COMPONENTS <= 256, "a place op stores the component id in 8 bits");
 
 bool weft__cmd_plain(const weft__component_t *comp) {
+    /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
+     * the serial apply's calls; the replay below would skip that. */
     return comp->on_add == NULL && comp->on_remove == NULL && comp->on_set == NULL &&
-           comp->pool.group == 0 && comp->pool.multi == NULL;
+           comp->pool.group == 0 && comp->pool.multi == NULL && comp->pool.tick_added == NULL;
 }
 
 weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {

@@ -37,6 +37,10 @@ static const size_t comp_size[NC] = {12, 4, 8};
 #define NO_TERM ((weft_query_term_t){.component = {0}})
 
 static weft_query_t *qa, *qb, *qc, *qab, *qw; /* filters; qw: A written by iteration */
+static weft_query_t *qa_slow; /* A, CHANGED, seen only every SLOW_EVERY checks: its window
+                                 spans epochs that the other queries have forgotten */
+static uint32_t slow_from;    /* first epoch qa_slow has not seen */
+#define SLOW_EVERY 3u
 static model_t m;
 static uint32_t epoch;
 static uint64_t rng;
@@ -86,7 +90,9 @@ static void setup(void) {
     qab = make_query(TERM(comp[1], WEFT_ACCESS_READ, WEFT_CHANGE_ADDED),
                      TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED));
     qw = make_query(TERM(comp[0], WEFT_ACCESS_WRITE, WEFT_CHANGE_NONE), NO_TERM);
+    qa_slow = make_query(TERM(comp[0], WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED), NO_TERM);
     epoch = 0;
+    slow_from = 0;
 }
 
 static void teardown(void) {
@@ -96,7 +102,7 @@ static void teardown(void) {
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-/* Expected match of model slot s for query kind k (0: qa, 1: qb, 2: qc, 3: qab). */
+/* Expected match of model slot s for query kind k (0: qa, 1: qb, 2: qc, 3: qab, 4: qa_slow). */
 static bool expected(int s, int k) {
     if (m.handle[s] == 0) {
         return false;
@@ -108,6 +114,8 @@ static bool expected(int s, int k) {
         return m.has[s][1] && m.added[s][1] == epoch;
     case 2:
         return m.has[s][2] && m.changed[s][2] == epoch;
+    case 4:
+        return m.has[s][0] && m.changed[s][0] >= slow_from;
     default:
         return m.has[s][0] && m.has[s][1] && m.changed[s][0] == epoch && m.added[s][1] == epoch;
     }
@@ -115,8 +123,9 @@ static bool expected(int s, int k) {
 
 /* Iterate every filtered query in chunks of `chunk` rows, compare with the model, mark seen. */
 static void check_epoch(uint64_t seed, uint32_t op) {
-    weft_query_t *qs[4] = {qa, qb, qc, qab};
-    for (int k = 0; k < 4; k++) {
+    weft_query_t *qs[5] = {qa, qb, qc, qab, qa_slow};
+    bool slow_turn = epoch % SLOW_EVERY == SLOW_EVERY - 1u;
+    for (int k = 0; k < (slow_turn ? 5 : 4); k++) {
         bool seen[MAX_E] = {false};
         uint32_t chunk_rows = 1u + below(40);
         uint32_t chunks = weft_query_chunk_count(qs[k], chunk_rows);
@@ -140,6 +149,9 @@ static void check_epoch(uint64_t seed, uint32_t op) {
                       (unsigned long long)seed, op, epoch, k, s, seen[s], expected(s, k));
         }
         weft_query_mark_seen(qs[k]);
+    }
+    if (slow_turn) {
+        slow_from = epoch + 1u;
     }
     epoch++;
 }

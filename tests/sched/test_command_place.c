@@ -245,6 +245,59 @@ Test(placed_apply, world_hash_equals_the_serial_apply_at_every_worker_count) {
     }
 }
 
+/* Digest of the entities a query yields, in order, then mark it seen. */
+static uint64_t changed_digest(weft_query_t *q) {
+    uint64_t h = 0;
+    weft_iter_t it;
+    cr_assert(eq(int, weft_query_iter(q, 0, 0, &it), WEFT_OK));
+    while (weft_iter_next(&it)) {
+        for (uint32_t i = 0; i < it.rows; i++) {
+            h = fixture_mix(h ^ weft_iter_entity(&it, i));
+        }
+    }
+    weft_query_mark_seen(q);
+    return h;
+}
+
+/* got[fr]: after frame fr, the rows of A changed and of B added during the frame. */
+static void churn_run_changes(uint32_t workers, uint64_t seed, uint64_t got[PA_FRAMES]) {
+    churn_t *ch = churn_make(
+        &(weft_world_desc_t){.worker_count = workers, .execution = WEFT_EXECUTION_THREADED}, seed,
+        NULL, NULL);
+    weft_query_t *qa = NULL, *qb = NULL;
+    weft_query_desc_t da = {
+        .terms = {{.component = ch->a, .access = WEFT_ACCESS_READ, .filter = WEFT_CHANGE_CHANGED}}};
+    weft_query_desc_t db = {
+        .terms = {{.component = ch->b, .access = WEFT_ACCESS_READ, .filter = WEFT_CHANGE_ADDED}}};
+    cr_assert(eq(int, weft_query_create(ch->world, &da, &qa), WEFT_OK), "%s", weft_last_error());
+    cr_assert(eq(int, weft_query_create(ch->world, &db, &qb), WEFT_OK), "%s", weft_last_error());
+    weft_query_mark_seen(qa);
+    weft_query_mark_seen(qb);
+    for (uint32_t fr = 0; fr < PA_FRAMES; fr++) {
+        cr_assert(eq(int, churn_frame(ch, fr), WEFT_OK), "%s", weft_last_error());
+        CHECKED();
+        uint64_t a = changed_digest(qa);
+        got[fr] = fixture_mix(a ^ changed_digest(qb) ^ weft_world_hash(ch->world));
+    }
+    churn_free(ch);
+}
+
+/* Command applies mark what they add and write (weft/query.h): the placed apply too. */
+Test(placed_apply, change_filters_see_the_applied_rows_at_every_worker_count) {
+    uint64_t seed = fixture_seed("placed_apply");
+    uint64_t want[PA_FRAMES], got[PA_FRAMES];
+    churn_run_changes(1, seed, want);
+    uint32_t counts[] = {2, 4, 8};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        churn_run_changes(counts[k], seed, got);
+        for (uint32_t fr = 0; fr < PA_FRAMES; fr++) {
+            cr_assert(eq(u64, got[fr], want[fr]),
+                      "seed %llu: %u workers: changed rows differ after frame %u",
+                      (unsigned long long)seed, counts[k], fr);
+        }
+    }
+}
+
 /* ---- hooks: serial, in command order, on the main thread ---- */
 
 #define HOOK_LOG_MAX 65536
