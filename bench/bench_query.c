@@ -433,8 +433,8 @@ static void join_raw_fini(join_raw_t *r) {
 }
 
 /* Report a pair timed back to back (per-entity ns arrays a and b over reps). */
-static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a,
-                        const char *ib, double *b, int reps, double target) {
+static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a, const char *ib,
+                        double *b, int reps, double target) {
     double ratio = wb_median_ratio(a, b, reps);
     wb_report(ctx, SUITE, name, ia, 1, wb_median(a, reps), "ns", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, name, ib, 1, wb_median(b, reps), "ns", WB_NO_TARGET, 0);
@@ -461,8 +461,7 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
         exit(1);
     }
     double *t_ung = t, *t_gat = t + reps, *t_part = t + 2 * reps, *t_ung2 = t + 3 * reps;
-    double *t_out = t + 4 * reps, *t_d3 = t + 5 * reps, *t_in = t + 6 * reps,
-           *t_d2 = t + 7 * reps;
+    double *t_out = t + 4 * reps, *t_d3 = t + 5 * reps, *t_in = t + 6 * reps, *t_d2 = t + 7 * reps;
     const double nm = raw.nm;
     for (int r = 0; r < reps; r++) {
         double t0 = wb_now_ns();
@@ -496,8 +495,8 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     }
     wb_sink(raw.p);
     join_report(ctx, "join3_ungrouped_vs_gather", "weft", t_ung, "gather", t_gat, reps, 1.5);
-    join_report(ctx, "join3_partial_group_vs_ungrouped", "weft", t_part, "ungrouped", t_ung2,
-                reps, 1.0);
+    join_report(ctx, "join3_partial_group_vs_ungrouped", "weft", t_part, "ungrouped", t_ung2, reps,
+                1.0);
     if (nested.refused) {
         wb_note(ctx, SUITE, "nested_*: weft refused the {P,V} group beside {P,V,M}: %s",
                 weft_last_error());
