@@ -14,9 +14,15 @@
  * next matching row, then tries the cheap case first: if every other include pool's dense
  * array runs in step with the driving rows (the pools were filled in the same order), a
  * sequential compare of the dense arrays proves membership for the whole run and the batch
- * gets contiguous columns for every term. Otherwise the batch is the maximal run of matching
- * rows and those terms are reached per row through the sparse index. A chunk without checks
- * is one batch of plain arrays. */
+ * gets contiguous columns for every term. Otherwise the batch is a resolved block
+ * (block_batch): a window of up to WEFT__ITER_BLOCK driving rows whose entities are probed
+ * in each checked pool in one tight loop per pool, rejected rows squeezed out, each include
+ * term's rows kept in an iterator array that weft_iter_get reads (no per-row sparse lookup
+ * in the body) and their data prefetched. When a block's rows turn out to step one by one,
+ * the next batch tries the dense-array comparison again; otherwise it is skipped (it would
+ * only touch those pools' dense arrays in vain). A chunk without checks is one batch of
+ * plain arrays. Queries with change filters or OPTIONAL/OR terms keep runs of consecutive
+ * rows (next_filtered), reached per row through the sparse index. */
 #include <string.h>
 
 #include "query.h"
@@ -374,6 +380,8 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->term_count = q->term_count;
     it->_private.check_count = 0;
     it->_private.contiguous = 0;
+    it->_private.blocked = 0;
+    it->_private.misaligned = 0;
     uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p->rows : 0u);
     uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
@@ -396,6 +404,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         it->_private.terms[t].sparse_wide = pool->sparse_wide;
         it->_private.terms[t].size = pool->size;
         it->_private.terms[t].pages = pool->pages;
+        it->_private.terms[t].rows = NULL;
         if ((q->loose >> t) & 1u) {
             continue; /* tested for presence only (loose_presence) */
         }
@@ -458,8 +467,14 @@ weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32
     return WEFT_OK;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE __attribute__((always_inline)) inline
+#else
+#define HOT_INLINE inline
+#endif
+
 /* Row of entity index idx in a checked pool, or WEFT__ROW_NONE. */
-static uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
+static HOT_INLINE uint32_t check_row(const weft__iter_check_t *c, uint32_t idx) {
     uint32_t p = idx >> WEFT__SPARSE_SHIFT;
     if (p >= c->pages || c->sparse[p] == NULL) {
         return WEFT__ROW_NONE;
@@ -543,17 +558,203 @@ static uint32_t aligned_run(const weft_iter_t *it, uint32_t start, uint32_t limi
     return len;
 }
 
-#define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
-
 /* Bits of every term of the iterator. */
 static uint32_t all_terms(const weft_iter_t *it) {
     return it->term_count >= 32u ? UINT32_MAX : (1u << it->term_count) - 1u;
+}
+
+#define MIN_ALIGNED_RUN 16u /* shorter aligned runs are not worth a batch of their own */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* Forget the previous batch's resolved rows (weft_iter_get must not see them). */
+static void unblock(weft_iter_t *it) {
+    if (it->_private.blocked) {
+        for (uint32_t t = 0; t < it->term_count; t++) {
+            it->_private.terms[t].rows = NULL;
+        }
+        it->_private.blocked = 0;
+    }
+}
+
+enum {
+    PROBE_ABSENT = 1,  /* some entity lacks the component */
+    PROBE_PRESENT = 2, /* some entity has it */
+    PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
+};
+
+/* probe() for one entry width (a constant after inlining, so the loop has no width test). */
+static HOT_INLINE uint32_t probe_width(const weft__iter_check_t *c, const uint32_t *ents,
+                                       uint32_t w, uint32_t *out, uint32_t wide) {
+    uint32_t absent = 0, step = 0;
+    uint32_t page_at = UINT32_MAX;
+    const unsigned char *page = NULL;
+    const unsigned char *const *dir = c->sparse;
+    const uint32_t pages = c->pages;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < w; i++) {
+        uint32_t idx = ents[i];
+        uint32_t p = idx >> WEFT__SPARSE_SHIFT;
+        if (p != page_at) {
+            page_at = p;
+            page = p < pages ? dir[p] : NULL;
+            if (i == 0) { /* rows running on from the first give step 0 */
+                first =
+                    page ? weft__sparse_get(page, idx & WEFT__SPARSE_MASK, wide) : WEFT__ROW_NONE;
+            }
+        }
+        uint32_t row =
+            page ? weft__sparse_get(page, idx & WEFT__SPARSE_MASK, wide) : WEFT__ROW_NONE;
+        out[i] = row;
+        absent += row == WEFT__ROW_NONE;
+        step |= row ^ (first + i);
+    }
+    return (absent ? PROBE_ABSENT : 0u) | (absent < w ? PROBE_PRESENT : 0u) |
+           (step != 0 || absent ? PROBE_STEPPED : 0u);
+}
+
+/* out[i] = the checked pool's row of entity index ents[i] (WEFT__ROW_NONE: absent), for a
+ * window of w >= 1 entities; returns PROBE_* bits. The sparse page is looked up again only
+ * when it changes. */
+static uint32_t probe(const weft__iter_check_t *c, const uint32_t *ents, uint32_t w,
+                      uint32_t *out) {
+    return c->sparse_wide ? probe_width(c, ents, w, out, 1u) : probe_width(c, ents, w, out, 0u);
+}
+
+/* A resolved block: the window of driving rows [start, start + WEFT__ITER_BLOCK) (shorter at
+ * the chunk's end; row `start` matches). Each check's sparse index is probed for the whole
+ * window in one tight loop (one pool at a time: no per-row branching over checks), the
+ * include terms' rows kept in arrays that weft_iter_get reads; rejected rows are then
+ * squeezed out, and the include rows' data is prefetched before the body runs. The
+ * driving-range terms are columns when no row of the window was rejected, else they get
+ * the driving rows. Same base contract as next_batch. */
+static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    uint32_t w = pv->end - start < WEFT__ITER_BLOCK ? pv->end - start : WEFT__ITER_BLOCK;
+    const uint32_t *ents = pv->drive_dense + start;
+    uint64_t bad[WEFT__ITER_BLOCK / 64] = {0}; /* bit i: window row i is rejected */
+    uint32_t includes = 0;
+    bool inline_rows = true;             /* every include's rows run on in step with the window */
+    uint32_t stepped = 0;                /* bit c: include c's rows do not run on one by one */
+    uint32_t *scratch = pv->block_drive; /* exclude rows (block_drive is filled later) */
+    for (uint32_t k = 0; k < pv->check_count; k++) {
+        const weft__iter_check_t *c = &pv->checks[k];
+        bool include = c->term != UINT32_MAX;
+        uint32_t *out = include ? pv->block_rows[includes++] : scratch;
+        uint32_t got = probe(c, ents, w, out);
+        inline_rows &= !include || !(got & PROBE_STEPPED);
+        if (include) {
+            stepped |= (uint32_t)((got & PROBE_STEPPED) != 0) << (includes - 1u);
+        }
+        if (include ? (got & PROBE_ABSENT) != 0 : (got & PROBE_PRESENT) != 0) {
+            for (uint32_t i = 0; i < w; i++) {
+                bad[i >> 6] |= (uint64_t)((out[i] == WEFT__ROW_NONE) == include) << (i & 63u);
+            }
+        }
+    }
+    bool gapless = true;
+    for (uint32_t b = 0; b < WEFT__ITER_BLOCK / 64; b++) {
+        gapless = gapless && bad[b] == 0;
+    }
+    /* Predict the next window from this one's last two rows: when every include's rows step
+     * by one there, the next batch tries the dense-array comparison again. */
+    bool tail = w >= 2 && !((bad[(w - 1u) >> 6] >> ((w - 1u) & 63u)) & 1u) &&
+                !((bad[(w - 2u) >> 6] >> ((w - 2u) & 63u)) & 1u);
+    for (uint32_t c = 0; c < includes && tail; c++) {
+        tail = pv->block_rows[c][w - 1u] == pv->block_rows[c][w - 2u] + 1u;
+    }
+    if (!(gapless && inline_rows)) {
+        /* An in-step stretch at the window's start (rows matching and every include's rows
+         * running on one by one) long enough for a batch of its own becomes one, with
+         * columns for every term. */
+        uint32_t run = 1;
+        bool on = true;
+        while (on && run < w) {
+            on = !((bad[run >> 6] >> (run & 63u)) & 1u);
+            for (uint32_t c = 0; c < includes && on; c++) {
+                on = pv->block_rows[c][run] == pv->block_rows[c][0] + run;
+            }
+            run += on;
+        }
+        if (run >= MIN_ALIGNED_RUN) {
+            w = run;
+            gapless = true;
+            inline_rows = true;
+            stepped = 0;
+        }
+    }
+    uint32_t m = w;
+    if (!gapless) { /* squeeze the rejected rows out, in order (m <= i: in place) */
+        m = 0;
+        for (uint32_t i = 0; i < w; i++) {
+            if ((bad[i >> 6] >> (i & 63u)) & 1u) {
+                continue;
+            }
+            pv->block_ents[m] = ents[i];
+            pv->block_drive[m] = start + i;
+            for (uint32_t k = 0; k < includes; k++) {
+                pv->block_rows[k][m] = pv->block_rows[k][i];
+            }
+            m++;
+        }
+    }
+    /* The pools' rows ran in step: try the cheap dense-array comparison (aligned_run) at
+     * the next batch again; else skip it, it would only touch their dense arrays in vain. */
+    pv->misaligned = !(gapless && inline_rows) && !tail;
+    pv->row = start + w;
+    pv->blocked = 1;
+    it->rows = m;
+    it->entities = gapless ? ents : pv->block_ents;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = NULL;
+        if (base != NULL) {
+            base[t] = WEFT__ROW_NONE;
+        }
+        if ((pv->contiguous >> t) & 1u) {
+            if (gapless) {
+                it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
+                if (base != NULL) {
+                    base[t] = start;
+                }
+            } else {
+                pv->terms[t].rows = pv->block_drive;
+            }
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t c = 0; c < includes; c++) {
+        while (pv->checks[k].term == UINT32_MAX) {
+            k++;
+        }
+        uint32_t t = pv->checks[k++].term;
+        weft__iter_term_t *term = &pv->terms[t];
+        if (gapless && !((stepped >> c) & 1u)) { /* its rows run in step: a column */
+            it->columns[t] = term->data + (size_t)pv->block_rows[c][0] * term->size;
+            if (base != NULL) {
+                base[t] = pv->block_rows[c][0];
+            }
+            continue;
+        }
+        term->rows = pv->block_rows[c];
+        if (term->size != 0) {
+            for (uint32_t i = 0; i < m; i++) {
+                PREFETCH(term->data + (size_t)pv->block_rows[c][i] * term->size);
+            }
+        }
+    }
+    return true;
 }
 
 /* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
  * term, the pool row of the batch's first entry when the term's rows run contiguously
  * through the batch, else WEFT__ROW_NONE. */
 static bool next_batch(weft_iter_t *it, uint32_t *base) {
+    unblock(it);
     if (it->_private.check_count == 0) {
         /* Every term is a column of the driving range: the rest of the chunk is one batch
          * (the common case, and all of a small system's iteration). */
@@ -586,7 +787,7 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
     }
     uint32_t start = r;
     uint32_t aligned = 0;
-    if (it->_private.check_count != 0) {
+    if (it->_private.check_count != 0 && !it->_private.misaligned) {
         aligned = aligned_run(it, start, it->_private.end - start, rows);
     }
     uint32_t together = it->_private.contiguous;
@@ -599,11 +800,7 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
             together |= 1u << it->_private.checks[k].term;
         }
     } else {
-        uint32_t scratch[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
-        r++;
-        while (r < it->_private.end && row_matches(it, r, scratch)) {
-            r++;
-        }
+        return block_batch(it, start, base);
     }
     it->_private.row = r;
     it->rows = r - start;
@@ -838,6 +1035,10 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
                  row +=
                  (1u << WEFT__TICK_BLOCK_SHIFT) - (row & ((1u << WEFT__TICK_BLOCK_SHIFT) - 1u))) {
                 weft__change_raise(pool, row, tick);
+            }
+        } else if (it->_private.terms[t].rows != NULL) { /* a resolved block */
+            for (uint32_t i = 0; i < it->rows; i++) {
+                weft__change_mark(pool, it->_private.terms[t].rows[i], tick);
             }
         } else {
             for (uint32_t i = 0; i < it->rows; i++) {
