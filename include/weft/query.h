@@ -2,11 +2,15 @@
  *
  * A query is a description (include terms with read or write access, an oper and a change
  * filter; exclude components) bound to a world. Iteration chooses a "driving" row range among
- * the AND terms: the aligned rows [0, n) of a group when some group's members are all AND
- * terms (the largest such group), else the rows of the smallest AND term's pool (ties: the
- * earliest term). The choice depends
- * only on the data, so every caller that starts an iteration while no structural change runs
- * gets the same driving range.
+ * the AND terms by cost: each candidate, the aligned rows [0, n) of a group whose members are
+ * all AND terms or all the rows of an AND term's pool, costs rows * (1 + 2 * probes), where
+ * probes counts the AND terms it does not cover (each is a sparse-index probe per driving
+ * row, measured at about two row visits); the cheapest drives (ties: a group before a pool,
+ * then the larger group, then the earlier term). The smallest pool is always a candidate, so
+ * the plan never costs more than driving from it; a group covering every term wins whenever
+ * it exists (its rows are at most any member's). desc.drive forces a term's pool. The choice
+ * depends only on the data, so every caller that starts an iteration while no structural
+ * change runs gets the same driving range.
  *
  * Chunks: chunk k covers driving rows [k * chunk_rows, (k + 1) * chunk_rows), so boundaries
  * depend only on chunk_rows and the data, never on worker counts. Inside a chunk the iterator
@@ -114,7 +118,9 @@ typedef struct weft_query_desc {
     weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* required, at least one; distinct
                                                           components; ends at the first zero */
     weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
-    uint32_t _canary;                                  /* must stay 0 */
+    uint32_t drive;   /* 0: the planner chooses the driving set; t + 1: AND term t's pool
+                       drives (all of its rows, the other terms probed) */
+    uint32_t _canary; /* must stay 0 */
 } weft_query_desc_t;
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or

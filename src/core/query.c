@@ -149,6 +149,17 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
                               "weft_query_create: terms[%u] is an OR group of one term", t);
         }
     }
+    if (d->drive > nt || (d->drive != 0 && d->terms[d->drive - 1u].oper != WEFT_TERM_AND)) {
+        return WEFT__FAIL(log, WEFT_EINVAL,
+                          "weft_query_create: drive %u names no AND term (%u terms)", d->drive, nt);
+    }
+    if (d->drive != 0 && multi != 0 &&
+        world->components[d->terms[d->drive - 1u].component.id]->pool.multi == NULL) {
+        return WEFT__FAIL(log, WEFT_EINVAL,
+                          "weft_query_create: drive names terms[%u], but the multi-instance term "
+                          "must drive",
+                          d->drive - 1u);
+    }
     if (and_terms == 0) {
         return WEFT__FAIL(log, WEFT_EINVAL,
                           "weft_query_create: no AND term (one is needed to drive iteration)");
@@ -274,29 +285,38 @@ void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
 
 typedef weft__query_plan_t plan_t;
 
-/* Is c an AND term of q (only those can drive)? */
-static bool is_term(const weft_query_t *q, uint32_t c) {
+/* Bits of the AND terms of q (only those can drive). */
+static uint32_t and_bits(const weft_query_t *q) {
+    uint32_t all = q->term_count >= 32u ? UINT32_MAX : (1u << q->term_count) - 1u;
+    return all & ~q->loose;
+}
+
+/* Bit t set for each AND term whose component is c (0: none). */
+static uint32_t term_bit(const weft_query_t *q, uint32_t c) {
     for (uint32_t t = 0; t < q->term_count; t++) {
         if (q->desc.terms[t].component.id == c && !((q->loose >> t) & 1u)) {
-            return true;
+            return 1u << t;
         }
     }
-    return false;
+    return 0;
+}
+
+static uint32_t popcount32(uint32_t x) {
+    uint32_t n = 0;
+    for (; x != 0; x &= x - 1u) {
+        n++;
+    }
+    return n;
+}
+
+/* Cost of driving `rows` rows with `probes` terms left to probe per row (query.h). */
+static uint64_t plan_cost(uint32_t rows, uint32_t probes) {
+    return (uint64_t)rows * (1u + 2u * (uint64_t)probes);
 }
 
 static void make_plan(const weft_query_t *q, plan_t *p) {
     const weft_world_t *world = q->world;
     p->group = 0;
-    if (q->term_count == 1) {
-        /* One term: its pool drives unless it is multi-instance (handled below) or the only
-         * member of a group (which the general case below covers). */
-        const weft__pool_t *pool = q->pool[0];
-        if (pool->multi == NULL && (pool->group == 0 || world->groups[pool->group].count != 1)) {
-            p->drive = pool;
-            p->rows = pool->count;
-            return;
-        }
-    }
     for (uint32_t t = 0; t < q->term_count; t++) {
         if (q->pool[t]->multi != NULL) { /* every instance is an entry: it must drive */
             p->drive = q->pool[t];
@@ -304,31 +324,52 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
             return;
         }
     }
-    uint32_t best = 0;
-    for (uint32_t t = 0; t < q->term_count; t++) {
-        uint32_t g = q->pool[t]->group;
-        if (g == 0 || world->groups[g].count <= best || ((q->loose >> t) & 1u)) {
+    if (q->desc.drive != 0) {
+        p->drive = q->pool[q->desc.drive - 1u];
+        p->rows = p->drive->count;
+        return;
+    }
+    const uint32_t ands = and_bits(q), nand = popcount32(ands);
+    uint64_t best = UINT64_MAX;
+    uint32_t best_members = 0;
+    /* Groups whose members are all AND terms: cheapest, ties to the larger group. */
+    for (uint32_t g = 1; g <= world->group_count; g++) {
+        const weft__group_t *grp = &world->groups[g];
+        uint32_t covered = 0;
+        for (uint32_t m = 0; m < grp->count; m++) {
+            uint32_t bit = term_bit(q, grp->members[m]);
+            if (bit == 0) {
+                covered = 0;
+                break;
+            }
+            covered |= bit;
+        }
+        if (covered == 0) {
             continue;
         }
-        bool covered = true;
-        for (uint32_t m = 0; m < world->groups[g].count && covered; m++) {
-            covered = is_term(q, world->groups[g].members[m]);
-        }
-        if (covered) {
-            best = world->groups[g].count;
+        uint64_t cost = plan_cost(grp->n, nand - grp->count);
+        if (cost < best || (cost == best && grp->count > best_members)) {
+            best = cost;
+            best_members = grp->count;
             p->group = g;
+        }
+    }
+    p->drive = NULL;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        if (!((ands >> t) & 1u)) {
+            continue;
+        }
+        uint64_t cost = plan_cost(q->pool[t]->count, nand - 1u);
+        if (cost < best) { /* strictly: ties keep the group, then the earlier term */
+            best = cost;
+            p->group = 0;
+            p->drive = q->pool[t];
         }
     }
     if (p->group != 0) {
         p->drive = &world->components[world->groups[p->group].members[0]]->pool;
         p->rows = world->groups[p->group].n;
         return;
-    }
-    p->drive = NULL;
-    for (uint32_t t = 0; t < q->term_count; t++) { /* the smallest AND pool (one exists) */
-        if (!((q->loose >> t) & 1u) && (p->drive == NULL || q->pool[t]->count < p->drive->count)) {
-            p->drive = q->pool[t];
-        }
     }
     p->rows = p->drive->count;
 }
