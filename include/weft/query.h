@@ -20,7 +20,7 @@
  *    is set;
  *  - a resolved block (joins nothing lines up for): up to 128 driving rows whose entities
  *    the iterator looked up in the other terms' pools in one pass, keeping each term's row
- *    per entry and prefetching the data; the rejected rows are left out. Terms whose rows
+ *    per entry; the rejected rows are left out. Terms whose rows
  *    still run contiguously over the block get a column, the others NULL.
  * Either way weft_iter_get works for every term the batch has, without a sparse lookup for
  * AND terms of a block. A query with change filters or OPTIONAL/OR terms hands out runs of
