@@ -236,6 +236,302 @@ static void write_cost(wb_ctx_t *ctx, bench_t *b, int reps) {
     free(tu);
 }
 
+/* ---- joins (issue 16) ------------------------------------------------------- >>join
+ *
+ * N entities carry Position and Velocity (3 floats), every second one also Mass (a float),
+ * created in entity order; the query is {Position write, Velocity read, Mass read} (or
+ * {Position, Velocity}) and the work p += v * dt / m (or p += v * dt). Every weft side runs
+ * the loop weft/query.h documents for a system body: one weft_query_iter per chunk of
+ * JOIN_CHUNK driving rows, then per batch one loop over its rows through weft_iter_get
+ * (no second path). Each repetition times the two sides of a case back to back; ratios are
+ * medians over repetitions of the pair's ratio, ns are per matched entity.
+ *
+ * join3_ungrouped_vs_gather: the query in a world without groups, against the floor of any
+ * sparse-set join: a raw loop over dense Mass with precomputed row-index arrays into plain
+ * Position and Velocity arrays (the rows those entities hold in the pools).
+ * join3_partial_group_vs_ungrouped: the same query in a world that also has a {P,V} group,
+ * against the no-group world.
+ * nested_outer_vs_raw / nested_inner_vs_raw: one world with groups {P,V,M} and {P,V}; the
+ * {P,V,M} query against the raw dense join loop over as many rows, and the {P,V} query
+ * against the raw dense move loop over every entity. */
+
+#define JOIN_CHUNK 4096u
+#define JOIN_DT 0.016f
+
+typedef struct join_world {
+    weft_world_t *w;
+    weft_component_t pos, vel, mass;
+    weft_query_t *q3; /* {P write, V, M} */
+    weft_query_t *q2; /* {P write, V} */
+    bool refused;     /* a group was refused (the world has fewer groups than asked) */
+} join_world_t;
+
+/* groups: bit 0 a {P,V} group, bit 1 a {P,V,M} group (created before the entities). */
+static void join_setup(join_world_t *j, uint32_t n, unsigned groups) {
+    memset(j, 0, sizeof *j);
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE};
+    must(weft_world_create(&d, &j->w), "world");
+    weft_component_desc_t p = {.name = "Position", .size = sizeof(v3_t)};
+    weft_component_desc_t v = {.name = "Velocity", .size = sizeof(v3_t)};
+    weft_component_desc_t m = {.name = "Mass", .size = sizeof(float)};
+    must(weft_component_register(j->w, &p, &j->pos), "register");
+    must(weft_component_register(j->w, &v, &j->vel), "register");
+    must(weft_component_register(j->w, &m, &j->mass), "register");
+    weft_group_t g;
+    if (groups & 2u) {
+        weft_group_desc_t gd = {.components = {j->pos, j->vel, j->mass}};
+        must(weft_group_create(j->w, &gd, &g), "group {P,V,M}");
+    }
+    if (groups & 1u) {
+        weft_group_desc_t gd = {.components = {j->pos, j->vel}};
+        j->refused = weft_group_create(j->w, &gd, &g) != WEFT_OK;
+    }
+    weft_entity_t *es = malloc((size_t)n * sizeof *es);
+    v3_t *pv = malloc((size_t)n * sizeof *pv), *vv = malloc((size_t)n * sizeof *vv);
+    if (!es || !pv || !vv) {
+        fprintf(stderr, "bench query: out of memory\n");
+        exit(1);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pv[i] = (v3_t){(float)i, 0.0f, 0.0f};
+        vv[i] = (v3_t){1.0f, 2.0f, 3.0f};
+    }
+    weft_component_t cs[2] = {j->pos, j->vel};
+    const void *values[2] = {pv, vv};
+    must(weft_entity_create_with(j->w, n, cs, 2, values, es), "create");
+    for (uint32_t i = 0; i < n; i += 2) {
+        float mv = 2.0f;
+        must(weft_component_set(j->w, es[i], j->mass, &mv), "mass");
+    }
+    free(es);
+    free(pv);
+    free(vv);
+    weft_query_desc_t d3 = {.terms = {{.component = j->pos, .access = WEFT_ACCESS_WRITE},
+                                      {.component = j->vel, .access = WEFT_ACCESS_READ},
+                                      {.component = j->mass, .access = WEFT_ACCESS_READ}}};
+    weft_query_desc_t d2 = {.terms = {{.component = j->pos, .access = WEFT_ACCESS_WRITE},
+                                      {.component = j->vel, .access = WEFT_ACCESS_READ}}};
+    must(weft_query_create(j->w, &d3, &j->q3), "query");
+    must(weft_query_create(j->w, &d2, &j->q2), "query");
+}
+
+/* p += v * dt / m through the query, as a system body: returns entities visited. */
+static uint32_t join3_weft(const weft_query_t *q) {
+    uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
+    for (uint32_t c = 0; c < chunks; c++) {
+        weft_iter_t it;
+        weft_query_iter(q, JOIN_CHUNK, c, &it);
+        while (weft_iter_next(&it)) {
+            for (uint32_t i = 0; i < it.rows; i++) {
+                v3_t *p = weft_iter_get(&it, 0, i);
+                const v3_t *v = weft_iter_get(&it, 1, i);
+                float k = JOIN_DT / *(const float *)weft_iter_get(&it, 2, i);
+                p->x += v->x * k;
+                p->y += v->y * k;
+                p->z += v->z * k;
+            }
+            seen += it.rows;
+        }
+    }
+    return seen;
+}
+
+/* p += v * dt through the query, as a system body. */
+static uint32_t join2_weft(const weft_query_t *q) {
+    uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
+    for (uint32_t c = 0; c < chunks; c++) {
+        weft_iter_t it;
+        weft_query_iter(q, JOIN_CHUNK, c, &it);
+        while (weft_iter_next(&it)) {
+            for (uint32_t i = 0; i < it.rows; i++) {
+                v3_t *p = weft_iter_get(&it, 0, i);
+                const v3_t *v = weft_iter_get(&it, 1, i);
+                p->x += v->x * JOIN_DT;
+                p->y += v->y * JOIN_DT;
+                p->z += v->z * JOIN_DT;
+            }
+            seen += it.rows;
+        }
+    }
+    return seen;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define JOIN_NOINLINE __attribute__((noinline))
+#else
+#define JOIN_NOINLINE
+#endif
+
+/* The gather floor: dense Mass, Position and Velocity reached through row-index arrays. */
+JOIN_NOINLINE static void join3_gather(v3_t *restrict p, const v3_t *restrict v,
+                                       const float *restrict m, const uint32_t *restrict ip,
+                                       const uint32_t *restrict iv, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        float k = JOIN_DT / m[i];
+        v3_t *pp = &p[ip[i]];
+        const v3_t *vv = &v[iv[i]];
+        pp->x += vv->x * k;
+        pp->y += vv->y * k;
+        pp->z += vv->z * k;
+    }
+}
+
+/* The dense floors: plain parallel arrays. */
+JOIN_NOINLINE static void join3_dense(v3_t *restrict p, const v3_t *restrict v,
+                                      const float *restrict m, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        float k = JOIN_DT / m[i];
+        p[i].x += v[i].x * k;
+        p[i].y += v[i].y * k;
+        p[i].z += v[i].z * k;
+    }
+}
+
+JOIN_NOINLINE static void join2_dense(v3_t *restrict p, const v3_t *restrict v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        p[i].x += v[i].x * JOIN_DT;
+        p[i].y += v[i].y * JOIN_DT;
+        p[i].z += v[i].z * JOIN_DT;
+    }
+}
+
+typedef struct join_raw {
+    v3_t *p, *v;
+    float *m;
+    uint32_t *ip, *iv; /* row in p / v of Mass row i */
+    uint32_t nm;       /* Mass rows */
+} join_raw_t;
+
+static void join_raw_init(join_raw_t *r, uint32_t n) {
+    r->nm = (n + 1u) / 2u;
+    r->p = malloc((size_t)n * sizeof *r->p);
+    r->v = malloc((size_t)n * sizeof *r->v);
+    r->m = malloc((size_t)r->nm * sizeof *r->m);
+    r->ip = malloc((size_t)r->nm * sizeof *r->ip);
+    r->iv = malloc((size_t)r->nm * sizeof *r->iv);
+    if (!r->p || !r->v || !r->m || !r->ip || !r->iv) {
+        fprintf(stderr, "bench query: out of memory\n");
+        exit(1);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        r->p[i] = (v3_t){(float)i, 0.0f, 0.0f};
+        r->v[i] = (v3_t){1.0f, 2.0f, 3.0f};
+    }
+    for (uint32_t i = 0; i < r->nm; i++) { /* Mass entity i is entity 2i: row 2i in P and V */
+        r->m[i] = 2.0f;
+        r->ip[i] = 2u * i;
+        r->iv[i] = 2u * i;
+    }
+}
+
+static void join_raw_fini(join_raw_t *r) {
+    free(r->p);
+    free(r->v);
+    free(r->m);
+    free(r->ip);
+    free(r->iv);
+}
+
+/* Report a pair timed back to back (per-entity ns arrays a and b over reps). */
+static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a, const char *ib,
+                        double *b, int reps, double target) {
+    double ratio = wb_median_ratio(a, b, reps);
+    wb_report(ctx, SUITE, name, ia, 1, wb_median(a, reps), "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, name, ib, 1, wb_median(b, reps), "ns", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, name, "ratio", 1, ratio, "x", WB_AT_MOST, target);
+}
+
+static void join_check(uint32_t got, uint32_t want, const char *what) {
+    if (got != want) {
+        fprintf(stderr, "bench query: %s visited %u entities, expected %u\n", what, got, want);
+        exit(1);
+    }
+}
+
+static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
+    join_world_t plain, partial, nested;
+    join_setup(&plain, n, 0u);
+    join_setup(&partial, n, 1u);
+    join_setup(&nested, n, 3u);
+    join_raw_t raw;
+    join_raw_init(&raw, n);
+    double *t = malloc((size_t)reps * 8u * sizeof *t);
+    if (t == NULL) {
+        fprintf(stderr, "bench query: out of memory\n");
+        exit(1);
+    }
+    double *t_ung = t, *t_gat = t + reps, *t_part = t + 2 * reps, *t_ung2 = t + 3 * reps;
+    double *t_out = t + 4 * reps, *t_d3 = t + 5 * reps, *t_in = t + 6 * reps, *t_d2 = t + 7 * reps;
+    const double nm = raw.nm;
+    for (int r = 0; r < reps; r++) {
+        double t0 = wb_now_ns();
+        join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
+        double t1 = wb_now_ns();
+        join3_gather(raw.p, raw.v, raw.m, raw.ip, raw.iv, raw.nm);
+        double t2 = wb_now_ns();
+        join_check(join3_weft(partial.q3), raw.nm, "join3 partial group");
+        double t3 = wb_now_ns();
+        join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
+        double t4 = wb_now_ns();
+        double t5 = t4, t6 = t4, t7 = t4, t8 = t4;
+        if (!nested.refused) {
+            join_check(join3_weft(nested.q3), raw.nm, "nested outer");
+            t5 = wb_now_ns();
+            join3_dense(raw.p, raw.v, raw.m, raw.nm);
+            t6 = wb_now_ns();
+            join_check(join2_weft(nested.q2), n, "nested inner");
+            t7 = wb_now_ns();
+            join2_dense(raw.p, raw.v, n);
+            t8 = wb_now_ns();
+        }
+        t_ung[r] = (t1 - t0) / nm;
+        t_gat[r] = (t2 - t1) / nm;
+        t_part[r] = (t3 - t2) / nm;
+        t_ung2[r] = (t4 - t3) / nm;
+        t_out[r] = (t5 - t4) / nm;
+        t_d3[r] = (t6 - t5) / nm;
+        t_in[r] = (t7 - t6) / n;
+        t_d2[r] = (t8 - t7) / n;
+    }
+    wb_sink(raw.p);
+    join_report(ctx, "join3_ungrouped_vs_gather", "weft", t_ung, "gather", t_gat, reps, 1.5);
+    join_report(ctx, "join3_partial_group_vs_ungrouped", "weft", t_part, "ungrouped", t_ung2, reps,
+                1.0);
+    if (nested.refused) {
+        wb_note(ctx, SUITE, "nested_*: weft refused the {P,V} group beside {P,V,M}: %s",
+                weft_last_error());
+    } else {
+        join_report(ctx, "nested_outer_vs_raw", "weft", t_out, "raw", t_d3, reps, 1.1);
+        join_report(ctx, "nested_inner_vs_raw", "weft", t_in, "raw", t_d2, reps, 1.1);
+    }
+    free(t);
+    join_raw_fini(&raw);
+    weft_world_destroy(plain.w);
+    weft_world_destroy(partial.w);
+    weft_world_destroy(nested.w);
+}
+
+static void describe_joins(wb_ctx_t *ctx) {
+    wb_describe(ctx, SUITE, "join3_ungrouped_vs_gather", "weft",
+                "query {P write, V, M} in a world without groups, the documented body loop "
+                "(weft_iter_get per term and row, chunks of 4096 driving rows); ns per match");
+    wb_describe(ctx, SUITE, "join3_ungrouped_vs_gather", "gather",
+                "raw loop over dense Mass with precomputed row-index arrays into plain P and V "
+                "arrays, same arithmetic");
+    wb_describe(ctx, SUITE, "join3_partial_group_vs_ungrouped", "weft",
+                "the same query and loop in a world that also has a {P,V} group");
+    wb_describe(ctx, SUITE, "join3_partial_group_vs_ungrouped", "ungrouped",
+                "the same query and loop in the world without groups");
+    wb_describe(ctx, SUITE, "nested_outer_vs_raw", "weft",
+                "query {P,V,M} in a world with groups {P,V,M} and {P,V}, the documented loop");
+    wb_describe(ctx, SUITE, "nested_outer_vs_raw", "raw",
+                "raw loop over plain dense P, V, M arrays of as many rows");
+    wb_describe(ctx, SUITE, "nested_inner_vs_raw", "weft",
+                "query {P,V} in the same nested world, the documented loop; ns per entity");
+    wb_describe(ctx, SUITE, "nested_inner_vs_raw", "raw",
+                "raw loop over plain dense P and V arrays of every entity");
+}
+
 void wb_suite_query(wb_ctx_t *ctx);
 
 void wb_suite_query(wb_ctx_t *ctx) {
@@ -247,4 +543,6 @@ void wb_suite_query(wb_ctx_t *ctx) {
     changed_vs_full(ctx, &b, reps);
     write_cost(ctx, &b, reps);
     teardown(&b);
+    describe_joins(ctx);
+    joins(ctx, n, reps);
 }

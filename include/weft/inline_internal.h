@@ -20,11 +20,13 @@ extern "C" {
 /* WEFT_QUERY_MAX_TERMS and WEFT_QUERY_MAX_EXCLUDES (weft/query.h checks they agree). */
 #define WEFT__ITER_MAX_TERMS 16
 #define WEFT__ITER_MAX_EXCLUDES 8
-#define WEFT__ITER_RING 64 /* blocks a change-filtered iterator scans ahead */
+#define WEFT__ITER_RING 64   /* blocks a change-filtered iterator scans ahead */
+#define WEFT__ITER_BLOCK 128 /* entries of a resolved block batch (src/core/query.c) */
 
 /* Private per-term lookup data of an iterator. */
 typedef struct weft__iter_term {
     unsigned char *data;                /* pool data base */
+    const uint32_t *rows;               /* block batch: pool row of each entry, else NULL */
     const unsigned char *const *sparse; /* pool sparse directory */
     size_t size;                        /* component size (0 for tags) */
     uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow (3 B), 1 wide (4 B) */
@@ -84,6 +86,11 @@ typedef struct weft__iter_private {
     uint32_t ring_len;                            /* entries in ring_block/ring_mask */
     uint32_t ring_block[WEFT__ITER_RING];         /* blocks with changed rows, ascending */
     uint16_t ring_mask[WEFT__ITER_RING];          /* their changed rows not yet handed out */
+    uint32_t blocked;                             /* the current batch is a resolved block */
+    uint32_t misaligned;                    /* the last block's include rows did not run in step */
+    uint32_t block_ents[WEFT__ITER_BLOCK];  /* a block's entity indices */
+    uint32_t block_drive[WEFT__ITER_BLOCK]; /* a block's driving rows */
+    uint32_t block_rows[WEFT__ITER_MAX_TERMS][WEFT__ITER_BLOCK]; /* per include check */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
 } weft__iter_private_t;

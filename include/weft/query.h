@@ -2,23 +2,39 @@
  *
  * A query is a description (include terms with read or write access, an oper and a change
  * filter; exclude components) bound to a world. Iteration chooses a "driving" row range among
- * the AND terms: the aligned rows [0, n) of a group when some group's members are all AND
- * terms (the largest such group), else the rows of the smallest AND term's pool (ties: the
- * earliest term). The choice depends
- * only on the data, so every caller that starts an iteration while no structural change runs
- * gets the same driving range.
+ * the AND terms by cost: each candidate, the aligned rows [0, n) of a group whose members are
+ * all AND terms or all the rows of an AND term's pool, costs rows * (1 + 2 * probes), where
+ * probes counts the AND terms it does not cover (each is a sparse-index probe per driving
+ * row, measured at about two row visits); the cheapest drives (ties: a group before a pool,
+ * then the larger group, then the earlier term). The smallest pool is always a candidate, so
+ * the plan never costs more than driving from it; a group covering every term wins whenever
+ * it exists (its rows are at most any member's). desc.drive forces a term's pool. The choice
+ * depends only on the data, so every caller that starts an iteration while no structural
+ * change runs gets the same driving range.
  *
  * Chunks: chunk k covers driving rows [k * chunk_rows, (k + 1) * chunk_rows), so boundaries
  * depend only on chunk_rows and the data, never on worker counts. Inside a chunk the iterator
- * hands out batches: runs of consecutive driving rows that match every term. A batch gives its
- * entity indices and, per term, either a contiguous column or NULL, in which case
- * weft_iter_get() looks the row up through the pool's sparse index. Columns are contiguous
- * for the driving pool, for every group member when a group drives, and for any other
- * included pool whose rows happen to line up with the driving rows over the batch (pools
- * filled in the same order: a "1-1 mapping" of rows, detected at run time; a run of at
- * least 16 such rows becomes its own batch). OPTIONAL and OR terms are never columns. A
- * query with change filters or OPTIONAL/OR terms hands out runs of rows that pass them, which
- * for scattered changes are short. User code never handles raw pool rows.
+ * hands out batches of matching entities in driving-row order, each of one of two forms:
+ *  - a run of consecutive driving rows whose every AND term runs contiguously (a group's
+ *    rows, pools filled in the same order, a pool driving alone): every AND term's column
+ *    is set;
+ *  - a resolved block (joins nothing lines up for): up to 128 driving rows whose entities
+ *    the iterator looked up in the other terms' pools in one pass, keeping each term's row
+ *    per entry; the rejected rows are left out. Terms whose rows
+ *    still run contiguously over the block get a column, the others NULL.
+ * Either way weft_iter_get works for every term the batch has, without a sparse lookup for
+ * AND terms of a block. A query with change filters or OPTIONAL/OR terms hands out runs of
+ * consecutive driving rows that pass them (for scattered changes, short ones); there the
+ * terms outside the driving range are looked up per entry by weft_iter_get.
+ *
+ * The one loop a system body writes, for every batch form:
+ *     while (weft_iter_next(it))
+ *         for (uint32_t i = 0; i < it->rows; i++) {
+ *             T *a = weft_iter_get(it, 0, i);  // one per term
+ *             ...
+ *         }
+ * (it->columns[t], when set, is the same data as a plain array, for code that wants to
+ * hand a batch to a vectorised routine.) User code never handles raw pool rows.
  *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently
  * from any number of jobs (each with its own weft_iter_t) while no structural change runs;
@@ -102,7 +118,9 @@ typedef struct weft_query_desc {
     weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* required, at least one; distinct
                                                           components; ends at the first zero */
     weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
-    uint32_t _canary;                                  /* must stay 0 */
+    uint32_t drive;   /* 0: the planner chooses the driving set; t + 1: AND term t's pool
+                       drives (all of its rows, the other terms probed) */
+    uint32_t _canary; /* must stay 0 */
 } weft_query_desc_t;
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
@@ -150,7 +168,8 @@ WEFT_API weft_result_t weft_query_destroy_all(weft_query_t *query, uint32_t *des
 typedef struct weft_iter {
     uint32_t rows;                       /* rows (entities) in the current batch */
     const uint32_t *entities;            /* entity indices of the batch (rows) */
-    void *columns[WEFT_QUERY_MAX_TERMS]; /* term t: contiguous data of the batch, or NULL */
+    void *columns[WEFT_QUERY_MAX_TERMS]; /* term t: contiguous data of the batch, or NULL
+                                            (then weft_iter_get) */
     uint32_t term_count;                 /* include terms */
     uint32_t present; /* bit t: every row of the batch has term t (always for AND terms) */
     weft__iter_private_t _private; /* iterator state; not API */
@@ -176,11 +195,16 @@ static inline bool weft_iter_has(const weft_iter_t *it, uint32_t t) {
 }
 
 /* Term t's data for batch entry i (never NULL; for tags a dummy non-NULL pointer); only for
- * terms the batch has (weft_iter_has). Write through it only for WEFT_ACCESS_WRITE terms. */
+ * terms the batch has (weft_iter_has). Write through it only for WEFT_ACCESS_WRITE terms.
+ * Cost: a column offset, or one read of the block's row for the term, or (runs of a query
+ * with change filters or OPTIONAL/OR terms, outside the driving range) a sparse lookup. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
     const weft__iter_term_t *term = &it->_private.terms[t];
     if (it->columns[t]) {
         return (unsigned char *)it->columns[t] + (size_t)i * term->size;
+    }
+    if (term->rows) {
+        return term->data + (size_t)term->rows[i] * term->size;
     }
     uint32_t idx = it->entities[i];
     uint32_t row = weft__sparse_get(term->sparse[idx >> WEFT__SPARSE_SHIFT],

@@ -1,0 +1,377 @@
+/* test_plan.c: query planning and block batches — every plan (a group, the planner's pick,
+ * each AND term forced to drive through weft_query_desc_t.drive) against a naive model on
+ * random worlds with churn, and systems using the queries on 2-8 workers.
+ * The seed is printed; WEFT_TEST_SEED=<n> replays a run. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "ecs_fixture.h"
+
+#define NCOMP 4
+#define NENT 600
+#define ROUNDS 12
+
+static test_alloc_t alloc_state;
+static weft_world_t *world;
+static weft_component_t comp[NCOMP];
+static weft_entity_t ents[NENT];
+static bool alive[NENT];
+static bool has[NENT][NCOMP];
+static uint64_t rng;
+
+static uint64_t next_rand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static uint32_t below(uint32_t n) { return (uint32_t)(next_rand() % n); }
+
+static uint64_t test_seed(void) {
+    const char *s = getenv("WEFT_TEST_SEED");
+    uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) * 2654435761u + 1u;
+    return seed ? seed : 1u;
+}
+
+static uint32_t value_of(uint32_t e, uint32_t c) { return e * 16u + c + 1u; }
+
+static void setup(void) {
+    memset(&alloc_state, 0, sizeof alloc_state);
+    world = test_world(&alloc_state);
+    cr_assert(world != NULL);
+    for (uint32_t c = 0; c < NCOMP; c++) {
+        char name[8];
+        snprintf(name, sizeof name, "C%u", c);
+        comp[c] = test_register(world, name, sizeof(uint32_t));
+    }
+    memset(alive, 0, sizeof alive);
+    memset(has, 0, sizeof has);
+}
+
+static void teardown(void) {
+    weft_world_destroy(world);
+    cr_expect(eq(sz, alloc_state.live_bytes, 0));
+}
+
+TestSuite(plan, .init = setup, .fini = teardown, .timeout = 120);
+
+static void give(uint32_t e, uint32_t c) {
+    uint32_t v = value_of(e, c);
+    cr_assert(eq(int, weft_component_set(world, ents[e], comp[c], &v), WEFT_OK));
+    has[e][c] = true;
+}
+
+static void take(uint32_t e, uint32_t c) {
+    cr_assert(eq(int, weft_component_remove(world, ents[e], comp[c]), WEFT_OK));
+    has[e][c] = false;
+}
+
+static void spawn(uint32_t e) {
+    ents[e] = test_entity(world);
+    alive[e] = true;
+    for (uint32_t c = 0; c < NCOMP; c++) {
+        has[e][c] = false;
+        if (below(10) < 6) {
+            give(e, c);
+        }
+    }
+}
+
+/* Random adds, removes, destroys and creates (rows move inside and out of groups). */
+static void churn(uint32_t ops) {
+    for (uint32_t k = 0; k < ops; k++) {
+        uint32_t e = below(NENT), c = below(NCOMP);
+        if (!alive[e]) {
+            spawn(e);
+        } else if (below(20) == 0) {
+            cr_assert(eq(int, weft_entity_destroy(world, ents[e]), WEFT_OK));
+            alive[e] = false;
+        } else if (has[e][c]) {
+            take(e, c);
+        } else {
+            give(e, c);
+        }
+    }
+}
+
+static int32_t model_of(uint32_t index) {
+    for (uint32_t e = 0; e < NENT; e++) {
+        if (alive[e] && weft_entity_index(ents[e]) == index) {
+            return (int32_t)e;
+        }
+    }
+    return -1;
+}
+
+/* Iterate q (terms[] are component numbers, excl -1 or one) in chunks of chunk_rows; every
+ * entry must match the model with the right data, each matching entity exactly once. */
+static void check(const weft_query_t *q, const uint32_t *terms, uint32_t nterms, int excl,
+                  uint32_t chunk_rows, uint64_t seed, const char *plan) {
+    static bool seen[NENT];
+    memset(seen, 0, sizeof seen);
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < weft_query_chunk_count(q, chunk_rows); k++) {
+        weft_iter_t it;
+        cr_assert(eq(int, weft_query_iter(q, chunk_rows, k, &it), WEFT_OK));
+        while (weft_iter_next(&it)) {
+            for (uint32_t i = 0; i < it.rows; i++) {
+                int32_t e = model_of(it.entities[i]);
+                cr_assert(e >= 0, "seed %llu %s: a dead entity matched", (unsigned long long)seed,
+                          plan);
+                cr_assert(not(seen[e]), "seed %llu %s: entity %d twice", (unsigned long long)seed,
+                          plan, e);
+                seen[e] = true;
+                for (uint32_t t = 0; t < nterms; t++) {
+                    cr_assert(has[e][terms[t]], "seed %llu %s: entity %d lacks C%u",
+                              (unsigned long long)seed, plan, e, terms[t]);
+                    const uint32_t *p = weft_iter_get(&it, t, i);
+                    cr_assert(p == weft_component_get(world, ents[e], comp[terms[t]]),
+                              "seed %llu %s: entity %d term %u points elsewhere",
+                              (unsigned long long)seed, plan, e, t);
+                    cr_assert(value_of((uint32_t)e, terms[t]) == *p, "seed %llu %s: value",
+                              (unsigned long long)seed, plan);
+                    if (it.columns[t] != NULL) {
+                        const uint32_t *col = it.columns[t];
+                        cr_assert(col + i == p, "seed %llu %s: column and get disagree",
+                                  (unsigned long long)seed, plan);
+                    }
+                }
+                cr_assert(excl < 0 || !has[e][excl], "seed %llu %s: excluded entity %d",
+                          (unsigned long long)seed, plan, e);
+            }
+            total += it.rows;
+        }
+    }
+    uint32_t want = 0;
+    for (uint32_t e = 0; e < NENT; e++) {
+        bool m = alive[e] && (excl < 0 || !has[e][excl]);
+        for (uint32_t t = 0; t < nterms && m; t++) {
+            m = has[e][terms[t]];
+        }
+        want += m;
+    }
+    cr_assert(eq(u32, total, want), "seed %llu %s: %u matches, the model says %u",
+              (unsigned long long)seed, plan, total, want);
+}
+
+/* Random queries, each iterated under every plan and chunk size, after rounds of churn. */
+static void run_model(uint64_t seed, const char *label) {
+    fprintf(stderr, "plan model %s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", label,
+            (unsigned long long)seed, (unsigned long long)seed);
+    rng = seed;
+    for (uint32_t e = 0; e < NENT; e++) {
+        if (below(4) != 0) {
+            spawn(e);
+        }
+    }
+    static const uint32_t chunks[] = {0, 1, 7, 64, 200};
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        churn(round == 0 ? 0 : 150);
+        for (uint32_t qn = 0; qn < 6; qn++) {
+            uint32_t nterms = 1 + below(NCOMP), terms[NCOMP];
+            uint32_t order[NCOMP] = {0, 1, 2, 3};
+            for (uint32_t i = NCOMP - 1; i > 0; i--) {
+                uint32_t j = below(i + 1), tmp = order[i];
+                order[i] = order[j];
+                order[j] = tmp;
+            }
+            weft_query_desc_t d = {0};
+            for (uint32_t t = 0; t < nterms; t++) {
+                terms[t] = order[t];
+                d.terms[t] = (weft_query_term_t){.component = comp[terms[t]]};
+            }
+            int excl = nterms < NCOMP && below(3) == 0 ? (int)order[nterms] : -1;
+            if (excl >= 0) {
+                d.exclude[0] = comp[excl];
+            }
+            for (uint32_t drive = 0; drive <= nterms; drive++) {
+                d.drive = drive;
+                weft_query_t *q = NULL;
+                cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK), "%s",
+                          weft_last_error());
+                char plan[64];
+                snprintf(plan, sizeof plan, "round %u query %u drive %u", round, qn, drive);
+                check(q, terms, nterms, excl, chunks[below(5)], seed, plan);
+                weft_query_destroy(q);
+            }
+        }
+    }
+}
+
+static void group(const uint32_t *members, uint32_t n) {
+    weft_group_desc_t d = {0};
+    for (uint32_t m = 0; m < n; m++) {
+        d.components[m] = comp[members[m]];
+    }
+    weft_group_t g;
+    cr_assert(eq(int, weft_group_create(world, &d, &g), WEFT_OK), "%s", weft_last_error());
+}
+
+Test(plan, every_plan_matches_the_model_without_groups) { run_model(test_seed(), "no groups"); }
+
+Test(plan, every_plan_matches_the_model_with_a_group) {
+    group((const uint32_t[]){0, 1}, 2);
+    run_model(test_seed(), "group {C0,C1}");
+}
+
+Test(plan, every_plan_matches_the_model_with_a_three_member_group) {
+    group((const uint32_t[]){1, 2, 3}, 3);
+    run_model(test_seed(), "group {C1,C2,C3}");
+}
+
+/* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
+ * pool; the query {C0,C1,C2} drives from C2 (100 rows, 2 probes: cost 500) rather than the
+ * group (600 rows, 1 probe: 1,800). */
+Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
+    group((const uint32_t[]){0, 1}, 2);
+    for (uint32_t e = 0; e < NENT; e++) {
+        ents[e] = test_entity(world);
+        alive[e] = true;
+        give(e, 0);
+        give(e, 1);
+        if (e % 6 == 0) {
+            give(e, 2);
+        }
+    }
+    weft_query_desc_t d = {
+        .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
+    weft_query_t *q = NULL;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    cr_expect(eq(u32, weft_query_rows(q), 100), "C2's 100 rows drive");
+    check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 16, 0, "partial group");
+    weft_query_destroy(q);
+    weft_query_desc_t d2 = {.terms = {{.component = comp[0]}, {.component = comp[1]}}};
+    cr_assert(eq(int, weft_query_create(world, &d2, &q), WEFT_OK));
+    cr_expect(eq(u32, weft_query_rows(q), NENT), "the group covering every term drives");
+    weft_query_destroy(q);
+    d.drive = 1;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    cr_expect(eq(u32, weft_query_rows(q), NENT), "drive = 1 forces C0's pool");
+    check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "forced C0");
+    weft_query_destroy(q);
+}
+
+Test(plan, a_drive_naming_no_and_term_is_einval) {
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}}, .drive = 3};
+    cr_expect(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "drive") != NULL, "%s", weft_last_error());
+    d.drive = 2;
+    d.terms[1].oper = WEFT_TERM_OPTIONAL;
+    cr_expect(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    cr_expect(q == NULL);
+}
+
+/* ---- systems on workers ------------------------------------------------------ >>workers */
+
+typedef struct sys_state {
+    uint32_t frames;
+} sys_state_t;
+
+/* C0 += C1 * C2 over {C0 write, C1, C2}, through the documented loop. */
+static void sys_join(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            uint32_t *a = weft_iter_get(it, 0, i);
+            *a += *(const uint32_t *)weft_iter_get(it, 1, i) *
+                  *(const uint32_t *)weft_iter_get(it, 2, i);
+        }
+    }
+}
+
+/* C3 += C1 over {C3 write, C1} (runs beside sys_join: both only read C1). */
+static void sys_pair(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    (void)ctx;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            uint32_t *d = weft_iter_get(it, 0, i);
+            *d += *(const uint32_t *)weft_iter_get(it, 1, i);
+        }
+    }
+}
+
+static void run_workers(uint32_t workers, bool grouped) {
+    weft_world_destroy(world); /* the suite's world is inline; this one has workers */
+    world = NULL;
+    weft_world_desc_t wd = {.worker_count = workers, .allocator = test_allocator(&alloc_state)};
+    cr_assert(eq(int, weft_world_create(&wd, &world), WEFT_OK), "%s", weft_last_error());
+    for (uint32_t c = 0; c < NCOMP; c++) {
+        char name[8];
+        snprintf(name, sizeof name, "C%u", c);
+        comp[c] = test_register(world, name, sizeof(uint32_t));
+    }
+    if (grouped) {
+        group((const uint32_t[]){0, 1}, 2);
+    }
+    uint64_t seed = test_seed();
+    fprintf(stderr, "plan workers %u%s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", workers,
+            grouped ? " grouped" : "", (unsigned long long)seed, (unsigned long long)seed);
+    rng = seed;
+    memset(alive, 0, sizeof alive);
+    for (uint32_t e = 0; e < NENT; e++) {
+        spawn(e);
+    }
+    weft_system_t s;
+    cr_assert(eq(int,
+                 weft_system_register(world,
+                                      &(weft_system_desc_t){.name = "join",
+                                                            .fn = sys_join,
+                                                            .terms = {{.component = comp[0],
+                                                                       .access = WEFT_ACCESS_WRITE},
+                                                                      {.component = comp[1]},
+                                                                      {.component = comp[2]}},
+                                                            .parallel = true,
+                                                            .chunk_size = 16},
+                                      &s),
+                 WEFT_OK),
+              "%s", weft_last_error());
+    cr_assert(eq(int,
+                 weft_system_register(world,
+                                      &(weft_system_desc_t){.name = "pair",
+                                                            .fn = sys_pair,
+                                                            .terms = {{.component = comp[3],
+                                                                       .access = WEFT_ACCESS_WRITE},
+                                                                      {.component = comp[1]}},
+                                                            .parallel = true,
+                                                            .chunk_size = 16},
+                                      &s),
+                 WEFT_OK),
+              "%s", weft_last_error());
+    static uint32_t want[NENT][NCOMP];
+    for (uint32_t f = 0; f < 6; f++) {
+        churn(f == 0 ? 0 : 100);
+        for (uint32_t e = 0; e < NENT; e++) {
+            for (uint32_t c = 0; c < NCOMP && alive[e]; c++) {
+                if (has[e][c]) { /* rewrite: churn gave fresh values, frames added more */
+                    uint32_t v = value_of(e, c);
+                    cr_assert(eq(int, weft_component_set(world, ents[e], comp[c], &v), WEFT_OK));
+                    want[e][c] = v;
+                }
+            }
+            if (alive[e] && has[e][0] && has[e][1] && has[e][2]) {
+                want[e][0] += want[e][1] * want[e][2];
+            }
+            if (alive[e] && has[e][3] && has[e][1]) {
+                want[e][3] += want[e][1];
+            }
+        }
+        cr_assert(eq(int, weft_world_progress(world, 0.016f), WEFT_OK), "%s", weft_last_error());
+        for (uint32_t e = 0; e < NENT; e++) {
+            for (uint32_t c = 0; c < NCOMP && alive[e]; c++) {
+                if (has[e][c]) {
+                    const uint32_t *v = weft_component_get(world, ents[e], comp[c]);
+                    cr_assert(eq(u32, *v, want[e][c]), "seed %llu frame %u entity %u C%u",
+                              (unsigned long long)seed, f, e, c);
+                }
+            }
+        }
+    }
+}
+
+Test(plan, systems_on_2_workers_match_the_model) { run_workers(2, false); }
+Test(plan, systems_on_4_workers_with_a_group_match_the_model) { run_workers(4, true); }
+Test(plan, systems_on_8_workers_match_the_model) { run_workers(8, false); }
