@@ -1,13 +1,14 @@
 /* test_plan.c: query planning and block batches — every plan (a group, the planner's pick,
  * each AND term forced to drive through weft_query_desc_t.drive) against a naive model on
  * random worlds with churn, and systems using the queries on 2-8 workers.
- * The seed is printed; WEFT_TEST_SEED=<n> replays a run. */
+ * The seed is printed; WT_SEED=<n> replays a run. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "ecs_fixture.h"
+#include "weft_test.h"
 
 #define NCOMP 4
 #define NENT 600
@@ -19,22 +20,9 @@ static weft_component_t comp[NCOMP];
 static weft_entity_t ents[NENT];
 static bool alive[NENT];
 static bool has[NENT][NCOMP];
-static uint64_t rng;
+static wt_rng_t rng;
 
-static uint64_t next_rand(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static uint32_t below(uint32_t n) { return (uint32_t)(next_rand() % n); }
-
-static uint64_t test_seed(void) {
-    const char *s = getenv("WEFT_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) * 2654435761u + 1u;
-    return seed ? seed : 1u;
-}
+static uint32_t below(uint32_t n) { return wt_rng_below(&rng, n); }
 
 static uint32_t value_of(uint32_t e, uint32_t c) { return e * 16u + c + 1u; }
 
@@ -158,10 +146,11 @@ static void check(const weft_query_t *q, const uint32_t *terms, uint32_t nterms,
 }
 
 /* Random queries, each iterated under every plan and chunk size, after rounds of churn. */
-static void run_model(uint64_t seed, const char *label) {
-    fprintf(stderr, "plan model %s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", label,
-            (unsigned long long)seed, (unsigned long long)seed);
-    rng = seed;
+static void run_model(const char *label) {
+    char name[64];
+    snprintf(name, sizeof name, "plan model %s", label);
+    uint64_t seed = wt_seed(name);
+    rng.s = seed;
     for (uint32_t e = 0; e < NENT; e++) {
         if (below(4) != 0) {
             spawn(e);
@@ -210,16 +199,16 @@ static void group(const uint32_t *members, uint32_t n) {
     cr_assert(eq(int, weft_group_create(world, &d, &g), WEFT_OK), "%s", weft_last_error());
 }
 
-Test(plan, every_plan_matches_the_model_without_groups) { run_model(test_seed(), "no groups"); }
+Test(plan, every_plan_matches_the_model_without_groups) { run_model("no groups"); }
 
 Test(plan, every_plan_matches_the_model_with_a_group) {
     group((const uint32_t[]){0, 1}, 2);
-    run_model(test_seed(), "group {C0,C1}");
+    run_model("group {C0,C1}");
 }
 
 Test(plan, every_plan_matches_the_model_with_a_three_member_group) {
     group((const uint32_t[]){1, 2, 3}, 3);
-    run_model(test_seed(), "group {C1,C2,C3}");
+    run_model("group {C1,C2,C3}");
 }
 
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
@@ -307,10 +296,10 @@ static void run_workers(uint32_t workers, bool grouped) {
     if (grouped) {
         group((const uint32_t[]){0, 1}, 2);
     }
-    uint64_t seed = test_seed();
-    fprintf(stderr, "plan workers %u%s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", workers,
-            grouped ? " grouped" : "", (unsigned long long)seed, (unsigned long long)seed);
-    rng = seed;
+    char name[64];
+    snprintf(name, sizeof name, "plan workers %u%s", workers, grouped ? " grouped" : "");
+    uint64_t seed = wt_seed(name);
+    rng.s = seed;
     memset(alive, 0, sizeof alive);
     for (uint32_t e = 0; e < NENT; e++) {
         spawn(e);
