@@ -3,6 +3,7 @@
 #ifndef WEFT_TESTS_ECS_FIXTURE_H
 #define WEFT_TESTS_ECS_FIXTURE_H
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@ typedef struct vec3 {
 } vec3_t;
 
 /* Counting allocator: tracks live bytes and allocations; fails the fail_at-th allocation
- * (1-based) and every later one when fail_after is set, or only that one otherwise. */
+ * (1-based) and every later one when fail_after is set, or only that one otherwise. The hook
+ * contract (weft/base.h) lets any thread that allocates for the world call it (a world with
+ * workers allocates job records from them), so the counters are updated under a lock. */
 typedef struct test_alloc {
     size_t live_bytes;  /* bytes currently allocated */
     size_t live_blocks; /* blocks currently allocated */
@@ -22,10 +25,15 @@ typedef struct test_alloc {
     int fail_after;     /* non-zero: fail every call from fail_at on */
 } test_alloc_t;
 
+static pthread_mutex_t test_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static inline void *test_alloc_fn(size_t size, size_t align, void *user) {
     test_alloc_t *a = user;
-    a->calls++;
-    if (a->fail_at != 0 && (a->calls == a->fail_at || (a->fail_after && a->calls > a->fail_at))) {
+    pthread_mutex_lock(&test_alloc_lock);
+    size_t call = ++a->calls;
+    bool fail = a->fail_at != 0 && (call == a->fail_at || (a->fail_after && call > a->fail_at));
+    pthread_mutex_unlock(&test_alloc_lock);
+    if (fail) {
         return NULL;
     }
     if (align < sizeof(void *)) {
@@ -35,16 +43,20 @@ static inline void *test_alloc_fn(size_t size, size_t align, void *user) {
     size_t rounded = (size + align - 1) & ~(align - 1);
     p = aligned_alloc(align, rounded ? rounded : align);
     if (p != NULL) {
+        pthread_mutex_lock(&test_alloc_lock);
         a->live_bytes += size;
         a->live_blocks++;
+        pthread_mutex_unlock(&test_alloc_lock);
     }
     return p;
 }
 
 static inline void test_free_fn(void *p, size_t size, void *user) {
     test_alloc_t *a = user;
+    pthread_mutex_lock(&test_alloc_lock);
     a->live_bytes -= size;
     a->live_blocks--;
+    pthread_mutex_unlock(&test_alloc_lock);
     free(p);
 }
 
