@@ -110,7 +110,8 @@ static void unregister_since(weft_world_t *world, uint32_t before) {
 
 /* The store for read-only calls: NULL when nothing was ever added. */
 static const weft__hstore_t *store_of(const weft_world_t *world) {
-    return hier_get(world) != NULL ? &hier_get(world)->store : NULL;
+    const struct weft_hier *h = hier_get(world); /* one module lookup, not two */
+    return h != NULL ? &h->store : NULL;
 }
 
 /* on_remove of the `node` tag: the entity is being destroyed (or the tag removed). */
