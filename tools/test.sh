@@ -7,7 +7,7 @@
 #                   release-clang), each running every ctest entry except the label `long`
 #                   (the 1,000,000-operation model run; `ctest -L long` runs it), so also
 #                   the label `interleavings` (the model-checked scenarios; litmus tests
-#                   only under TSan) and, in the tsan presets, `chaos`; then the
+#                   only under TSan and clang's ASan) and, in the tsan presets, `chaos`; then the
 #                   consumer checks (static and shared), the fuzz step (tools/fuzz/run_fuzz.sh:
 #                   replays the seed corpus, then fuzzes for 60 s), the layering check and the
 #                   format check (.editorconfig rules fail, clang-format differences are listed)
