@@ -165,9 +165,48 @@ static double omp_forced_overhead_us(double *sample, int iters) {
 }
 #endif
 
+#ifdef WB_HAVE_OPENMP
+/* The machine's floor for any fork-join: the one-way time of a cache line passed back and
+ * forth between two threads (OpenMP's team of 2, so no weft code is involved), median over
+ * `rounds` round trips. A fork-join pays at least a few such transfers on its critical path
+ * (the fork noticed, the first claim, the join counted and seen), so its overhead read in
+ * these units does not move with the VM's hand-off cost, which varies 3x from day to day. */
+static double handoff_one_way_ns(int rounds) {
+    static _Alignas(64) uint64_t line; /* its own cache line */
+    double t0 = 0, t1 = 0;
+    line = 0;
+#pragma omp parallel num_threads(2)
+    if (omp_get_num_threads() == 2) {
+        uint64_t me = (uint64_t)omp_get_thread_num(), seen;
+#pragma omp barrier
+        if (me == 0) {
+            t0 = wb_now_ns();
+        }
+        for (uint64_t i = 0; i < (uint64_t)rounds; ++i) {
+            do { /* thread 0 answers even values, thread 1 odd ones */
+#pragma omp atomic read acquire
+                seen = line;
+            } while (seen != 2u * i + me);
+#pragma omp atomic write release
+            line = 2u * i + me + 1u;
+        }
+        if (me == 0) {
+            do { /* thread 1's last answer */
+#pragma omp atomic read acquire
+                seen = line;
+            } while (seen != 2u * (uint64_t)rounds);
+            t1 = wb_now_ns();
+        }
+    }
+    return (t1 - t0) / (2.0 * rounds);
+}
+#endif
+
 static void case_fork_join_forced(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 500 : 5000;
     double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
+    double *hand = calloc((size_t)reps, sizeof *hand),
+           *in_hand = calloc((size_t)reps, sizeof *hand);
     double *sample = calloc((size_t)iters, sizeof *sample);
     wb_describe(ctx, SUITE, "fork_join_forced", "weft",
                 "weft_parallel_for(4 items, grain 1) on 2 workers, each range busy-waits 2 us; "
@@ -177,6 +216,12 @@ static void case_fork_join_forced(wb_ctx_t *ctx, weft_jobs_t *jobs) {
                 "overhead measured the same way");
     wb_describe(ctx, SUITE, "fork_join_forced_vs_openmp", "ratio",
                 "median over reps of weft overhead / openmp overhead, timed back to back");
+    wb_describe(ctx, SUITE, "handoff_one_way", "openmp",
+                "two OpenMP threads pass one cache line back and forth (acquire/release), "
+                "time per one-way pass, median over reps, measured between the fork-join reps");
+    wb_describe(ctx, SUITE, "fork_join_forced_handoffs", "weft",
+                "median over reps of weft's fork_join_forced overhead / handoff_one_way of the "
+                "same rep: the transfers on the fork-join's critical path");
     weft_forced_overhead_us(jobs, sample, iters / 10); /* warm up */
 #ifdef WB_HAVE_OPENMP
     omp_forced_overhead_us(sample, iters / 10);
@@ -187,6 +232,8 @@ static void case_fork_join_forced(wb_ctx_t *ctx, weft_jobs_t *jobs) {
         w[r] = weft_forced_overhead_us(jobs, sample, iters);
 #ifdef WB_HAVE_OPENMP
         o[r] = omp_forced_overhead_us(sample, iters);
+        hand[r] = handoff_one_way_ns(iters);
+        in_hand[r] = w[r] * 1000.0 / hand[r];
 #endif
     }
     double share = wb_share_end(&sh, NULL);
@@ -201,7 +248,13 @@ static void case_fork_join_forced(wb_ctx_t *ctx, weft_jobs_t *jobs) {
               WB_NO_TARGET, 0);
     wb_report_scaled(ctx, SUITE, "fork_join_forced_vs_openmp", "ratio", FJ_WORKERS, ratio, "x",
                      WB_AT_MOST, 0.8, share);
+    wb_report(ctx, SUITE, "handoff_one_way", "openmp", FJ_WORKERS, wb_median(hand, reps), "ns",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "fork_join_forced_handoffs", "weft", FJ_WORKERS, wb_median(in_hand, reps),
+              "x", WB_NO_TARGET, 0);
 #endif
+    free(hand);
+    free(in_hand);
     free(w);
     free(o);
     free(sample);
