@@ -4,8 +4,15 @@
  * entities in the same order: exactly the entities that have every member. Adding the last
  * missing member to an entity, or removing a member from one inside the group, swaps rows in
  * each member pool (O(members) per change). Iterating the group is a walk over plain parallel
- * arrays with no lookups. A pool belongs to at most one group, for the world's lifetime.
- * Queries use a group automatically when all of its members are among their include terms.
+ * arrays with no lookups. Groups last for the world's lifetime.
+ *
+ * Nested groups: groups whose member sets nest ({P,V} c {P,V,M} c {P,V,M,T}) share their pools
+ * as a chain; each iterates dense columns, because the rows of the larger set are a prefix of
+ * the smaller set's rows in every pool they share. An entity change costs O(members) swaps per
+ * group of the chain it enters or leaves. Groups that share a component without one containing
+ * the other cannot both be aligned and are refused (WEFT_ECONFLICT, naming both).
+ * Queries use a group automatically when all of its members are among their AND terms (the
+ * cheapest such group or pool drives, weft/query.h).
  *
  * Thread: create is main-only; the readers may run from jobs while no structural change runs. */
 #ifndef WEFT_GROUP_H
@@ -32,12 +39,15 @@ typedef struct weft_group_desc {
 
 /* Create a group; entities that already have every member are aligned at once (O(rows of the
  * smallest member)). Creating a group with the same member set again returns the same id.
- * Errors: WEFT_EINVAL (bad desc, unknown or repeated ids), WEFT_ECONFLICT (a member already
- * belongs to another group), WEFT_ENOMEM (nothing changes). Thread: main. */
+ * Errors: WEFT_EINVAL (bad desc, unknown or repeated ids), WEFT_ECONFLICT (the set shares a
+ * component with a group and neither contains the other, or it would nest with two groups
+ * that do not nest with each other; the message names both groups), WEFT_ECAPACITY (63 groups
+ * exist); nothing changes on error (creation allocates nothing). Thread: main. */
 WEFT_API weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
                                          weft_group_t *out);
 
-/* The group `c`'s pool belongs to, or {0}. Thread: main (or jobs). */
+/* The outermost group (fewest members) `c`'s pool belongs to, or {0}; the groups nested in it
+ * may have the pool too. Thread: main (or jobs). */
 WEFT_API weft_group_t weft_group_of(const weft_world_t *world, weft_component_t c);
 
 /* Aligned rows n: entities having every member. 0 for an invalid group. Thread: main (or jobs). */

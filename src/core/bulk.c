@@ -344,38 +344,44 @@ static weft_result_t create_with(weft_world_t *world, uint32_t n,
             }
         }
     }
-    /* Groups whose members are all among the components take the batch into their prefix:
-     * the swaps of n single calls (row C + i with row n + i in every member pool). */
-    uint64_t done = 0; /* groups aligned (ids < WEFT__MAX_GROUPS = 64) */
+    /* Groups whose members are all among the components take the batch into their prefix,
+     * chain by chain from the outermost group in (group.c): the swaps of n single calls. In
+     * each member pool the batch sits at base[j] (the pool's end, or the prefix end of the
+     * group it entered last) and moves to rows [grp->n, grp->n + n). As grp->n <= base[j],
+     * swapping in ascending order moves it intact even where the two ranges overlap. */
+    uint64_t done = 0; /* chains aligned, by root (ids < WEFT__MAX_GROUPS = 64) */
     for (uint32_t j = 0; j < count; j++) {
         uint32_t g = comps[j]->pool.group;
+        while (g != 0 && world->groups[g].outer != 0) {
+            g = world->groups[g].outer;
+        }
         if (g == 0 || ((done >> g) & 1u)) {
             continue;
         }
         done |= (uint64_t)1 << g;
-        weft__group_t *grp = &world->groups[g];
-        bool all = true;
-        for (uint32_t m = 0; m < grp->count && all; m++) {
-            all = (seen[grp->members[m] >> 6] >> (grp->members[m] & 63u)) & 1u;
-        }
-        if (!all) {
-            continue;
-        }
-        for (uint32_t m = 0; m < grp->count; m++) {
-            weft__pool_t *pool = &world->components[grp->members[m]]->pool;
-            uint32_t first = pool->count - n;
-            if (first != grp->n) {
-                for (uint32_t i = 0; i < n; i++) {
-                    weft__pool_swap_rows(pool, first + i, grp->n + i);
-                }
+        for (; g != 0; g = world->groups[g].inner) {
+            weft__group_t *grp = &world->groups[g];
+            bool all = true;
+            for (uint32_t m = 0; m < grp->count && all; m++) {
+                all = (seen[grp->members[m] >> 6] >> (grp->members[m] & 63u)) & 1u;
             }
-        }
-        for (uint32_t k = 0; k < count; k++) {
-            if (comps[k]->pool.group == g) {
+            if (!all) {
+                break; /* the groups further in have more members */
+            }
+            for (uint32_t k = 0; k < count; k++) {
+                if (!weft__group_has(world, g, &comps[k]->pool)) {
+                    continue;
+                }
+                weft__pool_t *pool = &comps[k]->pool;
+                if (base[k] != grp->n) {
+                    for (uint32_t i = 0; i < n; i++) {
+                        weft__pool_swap_rows(pool, base[k] + i, grp->n + i);
+                    }
+                }
                 base[k] = grp->n;
             }
+            grp->n += n;
         }
-        grp->n += n;
     }
     /* Hooks, per component in the given order: on_add for every entity (zeroed row), the
      * values (for components with on_add), on_set for every entity. */

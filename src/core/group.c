@@ -7,8 +7,21 @@
  * when its rows are < n. Entering the group swaps the entity's row with row n in each member
  * and grows n; leaving swaps it with row n - 1 and shrinks n; both are O(members). Rows >= n
  * are unordered as in any pool. Ordered pool operations (remove_ordered, move_row, sort) are
- * refused on members because they would break the alignment. */
+ * refused on members because they would break the alignment.
+ *
+ * Nested groups. Groups whose member sets nest ({P,V} c {P,V,M} c {P,V,M,T}) share pools as a
+ * chain, outermost (fewest members) to innermost. Every entity in an inner group is in each
+ * outer one, and each inner prefix lies inside the outer prefix of every pool they share, so
+ * every group of the chain iterates dense columns. An entity enters the chain's groups from
+ * the outside in: entering an inner group swaps rows inside the outer prefix only (row
+ * inner.n <= its row < outer.n), which keeps the outer group's rows where they are. It leaves
+ * from the inside out, for the same reason. A pool's `group` is the outermost group that has
+ * it as a member; the groups further in all have it too. Groups that share members without
+ * nesting cannot be aligned together and are refused at creation. */
 #include "group.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #include "access.h"
 #include "entity.h"
@@ -19,7 +32,14 @@ static weft__pool_t *member_pool(const weft_world_t *world, const weft__group_t 
     return &world->components[grp->members[m]]->pool;
 }
 
-uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
+/* idx's row in the group's prefix, or WEFT__ROW_NONE when it is not in the group. */
+static uint32_t prefix_row(const weft_world_t *world, const weft__group_t *grp, uint32_t idx) {
+    uint32_t row = weft__pool_row(member_pool(world, grp, 0), idx);
+    return row != WEFT__ROW_NONE && row < grp->n ? row : WEFT__ROW_NONE;
+}
+
+/* Enter group g if idx has every member; returns its new row, or WEFT__ROW_NONE. */
+static uint32_t enter(weft_world_t *world, uint32_t g, uint32_t idx) {
     weft__group_t *grp = &world->groups[g];
     uint32_t rows[WEFT_GROUP_MAX_COMPONENTS];
     for (uint32_t m = 0; m < grp->count; m++) {
@@ -34,27 +54,85 @@ uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
     return grp->n++;
 }
 
+uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx) {
+    uint32_t root = g;
+    while (world->groups[root].outer != 0) {
+        root = world->groups[root].outer;
+    }
+    /* From the outside in; a group idx is already in (an outer one it entered before this
+     * add) is passed; the first it cannot enter ends the walk, as every inner one has more
+     * members. */
+    uint32_t row = WEFT__ROW_NONE;
+    bool reached = false; /* at g or inside it: the rows are those of g's pools */
+    for (uint32_t h = root; h != 0; h = world->groups[h].inner) {
+        reached = reached || h == g;
+        uint32_t in = prefix_row(world, &world->groups[h], idx);
+        if (in == WEFT__ROW_NONE) {
+            in = enter(world, h, idx);
+            if (in == WEFT__ROW_NONE) {
+                break;
+            }
+        }
+        if (reached) {
+            row = in;
+        }
+    }
+    return row;
+}
+
 uint32_t weft__group_on_remove(weft_world_t *world, uint32_t g, uint32_t idx) {
-    weft__group_t *grp = &world->groups[g];
-    uint32_t row = weft__pool_row(member_pool(world, grp, 0), idx);
-    if (row == WEFT__ROW_NONE || row >= grp->n) {
-        return WEFT__ROW_NONE; /* not in the prefix */
+    if (prefix_row(world, &world->groups[g], idx) == WEFT__ROW_NONE) {
+        return WEFT__ROW_NONE; /* not in g, so in none of the inner groups either */
     }
-    uint32_t last = grp->n - 1u;
-    /* prefix rows agree across members, so member 0's row is every member's */
-    for (uint32_t m = 0; m < grp->count; m++) {
-        weft__pool_swap_rows(member_pool(world, grp, m), row, last);
+    uint32_t innermost = g;
+    while (world->groups[innermost].inner != 0 &&
+           prefix_row(world, &world->groups[world->groups[innermost].inner], idx) !=
+               WEFT__ROW_NONE) {
+        innermost = world->groups[innermost].inner;
     }
-    grp->n = last;
+    /* From the inside out, to g: each step leaves the entity at the end of the next group
+     * out's prefix, inside it. */
+    uint32_t last = WEFT__ROW_NONE;
+    for (uint32_t h = innermost;; h = world->groups[h].outer) {
+        weft__group_t *grp = &world->groups[h];
+        /* prefix rows agree across members, so member 0's row is every member's */
+        uint32_t row = weft__pool_row(member_pool(world, grp, 0), idx);
+        last = grp->n - 1u;
+        for (uint32_t m = 0; m < grp->count; m++) {
+            weft__pool_swap_rows(member_pool(world, grp, m), row, last);
+        }
+        grp->n = last;
+        if (h == g) {
+            break;
+        }
+    }
     return last;
+}
+
+/* True when pool is a member of group g. */
+bool weft__group_has(const weft_world_t *world, uint32_t g, const weft__pool_t *pool) {
+    const weft__group_t *grp = &world->groups[g];
+    for (uint32_t m = 0; m < grp->count; m++) {
+        if (member_pool(world, grp, m) == pool) {
+            return true;
+        }
+    }
+    return false;
 }
 
 bool weft__group_check(const weft_world_t *world, uint32_t g) {
     const weft__group_t *grp = &world->groups[g];
     const weft__pool_t *lead = member_pool(world, grp, 0);
+    if (grp->inner != 0 && world->groups[grp->inner].n > grp->n) {
+        return false; /* an inner prefix longer than the outer one */
+    }
     for (uint32_t m = 0; m < grp->count; m++) {
         const weft__pool_t *pool = member_pool(world, grp, m);
-        if (pool->count < grp->n || pool->group != g) {
+        bool in_chain = false; /* g is the pool's group or inside it */
+        for (uint32_t h = pool->group; h != 0 && !in_chain; h = world->groups[h].inner) {
+            in_chain = h == g;
+        }
+        if (pool->count < grp->n || !in_chain) {
             return false;
         }
         for (uint32_t r = 0; r < grp->n; r++) {
@@ -119,6 +197,94 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
     return WEFT_OK;
 }
 
+/* True when every member of a (count_a ids, sorted) is in b (sorted). */
+static bool subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b) {
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < count_a; i++) {
+        while (j < count_b && b[j] < a[i]) {
+            j++;
+        }
+        if (j == count_b || b[j] != a[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* "{A, B, C}" for messages. */
+static void describe(const weft_world_t *world, const uint32_t *ids, uint32_t count, char *buf,
+                     size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "{");
+    for (uint32_t i = 0; i < count && len < cap; i++) {
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+                                world->components[ids[i]]->name);
+    }
+    if (len < cap) {
+        (void)snprintf(buf + len, cap - len, "}");
+    }
+}
+
+/* Where a group over ids fits: among the existing groups sharing a member with it, the
+ * nearest one inside (*inner: a strict superset) and outside (*outer: a strict subset); those
+ * groups and the new one must form one chain. Returns an existing group with the same members
+ * in *same, or an error naming the group that overlaps without nesting. */
+static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint32_t count,
+                           uint32_t *outer, uint32_t *inner, uint32_t *same) {
+    *outer = *inner = *same = 0;
+    for (uint32_t g = 1; g <= world->group_count; g++) {
+        const weft__group_t *grp = &world->groups[g];
+        bool shares = false;
+        for (uint32_t i = 0; i < count && !shares; i++) {
+            shares = weft__group_has(world, g, &world->components[ids[i]]->pool);
+        }
+        if (!shares) {
+            continue;
+        }
+        bool in = subset(grp->members, grp->count, ids, count);  /* grp c new */
+        bool out = subset(ids, count, grp->members, grp->count); /* new c grp */
+        if (in && out) {
+            *same = g;
+            return WEFT_OK;
+        }
+        /* It must also nest with the chain found so far: the nearest outer group is inside
+         * every other outer one, and the nearest inner group outside every other inner one. */
+        const weft__group_t *o = *outer ? &world->groups[*outer] : NULL;
+        const weft__group_t *n = *inner ? &world->groups[*inner] : NULL;
+        bool chain = in ? (o == NULL || subset(o->members, o->count, grp->members, grp->count) ||
+                           subset(grp->members, grp->count, o->members, o->count))
+                        : (n == NULL || subset(n->members, n->count, grp->members, grp->count) ||
+                           subset(grp->members, grp->count, n->members, n->count));
+        if (!in && !out) {
+            char want[256], have[256];
+            describe(world, ids, count, want, sizeof want);
+            describe(world, grp->members, grp->count, have, sizeof have);
+            return WEFT__FAIL(world->log, WEFT_ECONFLICT,
+                              "weft_group_create: %s shares components with group %u %s and "
+                              "neither contains the other (groups on the same pools must nest)",
+                              want, g, have);
+        }
+        if (!chain) {
+            uint32_t other = in ? *outer : *inner;
+            char want[256], have[256], also[256];
+            describe(world, ids, count, want, sizeof want);
+            describe(world, grp->members, grp->count, have, sizeof have);
+            describe(world, world->groups[other].members, world->groups[other].count, also,
+                     sizeof also);
+            return WEFT__FAIL(world->log, WEFT_ECONFLICT,
+                              "weft_group_create: %s would nest with both group %u %s and group "
+                              "%u %s, which do not nest with each other",
+                              want, g, have, other, also);
+        }
+        if (in && (o == NULL || grp->count > o->count)) {
+            *outer = g;
+        }
+        if (out && (n == NULL || grp->count < n->count)) {
+            *inner = g;
+        }
+    }
+    return WEFT_OK;
+}
+
 weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
                                 weft_group_t *out) {
     WEFT__MAIN_CALL(world);
@@ -130,18 +296,11 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     if (r != WEFT_OK) {
         return r;
     }
-    uint32_t existing = world->components[ids[0]]->pool.group;
-    if (existing != 0 && world->groups[existing].count == count &&
-        memcmp(world->groups[existing].members, ids, count * sizeof(uint32_t)) == 0) {
-        out->id = existing;
-        return WEFT_OK;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        if (world->components[ids[i]]->pool.group != 0) {
-            return WEFT__FAIL(
-                world->log, WEFT_ECONFLICT, "weft_group_create: '%s' already belongs to group %u",
-                world->components[ids[i]]->name, world->components[ids[i]]->pool.group);
-        }
+    uint32_t outer = 0, inner = 0, same = 0;
+    r = place(world, ids, count, &outer, &inner, &same);
+    if (r != WEFT_OK || same != 0) {
+        out->id = same;
+        return r;
     }
     if (world->group_count + 1u >= WEFT__MAX_GROUPS) {
         return WEFT__FAIL(world->log, WEFT_ECAPACITY, "weft_group_create: %u groups exist",
@@ -151,19 +310,36 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
     weft__group_t *grp = &world->groups[g];
     memcpy(grp->members, ids, count * sizeof(uint32_t));
     grp->count = count;
-    grp->n = 0;
+    /* The inner group's entities have every member and already sit at rows [0, inner.n) of
+     * every pool they share with the new group, which are all of its pools. */
+    grp->n = inner ? world->groups[inner].n : 0u;
+    grp->outer = outer;
+    grp->inner = inner;
+    if (outer) {
+        world->groups[outer].inner = g;
+    }
+    if (inner) {
+        world->groups[inner].outer = g;
+    }
     uint32_t smallest = 0;
     for (uint32_t m = 0; m < grp->count; m++) {
-        member_pool(world, grp, m)->group = g;
-        if (member_pool(world, grp, m)->count < member_pool(world, grp, smallest)->count) {
+        weft__pool_t *pool = member_pool(world, grp, m);
+        if (pool->group == 0 || pool->group == inner) {
+            pool->group = g; /* the new group is now the outermost one with this pool */
+        }
+        if (pool->count < member_pool(world, grp, smallest)->count) {
             smallest = m;
         }
     }
-    /* Rows [n, r) of the smallest pool were examined and rejected, so swapping row r with row
-     * n never brings an unexamined row behind the cursor. */
-    weft__pool_t *walk = member_pool(world, grp, smallest);
-    for (uint32_t row = 0; row < walk->count; row++) {
-        weft__group_on_add(world, g, walk->dense[row]);
+    /* Candidates: rows past the inner prefix, inside the outer prefix when there is one (an
+     * entity with every member is in it). Rows [grp->n, row) were examined and rejected, so
+     * entering (a swap of row `row` with row grp->n) never brings an unexamined row behind
+     * the cursor. */
+    const weft__pool_t *walk =
+        outer ? member_pool(world, &world->groups[outer], 0) : member_pool(world, grp, smallest);
+    uint32_t end = outer ? world->groups[outer].n : walk->count;
+    for (uint32_t row = grp->n; row < end; row++) {
+        (void)enter(world, g, walk->dense[row]);
     }
     weft_assert_expensive(weft__group_check(world, g));
     out->id = g;

@@ -2,22 +2,27 @@
  *
  * A group owns its member pools' row prefix [0, n). The component mutators call these after
  * pushing a row into a member pool and before removing one, which keeps the prefix exactly
- * "the entities that have every member", in O(members) row swaps per change. */
+ * "the entities that have every member", in O(members) row swaps per change and group of
+ * the pool's chain (nested groups, group.c). */
 #ifndef WEFT_SRC_GROUP_H
 #define WEFT_SRC_GROUP_H
 
 #include "world.h"
 
-/* Entity index idx was just pushed into a member pool of group g: if it now has every
- * member, swap it into the prefix of each member pool. Returns the row it then holds in every
- * member pool, or WEFT__ROW_NONE when it lacks a member (no row moved), which saves callers
- * a sparse lookup. */
+/* Entity index idx was just pushed into a member pool of group g (that pool's `group`): it
+ * enters every group of g's chain it now qualifies for, from the outermost in. Returns its row
+ * in g's member pools when it is then in g's prefix, or WEFT__ROW_NONE when it lacks a member
+ * (no row of g's pools moved), which saves callers a sparse lookup. */
 uint32_t weft__group_on_add(weft_world_t *world, uint32_t g, uint32_t idx);
 
-/* Entity index idx is about to leave a member pool of group g: if it is in the prefix, swap
- * it out (to row n - 1, then n shrinks) in each member pool. Returns that row, or
- * WEFT__ROW_NONE when it was not in the prefix (no row moved). */
+/* Entity index idx is about to leave a member pool whose `group` is g: if it is in g's
+ * prefix, it leaves the groups inside g it is in and then g, from the innermost out (each step
+ * swaps it to the end of that group's prefix). Returns its row in g's member pools then, or
+ * WEFT__ROW_NONE when it was not in g's prefix (no row moved). */
 uint32_t weft__group_on_remove(weft_world_t *world, uint32_t g, uint32_t idx);
+
+/* True when pool is one of group g's members. */
+bool weft__group_has(const weft_world_t *world, uint32_t g, const weft__pool_t *pool);
 
 /* True when the group's invariant holds (debug and tests: O(n * members)). */
 bool weft__group_check(const weft_world_t *world, uint32_t g);

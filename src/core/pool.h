@@ -42,7 +42,7 @@ typedef struct weft__pool {
     uint32_t cap;              /* rows allocated */
     uint32_t size;             /* bytes per row (0: tag) */
     uint32_t align;            /* data alignment (power of two) */
-    uint32_t group;            /* id of the group owning this pool, 0: none */
+    uint32_t group;            /* outermost group owning this pool (group.c), 0: none */
     uint32_t id;               /* component id */
     struct weft__multi *multi; /* multi-instance bookkeeping (multi.h); NULL: one row per
                                   entity. When set, sparse maps an entity to the slot of its

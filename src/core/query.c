@@ -32,6 +32,7 @@
 #include "access.h"
 #include "change.h"
 #include "entity.h"
+#include "group.h"
 #include "world.h"
 
 /* The first cache line holds what planning and iterator setup read: the term pools are
@@ -466,9 +467,10 @@ static inline void copy_term(weft_iter_t *it, const weft__pool_t *pool, uint32_t
 }
 
 /* Term t (an AND term) is a column of the driving range, or else a membership check. */
-static inline void place_term(weft_iter_t *it, const weft__query_plan_t *p,
-                              const weft__pool_t *pool, uint32_t t) {
-    bool covered = p->group ? pool->group == p->group : pool == p->drive;
+static inline void place_term(const weft_world_t *world, weft_iter_t *it,
+                              const weft__query_plan_t *p, const weft__pool_t *pool, uint32_t t) {
+    /* a member of the driving group (the pool's own group may be one further out) */
+    bool covered = p->group ? weft__group_has(world, p->group, pool) : pool == p->drive;
     if (covered) {
         it->_private.contiguous |= 1u << t;
     } else {
@@ -494,7 +496,7 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         WEFT__ACCESS(q->world, pool->id, write ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
         copy_term(it, pool, t);
         stamped |= (uint32_t)(write && pool->tick_added != NULL) << t;
-        place_term(it, p, pool, t);
+        place_term(q->world, it, p, pool, t);
     }
     add_excludes(q, it);
     it->_private.filtered = 0;
@@ -555,7 +557,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;
         }
-        place_term(it, p, pool, t);
+        place_term(q->world, it, p, pool, t);
     }
     add_excludes(q, it);
     /* One filter on a driving-range term and nothing else to test: the block scan decides

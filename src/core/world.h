@@ -33,7 +33,7 @@
 #include "weft/world.h"
 
 #define WEFT__WORLD_MAX_MODULES 8 /* module finalisers the world can hold */
-#define WEFT__MAX_GROUPS 64       /* groups per world (a pool is in at most one) */
+#define WEFT__MAX_GROUPS 64       /* groups per world (a pool is in one chain of them) */
 #define WEFT__SIG_DEAD 0xFFFFu    /* signature field of a free slot */
 #define WEFT__SIG_MAX 0xFFFEu     /* largest usable signature id */
 
@@ -72,11 +72,15 @@ typedef struct weft__sig {
     uint64_t hash;  /* hash of the sorted id list */
 } weft__sig_t;
 
-/* A group: rows [0, n) of every member pool hold the same entities. */
+/* A group: rows [0, n) of every member pool hold the same entities. Groups whose member sets
+ * nest form a chain (group.c): `outer` has a strict subset of the members, `inner` a strict
+ * superset, and the inner group's rows are a prefix of the outer one's. */
 typedef struct weft__group {
     uint32_t members[WEFT_GROUP_MAX_COMPONENTS]; /* component ids, sorted ascending */
     uint32_t count;                              /* members */
     uint32_t n;                                  /* aligned rows */
+    uint32_t outer;                              /* next group out in the chain, 0: none */
+    uint32_t inner;                              /* next group in, 0: none */
 } weft__group_t;
 
 struct weft_world {

@@ -211,6 +211,12 @@ Test(plan, every_plan_matches_the_model_with_a_three_member_group) {
     run_model("group {C1,C2,C3}");
 }
 
+Test(plan, every_plan_matches_the_model_with_nested_groups) {
+    group((const uint32_t[]){0, 1}, 2);
+    group((const uint32_t[]){0, 1, 2}, 3);
+    run_model("nested {C0,C1} c {C0,C1,C2}");
+}
+
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
  * pool; the query {C0,C1,C2} drives from C2 (100 rows, 2 probes: cost 500) rather than the
  * group (600 rows, 1 probe: 1,800). */
@@ -283,7 +289,9 @@ static void sys_pair(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     }
 }
 
-static void run_workers(uint32_t workers, bool grouped) {
+/* groups: 0 none, 1 {C0,C1}, 2 the nested {C0,C1} c {C0,C1,C2} (the join drives from the
+ * inner one, and churn moves rows inside both between frames). */
+static void run_workers(uint32_t workers, int groups) {
     weft_world_destroy(world); /* the suite's world is inline; this one has workers */
     world = NULL;
     weft_world_desc_t wd = {.worker_count = workers, .allocator = test_allocator(&alloc_state)};
@@ -293,11 +301,17 @@ static void run_workers(uint32_t workers, bool grouped) {
         snprintf(name, sizeof name, "C%u", c);
         comp[c] = test_register(world, name, sizeof(uint32_t));
     }
-    if (grouped) {
+    if (groups >= 1) {
         group((const uint32_t[]){0, 1}, 2);
     }
+    if (groups >= 2) {
+        group((const uint32_t[]){0, 1, 2}, 3);
+    }
     char name[64];
-    snprintf(name, sizeof name, "plan workers %u%s", workers, grouped ? " grouped" : "");
+    snprintf(name, sizeof name, "plan workers %u%s", workers,
+             groups == 2   ? " nested"
+             : groups == 1 ? " grouped"
+                           : "");
     uint64_t seed = wt_seed(name);
     rng.s = seed;
     memset(alive, 0, sizeof alive);
@@ -361,6 +375,6 @@ static void run_workers(uint32_t workers, bool grouped) {
     }
 }
 
-Test(plan, systems_on_2_workers_match_the_model) { run_workers(2, false); }
-Test(plan, systems_on_4_workers_with_a_group_match_the_model) { run_workers(4, true); }
-Test(plan, systems_on_8_workers_match_the_model) { run_workers(8, false); }
+Test(plan, systems_on_2_workers_match_the_model) { run_workers(2, 0); }
+Test(plan, systems_on_4_workers_with_a_group_match_the_model) { run_workers(4, 1); }
+Test(plan, systems_on_8_workers_with_nested_groups_match_the_model) { run_workers(8, 2); }
