@@ -129,6 +129,7 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->block_lo, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
 }
@@ -231,6 +232,7 @@ void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t
 
 void weft__hstore_touch_all(weft__hstore_t *s) {
     uint8_t *f = s->rows.flags;
+    s->touched_all = true;
     if (s->holes == 0) { /* the common case: no entity to look at, eight rows per word */
         uint32_t r = 0;
         for (; r + 8 <= s->count; r += 8) {

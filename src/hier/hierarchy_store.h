@@ -132,8 +132,14 @@ typedef struct weft__hstore {
     uint32_t *block_lo;      /* smallest parent row of the block's rows (NONE: all roots) */
     uint32_t *block_hi;      /* largest parent row of the block's rows */
     uint32_t block_capacity; /* entries allocated in block_lo and block_hi */
-    bool auto_known;         /* auto_choice holds for the current structure */
-    int auto_choice;         /* the weft__hpass_t the automatic mode picked */
+    /* Subtree marks for the sparse sequential pass (hierarchy_update.c): one bit per row,
+     * all zero between updates. */
+    uint64_t *mark;      /* mark_words words (NULL until the first sparse pass) */
+    uint32_t mark_words; /* words allocated in mark */
+    bool touched_all;    /* every row was marked DIRTY since the last update (a full update:
+                            the sparse pass is not tried); a hint, it changes no value */
+    bool auto_known;     /* auto_choice holds for the current structure */
+    int auto_choice;     /* the weft__hpass_t the automatic mode picked */
 
     uint64_t moved_rows; /* statistics: rows moved by attach (subtree moves) */
     uint32_t recomputed; /* statistics: rows the last update recomputed */
