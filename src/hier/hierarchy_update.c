@@ -377,6 +377,34 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
     }
 }
 
+/* A full update's walk: compute world[] for every row of [begin, end) (no holes among them)
+ * and clear their DIRTY and LOCAL bits. Nothing reads another row's flags, so a range may
+ * run beside ranges of its own level. */
+static void update_all(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    uint8_t *flags = w->flags;
+    for (uint32_t r = begin; r < end; r++) {
+        const uint8_t f = flags[r];
+        compute_row(w, r, w->parent[r], f);
+        if ((f & WEFT__HFLAG_CHANGED) != 0) {
+            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        }
+    }
+}
+
+/* update_all for the rows idx[begin, end) of the level index. */
+static void update_all_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t begin,
+                               uint32_t end) {
+    uint8_t *flags = w->flags;
+    for (uint32_t i = begin; i < end; i++) {
+        const uint32_t r = idx[i];
+        const uint8_t f = flags[r];
+        compute_row(w, r, w->parent[r], f);
+        if ((f & WEFT__HFLAG_CHANGED) != 0) {
+            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        }
+    }
+}
+
 /* Compute world[] for the rows idx[begin, end) (a slice of one level of the index). */
 static void update_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t begin,
                            uint32_t end) {
@@ -427,29 +455,41 @@ typedef struct level_ctx {
     const weft__hrows_t *rows; /* the store's arrays */
     const uint32_t *idx;       /* NULL: the level is rows [base, ...); else idx[base, ...) */
     uint32_t base;             /* first row (or index entry) of the level */
+    bool all;                  /* a full update: every row recomputed (update_all) */
 } level_ctx_t;
+
+/* Rows [a, b) of a level (index entries when idx is non-NULL). */
+static void level_slice(const weft__hrows_t *rows, const uint32_t *idx, bool all, uint32_t a,
+                        uint32_t b) {
+    if (idx != NULL) {
+        if (all) {
+            update_all_indexed(rows, idx, a, b);
+        } else {
+            update_indexed(rows, idx, a, b);
+        }
+    } else if (all) {
+        update_all(rows, a, b);
+    } else {
+        update_rows(rows, a, b, NULL, NULL);
+    }
+}
 
 static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
     (void)worker;
     const level_ctx_t *ctx = arg;
-    const uint32_t a = ctx->base + (uint32_t)begin;
-    const uint32_t b = ctx->base + (uint32_t)end;
-    if (ctx->idx != NULL) {
-        update_indexed(ctx->rows, ctx->idx, a, b);
-    } else {
-        update_rows(ctx->rows, a, b, NULL, NULL);
-    }
+    level_slice(ctx->rows, ctx->idx, ctx->all, ctx->base + (uint32_t)begin,
+                ctx->base + (uint32_t)end);
 }
 
 /* Run levels start[0..levels) one after the other; see the file comment for why a level
  * needs no more synchronisation than parallel-for's return. */
 static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uint32_t *start,
-                       uint32_t levels, weft_jobs_t *jobs) {
+                       uint32_t levels, bool all, weft_jobs_t *jobs) {
     for (uint32_t d = 0; d < levels; d++) {
         const uint32_t a = start[d];
         const uint32_t b = start[d + 1];
         if (jobs != NULL && b - a >= 2 * WEFT__HIER_GRAIN) {
-            level_ctx_t ctx = {rows, idx, a};
+            level_ctx_t ctx = {rows, idx, a, all};
             /* A fixed grain makes the split independent of the worker count. If the job
              * system refuses (out of memory, shutting down), the level is simply recomputed
              * here: every row's value is a pure function of earlier levels, so ranges that
@@ -458,11 +498,7 @@ static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uin
                 continue;
             }
         }
-        if (idx != NULL) {
-            update_indexed(rows, idx, a, b);
-        } else {
-            update_rows(rows, a, b, NULL, NULL);
-        }
+        level_slice(rows, idx, all, a, b);
     }
 }
 
@@ -687,43 +723,56 @@ static void update_marked(weft__hstore_t *s, uint32_t first) {
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
                                   weft_jobs_t *jobs) {
-    const uint32_t first = first_dirty(s);
-    const bool touched_all = s->touched_all;
-    s->touched_all = false;
+    const bool full = s->touched_all;
+    const uint32_t first = full ? 0 : first_dirty(s);
     if (first == s->count) {
+        s->touched_all = false;
         s->recomputed = 0;
         return WEFT_OK; /* nothing changed: every world matrix is current */
     }
-    if (pass != WEFT__HPASS_LEVELS && !touched_all && reserve_marks(s)) {
-        const uint32_t n = mark_changed(s, first);
-        if (n != UINT32_MAX) {
-            update_marked(s, first);
-            s->recomputed = n;
-            return WEFT_OK;
+    if (pass == WEFT__HPASS_LEVELS && regroup) {
+        weft_result_t r = weft__hstore_level_sort(s); /* drops holes */
+        if (r != WEFT_OK) {
+            return r; /* nothing computed, touched_all kept */
         }
     }
+    if (pass == WEFT__HPASS_LEVELS && !s->levels_valid && build_index(s) != WEFT_OK) {
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for the level index");
+    }
+    s->touched_all = false;
+    /* A full update walks every row without looking at DIRTY bits when no hole is in the way
+     * (the index lists live rows only); else the rows are marked and the scan skips holes. */
+    const bool walk_all =
+        full && (s->holes == 0 || (pass == WEFT__HPASS_LEVELS && !s->levels_valid));
+    if (full && !walk_all) {
+        weft__hstore_mark_all(s);
+    }
     if (pass != WEFT__HPASS_LEVELS) {
+        if (walk_all) {
+            update_all(&s->rows, 0, s->count);
+            s->recomputed = s->live;
+            return WEFT_OK;
+        }
+        if (!full && reserve_marks(s)) {
+            const uint32_t n = mark_changed(s, first);
+            if (n != UINT32_MAX) {
+                update_marked(s, first);
+                s->recomputed = n;
+                return WEFT_OK;
+            }
+        }
         const bool summaries = build_blocks(s) == WEFT_OK; /* else: no skipping */
         update_rows(&s->rows, first, s->count, summaries ? s->block_lo : NULL,
                     summaries ? s->block_hi : NULL);
-    } else {
-        if (regroup) {
-            weft_result_t r = weft__hstore_level_sort(s);
-            if (r != WEFT_OK) {
-                return r;
-            }
-        }
-        if (s->levels_valid) {
-            run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
-        } else {
-            if (build_index(s) != WEFT_OK) {
-                return WEFT__FAIL(s->log, WEFT_ENOMEM,
-                                  "hierarchy: out of memory for the level index");
-            }
-            run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
-        }
+        s->recomputed = clear_dirty(s, first);
+        return WEFT_OK;
     }
-    /* A level sort may have moved the first dirty row: clear from the start then. */
-    s->recomputed = clear_dirty(s, pass == WEFT__HPASS_LEVELS ? 0 : first);
+    if (s->levels_valid) {
+        run_levels(&s->rows, NULL, s->level_start, s->level_count, walk_all, jobs);
+    } else {
+        run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, walk_all, jobs);
+    }
+    /* A level sort may have moved the first dirty row: clear from the start. */
+    s->recomputed = walk_all ? s->live : clear_dirty(s, 0);
     return WEFT_OK;
 }

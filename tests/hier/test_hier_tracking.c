@@ -263,7 +263,11 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
             got[i] = *weft_hier_world(w, e[i]);
         }
         weft_hier_invalidate(w);
-        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "full update failed");
+        CHECK(weft_hier_update(w, (weft_hier_pass_t)(1 + hr_below(&r, 2))) == WEFT_OK,
+              "full update failed");
+        weft_hier_stats(w, &st);
+        CHECK(st.recomputed == weft_hier_count(w), "a full update recomputed %u of %u nodes",
+              st.recomputed, weft_hier_count(w));
         for (uint32_t i = 0; i < N && !fail.failed; i++) {
             const weft_mat4_t ref = hw_ref_world(w, e[i]);
             CHECK(hr_mat_eq(&got[i], weft_hier_world(w, e[i])) && hr_mat_eq(&got[i], &ref),
