@@ -252,7 +252,13 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
                 marked[i] = true;
             }
         }
-        const uint32_t want = expected_recomputed(w, e, N, marked);
+        /* Every fifth step invalidates on top of the edits: a full update must still
+         * recompose the edited nodes' local matrices. */
+        const bool full = step % 5 == 4;
+        if (full) {
+            weft_hier_invalidate(w);
+        }
+        const uint32_t want = full ? weft_hier_count(w) : expected_recomputed(w, e, N, marked);
         const weft_hier_pass_t pass = (weft_hier_pass_t)(1 + hr_below(&r, 2));
         CHECK(weft_hier_update(w, pass) == WEFT_OK, "update failed");
         weft_hier_stats_t st;
