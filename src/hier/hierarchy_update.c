@@ -377,31 +377,28 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
     }
 }
 
-/* A full update's walk: compute world[] for every row of [begin, end) (no holes among them)
- * and clear their DIRTY and LOCAL bits. Nothing reads another row's flags, so a range may
- * run beside ranges of its own level. */
+/* A full update's step for row r: compute it and clear its DIRTY and LOCAL bits. Nothing
+ * reads another row's flags, so a range may run beside ranges of its own level. */
+static inline void update_one(const weft__hrows_t *w, uint32_t r) {
+    const uint8_t f = w->flags[r];
+    compute_row(w, r, w->parent[r], f);
+    if ((f & WEFT__HFLAG_CHANGED) != 0) {
+        w->flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+    }
+}
+
+/* A full update's walk over rows [begin, end) (no holes among them). */
 static void update_all(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
-    uint8_t *flags = w->flags;
     for (uint32_t r = begin; r < end; r++) {
-        const uint8_t f = flags[r];
-        compute_row(w, r, w->parent[r], f);
-        if ((f & WEFT__HFLAG_CHANGED) != 0) {
-            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
-        }
+        update_one(w, r);
     }
 }
 
 /* update_all for the rows idx[begin, end) of the level index. */
 static void update_all_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t begin,
                                uint32_t end) {
-    uint8_t *flags = w->flags;
     for (uint32_t i = begin; i < end; i++) {
-        const uint32_t r = idx[i];
-        const uint8_t f = flags[r];
-        compute_row(w, r, w->parent[r], f);
-        if ((f & WEFT__HFLAG_CHANGED) != 0) {
-            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
-        }
+        update_one(w, idx[i]);
     }
 }
 
