@@ -207,7 +207,7 @@ typedef enum weft_hier_pass {
 /* Mark every node's world matrix for recomputation, so that the next update recomputes all
  * of them (a full update). Each node's local matrix (bind folded in) is cached and
  * recomposed only when its local transform, parent or bind changed, so a full update is one
- * multiply per child node. O(nodes). Thread: main, outside frames. */
+ * multiply per child node. O(1) (the update does the walk). Thread: main, outside frames. */
 WEFT_API void weft_hier_invalidate(weft_world_t *world);
 
 /* Bring every world matrix up to date now: nodes changed since the last update and their

@@ -145,6 +145,10 @@ struct weft_world {
 
     /* ---- extension slots of other modules ---- */
     struct weft_sched *sched; /* scheduler state; owned and freed by its module_fini */
+    /* The hierarchy's state (src/hier/): the user pointer of its module, kept here so that
+     * its calls and its per-entity destroy hook reach it without a lookup by name. Set when
+     * the module is registered, cleared when it is dropped or shut down; NULL otherwise. */
+    struct weft_hier *hier;
     void (*module_fini[WEFT__WORLD_MAX_MODULES])(weft_world_t *world); /* run in reverse */
     /* Called at the end of every component registration (NULL: none): how the observer
      * module reaches components registered after an observer of every component. */

@@ -42,15 +42,16 @@ static void *store_alloc(size_t size, size_t align, void *user) {
 
 static void store_free(void *ptr, size_t size, void *user) { weft__free(user, ptr, size); }
 
-/* The world's hierarchy state: the user pointer of its module, NULL before first use. */
-static struct weft_hier *hier_get(const weft_world_t *world) {
-    const weft__module_t *m = weft__world_module(world, WEFT__HIER_MODULE_NAME);
-    return m != NULL ? m->desc.user : NULL;
-}
+/* The world's hierarchy state: the user pointer of its module, NULL before first use. The
+ * world keeps it (world->hier) while the module is registered: no lookup by name. */
+static struct weft_hier *hier_get(const weft_world_t *world) { return world->hier; }
 
 /* The module's shutdown: free the store and the state. */
 static void hier_fini(weft_world_t *world, void *user) {
     struct weft_hier *h = user;
+    if (world->hier == h) {
+        world->hier = NULL;
+    }
     weft__hstore_fini(&h->store);
     weft__free(world, h, sizeof(*h));
 }
@@ -76,6 +77,7 @@ static weft_result_t hier_state(weft_world_t *world, struct weft_hier **out, boo
         weft__free(world, h, sizeof(*h));
         return r;
     }
+    world->hier = h;
     const weft_allocator_t alloc = {store_alloc, store_free, world};
     weft__hstore_init(&h->store, &alloc, world->log);
     *out = h;
@@ -88,7 +90,7 @@ static void hier_state_drop(weft_world_t *world) {
     struct weft_hier *h = hier_get(world);
     weft__world_drop_module(world, WEFT__HIER_MODULE_NAME);
     if (h != NULL) {
-        hier_fini(world, h);
+        hier_fini(world, h); /* clears world->hier */
     }
 }
 

@@ -129,6 +129,7 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->block_lo, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
+    weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
 }
@@ -229,9 +230,11 @@ void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t
     w->flags[r] = (uint8_t)(plain_flag(inverse_bind) | WEFT__HFLAG_CHANGED);
 }
 
-void weft__hstore_touch_all(weft__hstore_t *s) {
+void weft__hstore_touch_all(weft__hstore_t *s) { s->touched_all = true; }
+
+void weft__hstore_mark_all(weft__hstore_t *s) {
     uint8_t *f = s->rows.flags;
-    if (s->holes == 0) { /* the common case: no entity to look at, eight rows per word */
+    if (s->holes == 0) { /* no entity to look at, eight rows per word */
         uint32_t r = 0;
         for (; r + 8 <= s->count; r += 8) {
             uint64_t v;

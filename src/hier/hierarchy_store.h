@@ -60,7 +60,7 @@ typedef struct weft__hlink {
 } weft__hlink_t;
 
 /* Per-row flags. DIRTY: the row's world matrix must be recomputed (set by the structural
- * calls, weft_hier_local and weft__hstore_touch_all; the update also sets it on every row it
+ * calls and weft_hier_local; the update also sets it on every row it
  * recomputes, then clears all at its end). LOCAL: the cached local matrix must be recomposed
  * too. PLAIN: the inverse bind is bitwise the identity (always for roots and holes), so the
  * cached local matrix is compose(local) without a bind multiply. */
@@ -132,8 +132,14 @@ typedef struct weft__hstore {
     uint32_t *block_lo;      /* smallest parent row of the block's rows (NONE: all roots) */
     uint32_t *block_hi;      /* largest parent row of the block's rows */
     uint32_t block_capacity; /* entries allocated in block_lo and block_hi */
-    bool auto_known;         /* auto_choice holds for the current structure */
-    int auto_choice;         /* the weft__hpass_t the automatic mode picked */
+    /* Subtree marks for the sparse sequential pass (hierarchy_update.c): one bit per row,
+     * all zero between updates. */
+    uint64_t *mark;      /* mark_words words (NULL until the first sparse pass) */
+    uint32_t mark_words; /* words allocated in mark */
+    bool touched_all;    /* weft__hstore_touch_all since the last update: the next one
+                            recomputes every live row, whatever their DIRTY bits say */
+    bool auto_known;     /* auto_choice holds for the current structure */
+    int auto_choice;     /* the weft__hpass_t the automatic mode picked */
 
     uint64_t moved_rows; /* statistics: rows moved by attach (subtree moves) */
     uint32_t recomputed; /* statistics: rows the last update recomputed */
@@ -201,9 +207,13 @@ weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
 void weft__hstore_set_data(weft__hstore_t *s, uint32_t r, const weft_transform_t *local,
                            const weft_mat4_t *inverse_bind, const weft_mat4_t *world);
 
-/* Mark every live row DIRTY: the next update recomputes every world matrix (from the cached
- * local matrices, which stay valid). O(rows). */
+/* Make the next update recompute every live row's world matrix (from the cached local
+ * matrices, which stay valid). O(1): it sets touched_all, and the update then walks every
+ * row, or marks them all with weft__hstore_mark_all first when holes must be skipped. */
 void weft__hstore_touch_all(weft__hstore_t *s);
+
+/* Set DIRTY on every live row. O(rows). */
+void weft__hstore_mark_all(weft__hstore_t *s);
 
 /* Detach a child: bake world into local, unlink, stays in place. A root: no change, WEFT_OK.
  * Errors: WEFT_ENOENT. */

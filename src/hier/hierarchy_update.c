@@ -313,6 +313,33 @@ static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t
     return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
 }
 
+/* Compute world[] for the rows list[0, k) (ascending, scattered), prefetching the matrices
+ * a few rows ahead; `clear` drops each row's DIRTY and LOCAL bits once it is computed. */
+static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k,
+                                bool clear) {
+    const uint32_t *parent = w->parent;
+    uint8_t *flags = w->flags;
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + HIER_AHEAD < k) {
+            const uint32_t q = list[i + HIER_AHEAD];
+            HIER_PREFETCH(&w->lmat[q], 0);
+            HIER_PREFETCH(&w->world[q], 1);
+            if (parent[q] != WEFT__HROW_NONE) {
+                HIER_PREFETCH(&w->world[parent[q]], 0);
+            }
+            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
+                HIER_PREFETCH(&w->local[q], 0);
+            }
+        }
+        const uint32_t r = list[i];
+        const uint8_t f = flags[r];
+        compute_row(w, r, parent[r], f);
+        if (clear) {
+            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        }
+    }
+}
+
 /* Compute world[] for rows [begin, end), block by block (blocks aligned to HIER_BLOCK rows,
  * so block summaries lo/hi, when given, describe a superset of each block's rows). A block
  * whose rows and parents are clean is skipped. A block whose rows are all marked (a full
@@ -346,18 +373,32 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
             list[k] = r;
             k += f & WEFT__HFLAG_DIRTY;
         }
-        for (uint32_t i = 0; i < k; i++) {
-            if (i + HIER_AHEAD < k) {
-                const uint32_t q = list[i + HIER_AHEAD];
-                HIER_PREFETCH(&w->lmat[q], 0);
-                HIER_PREFETCH(&w->world[q], 1);
-                if (parent[q] != WEFT__HROW_NONE) {
-                    HIER_PREFETCH(&w->world[parent[q]], 0);
-                }
-            }
-            const uint32_t r = list[i];
-            compute_row(w, r, parent[r], flags[r]);
-        }
+        compute_list(w, list, k, false);
+    }
+}
+
+/* A full update's step for row r: compute it and clear its DIRTY and LOCAL bits. Nothing
+ * reads another row's flags, so a range may run beside ranges of its own level. */
+static inline void update_one(const weft__hrows_t *w, uint32_t r) {
+    const uint8_t f = w->flags[r];
+    compute_row(w, r, w->parent[r], f);
+    if ((f & WEFT__HFLAG_CHANGED) != 0) {
+        w->flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+    }
+}
+
+/* A full update's walk over rows [begin, end) (no holes among them). */
+static void update_all(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    for (uint32_t r = begin; r < end; r++) {
+        update_one(w, r);
+    }
+}
+
+/* update_all for the rows idx[begin, end) of the level index. */
+static void update_all_indexed(const weft__hrows_t *w, const uint32_t *idx, uint32_t begin,
+                               uint32_t end) {
+    for (uint32_t i = begin; i < end; i++) {
+        update_one(w, idx[i]);
     }
 }
 
@@ -411,29 +452,41 @@ typedef struct level_ctx {
     const weft__hrows_t *rows; /* the store's arrays */
     const uint32_t *idx;       /* NULL: the level is rows [base, ...); else idx[base, ...) */
     uint32_t base;             /* first row (or index entry) of the level */
+    bool all;                  /* a full update: every row recomputed (update_all) */
 } level_ctx_t;
+
+/* Rows [a, b) of a level (index entries when idx is non-NULL). */
+static void level_slice(const weft__hrows_t *rows, const uint32_t *idx, bool all, uint32_t a,
+                        uint32_t b) {
+    if (idx != NULL) {
+        if (all) {
+            update_all_indexed(rows, idx, a, b);
+        } else {
+            update_indexed(rows, idx, a, b);
+        }
+    } else if (all) {
+        update_all(rows, a, b);
+    } else {
+        update_rows(rows, a, b, NULL, NULL);
+    }
+}
 
 static void level_range(void *arg, uint64_t begin, uint64_t end, uint32_t worker) {
     (void)worker;
     const level_ctx_t *ctx = arg;
-    const uint32_t a = ctx->base + (uint32_t)begin;
-    const uint32_t b = ctx->base + (uint32_t)end;
-    if (ctx->idx != NULL) {
-        update_indexed(ctx->rows, ctx->idx, a, b);
-    } else {
-        update_rows(ctx->rows, a, b, NULL, NULL);
-    }
+    level_slice(ctx->rows, ctx->idx, ctx->all, ctx->base + (uint32_t)begin,
+                ctx->base + (uint32_t)end);
 }
 
 /* Run levels start[0..levels) one after the other; see the file comment for why a level
  * needs no more synchronisation than parallel-for's return. */
 static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uint32_t *start,
-                       uint32_t levels, weft_jobs_t *jobs) {
+                       uint32_t levels, bool all, weft_jobs_t *jobs) {
     for (uint32_t d = 0; d < levels; d++) {
         const uint32_t a = start[d];
         const uint32_t b = start[d + 1];
         if (jobs != NULL && b - a >= 2 * WEFT__HIER_GRAIN) {
-            level_ctx_t ctx = {rows, idx, a};
+            level_ctx_t ctx = {rows, idx, a, all};
             /* A fixed grain makes the split independent of the worker count. If the job
              * system refuses (out of memory, shutting down), the level is simply recomputed
              * here: every row's value is a pure function of earlier levels, so ranges that
@@ -442,11 +495,7 @@ static void run_levels(const weft__hrows_t *rows, const uint32_t *idx, const uin
                 continue;
             }
         }
-        if (idx != NULL) {
-            update_indexed(rows, idx, a, b);
-        } else {
-            update_rows(rows, a, b, NULL, NULL);
-        }
+        level_slice(rows, idx, all, a, b);
     }
 }
 
@@ -545,35 +594,182 @@ static weft_result_t build_blocks(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* ---- sparse pass ----------------------------------------------------------- >>hier_sparse */
+
+/* The sequential pass either scans every row (update_rows: pulls every row's flags, a few
+ * instructions a row, then recomputes the rows found) or, when few rows changed, marks the
+ * changed subtrees in a bitset by following their child lists from the DIRTY rows
+ * (mark_changed: about twenty instructions a marked row) and recomputes only the marked rows
+ * in row order (update_marked), so its cost follows the changed subtrees' sizes, not the
+ * hierarchy's. Marking stops once more than a quarter of the rows are marked, where its
+ * per-row cost makes the scan the cheaper path, and the scan then runs: a large change
+ * costs at most that quarter more. After weft_hier_invalidate (every row DIRTY) the scan
+ * runs directly. Which path runs never changes a value: every recomputed row is
+ * parent_world * lmat with the same inputs, parents first, either way. */
+#define HIER_MARK_SHARE 4u
+
+/* Make the mark bitset cover every row (all bits zero). False when out of memory. */
+static bool reserve_marks(weft__hstore_t *s) {
+    const uint32_t words = s->count / 64u + 1u;
+    if (words <= s->mark_words) {
+        return true;
+    }
+    uint32_t n = s->mark_words ? s->mark_words : 64u;
+    while (n < words) {
+        n *= 2; /* words <= 2^26: no overflow */
+    }
+    uint64_t *m = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
+    if (m == NULL) {
+        return false;
+    }
+    memset(m, 0, (size_t)n * sizeof(uint64_t));
+    weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
+    s->mark = m;
+    s->mark_words = n;
+    return true;
+}
+
+/* Index of the lowest set bit of m (m nonzero). */
+static inline uint32_t lowest_bit(uint64_t m) {
+#if defined(__GNUC__)
+    return (uint32_t)__builtin_ctzll(m);
+#else
+    uint32_t i = 0;
+    while ((m & 1u) == 0) {
+        m >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
+
+static bool marked(const uint64_t *mark, uint32_t r) {
+    return ((mark[r / 64u] >> (r % 64u)) & 1u) != 0;
+}
+
+static void set_mark(uint64_t *mark, uint32_t r) { mark[r / 64u] |= 1ull << (r % 64u); }
+
+/* Mark the subtree of every DIRTY row of [first, count). Returns the rows marked, or
+ * UINT32_MAX (and no mark left set) when they would exceed the budget. Breadth first over
+ * all changed subtrees at once, through a queue in the scratch array: the queue is known
+ * ahead, so the child lists of rows a few places on are fetched while the current one is
+ * read (walking one subtree after another would wait for every child list in turn). A
+ * DIRTY row inside a subtree queued before it is marked once: it is queued only as a root
+ * (children already marked are not queued again), and its own children are queued from
+ * there. */
+static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
+    const weft__hrows_t *w = &s->rows;
+    const uint8_t *flags = w->flags;
+    uint64_t *mark = s->mark;
+    uint32_t *queue = w->scratch;
+    const uint32_t budget = s->count / HIER_MARK_SHARE;
+    uint32_t tail = 0;
+    for (uint32_t r = first; r < s->count && tail <= budget;) {
+        if (r + 8 <= s->count && (flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) == 0) {
+            r += 8;
+            continue;
+        }
+        if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
+            set_mark(mark, r);
+            queue[tail++] = r;
+        }
+        r++;
+    }
+    for (uint32_t head = 0; head < tail && tail <= budget; head++) {
+        if (head + HIER_AHEAD < tail) {
+            HIER_PREFETCH(&w->first_child[queue[head + HIER_AHEAD]], 0);
+        }
+        for (uint32_t c = w->first_child[queue[head]]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
+            if (!marked(mark, c)) {
+                set_mark(mark, c);
+                queue[tail++] = c;
+            }
+        }
+    }
+    if (tail > budget) {
+        memset(mark + first / 64u, 0,
+               ((size_t)(s->count / 64u) - first / 64u + 1u) * sizeof(uint64_t));
+        return UINT32_MAX;
+    }
+    return tail;
+}
+
+/* Compute the marked rows of [first, count) in row order (parents first), clearing their
+ * marks and flags. */
+static void update_marked(weft__hstore_t *s, uint32_t first) {
+    uint32_t list[HIER_BLOCK];
+    uint32_t k = 0;
+    const uint32_t words = s->count / 64u + 1u;
+    for (uint32_t i = first / 64u; i < words; i++) {
+        uint64_t m = s->mark[i];
+        if (m == 0) {
+            continue;
+        }
+        s->mark[i] = 0;
+        if (k + 64 > HIER_BLOCK) {
+            compute_list(&s->rows, list, k, true);
+            k = 0;
+        }
+        while (m != 0) {
+            list[k++] = i * 64u + lowest_bit(m);
+            m &= m - 1;
+        }
+    }
+    compute_list(&s->rows, list, k, true);
+}
+
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
                                   weft_jobs_t *jobs) {
-    const uint32_t first = first_dirty(s);
+    const bool full = s->touched_all;
+    const uint32_t first = full ? 0 : first_dirty(s);
     if (first == s->count) {
+        s->touched_all = false;
         s->recomputed = 0;
         return WEFT_OK; /* nothing changed: every world matrix is current */
     }
+    if (pass == WEFT__HPASS_LEVELS && regroup) {
+        weft_result_t r = weft__hstore_level_sort(s); /* drops holes */
+        if (r != WEFT_OK) {
+            return r; /* nothing computed, touched_all kept */
+        }
+    }
+    if (pass == WEFT__HPASS_LEVELS && !s->levels_valid && build_index(s) != WEFT_OK) {
+        return WEFT__FAIL(s->log, WEFT_ENOMEM, "hierarchy: out of memory for the level index");
+    }
+    s->touched_all = false;
+    /* A full update walks every row without looking at DIRTY bits when no hole is in the way
+     * (the index lists live rows only); else the rows are marked and the scan skips holes. */
+    const bool walk_all =
+        full && (s->holes == 0 || (pass == WEFT__HPASS_LEVELS && !s->levels_valid));
+    if (full && !walk_all) {
+        weft__hstore_mark_all(s);
+    }
     if (pass != WEFT__HPASS_LEVELS) {
+        if (walk_all) {
+            update_all(&s->rows, 0, s->count);
+            s->recomputed = s->live;
+            return WEFT_OK;
+        }
+        if (!full && reserve_marks(s)) {
+            const uint32_t n = mark_changed(s, first);
+            if (n != UINT32_MAX) {
+                update_marked(s, first);
+                s->recomputed = n;
+                return WEFT_OK;
+            }
+        }
         const bool summaries = build_blocks(s) == WEFT_OK; /* else: no skipping */
         update_rows(&s->rows, first, s->count, summaries ? s->block_lo : NULL,
                     summaries ? s->block_hi : NULL);
-    } else {
-        if (regroup) {
-            weft_result_t r = weft__hstore_level_sort(s);
-            if (r != WEFT_OK) {
-                return r;
-            }
-        }
-        if (s->levels_valid) {
-            run_levels(&s->rows, NULL, s->level_start, s->level_count, jobs);
-        } else {
-            if (build_index(s) != WEFT_OK) {
-                return WEFT__FAIL(s->log, WEFT_ENOMEM,
-                                  "hierarchy: out of memory for the level index");
-            }
-            run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, jobs);
-        }
+        s->recomputed = clear_dirty(s, first);
+        return WEFT_OK;
     }
-    /* A level sort may have moved the first dirty row: clear from the start then. */
-    s->recomputed = clear_dirty(s, pass == WEFT__HPASS_LEVELS ? 0 : first);
+    if (s->levels_valid) {
+        run_levels(&s->rows, NULL, s->level_start, s->level_count, walk_all, jobs);
+    } else {
+        run_levels(&s->rows, s->index_rows, s->index_start, s->index_levels, walk_all, jobs);
+    }
+    /* A level sort may have moved the first dirty row: clear from the start. */
+    s->recomputed = walk_all ? s->live : clear_dirty(s, 0);
     return WEFT_OK;
 }

@@ -213,9 +213,10 @@ static uint32_t expected_recomputed(weft_world_t *w, const weft_entity_t *e, uin
     return k;
 }
 
-/* A random forest under random edits (new locals, attaches in both modes, detaches): after
- * each incremental update the world matrices equal those of a full update bit for bit, and
- * the update recomputed exactly the changed nodes and their descendants. */
+/* A random forest under random edits (new locals, attaches in both modes, detaches), a few
+ * or many at a time: after each incremental update the world matrices equal those of a full
+ * update bit for bit, and the update recomputed exactly the changed nodes and their
+ * descendants. */
 static void incremental_session(const char *what, uint32_t N, int steps) {
     hr_rng_t r = hr_seeded(&fail, what);
     weft_world_t *w = new_world();
@@ -233,7 +234,9 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
     for (int step = 0; step < steps && !fail.failed; step++) {
         fail.step = step;
         memset(marked, 0, N * sizeof(*marked));
-        const uint32_t edits = hr_below(&r, 6); /* 0: nothing changed */
+        /* 0: nothing changed; every fourth step a large change (a third of the nodes), past
+         * what the sparse pass marks, so the scanning pass runs too (hierarchy_update.c). */
+        const uint32_t edits = step % 4 == 3 ? N / 3 : hr_below(&r, 6);
         for (uint32_t k = 0; k < edits; k++) {
             const uint32_t i = hr_below(&r, N), j = hr_below(&r, N);
             const uint32_t kind = hr_below(&r, 4);
@@ -249,7 +252,13 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
                 marked[i] = true;
             }
         }
-        const uint32_t want = expected_recomputed(w, e, N, marked);
+        /* Every fifth step invalidates on top of the edits: a full update must still
+         * recompose the edited nodes' local matrices. */
+        const bool full = step % 5 == 4;
+        if (full) {
+            weft_hier_invalidate(w);
+        }
+        const uint32_t want = full ? weft_hier_count(w) : expected_recomputed(w, e, N, marked);
         const weft_hier_pass_t pass = (weft_hier_pass_t)(1 + hr_below(&r, 2));
         CHECK(weft_hier_update(w, pass) == WEFT_OK, "update failed");
         weft_hier_stats_t st;
@@ -260,7 +269,11 @@ static void incremental_session(const char *what, uint32_t N, int steps) {
             got[i] = *weft_hier_world(w, e[i]);
         }
         weft_hier_invalidate(w);
-        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "full update failed");
+        CHECK(weft_hier_update(w, (weft_hier_pass_t)(1 + hr_below(&r, 2))) == WEFT_OK,
+              "full update failed");
+        weft_hier_stats(w, &st);
+        CHECK(st.recomputed == weft_hier_count(w), "a full update recomputed %u of %u nodes",
+              st.recomputed, weft_hier_count(w));
         for (uint32_t i = 0; i < N && !fail.failed; i++) {
             const weft_mat4_t ref = hw_ref_world(w, e[i]);
             CHECK(hr_mat_eq(&got[i], weft_hier_world(w, e[i])) && hr_mat_eq(&got[i], &ref),

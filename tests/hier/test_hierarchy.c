@@ -515,3 +515,45 @@ Test(hierarchy, every_call_given_a_null_world_returns_einval_or_its_neutral_valu
     weft_system_t s;
     cr_expect((weft_hier_register_system(NULL, NULL, &s)) == (WEFT_EINVAL));
 }
+
+/* The hierarchy keeps its state where the world finds it without a name lookup: modules
+ * registered before and after it leave it working (and destroying a node's entity, whose hook
+ * reaches the state too, still detaches its children); a user module that took the
+ * hierarchy's name first makes the hierarchy refuse (WEFT_EEXIST) instead of using that
+ * module's data as its own. */
+static uint64_t other_hash(const weft_world_t *w, void *user, uint64_t h) {
+    (void)w;
+    return weft_hash_mix(h, user, sizeof(int));
+}
+
+Test(hierarchy, the_hierarchy_finds_its_state_beside_other_modules_and_refuses_a_name_clash) {
+    static int before_data = 1, after_data = 2;
+    weft_world_t *w = hw_new_world(1, 0);
+    cr_assert(weft_module_register(w, &(weft_module_desc_t){.name = "test.before",
+                                                            .user = &before_data,
+                                                            .hash = other_hash}) == WEFT_OK);
+    weft_entity_t a, b;
+    cr_assert(weft_entity_create_n(w, 1, &a) == WEFT_OK &&
+              weft_entity_create_n(w, 1, &b) == WEFT_OK);
+    cr_assert(weft_hier_add(w, a, NULL) == WEFT_OK && weft_hier_add(w, b, NULL) == WEFT_OK);
+    cr_assert(weft_module_register(w, &(weft_module_desc_t){.name = "test.after",
+                                                            .user = &after_data,
+                                                            .hash = other_hash}) == WEFT_OK);
+    cr_assert(weft_hier_attach(w, b, a) == WEFT_OK);
+    cr_assert(weft_hier_parent(w, b) == a && weft_hier_count(w) == 2);
+    cr_assert(weft_module_find(w, "test.before") == &before_data);
+    cr_assert(weft_module_find(w, "test.after") == &after_data);
+    cr_assert(weft_entity_destroy(w, a) == WEFT_OK);
+    cr_assert(weft_hier_count(w) == 1 && weft_hier_parent(w, b) == 0);
+    weft_world_destroy(w);
+
+    static int squatter = 3;
+    w = hw_new_world(1, 0);
+    cr_assert(weft_module_register(w, &(weft_module_desc_t){.name = "weft.hierarchy",
+                                                            .user = &squatter}) == WEFT_OK);
+    cr_assert(weft_entity_create_n(w, 1, &a) == WEFT_OK);
+    cr_assert(weft_hier_add(w, a, NULL) == WEFT_EEXIST);
+    cr_assert(!weft_hier_has(w, a) && weft_hier_count(w) == 0);
+    cr_assert(weft_module_find(w, "weft.hierarchy") == &squatter && squatter == 3);
+    weft_world_destroy(w);
+}
