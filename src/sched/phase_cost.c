@@ -35,11 +35,9 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
     }
 }
 
-bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
-                           bool sample_frame, bool *sample) {
-    if (!all_known || ph->nsamples < TRUST_AFTER) {
-        *sample = true;
-        return false;
+double weft__cost_dispatch(const weft__phase_cost_t *ph) {
+    if (ph->nsamples < TRUST_AFTER) {
+        return 0;
     }
     uint32_t kept =
         ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples : WEFT__COST_DISPATCH_SAMPLES;
@@ -47,6 +45,16 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
     for (uint32_t i = 1; i < kept; i++) {
         d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
     }
+    return d;
+}
+
+bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
+                           bool sample_frame, bool *sample) {
+    if (!all_known || ph->nsamples < TRUST_AFTER) {
+        *sample = true;
+        return false;
+    }
+    double d = weft__cost_dispatch(ph);
     double gain = work * (double)(workers - 1u) / (double)workers; /* what threads would save */
     bool run_inline = gain <= d;
     if (run_inline && sample_frame) {

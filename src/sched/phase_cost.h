@@ -87,6 +87,10 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
 bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
                            bool sample_frame, bool *sample);
 
+/* The phase's dispatch cost D (ns): the minimum of its kept samples, 0 while fewer than are
+ * trusted (unknown). */
+double weft__cost_dispatch(const weft__phase_cost_t *ph);
+
 /* After a sampled phase: fold the system's sample into its estimate; returns the sample (ns). */
 double weft__cost_fold_system(weft__sys_cost_t *c);
 
