@@ -150,7 +150,7 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
  * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
  * Before anything runs, so a failure changes nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
-                                   bool *run_inline) {
+                                   bool *run_inline, double *estimate) {
     double work = 0;
     bool all_known = true;
     for (uint32_t p = first; p < end; p++) {
@@ -164,7 +164,21 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
                                         weft__cost_sample_frame(s->frame_no), &s->sampling);
+    *estimate = work;
     return WEFT_OK;
+}
+
+/* After a sampled phase that ran on the calling thread, timed as a whole (two clock reads, not
+ * two per chunk: phase_cost.h): scale its systems' estimates by measured / estimated work. */
+static void scale_phase(struct weft_sched *s, uint32_t first, uint32_t end, double estimate,
+                        uint64_t wall_ns) {
+    if (estimate <= 0) {
+        return;
+    }
+    double factor = (double)wall_ns / estimate;
+    for (uint32_t p = first; p < end; p++) {
+        weft__cost_scale_system(&s->systems[s->graph.order[p]]->cost, factor);
+    }
 }
 
 /* After a sampled phase: fold what its systems measured (and, threaded, its wall time) into
@@ -533,14 +547,18 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             known_empty = pos == UINT32_MAX && !recorded;
         } else {
             bool run_inline = false;
+            double estimate = 0;
             weft_atomic_store_relaxed(&s->recorded, 0u);
-            r = prepare_phase(s, ph, first, end, &run_inline);
+            r = prepare_phase(s, ph, first, end, &run_inline, &estimate);
             if (r == WEFT_OK) {
+                /* a sampled inline phase is timed as a whole, its chunks are not */
+                bool whole = run_inline && s->sampling && s->trace == NULL;
+                s->sampling = s->sampling && !whole;
                 if (s->sampling) {
                     s->caller = weft_jobs_worker_index(s->jobs);
                     weft_atomic_store_relaxed(&s->joined, UINT64_MAX);
                 }
-                uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                uint64_t t0 = s->sampling || whole ? weft__trace_now() : 0;
                 s->handed_out |= !run_inline;
                 if (run_inline) {
                     run_phase_inline(s, first, end);
@@ -555,6 +573,8 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                 *fresh = false;
                 if (s->sampling) {
                     measure_phase(s, ph, first, end, !run_inline, t0, weft__trace_now());
+                } else if (whole) {
+                    scale_phase(s, first, end, estimate, weft__trace_now() - t0);
                 }
                 if (r != WEFT_OK) {
                     s->world->in_systems = false;
