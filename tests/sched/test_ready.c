@@ -70,6 +70,16 @@ static node_t *add_node(uint32_t chunks) {
     return n;
 }
 
+/* A system writing `x` in chunks of 8 rows. */
+static void writer_of(weft_world_t *w, const char *name, node_t *n, weft_component_t x) {
+    must_register(w, &(weft_system_desc_t){.name = name,
+                                           .fn = ordered_body,
+                                           .user = n,
+                                           .terms = {W(x)},
+                                           .parallel = true,
+                                           .chunk_size = 8});
+}
+
 /* One phase: CHAINS chains of 3 systems (each chain writes its own component); "src" writes
  * X in 4 chunks, FANOUT systems read X and write their own component, "sink" writes X in 4
  * chunks after all of them. */
@@ -93,12 +103,7 @@ static void build(weft_world_t *w) {
     weft_component_t x = comp(w, "X");
     rows_of(w, x, 32);
     node_t *src = add_node(4);
-    must_register(w, &(weft_system_desc_t){.name = "src",
-                                           .fn = ordered_body,
-                                           .user = src,
-                                           .terms = {W(x)},
-                                           .parallel = true,
-                                           .chunk_size = 8});
+    writer_of(w, "src", src, x);
     node_t *sink_preds[FANOUT];
     for (int k = 0; k < FANOUT; k++) {
         snprintf(name, sizeof name, "y%d", k);
@@ -115,12 +120,7 @@ static void build(weft_world_t *w) {
     for (int k = 0; k < FANOUT; k++) {
         sink->preds[sink->npreds++] = sink_preds[k]->id;
     }
-    must_register(w, &(weft_system_desc_t){.name = "sink",
-                                           .fn = ordered_body,
-                                           .user = sink,
-                                           .terms = {W(x)},
-                                           .parallel = true,
-                                           .chunk_size = 8});
+    writer_of(w, "sink", sink, x);
 }
 
 Test(ready, every_unit_runs_once_after_all_of_its_predecessors) {
