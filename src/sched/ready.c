@@ -33,17 +33,18 @@ static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
 }
 
 /* Submit one more drain job when `work` just published would save more than the phase's
- * dispatch cost if split over the workers, and fewer than P - 1 are out. */
+ * dispatch cost if split over the workers, and fewer than P participants are active (the
+ * main thread waiting on the drain counter is not: it runs the job it steals). */
 static void recruit(weft__ready_t *r, double work) {
     if (work * (double)(r->workers - 1u) / (double)r->workers <= r->handout_ns) {
         return;
     }
-    uint32_t h = weft_atomic_load_relaxed(&r->helpers);
-    while (h + 1u < r->workers) {
-        /* relaxed: a bound on helpers, ordering nothing (the counter orders their work) */
-        if (weft_atomic_cas_weak_relaxed(&r->helpers, &h, h + 1u)) {
+    uint32_t h = weft_atomic_load_relaxed(&r->active);
+    while (h < r->workers) {
+        /* relaxed: a bound on participants, ordering nothing (the counter orders their work) */
+        if (weft_atomic_cas_weak_relaxed(&r->active, &h, h + 1u)) {
             if (weft_job_submit(r->jobs, &r->drain, 1, &r->drains) != WEFT_OK) {
-                (void)weft_atomic_fetch_sub_relaxed(&r->helpers, 1u); /* others do it */
+                (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u); /* others do it */
             }
             return;
         }
@@ -141,7 +142,7 @@ static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
     weft_jobs_count_items(r->jobs, ctx->worker, ran);
     /* relaxed: read by the main thread after the drain counter's wait (acquire) */
     (void)weft_atomic_fetch_add_relaxed(&r->ran, ran);
-    (void)weft_atomic_fetch_sub_relaxed(&r->helpers, 1u);
+    (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
 }
 
 bool weft__ready_reserve(struct weft_sched *s, uint32_t units) {
@@ -194,7 +195,7 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     }
     weft_atomic_store_relaxed(&r->head, 0u);
     weft_atomic_store_relaxed(&r->tail, 0u);
-    weft_atomic_store_relaxed(&r->helpers, 0u);
+    weft_atomic_store_relaxed(&r->active, 1u); /* the main thread */
     weft_atomic_store_relaxed(&r->ran, 0u);
     double work = 0;
     for (uint32_t p = first; p < end; p++) {
@@ -202,7 +203,7 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
             work += publish(r, p, 0);
         }
     }
-    /* the roots: as many helpers as the rule allows, each a separate decision */
+    /* the roots: as many drain jobs as the rule allows, each a separate decision */
     for (uint32_t k = 1; k < r->workers; k++) {
         recruit(r, work);
     }
@@ -210,11 +211,15 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     uint32_t ran = drain(r, worker);
     weft_result_t res = WEFT_OK;
     for (;;) {
+        /* waiting, this thread is not a participant: a publisher may call it back in with a
+         * drain job, which the wait runs */
+        (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
         weft_result_t w = weft_counter_wait(s->jobs, &r->drains);
         if (w != WEFT_OK) {
             res = w;
             break;
         }
+        (void)weft_atomic_fetch_add_relaxed(&r->active, 1u);
         /* every participant left; a unit published after the last one looked is claimed
          * by its publisher, so this finds nothing unless a drain job could not run */
         uint32_t more = drain(r, worker);

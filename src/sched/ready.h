@@ -15,8 +15,10 @@
  * Handing out is decided per ready set from measured costs: a participant that publishes
  * units whose estimated work (rows x measured ns per row of each system, phase_cost.h)
  * would save more than the phase's measured dispatch cost D if split over the P workers
- * (work x (P - 1) / P > D; unknown costs count as large) submits one more drain job, up
- * to P - 1 at a time; smaller sets are left to the participants there are.
+ * (work x (P - 1) / P > D; unknown costs count as large) submits one more drain job while
+ * fewer than P participants are active (the main thread counts while it drains, not while
+ * it waits: there it runs the drain job it steals); smaller sets are left to the
+ * participants there are.
  * Liveness: every publisher claims again after publishing, and a participant leaves only
  * when it finds no published slot at the head, so each published unit is claimed by a
  * participant that has not left; the calling thread then waits for the drain jobs' counter
@@ -40,16 +42,17 @@ typedef struct weft__ready {
     char pad0[60];
     weft_atomic_u32 tail; /* slots reserved by publishers (its own line: publishers) */
     char pad1[60];
-    weft_atomic_u32 helpers; /* drain jobs submitted and not yet leaving */
-    weft_atomic_u32 ran;     /* units run, added by each participant as it leaves */
-    weft_atomic_u64 *slots;  /* [cap] 0: not yet published; else (run position + 1) << 32 |
+    weft_atomic_u32 active; /* participants: queued or running drain jobs, and the main
+                                thread while it drains */
+    weft_atomic_u32 ran;    /* units run, added by each participant as it leaves */
+    weft_atomic_u64 *slots; /* [cap] 0: not yet published; else (run position + 1) << 32 |
                                 chunk; written once per run */
-    uint32_t cap;            /* capacity of slots (main thread) */
-    uint32_t workers;        /* P */
-    double handout_ns;       /* D of the running phase (0: not known yet) */
-    weft_jobs_t *jobs;       /* the job system */
-    struct weft_sched *s;    /* the scheduler */
-    weft_job_desc_t drain;   /* the drain job's desc */
+    uint32_t cap;           /* capacity of slots (main thread) */
+    uint32_t workers;       /* P */
+    double handout_ns;      /* D of the running phase (0: not known yet) */
+    weft_jobs_t *jobs;      /* the job system */
+    struct weft_sched *s;   /* the scheduler */
+    weft_job_desc_t drain;  /* the drain job's desc */
 } weft__ready_t;
 
 /* Make room for `units` slots (grows, never shrinks). False when out of memory (nothing
