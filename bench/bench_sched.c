@@ -18,8 +18,9 @@
  *   (churn_apply, from the trace's apply events) with churn_apply_speedup (serial apply at 1
  *   worker vs the placed apply at 2) and its share of the 1-worker frame.
  * - many_systems: 250 independent chains of 3 systems, each chain on its own component, 4 or
- *   64 rows per system, 0, 1 or 5 us of work per system, at 1 and 2 workers (paired
- *   speedups, the 0 us ratio and the per-system threaded dispatch cost).
+ *   64 rows per system, 0, 1 or 5 us of work per system, at every count of wb_worker_counts
+ *   (1 and 2 on a 2-core machine; paired speedups at each, and at 2 workers the 0 us ratio
+ *   and the per-system threaded dispatch cost, where the targets are stated).
  * - many_systems_build: registering 750, 3,000, 6,000 and 12,000 systems over 250 components
  *   (N / 250 writers per component) and building their schedule; the 6,000-system frame at 1
  *   and 2 workers.
@@ -1076,28 +1077,49 @@ fail:
     return NULL;
 }
 
-/* One variant: t1 / t2 per rep (us per frame), interleaved; returns false on failure. */
-static bool many_variant(wb_ctx_t *ctx, many_cfg_t *cfg, int reps, double *t1, double *t2,
-                         double *share) {
+/* One variant at every measured worker count (wb_worker_counts): t[k * reps + r] is rep r's
+ * mean frame (us) at counts[k], the counts timed back to back within each rep; share[k] as
+ * time_paired's. Returns false on failure. */
+static bool many_variant(wb_ctx_t *ctx, many_cfg_t *cfg, const uint32_t *counts, uint32_t nc,
+                         int reps, double *t, double *share) {
     int frames = wb_quick(ctx) ? 5 : 20;
-    weft_world_t *w1 = make_many(1, cfg), *w2 = make_many(2, cfg);
-    bool ok = w1 && w2;
+    weft_world_t *w[WB_MAX_COUNTS] = {0};
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < nc; k++) {
+        w[k] = make_many(counts[k], cfg);
+        ok = w[k] != NULL;
+    }
     if (ok) {
-        *share = time_paired(w1, w2, 10, frames, reps, 1000.0, t1, t2);
+        wb_share_t sh[WB_MAX_COUNTS];
+        for (uint32_t k = 0; k < nc; k++) {
+            time_frames(w[k], 10); /* warm up: schedule built, costs measured, buffers sized */
+            wb_share_begin(&sh[k], weft_world_jobs(w[k]));
+        }
+        for (int r = 0; r < reps; r++) {
+            for (uint32_t k = 0; k < nc; k++) {
+                t[(size_t)k * (size_t)reps + (size_t)r] = time_frames(w[k], frames) / 1000.0;
+            }
+        }
+        for (uint32_t k = 0; k < nc; k++) {
+            share[k] = wb_share_end(&sh[k], NULL);
+        }
     } else {
         wb_note(ctx, SUITE, "many_systems: setup failed: %s", weft_last_error());
     }
-    weft_world_destroy(w1);
-    weft_world_destroy(w2);
+    for (uint32_t k = 0; k < nc; k++) {
+        weft_world_destroy(w[k]);
+    }
     return ok;
 }
 
 static void case_many_systems(wb_ctx_t *ctx) {
     int reps = wb_reps(ctx);
-    double *t1 = calloc((size_t)reps, sizeof *t1), *t2 = calloc((size_t)reps, sizeof *t2);
-    if (!t1 || !t2) {
-        free(t1);
-        free(t2);
+    uint32_t counts[WB_MAX_COUNTS];
+    const uint32_t nc = wb_worker_counts(ctx, counts);
+    double *t = calloc((size_t)nc * (size_t)reps, sizeof *t), *d = calloc((size_t)reps, sizeof *d);
+    if (!t || !d) {
+        free(t);
+        free(d);
         return;
     }
     double per_us = many_steps_per_us();
@@ -1107,63 +1129,78 @@ static void case_many_systems(wb_ctx_t *ctx) {
                 "phase), chain i writing its own component, R rows per component, W us of "
                 "multiply-adds per system (one dependent chain through its rows; W at the "
                 "fastest rate measured, many_systems_steps_per_us, so a loaded machine takes "
-                "longer: the 1-worker frame shows it); mean frame time");
+                "longer: the 1-worker frame shows it); mean frame time at every worker count "
+                "(--workers), the counts timed back to back in each rep");
     wb_describe(ctx, SUITE, "many_systems", "ratio",
-                "speedup: median over reps of weft@1 / weft@2, timed back to back; 0us_ratio: "
+                "speedup: median over reps of weft@1 / weft@N, timed back to back; 0us_ratio: "
                 "median of weft@2 / weft@1; the unsuffixed 5us/1us speedup is the smaller of "
-                "the two row counts, the 0us ratio the larger");
+                "the two row counts at 2 workers, the 0us ratio the larger");
     wb_describe(ctx, SUITE, "many_systems_dispatch_ns", "weft",
                 "per-system cost of the 2-worker frame beyond the 1-worker frame's, with 1 us "
                 "of work: (2 * t2 - t1) / 750 (both workers' time, less the same work inline)");
     static const uint32_t rows[2] = {4, 64}, work[3] = {0, 1, 5};
+    uint32_t two = UINT32_MAX; /* index of the 2-worker count: the targets are stated there */
+    for (uint32_t k = 0; k < nc; k++) {
+        two = counts[k] == 2 ? k : two;
+    }
     double sp5 = 1e9, sp1 = 1e9, r0 = 0, dispatch = 0, sh5 = 1, sh1 = 1, sh_d = 0;
     for (int wi = 0; wi < 3; wi++) {
         for (int ri = 0; ri < 2; ri++) {
             many_cfg_t cfg = {rows[ri], work[wi], (uint64_t)(per_us * work[wi] / rows[ri] + 0.5)};
-            double share = 0;
-            if (!many_variant(ctx, &cfg, reps, t1, t2, &share)) {
+            double share[WB_MAX_COUNTS] = {0};
+            if (!many_variant(ctx, &cfg, counts, nc, reps, t, share)) {
                 continue;
             }
-            char name[64];
+            char name[64], spname[64];
             snprintf(name, sizeof name, "many_systems_%urows_%uus", rows[ri], work[wi]);
-            wb_report(ctx, SUITE, name, "weft", 1, wb_median(t1, reps), "us", WB_NO_TARGET, 0);
-            wb_report(ctx, SUITE, name, "weft", 2, wb_median(t2, reps), "us", WB_NO_TARGET, 0);
-            wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
-            double sp = wb_median_ratio(t1, t2, reps);
-            snprintf(name, sizeof name, "many_systems_%urows_%uus_speedup", rows[ri], work[wi]);
-            wb_report_scaled(ctx, SUITE, name, "ratio", 2, sp, "x", WB_NO_TARGET, 0, share);
-            if (work[wi] == 5 && sp < sp5) {
-                sp5 = sp;
-                sh5 = share < sh5 ? share : sh5;
-            } else if (work[wi] == 1) {
-                if (sp < sp1) {
-                    sp1 = sp;
+            snprintf(spname, sizeof spname, "many_systems_%urows_%uus_speedup", rows[ri], work[wi]);
+            const double *t1 = t; /* counts[0] is always 1 */
+            for (uint32_t k = 0; k < nc; k++) {
+                double *tk = t + (size_t)k * (size_t)reps;
+                /* every ratio before the median: wb_median sorts its input in place */
+                double sp = wb_median_ratio(t1, tk, reps), r = wb_median_ratio(tk, t1, reps);
+                for (int q = 0; k == two && q < reps; q++) {
+                    d[q] = (2.0 * tk[q] - t1[q]) * 1000.0 / (MANY_CHAINS * MANY_PER_CHAIN);
                 }
-                sh1 = share < sh1 ? share : sh1;
-                double d = 0;
-                for (int r = 0; r < reps; r++) {
-                    t1[r] = (2.0 * t2[r] - t1[r]) * 1000.0 / (MANY_CHAINS * MANY_PER_CHAIN);
+                wb_report(ctx, SUITE, name, "weft", counts[k], wb_median(tk, reps), "us",
+                          WB_NO_TARGET, 0);
+                if (counts[k] < 2) {
+                    continue;
                 }
-                d = wb_median(t1, reps);
-                if (d > dispatch) {
-                    dispatch = d;
-                    sh_d = share;
+                wb_report_share(ctx, SUITE, name, counts[k], share[k], WB_NO_TARGET, 0);
+                wb_report_scaled(ctx, SUITE, spname, "ratio", counts[k], sp, "x", WB_NO_TARGET, 0,
+                                 share[k]);
+                if (k != two) {
+                    continue;
                 }
-            } else if (work[wi] == 0) {
-                double r = wb_median_ratio(t2, t1, reps);
-                r0 = r > r0 ? r : r0;
+                if (work[wi] == 5 && sp < sp5) {
+                    sp5 = sp;
+                    sh5 = share[k] < sh5 ? share[k] : sh5;
+                } else if (work[wi] == 1) {
+                    sp1 = sp < sp1 ? sp : sp1;
+                    sh1 = share[k] < sh1 ? share[k] : sh1;
+                    double dm = wb_median(d, reps);
+                    if (dm > dispatch) {
+                        dispatch = dm;
+                        sh_d = share[k];
+                    }
+                } else if (work[wi] == 0) {
+                    r0 = r > r0 ? r : r0;
+                }
             }
         }
     }
-    wb_report_scaled(ctx, SUITE, "many_systems_5us_speedup", "ratio", 2, sp5, "x", WB_AT_LEAST, 1.9,
-                     sh5);
-    wb_report_scaled(ctx, SUITE, "many_systems_1us_speedup", "ratio", 2, sp1, "x", WB_AT_LEAST, 1.8,
-                     sh1);
-    wb_report(ctx, SUITE, "many_systems_0us_ratio", "ratio", 2, r0, "x", WB_AT_MOST, 1.1);
-    wb_report_scaled(ctx, SUITE, "many_systems_dispatch_ns", "weft", 2, dispatch, "ns", WB_AT_MOST,
-                     100, sh_d);
-    free(t1);
-    free(t2);
+    if (two != UINT32_MAX) {
+        wb_report_scaled(ctx, SUITE, "many_systems_5us_speedup", "ratio", 2, sp5, "x", WB_AT_LEAST,
+                         1.9, sh5);
+        wb_report_scaled(ctx, SUITE, "many_systems_1us_speedup", "ratio", 2, sp1, "x", WB_AT_LEAST,
+                         1.8, sh1);
+        wb_report(ctx, SUITE, "many_systems_0us_ratio", "ratio", 2, r0, "x", WB_AT_MOST, 1.1);
+        wb_report_scaled(ctx, SUITE, "many_systems_dispatch_ns", "weft", 2, dispatch, "ns",
+                         WB_AT_MOST, 100, sh_d);
+    }
+    free(t);
+    free(d);
 }
 
 /* ---- many_systems_build ------------------------------------------------------- >>build */

@@ -8,7 +8,7 @@ static uint64_t items_of(const weft_jobs_t *jobs, uint32_t w) {
     if (weft_jobs_worker_stats(jobs, w, &st) != WEFT_OK) {
         return 0;
     }
-    return st.jobs + st.ranges;
+    return st.jobs + st.ranges + st.items;
 }
 
 void wb_share_begin(wb_share_t *s, const weft_jobs_t *jobs) {

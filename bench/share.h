@@ -2,8 +2,8 @@
  *
  * A figure measured "at N workers" means nothing if the work all ran on one thread. Each case
  * that claims N >= 2 workers takes a snapshot of the job system's per-worker tallies
- * (weft_jobs_worker_stats: jobs run plus parallel-for ranges run) before its timed loops and
- * reads the share after them:
+ * (weft_jobs_worker_stats: jobs run, parallel-for ranges run and ready-list items run) before
+ * its timed loops and reads the share after them:
  *
  *     share = (items run by the least busy worker) / (items run by all workers)
  *

@@ -130,6 +130,7 @@ struct weft__ctx {
     weft_atomic_u64 finished;   /* jobs this thread finished; written by it only */
     weft_atomic_u64 jobs_run;   /* user jobs it ran (weft_jobs_worker_stats); by it only */
     weft_atomic_u64 ranges_run; /* parallel-for ranges it ran; written by it only */
+    weft_atomic_u64 items_run;  /* weft_jobs_count_items; written by it only */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
     weft__pfor_t pfor[WEFT__PFOR_SLOTS]; /* parallel-for loops started by this thread */
 };

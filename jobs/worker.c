@@ -389,6 +389,7 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
     weft_atomic_init(&ctx->finished, 0);
     weft_atomic_init(&ctx->jobs_run, 0);
     weft_atomic_init(&ctx->ranges_run, 0);
+    weft_atomic_init(&ctx->items_run, 0);
     weft_atomic_init(&ctx->lent, 0);
     for (int p = 0; p < WEFT_PRIORITY_COUNT; ++p) {
         weft_atomic_init(&ctx->dq[p].buf, NULL);
@@ -640,7 +641,14 @@ weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
     /* relaxed: monotonic tallies, each written by its worker only; no data hangs on them */
     out->jobs = weft_atomic_load_relaxed(&ctx->jobs_run);
     out->ranges = weft_atomic_load_relaxed(&ctx->ranges_run);
+    out->items = weft_atomic_load_relaxed(&ctx->items_run);
     return WEFT_OK;
+}
+
+void weft_jobs_count_items(weft_jobs_t *jobs, uint32_t worker, uint64_t n) {
+    if (jobs != NULL && worker < jobs->worker_count) {
+        weft__tally(&jobs->ctx[worker].items_run, n); /* the caller is that worker */
+    }
 }
 
 void *weft_jobs_scratch(weft_jobs_t *jobs, uint32_t worker, size_t *size) {

@@ -154,6 +154,7 @@ typedef struct weft_worker_stats {
     uint64_t jobs;   /* jobs run (weft_job_submit*); parallel-for's internal helper jobs are
                         not counted: their ranges are */
     uint64_t ranges; /* parallel-for ranges (calls of the range fn) run */
+    uint64_t items;  /* work items of a caller's own work list (weft_jobs_count_items) */
 } weft_worker_stats_t;
 
 /* Fill *out with worker `worker`'s tallies. Each field is read atomically; the pair is
@@ -161,6 +162,14 @@ typedef struct weft_worker_stats {
  * weft_jobs_worker_count). Thread: any. */
 WEFT_API weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t worker,
                                               weft_worker_stats_t *out);
+
+/* Count `n` work items the calling thread ran from a work list of its caller's own (the ECS
+ * runs a phase's systems from a ready list inside a few jobs: one item per system chunk) in
+ * its tallies (weft_worker_stats.items), so that participation shows per item, not per job.
+ * `worker` must be the calling thread's index (weft_jobs_worker_index, weft_job_ctx_t.worker);
+ * any other value (UINT32_MAX: a registered thread) and NULL jobs are ignored.
+ * Thread: that worker. */
+WEFT_API void weft_jobs_count_items(weft_jobs_t *jobs, uint32_t worker, uint64_t n);
 
 /* ---- counters -------------------------------------------------------- >>counter */
 

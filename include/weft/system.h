@@ -227,8 +227,8 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
 
 /* ---- running a frame -------------------------------------------------------- >>progress */
 
-/* Run one frame: every phase's systems as a job graph on the world's job system (the calling
- * thread works too), then each phase's command buffers applied in order. A fixed-timestep
+/* Run one frame: every phase's systems on the world's job system in dependency order (the
+ * calling thread works too), then each phase's command buffers applied in order. A fixed-timestep
  * phase (weft_phase_define) runs its due steps in place of one run, each step with its own
  * apply; disabled systems and those whose run condition says no are skipped. Rebuilds the schedule
  * first if systems were registered since the last frame. Allocates nothing in a steady state
@@ -238,7 +238,9 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * Where a phase runs. With more than one worker, a phase is handed to the job system only
  * when that is measured to pay. weft times each system's chunks on sampled frames (one in
  * 16, and whenever something is not yet measured) to learn its cost per row (a lower sample
- * is taken at once, a higher one blended in), and times threaded phases to learn what
+ * is taken at once, a higher one blended in; a phase that runs on the calling thread is timed
+ * as a whole on those frames and its systems' costs scaled to match), and times threaded
+ * phases to learn what
  * handing the phase out costs beyond its work split over the workers: D, the least of the
  * phase's last 4 samples (interference only ever inflates a sample). The time until the first
  * other worker started a chunk of the phase is left out of a sample (weighted
@@ -254,7 +256,11 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * sampled frame, at most every 8th (so a phase of real work kept on one thread while the
  * other cores were busy gets back to them within a few sampled frames). No row count or system
  * count is built in. A phase without dependencies between its systems runs as one parallel
- * loop over all its chunks; others as a job graph. Where a phase runs never changes the
+ * loop over all its chunks; others from a ready list: workers claim ready chunks in runs,
+ * a worker that finishes a system runs one of the successors it made ready itself, and more
+ * workers are called in (one job each) only for a ready set whose estimated work would
+ * repay D; a phase holding a main_thread system runs as a job graph. Where a phase runs
+ * never changes the
  * world after the frame (the apply order is fixed); it changes only timing, and which worker
  * a body sees in weft_system_ctx_t.worker. When the previous frame handed a phase out, a frame
  * starts by waking the workers that fell asleep in between (weft_jobs_wake), so an engine that

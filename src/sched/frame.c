@@ -41,7 +41,8 @@
 /* Run chunk `chunk` of `sys` on `worker`. The access set is published for the body so the
  * core's debug checks can name this system. A chunk with no rows runs nothing and records
  * nothing (no trace event, no buffer in completion order). */
-static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk, uint32_t worker) {
+void weft__sched_run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
+                           uint32_t worker) {
     if (sys->skip) {
         return; /* the placeholder job of a skipped system: only its counter matters */
     }
@@ -77,6 +78,10 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
         weft__cmd_open(ctx.cmd, weft__thread_token());
         sys->fn(&it, &ctx);
         weft__cmd_close(ctx.cmd);
+        if (ctx.cmd->len != 0) {
+            /* relaxed: read on the main thread after the phase's waits */
+            weft_atomic_store_relaxed(&s->recorded, 1u);
+        }
         if (timed) {
             uint64_t end = weft__trace_now();
             if (s->sampling) {
@@ -98,7 +103,7 @@ static void run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
 
 void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx) {
     const weft__chunk_arg_t *a = arg;
-    run_chunk(a->sched, a->sys, a->chunk, ctx->worker);
+    weft__sched_run_chunk(a->sched, a->sys, a->chunk, ctx->worker);
 }
 
 /* ---- phases ------------------------------------------------------------------ >>phase */
@@ -145,7 +150,7 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
  * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
  * Before anything runs, so a failure changes nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
-                                   bool *run_inline) {
+                                   bool *run_inline, double *estimate) {
     double work = 0;
     bool all_known = true;
     for (uint32_t p = first; p < end; p++) {
@@ -159,7 +164,21 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
                                         weft__cost_sample_frame(s->frame_no), &s->sampling);
+    *estimate = work;
     return WEFT_OK;
+}
+
+/* After a sampled phase that ran on the calling thread, timed as a whole (two clock reads, not
+ * two per chunk: phase_cost.h): scale its systems' estimates by measured / estimated work. */
+static void scale_phase(struct weft_sched *s, uint32_t first, uint32_t end, double estimate,
+                        uint64_t wall_ns) {
+    if (estimate <= 0) {
+        return;
+    }
+    double factor = (double)wall_ns / estimate;
+    for (uint32_t p = first; p < end; p++) {
+        weft__cost_scale_system(&s->systems[s->graph.order[p]]->cost, factor);
+    }
 }
 
 /* After a sampled phase: fold what its systems measured (and, threaded, its wall time) into
@@ -349,7 +368,7 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
 
 static void run_system_inline(struct weft_sched *s, weft__system_t *sys) {
     for (uint32_t c = 0; c < sys->nchunks; c++) {
-        run_chunk(s, sys, c, 0);
+        weft__sched_run_chunk(s, sys, c, 0);
     }
 }
 
@@ -421,7 +440,7 @@ static void run_flat_units(void *arg, uint64_t begin, uint64_t end, uint32_t wor
         while (u >= at[lo + 1]) {
             lo++;
         }
-        run_chunk(s, s->systems[s->graph.order[lo]], (uint32_t)(u - at[lo]), worker);
+        weft__sched_run_chunk(s, s->systems[s->graph.order[lo]], (uint32_t)(u - at[lo]), worker);
     }
 }
 
@@ -434,6 +453,16 @@ static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32
     s->flat_first[end] = units;
     flat_phase_t f = {s, first, end};
     return weft_parallel_for(s->jobs, units, 1, run_flat_units, &f);
+}
+
+/* Units of the prepared phase at run positions [first, end): chunks, at least 1 a system. */
+static uint32_t phase_units(const struct weft_sched *s, uint32_t first, uint32_t end) {
+    uint32_t units = 0;
+    for (uint32_t p = first; p < end; p++) {
+        uint32_t n = s->systems[s->graph.order[p]]->nchunks;
+        units += n ? n : 1u;
+    }
+    return units;
 }
 
 static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
@@ -518,29 +547,41 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             known_empty = pos == UINT32_MAX && !recorded;
         } else {
             bool run_inline = false;
-            r = prepare_phase(s, ph, first, end, &run_inline);
+            double estimate = 0;
+            weft_atomic_store_relaxed(&s->recorded, 0u);
+            r = prepare_phase(s, ph, first, end, &run_inline, &estimate);
             if (r == WEFT_OK) {
+                /* a sampled inline phase is timed as a whole, its chunks are not */
+                bool whole = run_inline && s->sampling && s->trace == NULL;
+                s->sampling = s->sampling && !whole;
                 if (s->sampling) {
                     s->caller = weft_jobs_worker_index(s->jobs);
                     weft_atomic_store_relaxed(&s->joined, UINT64_MAX);
                 }
-                uint64_t t0 = s->sampling ? weft__trace_now() : 0;
+                uint64_t t0 = s->sampling || whole ? weft__trace_now() : 0;
                 s->handed_out |= !run_inline;
                 if (run_inline) {
                     run_phase_inline(s, first, end);
                 } else if (s->phase_flat[ph]) {
                     r = run_phase_flat(s, first, end);
+                } else if (s->phase_ready[ph] &&
+                           weft__ready_reserve(s, phase_units(s, first, end))) {
+                    r = weft__ready_run(s, first, end, weft__cost_dispatch(&s->phase_cost[ph]));
                 } else {
                     r = run_phase_jobs(s, ph, first, end);
                 }
                 *fresh = false;
                 if (s->sampling) {
                     measure_phase(s, ph, first, end, !run_inline, t0, weft__trace_now());
+                } else if (whole) {
+                    scale_phase(s, first, end, estimate, weft__trace_now() - t0);
                 }
                 if (r != WEFT_OK) {
                     s->world->in_systems = false;
                     return r; /* a wait failed: the job system is unusable (reported) */
                 }
+                /* no buffer of the phase got a command: nothing to walk at the apply */
+                known_empty = weft_atomic_load_relaxed(&s->recorded) == 0u;
             }
         }
         s->world->in_systems = false;

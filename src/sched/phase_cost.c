@@ -35,11 +35,9 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
     }
 }
 
-bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
-                           bool sample_frame, bool *sample) {
-    if (!all_known || ph->nsamples < TRUST_AFTER) {
-        *sample = true;
-        return false;
+double weft__cost_dispatch(const weft__phase_cost_t *ph) {
+    if (ph->nsamples < TRUST_AFTER) {
+        return 0;
     }
     uint32_t kept =
         ph->nsamples < WEFT__COST_DISPATCH_SAMPLES ? ph->nsamples : WEFT__COST_DISPATCH_SAMPLES;
@@ -47,6 +45,16 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
     for (uint32_t i = 1; i < kept; i++) {
         d = ph->dispatch[i] < d ? ph->dispatch[i] : d;
     }
+    return d;
+}
+
+bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
+                           bool sample_frame, bool *sample) {
+    if (!all_known || ph->nsamples < TRUST_AFTER) {
+        *sample = true;
+        return false;
+    }
+    double d = weft__cost_dispatch(ph);
     double gain = work * (double)(workers - 1u) / (double)workers; /* what threads would save */
     bool run_inline = gain <= d;
     if (run_inline && sample_frame) {
@@ -62,17 +70,26 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
     return run_inline;
 }
 
+/* Interference (a cold first frame, pre-emption, a shared core) only ever makes a sample
+ * slower, so a lower sample is taken at once and a higher one blended in. */
+static void take_sample(weft__sys_cost_t *c, double per_row) {
+    c->ns_per_row =
+        !c->known || per_row < c->ns_per_row ? (float)per_row : blend(c->ns_per_row, per_row);
+    c->known = true;
+}
+
+void weft__cost_scale_system(weft__sys_cost_t *c, double factor) {
+    if (c->rows != 0 && c->known) {
+        take_sample(c, c->ns_per_row * factor);
+    }
+}
+
 double weft__cost_fold_system(weft__sys_cost_t *c) {
     if (c->rows == 0) {
         return 0;
     }
     uint64_t ns = weft_atomic_load_relaxed(&c->sampled);
-    double per_row = (double)ns / c->rows;
-    /* Interference (a cold first frame, pre-emption, a shared core) only ever makes a sample
-     * slower, so a lower sample is taken at once and a higher one blended in. */
-    c->ns_per_row =
-        !c->known || per_row < c->ns_per_row ? (float)per_row : blend(c->ns_per_row, per_row);
-    c->known = true;
+    take_sample(c, (double)ns / c->rows);
     return (double)ns;
 }
 

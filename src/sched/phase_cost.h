@@ -35,6 +35,12 @@
  * a lower sample at once and blends a higher one in with weight 1/4, for the same reason:
  * interference only ever slows a sample down (the first frame, cold, measured 10-20 times
  * the steady cost of small systems under ThreadSanitizer).
+ * A sampled phase that runs on the calling thread is timed as a whole, two clock reads
+ * (~30 ns each on a VM) instead of two per chunk, which would double the cost of a phase of
+ * many one-row systems on that frame: every system's estimate is scaled by measured /
+ * estimated work. The per-system split is measured again on the phase's threaded runs (its
+ * probes), and row counts are followed every frame. With tracing on, chunks are timed anyway,
+ * so such a phase is sampled chunk by chunk.
  * Either way the world after the frame is the same (apply order never depends on where a
  * system ran); only timing changes. Documented for users in weft/system.h
  * (weft_world_progress). Thread: main, except weft__cost_add_chunk (any worker). */
@@ -86,6 +92,16 @@ void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_know
  * probing an inline phase, and on every sampled frame (`sample_frame`). */
 bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,
                            bool sample_frame, bool *sample);
+
+/* The phase's dispatch cost D (ns): the minimum of its kept samples, 0 while fewer than are
+ * trusted (unknown). */
+double weft__cost_dispatch(const weft__phase_cost_t *ph);
+
+/* After a sampled phase that ran on the calling thread, timed as a whole: move the system's
+ * estimate to `factor` times itself (measured / estimated phase work) by the same rule as a
+ * sample (lower at once, higher blended in). No-op for an unknown system or one without
+ * rows this frame. */
+void weft__cost_scale_system(weft__sys_cost_t *c, double factor);
 
 /* After a sampled phase: fold the system's sample into its estimate; returns the sample (ns). */
 double weft__cost_fold_system(weft__sys_cost_t *c);

@@ -49,9 +49,14 @@ static void free_derived(struct weft_sched *s) {
     s->phase_steps = NULL;
     s->phase_dt = NULL;
     s->phase_flat = NULL;
+    s->phase_ready = NULL;
+    s->succ_store = NULL;
     for (uint32_t i = 0; i < s->count; i++) {
         s->systems[i]->deps = NULL;
         s->systems[i]->ndeps = 0;
+        s->systems[i]->succ = NULL;
+        s->systems[i]->nsucc = 0;
+        s->systems[i]->npreds_in = 0;
     }
     s->dirty = true;
 }
@@ -100,6 +105,7 @@ static void sched_fini(weft_world_t *world) {
     weft__sched_observers_fini(s);
     weft__trace_destroy(s->trace, s->alloc);
     weft__sched_free(s->alloc, s->map, s->map_cap * sizeof *s->map);
+    weft__ready_fini(s);
     weft__cmd_stage_fini(&s->stage, s->alloc);
     weft__names_fini(&s->names, s->alloc);
     for (uint32_t b = 0; b < s->nslabs; b++) {
@@ -253,11 +259,12 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (r != WEFT_OK) {
         return r;
     }
-    size_t bytes =
-        nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
-        2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
-        (size_t)g.nphases * sizeof(weft__phase_cost_t) + ((size_t)n + 1) * sizeof(uint32_t) +
-        (size_t)g.nphases * (sizeof(uint32_t) + sizeof(float)) + (size_t)g.nphases * sizeof(bool);
+    size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
+                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+                   (size_t)g.nphases * sizeof(weft__phase_cost_t) +
+                   ((size_t)n + 1) * sizeof(uint32_t) +
+                   (size_t)g.nphases * (sizeof(uint32_t) + sizeof(float)) +
+                   (size_t)g.nedges * sizeof(uint32_t) + 2 * (size_t)g.nphases * sizeof(bool);
     void *block = weft__sched_alloc(s->alloc, bytes);
     if (!block) {
         weft__graph_free(&g, s->alloc);
@@ -278,14 +285,45 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->flat_first = (uint32_t *)(s->phase_cost + g.nphases);
     s->phase_steps = s->flat_first + n + 1;
     s->phase_dt = (float *)(s->phase_steps + g.nphases);
-    s->phase_flat = (bool *)(s->phase_dt + g.nphases);
+    s->succ_store = (uint32_t *)(s->phase_dt + g.nphases);
+    s->phase_flat = (bool *)(s->succ_store + g.nedges);
+    s->phase_ready = s->phase_flat + g.nphases;
     describe_systems(s, s->gsys);
     for (uint32_t v = 0; v < n; v++) {
         weft__system_t *sys = s->systems[v];
         sys->deps = s->dep_store + g.pred_first[v];
         sys->ndeps = g.pred_first[v + 1] - g.pred_first[v];
+        sys->nsucc = 0;
+        sys->npreds_in = 0;
         for (uint32_t e = 0; e < sys->ndeps; e++) {
             sys->deps[e] = &s->systems[g.preds[g.pred_first[v] + e]]->done;
+        }
+    }
+    /* The ready list's view (ready.h): per system its successors in its own phase, by run
+     * position, and how many predecessors in its phase it waits for. */
+    for (uint32_t v = 0; v < n; v++) {
+        for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1]; e++) {
+            weft__system_t *u = s->systems[g.preds[e]];
+            if (u->desc.phase == s->systems[v]->desc.phase) {
+                u->nsucc++;
+                s->systems[v]->npreds_in++;
+            }
+        }
+    }
+    uint32_t *succ = s->succ_store;
+    for (uint32_t p = 0; p < n; p++) {
+        weft__system_t *sys = s->systems[g.order[p]];
+        sys->succ = succ;
+        succ += sys->nsucc;
+        sys->nsucc = 0;
+    }
+    for (uint32_t p = 0; p < n; p++) { /* successors in run order */
+        uint32_t v = g.order[p];
+        for (uint32_t e = g.pred_first[v]; e < g.pred_first[v + 1]; e++) {
+            weft__system_t *u = s->systems[g.preds[e]];
+            if (u->desc.phase == s->systems[v]->desc.phase) {
+                u->succ[u->nsucc++] = p;
+            }
         }
     }
     uint32_t at = 0;
@@ -312,6 +350,11 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
             }
         }
         s->phase_flat[ph] = flat;
+        bool pinned = false;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++) {
+            pinned = pinned || s->systems[g.order[p]]->desc.main_thread;
+        }
+        s->phase_ready[ph] = !flat && !pinned;
     }
     /* The apply order of each phase: its systems in registration order. */
     at = 0;

@@ -21,6 +21,7 @@
 #include "command.h"
 #include "names.h"
 #include "phase_cost.h"
+#include "ready.h"
 #include "schedule.h"
 #include "src/core/access.h"
 #include "src/core/query.h"
@@ -68,6 +69,13 @@ typedef struct weft__system {
     uint32_t ndeps;          /* entries in deps */
     weft_counter_t **deps;   /* [ndeps] predecessors' counters (graph) */
     weft__sys_cost_t cost;   /* measured cost: where its phase runs (phase_cost.h) */
+
+    /* ---- the ready-list run of a graph phase (ready.c) ---- */
+    uint32_t *succ;          /* [nsucc] run positions of its reduced successors in its phase */
+    uint32_t nsucc;          /* entries in succ */
+    uint32_t npreds_in;      /* reduced predecessors in its own phase */
+    weft_atomic_u32 pending; /* this run: predecessors in its phase not yet finished */
+    weft_atomic_u32 left;    /* this run: its units (chunks, at least 1) not yet finished */
 
     /* ---- access ---- */
     weft__access_set_t access; /* published while the system runs (debug builds) */
@@ -143,6 +151,12 @@ struct weft_sched {
     uint32_t *flat_first;           /* [n + 1] by run position: first chunk unit of the system
                                        in a flat phase's loop (frame.c), filled per frame */
     bool *phase_flat;               /* [nphases] no edge between two systems of the phase */
+    bool *phase_ready;              /* [nphases] a graph phase without main_thread systems:
+                                       run through a ready list (ready.c) */
+    uint32_t *succ_store;           /* backing of every system's succ */
+    weft__ready_t ready;            /* the ready list of the running phase (ready.h) */
+    weft_atomic_u32 recorded;       /* a chunk of the running phase (threaded or inline path)
+                                       left a command in its buffer (frame.c) */
     size_t derived_bytes;           /* size of the gsys/dep_store/sinks block */
     void *derived;                  /* that block */
     float dt;                       /* this frame's dt */
@@ -235,6 +249,12 @@ const char *weft__sched_system_name(const struct weft_sched *s, uint32_t id);
 /* Rebuild the graph and the derived tables if systems changed. Errors: WEFT_ENOMEM,
  * WEFT_ECYCLE. Thread: main. */
 weft_result_t weft__sched_build(struct weft_sched *s);
+
+/* Run chunk `chunk` of `sys` on `worker` (frame.c): the body with its iterator, buffer and
+ * change tick; times it on sampled frames and records it when tracing. Thread: any worker,
+ * while its phase runs. */
+void weft__sched_run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
+                           uint32_t worker);
 
 /* The job function of every chunk job (arg: a weft__chunk_arg_t). Thread: any worker. */
 void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx);

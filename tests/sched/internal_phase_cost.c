@@ -36,3 +36,26 @@ Test(phase_cost_rule, dispatch_overhead_beyond_the_join_still_counts) {
      * of overhead keep this small phase on the calling thread. */
     cr_assert(inline_after(10000, 60000, 1000, 4));
 }
+
+/* An inline phase timed as a whole scales its systems' estimates: a faster phase lowers them
+ * at once, a slower one is blended in (as a per-chunk sample would be); unknown systems and
+ * systems without rows this frame keep theirs. */
+Test(phase_cost_rule, a_phase_timed_as_a_whole_scales_its_systems_estimates) {
+    weft__sys_cost_t a = {0}, idle = {0}, unknown = {0};
+    weft__cost_begin_system(&a, 10);
+    weft_atomic_store_relaxed(&a.sampled, 1000u);
+    weft__cost_fold_system(&a); /* 100 ns per row */
+    weft__cost_begin_system(&idle, 10);
+    weft_atomic_store_relaxed(&idle.sampled, 1000u);
+    weft__cost_fold_system(&idle);
+    weft__cost_begin_system(&idle, 0);
+    weft__cost_begin_system(&unknown, 10);
+    weft__cost_scale_system(&a, 0.5);
+    weft__cost_scale_system(&idle, 0.5);
+    weft__cost_scale_system(&unknown, 0.5);
+    cr_assert(eq(flt, a.ns_per_row, 50.0f));
+    cr_assert(eq(flt, idle.ns_per_row, 100.0f));
+    cr_assert(not(unknown.known));
+    weft__cost_scale_system(&a, 3.0); /* 150 blended in with weight 1/4 */
+    cr_assert(eq(flt, a.ns_per_row, 75.0f));
+}

@@ -1,0 +1,236 @@
+/* ready.c: the ready-list run of a graph phase (see ready.h). */
+#include "system.h"
+
+#include "jobs/platform/report.h"
+
+static uint64_t slot_of(uint32_t pos, uint32_t chunk) { return ((uint64_t)pos + 1u) << 32 | chunk; }
+
+static uint32_t units_of(const weft__system_t *sys) { return sys->nchunks ? sys->nchunks : 1u; }
+
+/* Estimated ns of `n` units of sys this frame (phase_cost.h); unknown counts as large. */
+static double work_of(const weft__system_t *sys, uint32_t n) {
+    if (!sys->cost.known) {
+        return 1e30;
+    }
+    return (double)sys->cost.rows * sys->cost.ns_per_row * n / units_of(sys);
+}
+
+/* Publish units [c0, units) of the system at run position `pos`; returns their estimated
+ * work. Slots are reserved with one RMW; the total never exceeds the run's units, so the
+ * reservation stays within slots. */
+static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
+    weft__system_t *sys = r->s->systems[r->s->graph.order[pos]];
+    uint32_t n = units_of(sys) - c0;
+    /* relaxed: a claimer trusts only the slots themselves (acquire, below) */
+    uint32_t at = weft_atomic_fetch_add_relaxed(&r->tail, n);
+    weft_assert_internal(at + n <= r->cap);
+    for (uint32_t k = 0; k < n; k++) {
+        /* release: pairs with claim()'s acquire; the unit's inputs (its predecessors' writes,
+         * the main thread's prepare) happen before its run */
+        weft_atomic_store_release(&r->slots[at + k], slot_of(pos, c0 + k));
+    }
+    return work_of(sys, n);
+}
+
+/* Submit one more drain job when `work` just published would save more than the phase's
+ * dispatch cost if split over the workers, and fewer than P participants are active (the
+ * main thread waiting on the drain counter is not: it runs the job it steals). */
+static void recruit(weft__ready_t *r, double work) {
+    if (work * (double)(r->workers - 1u) / (double)r->workers <= r->handout_ns) {
+        return;
+    }
+    uint32_t h = weft_atomic_load_relaxed(&r->active);
+    while (h < r->workers) {
+        /* relaxed: a bound on participants, ordering nothing (the counter orders their work) */
+        if (weft_atomic_cas_weak_relaxed(&r->active, &h, h + 1u)) {
+            if (weft_job_submit(r->jobs, &r->drain, 1, &r->drains) != WEFT_OK) {
+                (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u); /* others do it */
+            }
+            return;
+        }
+    }
+}
+
+/* Claim a run of published slots [*lo, *hi): up to half of a 1/P share of what is reserved,
+ * at least one, stopping at the first slot not yet published (its publisher claims it). */
+static bool claim(weft__ready_t *r, uint32_t *lo, uint32_t *hi) {
+    uint32_t h = weft_atomic_load_relaxed(&r->head);
+    for (;;) {
+        uint32_t t = weft_atomic_load_relaxed(&r->tail);
+        if (h >= t) {
+            return false;
+        }
+        uint32_t want = (t - h) / (2u * r->workers);
+        want = want ? want : 1u;
+        uint32_t b = 0;
+        /* acquire: pairs with publish()'s release store */
+        while (b < want && weft_atomic_load_acquire(&r->slots[h + b]) != 0) {
+            b++;
+        }
+        if (b == 0) {
+            return false;
+        }
+        /* relaxed: the slots were read with acquire above and never change in a run */
+        if (weft_atomic_cas_weak_relaxed(&r->head, &h, h + b)) {
+            *lo = h;
+            *hi = h + b;
+            return true;
+        }
+    }
+}
+
+/* Run the unit (pos, chunk), then, while finishing a system leaves a successor ready, one of
+ * them: a chain runs on this thread. Returns the units run. */
+static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_t worker) {
+    struct weft_sched *s = r->s;
+    uint32_t ran = 0;
+    for (;;) {
+        weft__system_t *sys = s->systems[s->graph.order[pos]];
+        if (sys->nchunks != 0) {
+            weft__sched_run_chunk(s, sys, chunk, worker);
+        }
+        ran++;
+        /* acq_rel: the last chunk's finisher sees every other chunk's writes and passes
+         * them on to the successors it releases */
+        if (sys->nchunks > 1 && weft_atomic_fetch_sub_acq_rel(&sys->left, 1u) != 1u) {
+            return ran;
+        }
+        uint32_t next = UINT32_MAX;
+        double handed = 0;
+        for (uint32_t k = 0; k < sys->nsucc; k++) {
+            uint32_t q = sys->succ[k];
+            weft__system_t *qs = s->systems[s->graph.order[q]];
+            /* acq_rel: as for left; a single predecessor needs no count */
+            if (qs->npreds_in > 1 && weft_atomic_fetch_sub_acq_rel(&qs->pending, 1u) != 1u) {
+                continue;
+            }
+            if (next == UINT32_MAX) {
+                next = q; /* run here next; its other chunks go out */
+                if (units_of(qs) > 1) {
+                    handed += publish(r, q, 1);
+                }
+            } else {
+                handed += publish(r, q, 0);
+            }
+        }
+        if (handed > 0) {
+            recruit(r, handed);
+        }
+        if (next == UINT32_MAX) {
+            return ran;
+        }
+        pos = next;
+        chunk = 0;
+    }
+}
+
+/* Claim and run until nothing published is left at the head. */
+static uint32_t drain(weft__ready_t *r, uint32_t worker) {
+    uint32_t lo, hi, ran = 0;
+    while (claim(r, &lo, &hi)) {
+        for (uint32_t i = lo; i < hi; i++) {
+            uint64_t v = weft_atomic_load_relaxed(&r->slots[i]); /* acquired by claim() */
+            ran += run_from(r, (uint32_t)(v >> 32) - 1u, (uint32_t)v, worker);
+        }
+    }
+    return ran;
+}
+
+static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
+    weft__ready_t *r = arg;
+    uint32_t ran = drain(r, ctx->worker);
+    weft_jobs_count_items(r->jobs, ctx->worker, ran);
+    /* relaxed: read by the main thread after the drain counter's wait (acquire) */
+    (void)weft_atomic_fetch_add_relaxed(&r->ran, ran);
+    (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
+}
+
+bool weft__ready_reserve(struct weft_sched *s, uint32_t units) {
+    weft__ready_t *r = &s->ready;
+    if (units <= r->cap) {
+        return true;
+    }
+    void *slots = r->slots;
+    uint32_t cap = r->cap;
+    if (!weft__sched_scratch(s->alloc, &slots, &cap, units, sizeof *r->slots)) {
+        return false;
+    }
+    if (!r->slots) {
+        weft_counter_init(&r->drains);
+    }
+    r->slots = slots;
+    r->cap = cap;
+    return true;
+}
+
+void weft__ready_fini(struct weft_sched *s) {
+    weft__ready_t *r = &s->ready;
+    if (r->slots) {
+        weft__sched_free(s->alloc, r->slots, (size_t)r->cap * sizeof *r->slots);
+    }
+    r->slots = NULL;
+    r->cap = 0;
+}
+
+weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
+                              double dispatch_ns) {
+    weft__ready_t *r = &s->ready;
+    r->s = s;
+    r->jobs = s->jobs;
+    r->workers = s->workers;
+    r->handout_ns = dispatch_ns;
+    r->drain = (weft_job_desc_t){.fn = drain_job, .arg = r, .name = "weft ready list"};
+    uint32_t total = 0;
+    for (uint32_t p = first; p < end; p++) {
+        weft__system_t *sys = s->systems[s->graph.order[p]];
+        total += units_of(sys);
+        /* relaxed: published to the participants by the slots' release stores and the
+         * drain jobs' submission */
+        weft_atomic_store_relaxed(&sys->left, units_of(sys));
+        weft_atomic_store_relaxed(&sys->pending, sys->npreds_in);
+    }
+    weft_assert_internal(total <= r->cap);
+    for (uint32_t i = 0; i < total; i++) {
+        weft_atomic_store_relaxed(&r->slots[i], 0u);
+    }
+    weft_atomic_store_relaxed(&r->head, 0u);
+    weft_atomic_store_relaxed(&r->tail, 0u);
+    weft_atomic_store_relaxed(&r->active, 1u); /* the main thread */
+    weft_atomic_store_relaxed(&r->ran, 0u);
+    double work = 0;
+    for (uint32_t p = first; p < end; p++) {
+        if (s->systems[s->graph.order[p]]->npreds_in == 0) {
+            work += publish(r, p, 0);
+        }
+    }
+    /* the roots: as many drain jobs as the rule allows, each a separate decision */
+    for (uint32_t k = 1; k < r->workers; k++) {
+        recruit(r, work);
+    }
+    uint32_t worker = weft_jobs_worker_index(s->jobs);
+    uint32_t ran = drain(r, worker);
+    weft_result_t res = WEFT_OK;
+    for (;;) {
+        /* waiting, this thread is not a participant: a publisher may call it back in with a
+         * drain job, which the wait runs */
+        (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
+        weft_result_t w = weft_counter_wait(s->jobs, &r->drains);
+        if (w != WEFT_OK) {
+            res = w;
+            break;
+        }
+        (void)weft_atomic_fetch_add_relaxed(&r->active, 1u);
+        /* every participant left; a unit published after the last one looked is claimed
+         * by its publisher, so this finds nothing unless a drain job could not run */
+        uint32_t more = drain(r, worker);
+        if (more == 0) {
+            break;
+        }
+        ran += more;
+    }
+    weft_jobs_count_items(s->jobs, worker, ran);
+    ran += weft_atomic_load_relaxed(&r->ran);
+    weft_assert_internal(res != WEFT_OK || ran == total);
+    (void)ran;
+    return res;
+}

@@ -1,0 +1,71 @@
+/* ready.h: the ready-list run of a graph phase (private to the build).
+ *
+ * DESIGN
+ * A graph phase (systems ordered by edges, none pinned to the main thread) runs from a ready
+ * list instead of one job per system: a slot array of units (a system's chunk, or the one
+ * unit of a system with nothing to do) that become ready when their system's predecessors in
+ * the phase have finished. Participants (the calling thread, and "drain" jobs it or another
+ * participant submits) claim runs of published slots with one CAS on the head, a share of
+ * what is there (half of 1/P of it, at least one), and run each unit. Finishing a system's
+ * last unit releases its successors: a successor whose only predecessor in the phase it was
+ * needs no atomic; one of the newly ready units is kept and run next on the same thread
+ * (a chain runs on one thread, touching no shared line), the others are published. So a
+ * unit costs its body plus, per claimed run, one CAS; per released system, one push; per
+ * ready set handed out, at most one job submit.
+ * Handing out is decided per ready set from measured costs: a participant that publishes
+ * units whose estimated work (rows x measured ns per row of each system, phase_cost.h)
+ * would save more than the phase's measured dispatch cost D if split over the P workers
+ * (work x (P - 1) / P > D; unknown costs count as large) submits one more drain job while
+ * fewer than P participants are active (the main thread counts while it drains, not while
+ * it waits: there it runs the drain job it steals); smaller sets are left to the
+ * participants there are.
+ * Liveness: every publisher claims again after publishing, and a participant leaves only
+ * when it finds no published slot at the head, so each published unit is claimed by a
+ * participant that has not left; the calling thread then waits for the drain jobs' counter
+ * (running jobs meanwhile, or sleeping) and claims again until nothing is left. Nothing is
+ * allocated per frame and nothing fails: a drain job that cannot be submitted leaves its
+ * work to the participants there are.
+ * Thread: weft__ready_reserve and weft__ready_run on the main thread; the rest of the run on
+ * any worker. */
+#ifndef WEFT_SRC_READY_H
+#define WEFT_SRC_READY_H
+
+#include "weft/jobs.h"
+
+#include "jobs/platform/atomic.h"
+
+struct weft_sched;
+
+typedef struct weft__ready {
+    weft_counter_t drains; /* counts the drain jobs of this run */
+    weft_atomic_u32 head;  /* next slot to claim (its own line: claimers) */
+    char pad0[60];
+    weft_atomic_u32 tail; /* slots reserved by publishers (its own line: publishers) */
+    char pad1[60];
+    weft_atomic_u32 active; /* participants: queued or running drain jobs, and the main
+                                thread while it drains */
+    weft_atomic_u32 ran;    /* units run, added by each participant as it leaves */
+    weft_atomic_u64 *slots; /* [cap] 0: not yet published; else (run position + 1) << 32 |
+                                chunk; written once per run */
+    uint32_t cap;           /* capacity of slots (main thread) */
+    uint32_t workers;       /* P */
+    double handout_ns;      /* D of the running phase (0: not known yet) */
+    weft_jobs_t *jobs;      /* the job system */
+    struct weft_sched *s;   /* the scheduler */
+    weft_job_desc_t drain;  /* the drain job's desc */
+} weft__ready_t;
+
+/* Make room for `units` slots (grows, never shrinks). False when out of memory (nothing
+ * changed; the phase then runs as one job per system). Thread: main. */
+bool weft__ready_reserve(struct weft_sched *s, uint32_t units);
+
+/* Run the prepared graph phase at run positions [first, end) from the ready list; returns
+ * when every unit has run. `dispatch_ns`: the phase's measured dispatch cost (0 unknown).
+ * Errors: those of weft_counter_wait (the job system is unusable; reported). Thread: main. */
+weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
+                              double dispatch_ns);
+
+/* Free the slots (scheduler teardown). Thread: main. */
+void weft__ready_fini(struct weft_sched *s);
+
+#endif /* WEFT_SRC_READY_H */
