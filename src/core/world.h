@@ -126,9 +126,8 @@ struct weft_world {
     struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
 
     /* ---- change ticks (change.h) ---- */
-    uint32_t change_tick;     /* the tick of writes outside systems; systems take fresh ones */
-    uint32_t tick_clamped;    /* change_tick at the last clamp of old ticks */
-    uint32_t changed_queries; /* live queries with a CHANGED term (pool horizons to keep) */
+    uint32_t change_tick;  /* the tick of writes outside systems; systems take fresh ones */
+    uint32_t tick_clamped; /* change_tick at the last clamp of old ticks */
 
     /* ---- misc ---- */
     uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */
