@@ -110,13 +110,13 @@ struct weft_world {
     weft__sig_t *sigs;      /* interned sets by signature id; [0] is the empty set */
     uint32_t sig_count;     /* interned sets */
     uint32_t sig_cap;       /* capacity of sigs */
-    uint8_t *sig_ids;       /* component ids of all sets, back to back */
-    uint32_t sig_ids_len;   /* used bytes of sig_ids */
-    uint32_t sig_ids_cap;   /* capacity of sig_ids */
+    uint32_t *sig_ids;      /* component ids of all sets, back to back */
+    uint32_t sig_ids_len;   /* used entries of sig_ids */
+    uint32_t sig_ids_cap;   /* capacity of sig_ids (entries) */
     uint32_t *sig_table;    /* open addressing: set hash -> signature id + 1 (0: empty) */
     uint32_t sig_table_cap; /* power of two */
-    uint64_t *edges;        /* open addressing transition cache: key << 32 | target;
-                                    key = sig << 9 | component << 1 | remove; 0: empty */
+    uint64_t *edges;        /* open addressing transition cache: key << 16 | target;
+                               key = sig << 18 | component << 1 | remove (signature.h); 0: empty */
     uint32_t edge_count;    /* entries in edges */
     uint32_t edge_cap;      /* power of two */
 
