@@ -128,7 +128,9 @@ static void write_picks(bench_t *b, weft_component_t c) {
     }
 }
 
-/* Sum every matched Position of q (one chunk, as one system would); *rows gets the matches. */
+/* Sum every matched Position of q (one chunk, as one system would); *rows gets the matches.
+ * Both sides of a ratio run this same loop: the column when the batch has one, else
+ * weft_iter_get (weft/query.h's batch forms). */
 static double iterate(weft_query_t *q, uint32_t *rows) {
     weft_iter_t it;
     float sum = 0;
@@ -136,8 +138,15 @@ static double iterate(weft_query_t *q, uint32_t *rows) {
     weft_query_iter(q, 0, 0, &it);
     while (weft_iter_next(&it)) {
         const v3_t *p = it.columns[0];
-        for (uint32_t i = 0; i < it.rows; i++) {
-            sum += p[i].x + p[i].y + p[i].z;
+        if (p != NULL) { /* a run: the plain array */
+            for (uint32_t i = 0; i < it.rows; i++) {
+                sum += p[i].x + p[i].y + p[i].z;
+            }
+        } else { /* a resolved block (scattered rows): the documented accessor */
+            for (uint32_t i = 0; i < it.rows; i++) {
+                const v3_t *q = weft_iter_get(&it, 0, i);
+                sum += q->x + q->y + q->z;
+            }
         }
         n += it.rows;
     }

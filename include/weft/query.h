@@ -24,8 +24,10 @@
  *    still run contiguously over the block get a column, the others NULL.
  * Either way weft_iter_get works for every term the batch has, without a sparse lookup for
  * AND terms of a block. A query with change filters or OPTIONAL/OR terms hands out runs of
- * consecutive driving rows that pass them (for scattered changes, short ones); there the
- * terms outside the driving range are looked up per entry by weft_iter_get.
+ * consecutive driving rows that pass them; there the terms outside the driving range are
+ * looked up per entry by weft_iter_get. Exception: when one change filter on a driving-range
+ * term alone decides, scattered matches come as resolved blocks of up to 128 rows (every
+ * column NULL) and only a fully changed run of 16 aligned rows or more comes as a run.
  *
  * The one loop a system body writes, for every batch form:
  *     while (weft_iter_next(it))
@@ -80,7 +82,9 @@ typedef enum weft_access {
  * Writes from jobs a system starts itself (a nested weft_parallel_for) carry the world's tick
  * of that phase, so the system itself and those after it in the phase see them again at
  * their next run. Row moves keep ticks. A query with a filter switches tracking on for that
- * component for the world's life (8 bytes per row; without it the write paths pay one test).
+ * component for the world's life (8 bytes per row and 8 per 16 rows; without it the write
+ * paths pay one test). Two jobs writing one row at once (a data race on the row itself)
+ * leave either one's tick.
  * Multi-instance components take no filter. Rows not written for more than 2^30 ticks (a
  * system run takes 2) count as changed for a query that has not run for that long. */
 typedef enum weft_change_filter {

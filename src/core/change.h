@@ -6,19 +6,24 @@
  * when its phase prepares it (weft__change_system_tick: the system gets tick + 1 and the world
  * moves on to tick + 2), so writes made by command applies and by direct calls between
  * frames, which use world->change_tick, are newer than every system run prepared before them.
- * A tracked pool keeps, per row, the tick of its add (`added`) and a stored tick of its last
- * write (`changed`), plus per block of 16 rows a 64-bit summary: the block's newest tick N,
- * the mask of its rows last written at N, and a bound on every other row's tick. A write
- * only sets its row's bit in the summary (one CAS; nothing if already set at this tick), so
- * it touches 8 bytes per 16 rows instead of a tick per row. When a block moves to a newer
- * tick, the rows of its old mask keep their tick in `changed` only if some query still needs
- * it: the pool's horizon is the oldest window start of the seen queries with a CHANGED term
- * on it (recomputed at each frame start and on weft_query_mark_seen, O(queries)); ticks not
- * newer than it look the same to every window, so they are forgotten. A `changed` filter
- * skips a block with one compare when N is not newer than its window and takes the mask
- * alone when the bound is not newer either (the common case), so its cost follows changed
- * blocks and rows; stored ticks are read only for blocks with older writes inside the
- * window. Row moves first settle their blocks (masks written out), then move stored ticks.
+ * A tracked pool keeps, per row, the tick of its add (`added`) and of its last write
+ * (`changed`), plus per block of 16 rows two newest-tick slots: one for writes at a system's
+ * tick (inside its chunks) and one for every other write (the world's tick: nested jobs,
+ * commands, direct calls). A write (weft__change_mark) stores its row's tick and its slot's
+ * tick: two plain (relaxed) stores, no load and no read-modify-write, so nothing waits on
+ * their misses (a CAS per write serialised the writes' misses: the tracked write measured
+ * about twice an untracked one). Why that is enough: writers that run at once and touch one
+ * pool carry at most two ticks, the running system's (its chunks, all the same tick: no two
+ * systems writing a pool run at once) and the world's of that phase (fixed while the phase's
+ * systems run), so each slot only races with stores of its own value; and the ticks a slot
+ * receives that way never decrease (system ticks are handed out in run order; the world's
+ * tick only grows). Stamps of write terms and row moves raise a slot instead (load, compare,
+ * store), since they may carry an older tick (a system's query iterated after its run).
+ * Concurrent writes of one row (a data race on the row itself) leave either tick. A
+ * `changed` filter skips a block with two compares when neither slot is newer than its
+ * window; otherwise it reads the block's 16 row ticks (one 64-byte line). Row moves (main
+ * thread) move row ticks and raise the destination blocks' slots; a slot may stay newer than
+ * every row of its block (rows left): such a block is read and yields nothing.
  *
  * Which tick a write carries: inside a system chunk the running system's tick (a thread-local
  * the scheduler sets around each chunk, weft__change_enter), elsewhere world->change_tick.
@@ -31,7 +36,7 @@
  * Only pools some query filters on are tracked (weft__change_track, from weft_query_create);
  * an untracked pool's write path pays one NULL test. Multi-instance pools are never tracked.
  *
- * Thread: `changed` and `blocks` are written by the jobs of the systems that write the pool
+ * Thread: `changed` and the slots are written by the jobs of the systems that write the pool
  * (and by get_mut from jobs), so they are relaxed atomics; ordering between a writer and a
  * reader of a pool comes from the scheduler's conflict edges (and job completion). `added`
  * changes only with structure (main thread). */
@@ -42,61 +47,50 @@
 
 struct weft_world;
 
-#define WEFT__TICK_BLOCK_SHIFT 4u                    /* 16 rows per summary block */
+#define WEFT__TICK_BLOCK_SHIFT 4u                    /* 16 rows per tick block */
 #define WEFT__TICK_MAX_AGE (1u << 30)                /* ticks older than this are clamped */
 #define WEFT__TICK_CLAMP_EVERY (1u << 29)            /* counter distance between clamps */
-#define WEFT__TICK_BLOCKS(cap) (((cap) + 15u) >> 4u) /* summary entries for cap rows */
+#define WEFT__TICK_BLOCKS(cap) (((cap) + 15u) >> 4u) /* tick blocks of cap rows */
 
 /* True when tick `t` is newer than `than` (wrapping). */
 static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t)(t - than) > 0; }
 
-/* A block summary (64 bits): the block's newest tick N (bits 0-31), the mask M of its rows
- * whose tick is N (bits 32-47), and an age A (bits 48-63, saturating) such that every other
- * row's tick is at most N - A. */
-static inline uint32_t weft__sum_newest(uint64_t s) { return (uint32_t)s; }
-static inline uint32_t weft__sum_mask(uint64_t s) { return (uint32_t)(s >> 32) & 0xFFFFu; }
-static inline uint32_t weft__sum_older(uint64_t s) { return (uint32_t)s - (uint32_t)(s >> 48); }
-static inline uint64_t weft__sum_make(uint32_t newest, uint32_t mask, uint32_t older) {
-    uint32_t age = newest - older;
-    age = age > 0xFFFFu ? 0xFFFFu : age; /* older reads older than it is: still a bound */
-    return (uint64_t)newest | (uint64_t)(mask & 0xFFFFu) << 32 | (uint64_t)age << 48;
+/* The slot of block b written at a system's tick (0) or at any other tick (1). */
+#define WEFT__TICK_SLOT_SYSTEM 0u
+#define WEFT__TICK_SLOT_OTHER 1u
+
+/* The newest of block b's slots, as seen by a filter with window `since`: true when some row
+ * of the block may have been written after `since`. */
+static inline bool weft__change_block_dirty(const weft__pool_t *pool, uint32_t b, uint32_t since) {
+    const weft_atomic_u32 *s = pool->tick_blocks + 2u * (size_t)b;
+    return weft__tick_newer(weft_atomic_load_relaxed(&s[0]), since) |
+           weft__tick_newer(weft_atomic_load_relaxed(&s[1]), since);
 }
 
-/* The tick of the last write of `row` (pool tracked): its block's newest tick if the row is
- * in the block's mask, else its stored tick. */
+/* The tick of the last write of `row` (pool tracked). */
 static inline uint32_t weft__change_row_tick(const weft__pool_t *pool, uint32_t row) {
-    uint64_t s = weft_atomic_load_relaxed(&pool->tick_blocks[row >> WEFT__TICK_BLOCK_SHIFT]);
-    if ((weft__sum_mask(s) >> (row & 15u)) & 1u) {
-        return weft__sum_newest(s);
-    }
     return weft_atomic_load_relaxed(&pool->tick_changed[row]);
 }
 
 /* Bit i set for each of the first `rows` (<= 16) rows of block b whose last write is newer
- * than `since` (pool tracked). One compare for a block without such rows; the stored ticks
- * are read only when rows outside the mask may be newer. */
+ * than `since` (pool tracked). Two compares for a block without such rows. */
 static inline uint32_t weft__change_block_changed(const weft__pool_t *pool, uint32_t b,
                                                   uint32_t since, uint32_t rows) {
-    uint64_t s = weft_atomic_load_relaxed(&pool->tick_blocks[b]);
-    if (!weft__tick_newer(weft__sum_newest(s), since)) {
+    if (!weft__change_block_dirty(pool, b, since)) {
         return 0;
     }
-    uint32_t keep = rows >= 16u ? 0xFFFFu : (1u << rows) - 1u;
-    uint32_t m = weft__sum_mask(s);
-    if (weft__tick_newer(weft__sum_older(s), since)) {
-        const weft_atomic_u32 *t = pool->tick_changed + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
-        for (uint32_t i = 0; i < rows; i++) {
-            m |= (uint32_t)weft__tick_newer(weft_atomic_load_relaxed(&t[i]), since) << i;
-        }
+    const weft_atomic_u32 *t = pool->tick_changed + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+        m |= (uint32_t)weft__tick_newer(weft_atomic_load_relaxed(&t[i]), since) << i;
     }
-    return m & keep;
+    return m;
 }
 
-/* The same for `added` filters (adds also count as writes, so the newest tick bounds them). */
+/* The same for `added` filters (adds also count as writes, so the slots bound them). */
 static inline uint32_t weft__change_block_added(const weft__pool_t *pool, uint32_t b,
                                                 uint32_t since, uint32_t rows) {
-    uint64_t s = weft_atomic_load_relaxed(&pool->tick_blocks[b]);
-    if (!weft__tick_newer(weft__sum_newest(s), since)) {
+    if (!weft__change_block_dirty(pool, b, since)) {
         return 0;
     }
     const uint32_t *t = pool->tick_added + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
@@ -107,34 +101,44 @@ static inline uint32_t weft__change_block_added(const weft__pool_t *pool, uint32
     return m;
 }
 
-/* Record writes at `tick` of the rows of block b in `bits` (pool tracked; any thread). The
- * rows join the block's mask; the stored ticks are not touched unless the block moves to a
- * newer tick while its old mask holds rows some query may still need (newer than the pool's
- * horizon), which are then written out first. (change.c) */
-void weft__change_mark_slow(weft__pool_t *pool, uint32_t b, uint32_t bits, uint32_t tick);
-
-static inline void weft__change_mark_bits(weft__pool_t *pool, uint32_t b, uint32_t bits,
-                                          uint32_t tick) {
-    uint64_t s = weft_atomic_load_relaxed(&pool->tick_blocks[b]);
-    if (weft__sum_newest(s) == tick && (weft__sum_mask(s) & bits) == bits) {
-        return; /* already written at this tick */
+/* Raise block b's slot `slot` to `tick` (plain load and store; see DESIGN for why no RMW). */
+static inline void weft__change_raise_slot(weft__pool_t *pool, uint32_t b, uint32_t slot,
+                                           uint32_t tick) {
+    weft_atomic_u32 *at = &pool->tick_blocks[2u * (size_t)b + slot];
+    if (weft__tick_newer(tick, weft_atomic_load_relaxed(at))) {
+        weft_atomic_store_relaxed(at, tick);
     }
-    weft__change_mark_slow(pool, b, bits, tick);
 }
 
-/* Record a write of `row` at `tick` (pool tracked; any thread). */
-static inline void weft__change_mark(weft__pool_t *pool, uint32_t row, uint32_t tick) {
-    weft__change_mark_bits(pool, row >> WEFT__TICK_BLOCK_SHIFT, 1u << (row & 15u), tick);
+/* Record a write of `row` at `tick` into slot `slot` (pool tracked; any thread, under the
+ * rule of DESIGN). The slot is stored without a load, so `tick` must be the calling
+ * thread's current write tick (weft__change_tick_now / weft__change_slot_now): the ticks a
+ * slot receives that way never decrease (system ticks are handed out in run order and one
+ * system writes a pool at a time; the world's tick only grows). */
+static inline void weft__change_mark(weft__pool_t *pool, uint32_t row, uint32_t tick,
+                                     uint32_t slot) {
+    weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
+    weft_atomic_store_relaxed(
+        &pool->tick_blocks[2u * (size_t)(row >> WEFT__TICK_BLOCK_SHIFT) + slot], tick);
 }
 
-/* Row `row`'s stored tick was set to `tick` (a row move or an add; pool tracked; main
- * thread): the row leaves its block's mask and the summary bounds it. (change.c) */
-void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t tick);
+/* Record a write of `row` at `tick`, raising the slot only if older (any tick: a stamp of a
+ * system's query iterated after its run carries that run's tick). */
+static inline void weft__change_stamp(weft__pool_t *pool, uint32_t row, uint32_t tick,
+                                      uint32_t slot) {
+    weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
+    weft__change_raise_slot(pool, row >> WEFT__TICK_BLOCK_SHIFT, slot, tick);
+}
 
-/* Write the masks of the blocks over rows [first, end) out to the stored ticks, so that the
- * stored ticks alone are every row's tick (before rows are moved in bulk; pool tracked; main
- * thread). (change.c) */
-void weft__change_settle(weft__pool_t *pool, uint32_t first, uint32_t end);
+/* Record writes at `tick` of rows [first, end) (as weft__change_stamp) (a batch of a write term; pool tracked). */
+void weft__change_mark_run(weft__pool_t *pool, uint32_t first, uint32_t end, uint32_t tick,
+                           uint32_t slot);
+
+/* Row `row`'s tick was set to `tick` by a row move or an add (pool tracked; main thread,
+ * no writer running): its block's slot bounds it. */
+static inline void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t tick) {
+    weft__change_raise_slot(pool, row >> WEFT__TICK_BLOCK_SHIFT, WEFT__TICK_SLOT_OTHER, tick);
+}
 
 /* Record the add of `row` at `tick` (pool tracked; main thread). */
 static inline void weft__change_mark_added(weft__pool_t *pool, uint32_t row, uint32_t tick) {
@@ -169,6 +173,11 @@ static inline uint32_t weft__change_tick_of(const struct weft_world *world, uint
     return weft__change_current.world == world ? weft__change_current.tick : fallback;
 }
 #define weft__change_tick_now(world) weft__change_tick_of((world), (world)->change_tick)
+
+/* The slot a write by the calling thread goes to (pairs with weft__change_tick_now). */
+static inline uint32_t weft__change_slot_now(const struct weft_world *world) {
+    return weft__change_current.world == world ? WEFT__TICK_SLOT_SYSTEM : WEFT__TICK_SLOT_OTHER;
+}
 
 /* Inline: every system chunk pays these, filters or not. */
 static inline weft__change_scope_t weft__change_enter(const struct weft_world *world,
@@ -206,7 +215,7 @@ weft_result_t weft__change_grow(struct weft_world *world, weft__pool_t *pool, ui
  * Untracked pools: no-op. */
 void weft__change_stamp_added(weft__pool_t *pool, uint32_t first, uint32_t end, uint32_t tick);
 
-/* Raise the block summaries over rows [first, end) after ticks were moved in bulk. */
+/* Raise the block slots over rows [first, end) after ticks were moved in bulk (main thread). */
 void weft__change_fix_blocks(weft__pool_t *pool, uint32_t first, uint32_t end);
 
 /* Free a pool's tick arrays (capacity cap). */

@@ -312,7 +312,7 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     }
     if (comp->pool.tick_added != NULL) {
         weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, idx),
-                          weft__change_tick_now(world));
+                          weft__change_tick_now(world), weft__change_slot_now(world));
     }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
@@ -346,7 +346,8 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
         if (row == WEFT__ROW_NONE) {
             return NULL;
         }
-        weft__change_mark(&comp->pool, row, weft__change_tick_now(world));
+        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
+                          weft__change_slot_now(world));
         return weft__pool_at(&comp->pool, row);
     }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));

@@ -178,7 +178,7 @@ void weft__entity_destroy_index(weft_world_t *world, uint32_t idx) {
     uint32_t slot = weft__entity_slot_raw(world, idx);
     uint32_t sig = weft__slot_sig(slot);
     uint32_t count;
-    const uint8_t *ids = weft__sig_ids(world, sig, &count);
+    const uint32_t *ids = weft__sig_ids(world, sig, &count);
     /* Hooks first (all of them see the entity whole), then the rows go. */
     weft_entity_t e = weft_entity_make(idx, weft__slot_gen(slot));
     for (uint32_t i = 0; i < count; i++) {

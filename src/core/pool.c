@@ -275,7 +275,6 @@ void weft__pool_remove_ordered(weft__pool_t *pool, uint32_t row) {
         memmove(weft__pool_at(pool, row), weft__pool_at(pool, row + 1u), (size_t)tail * pool->size);
     }
     if (pool->tick_added != NULL) {
-        weft__change_settle(pool, row, pool->count); /* the stored ticks move alone */
         memmove(pool->tick_added + row, pool->tick_added + row + 1,
                 (size_t)tail * sizeof(uint32_t));
         memmove((void *)(pool->tick_changed + row), (void *)(pool->tick_changed + row + 1),
@@ -293,7 +292,6 @@ static void move_ticks(weft__pool_t *pool, uint32_t from, uint32_t to) {
         return;
     }
     uint32_t lo = from < to ? from : to, n = from < to ? to - from : from - to;
-    weft__change_settle(pool, lo, lo + n + 1u); /* the stored ticks move alone */
     uint32_t added = pool->tick_added[from];
     uint32_t changed = weft_atomic_load_relaxed(&pool->tick_changed[from]);
     uint32_t dst = from < to ? from : to + 1u, src = from < to ? from + 1u : to;

@@ -51,8 +51,7 @@ typedef struct weft__pool {
     /* Change ticks (change.h); all NULL while no query filters on the pool. */
     uint32_t *tick_added;          /* [cap] tick of each row's add */
     weft_atomic_u32 *tick_changed; /* [cap] tick of each row's last write */
-    weft_atomic_u64 *tick_blocks;  /* [WEFT__TICK_BLOCKS(cap)] block summaries (change.h) */
-    weft_atomic_u32 tick_horizon;  /* no query needs to tell apart ticks not newer than this */
+    weft_atomic_u32 *tick_blocks;  /* [2 * WEFT__TICK_BLOCKS(cap)] block slots (change.h) */
 } weft__pool_t;
 
 struct weft_world;

@@ -48,7 +48,6 @@ struct weft_query {
     bool seen;                                      /* false: no previous run yet */
     bool filtered;                                  /* some term has a change filter */
     bool plain;                                     /* no filter, no OPTIONAL/OR term */
-    uint32_t changed;                               /* bit t: term t has a CHANGED filter */
     uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;                              /* OR groups */
     uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
@@ -59,8 +58,6 @@ struct weft_query {
     struct weft_query *prev; /* world list; guarded by the main thread */
     struct weft_query *next; /* world list */
 };
-
-static uint32_t changed_terms(const weft_query_t *q);
 
 /* ---- lifecycle ----------------------------------------------------------------- >>life */
 
@@ -226,8 +223,6 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
         }
     }
     q->plain = !q->filtered && q->loose == 0;
-    q->changed = changed_terms(q);
-    world->changed_queries += q->changed != 0;
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -245,7 +240,6 @@ void weft_query_destroy(weft_query_t *q) {
         return;
     }
     weft_world_t *world = q->world;
-    world->changed_queries -= q->changed != 0;
     if (q->prev != NULL) {
         q->prev->next = q->next;
     } else {
@@ -273,47 +267,12 @@ void weft_query_mark_seen(weft_query_t *q) {
     q->since = q->world->change_tick;
     q->world->change_tick++;
     q->seen = true;
-    if (q->changed != 0) {
-        weft__query_horizons(q->world); /* the window moved on: older ticks may be forgotten */
-    }
 }
 
 void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
     for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
         if (q->seen && weft__tick_newer(floor, q->since)) {
             q->since = floor;
-        }
-    }
-}
-
-/* Bit t set for each term t of q with a CHANGED filter. */
-static uint32_t changed_terms(const weft_query_t *q) {
-    uint32_t m = 0;
-    for (uint32_t t = 0; t < q->term_count; t++) {
-        m |= (uint32_t)(q->desc.terms[t].filter == WEFT_CHANGE_CHANGED) << t;
-    }
-    return m;
-}
-
-void weft__query_horizons(weft_world_t *world) {
-    uint32_t now = world->change_tick;
-    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
-        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
-            if ((m >> t) & 1u) {
-                weft_atomic_store_relaxed(&((weft__pool_t *)q->pool[t])->tick_horizon, now);
-            }
-        }
-    }
-    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
-        if (!q->seen) {
-            continue; /* its first window takes every row */
-        }
-        uint32_t since = q->run ? q->run_since : q->since; /* run_since is never newer */
-        for (uint32_t m = q->changed, t = 0; m >> t != 0; t++) {
-            weft_atomic_u32 *h = &((weft__pool_t *)q->pool[t])->tick_horizon;
-            if (((m >> t) & 1u) && weft__tick_newer(weft_atomic_load_relaxed(h), since)) {
-                weft_atomic_store_relaxed(h, since);
-            }
         }
     }
 }
@@ -1083,11 +1042,18 @@ static void scan_blocks(weft_iter_t *it) {
     uint32_t n = 0, b = it->_private.scan;
     for (; b < last && n < WEFT__ITER_RING; b++) {
         it->_private.ring_block[n] = b;
-        n += weft__tick_newer(weft__sum_newest(weft_atomic_load_relaxed(&pool->tick_blocks[b])),
-                              since);
+        n += weft__change_block_dirty(pool, b, since);
     }
     it->_private.scan = b;
     bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
+#if defined(__GNUC__) || defined(__clang__)
+    /* Start loading every dirty block's row ticks (a line each) before reading any. */
+    const void *ticks = added ? (const void *)pool->tick_added : (const void *)pool->tick_changed;
+    for (uint32_t k = 0; k < n; k++) {
+        __builtin_prefetch((const uint32_t *)ticks +
+                           ((size_t)it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT));
+    }
+#endif
     for (uint32_t k = 0; k < n; k++) {
         uint32_t first = it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
         uint32_t rows = end - first < 16u ? end - first : 16u;
@@ -1108,36 +1074,73 @@ static void scan_blocks(weft_iter_t *it) {
     it->_private.ring_len = n;
 }
 
-/* next_filtered when the lead term alone decides: batches are runs of set bits of the
- * scanned masks. */
+/* next_filtered when the lead term alone decides (every term is a driving-range column).
+ * Scattered changed rows are gathered into resolved-block batches of up to
+ * WEFT__ITER_BLOCK rows (each term's rows[] are the driving rows), so the cost per batch is
+ * shared by many rows; a block whose 16 rows all changed starts a contiguous run instead
+ * (consecutive such blocks join it), which keeps its columns for dense changes. */
 static bool next_scanned(weft_iter_t *it, uint32_t *base) {
-    const uint32_t last = (it->_private.end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
+    weft__iter_private_t *pv = &it->_private;
+    const uint32_t last = (pv->end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
+    const uint32_t *dense = pv->drive_dense;
+    uint32_t m = 0;
+    unblock(it);
     for (;;) {
-        while (it->_private.ring_at < it->_private.ring_len &&
-               it->_private.ring_mask[it->_private.ring_at] == 0) {
-            it->_private.ring_at++;
+        while (pv->ring_at < pv->ring_len && pv->ring_mask[pv->ring_at] == 0) {
+            pv->ring_at++;
         }
-        if (it->_private.ring_at < it->_private.ring_len) {
-            break;
+        if (pv->ring_at == pv->ring_len) {
+            if (pv->scan >= last) {
+                break;
+            }
+            scan_blocks(it);
+            continue;
         }
-        if (it->_private.scan >= last) {
-            it->rows = 0;
-            return false;
+        uint32_t k = pv->ring_at, bits = pv->ring_mask[k];
+        uint32_t first = pv->ring_block[k] << WEFT__TICK_BLOCK_SHIFT;
+        if (bits == 0xFFFFu) { /* a whole block: a run, unless rows are already gathered */
+            if (m != 0) {
+                break;
+            }
+            uint32_t start = first, end = first + 16u;
+            pv->ring_mask[k] = 0;
+            pv->ring_at++;
+            while (pv->ring_at < pv->ring_len && pv->ring_mask[pv->ring_at] == 0xFFFFu &&
+                   pv->ring_block[pv->ring_at] << WEFT__TICK_BLOCK_SHIFT == end) {
+                pv->ring_mask[pv->ring_at++] = 0;
+                end += 16u;
+            }
+            it->rows = end - start;
+            it->entities = dense + start;
+            it->present = all_terms(it);
+            for (uint32_t t = 0; t < it->term_count; t++) {
+                it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
+                base[t] = start;
+            }
+            return true;
         }
-        scan_blocks(it);
+        if (m + popcount32(bits) > WEFT__ITER_BLOCK) {
+            break; /* the block goes to the next batch whole */
+        }
+        for (; bits != 0; bits &= bits - 1u) {
+            uint32_t r = first + lowest_bit(bits);
+            pv->block_drive[m] = r;
+            pv->block_ents[m++] = dense[r];
+        }
+        pv->ring_mask[k] = 0;
+        pv->ring_at++;
     }
-    uint32_t k = it->_private.ring_at;
-    uint32_t m = it->_private.ring_mask[k];
-    uint32_t i = lowest_bit(m);
-    uint32_t j = lowest_bit(~m & ~((1u << i) - 1u)); /* the run's end: <= 16 (bit 16 is clear) */
-    it->_private.ring_mask[k] = (uint16_t)(m & ~((1u << j) - 1u));
-    uint32_t start = (it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT) + i;
-    it->rows = j - i;
-    it->entities = it->_private.drive_dense + start;
+    it->rows = m;
+    if (m == 0) {
+        return false;
+    }
+    pv->blocked = 1;
+    it->entities = pv->block_ents;
     it->present = all_terms(it);
-    for (uint32_t t = 0; t < it->term_count; t++) { /* every term is a driving-range column */
-        it->columns[t] = it->_private.terms[t].data + (size_t)start * it->_private.terms[t].size;
-        base[t] = start;
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = NULL;
+        pv->terms[t].rows = pv->block_drive;
+        base[t] = WEFT__ROW_NONE;
     }
     return true;
 }
@@ -1147,26 +1150,24 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
 static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
     const weft_query_t *q = it->_private.query;
     uint32_t tick = it->_private.tick;
+    /* A system's query stamps its run tick, which goes to the system slot; other queries
+     * stamp the iterating thread's tick, in its slot (change.h). Stamps raise the slots
+     * (load and compare: a system's query iterated after its run stamps an older tick). */
+    uint32_t slot = q->run ? WEFT__TICK_SLOT_SYSTEM : weft__change_slot_now(q->world);
     for (uint32_t t = 0; t < it->term_count; t++) {
         if (!((it->_private.stamped & it->present) >> t & 1u)) {
             continue; /* not a tracked write term, or absent from the batch */
         }
         weft__pool_t *pool = (weft__pool_t *)q->pool[t];
-        if (base[t] != WEFT__ROW_NONE) { /* a run of rows: one mark per block */
-            uint32_t first = base[t], end = first + it->rows;
-            for (uint32_t row = first; row < end;) {
-                uint32_t i = row & 15u, n = end - row < 16u - i ? end - row : 16u - i;
-                uint32_t bits = (n == 16u ? 0xFFFFu : (1u << n) - 1u) << i;
-                weft__change_mark_bits(pool, row >> WEFT__TICK_BLOCK_SHIFT, bits, tick);
-                row += n;
-            }
+        if (base[t] != WEFT__ROW_NONE) { /* a run of rows: one slot raise per block */
+            weft__change_mark_run(pool, base[t], base[t] + it->rows, tick, slot);
         } else if (it->_private.terms[t].rows != NULL) { /* a resolved block */
             for (uint32_t i = 0; i < it->rows; i++) {
-                weft__change_mark(pool, it->_private.terms[t].rows[i], tick);
+                weft__change_stamp(pool, it->_private.terms[t].rows[i], tick, slot);
             }
         } else {
             for (uint32_t i = 0; i < it->rows; i++) {
-                weft__change_mark(pool, weft__pool_row(pool, it->entities[i]), tick);
+                weft__change_stamp(pool, weft__pool_row(pool, it->entities[i]), tick, slot);
             }
         }
     }

@@ -33,11 +33,6 @@ void weft__query_begin_run(weft_query_t *q, uint32_t tick);
 /* Clamp the previous-run ticks of the world's queries to no older than `floor` (change.c). */
 void weft__query_clamp_since(struct weft_world *world, uint32_t floor);
 
-/* Recompute each tracked pool's horizon (pool.h): the oldest window start of the seen queries
- * with a CHANGED term on it (a system's query counts its current run's window). O(queries).
- * Thread: main, outside systems. */
-void weft__query_horizons(struct weft_world *world);
-
 /* weft_query_iter() with a plan made by weft__query_plan() (q non-NULL, plan still valid). */
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);

@@ -13,7 +13,7 @@
 
 /* ---- hashing ------------------------------------------------------------------ >>hash */
 
-static uint64_t hash_ids(const uint8_t *ids, uint32_t n) {
+static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
     for (uint32_t i = 0; i < n; i++) {
         h ^= ids[i];
@@ -78,7 +78,7 @@ static weft_result_t rehash_edges(weft_world_t *world, uint32_t cap) {
         if (e == 0) {
             continue;
         }
-        uint32_t i = weft__sig_edge_hash((uint32_t)(e >> 32), cap);
+        uint32_t i = weft__sig_edge_hash(e >> 16, cap);
         while (t[i] != 0) {
             i = (i + 1u) & (cap - 1u);
         }
@@ -93,14 +93,15 @@ static weft_result_t rehash_edges(weft_world_t *world, uint32_t cap) {
 /* ---- interning -------------------------------------------------------------- >>intern */
 
 /* Find the id of set ids[0..n) (sorted), or UINT32_MAX. */
-static uint32_t find_sig(const weft_world_t *world, const uint8_t *ids, uint32_t n, uint64_t h) {
+static uint32_t find_sig(const weft_world_t *world, const uint32_t *ids, uint32_t n, uint64_t h) {
     if (world->sig_table_cap == 0) {
         return UINT32_MAX;
     }
     uint32_t i = (uint32_t)h & (world->sig_table_cap - 1u);
     for (; world->sig_table[i] != 0; i = (i + 1u) & (world->sig_table_cap - 1u)) {
         const weft__sig_t *s = &world->sigs[world->sig_table[i] - 1u];
-        if (s->hash == h && s->count == n && memcmp(world->sig_ids + s->first, ids, n) == 0) {
+        if (s->hash == h && s->count == n &&
+            memcmp(world->sig_ids + s->first, ids, (size_t)n * sizeof *ids) == 0) {
             return world->sig_table[i] - 1u;
         }
     }
@@ -108,7 +109,7 @@ static uint32_t find_sig(const weft_world_t *world, const uint8_t *ids, uint32_t
 }
 
 /* Intern set ids[0..n); *out receives its id. All allocation happens before any change. */
-static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n, uint32_t *out) {
+static weft_result_t intern(weft_world_t *world, const uint32_t *ids, uint32_t n, uint32_t *out) {
     uint64_t h = hash_ids(ids, n);
     uint32_t found = find_sig(world, ids, n, h);
     if (found != UINT32_MAX) {
@@ -124,7 +125,7 @@ static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n,
                                  world->sig_count + 1u, sizeof(weft__sig_t));
     if (r == WEFT_OK) {
         r = grow_array(world, (void **)&world->sig_ids, &world->sig_ids_cap, world->sig_ids_len,
-                       world->sig_ids_len + n, 1);
+                       world->sig_ids_len + n, sizeof(uint32_t));
     }
     if (r == WEFT_OK && (world->sig_count + 1u) * 2u > world->sig_table_cap) {
         r = rehash_sigs(world, world->sig_table_cap ? world->sig_table_cap * 2u : 64u);
@@ -135,7 +136,7 @@ static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n,
     uint32_t id = world->sig_count++;
     world->sigs[id] = (weft__sig_t){.first = world->sig_ids_len, .count = n, .hash = h};
     if (n) {
-        memcpy(world->sig_ids + world->sig_ids_len, ids, n);
+        memcpy(world->sig_ids + world->sig_ids_len, ids, (size_t)n * sizeof *ids);
     }
     world->sig_ids_len += n;
     uint32_t i = (uint32_t)h & (world->sig_table_cap - 1u);
@@ -149,7 +150,8 @@ static weft_result_t intern(weft_world_t *world, const uint8_t *ids, uint32_t n,
 
 weft_result_t weft__sig_init(weft_world_t *world) {
     /* sig_ids is never NULL, so weft__sig_ids() can offset into it even for the empty set */
-    weft_result_t r = grow_array(world, (void **)&world->sig_ids, &world->sig_ids_cap, 0, 64, 1);
+    weft_result_t r =
+        grow_array(world, (void **)&world->sig_ids, &world->sig_ids_cap, 0, 64, sizeof(uint32_t));
     if (r != WEFT_OK) {
         return r;
     }
@@ -159,7 +161,7 @@ weft_result_t weft__sig_init(weft_world_t *world) {
 
 void weft__sig_fini(weft_world_t *world) {
     weft__free(world, world->sigs, (size_t)world->sig_cap * sizeof(weft__sig_t));
-    weft__free(world, world->sig_ids, world->sig_ids_cap);
+    weft__free(world, world->sig_ids, (size_t)world->sig_ids_cap * sizeof(uint32_t));
     weft__free(world, world->sig_table, (size_t)world->sig_table_cap * sizeof(uint32_t));
     weft__free(world, world->edges, (size_t)world->edge_cap * sizeof(uint64_t));
     world->sigs = NULL;
@@ -173,8 +175,8 @@ void weft__sig_fini(weft_world_t *world) {
 weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
                                   uint32_t *out) {
     uint32_t n;
-    const uint8_t *cur = weft__sig_ids(world, sig, &n);
-    uint8_t ids[WEFT_MAX_COMPONENTS];
+    const uint32_t *cur = weft__sig_ids(world, sig, &n);
+    uint32_t ids[WEFT_MAX_COMPONENTS];
     uint32_t m = 0;
     bool placed = false;
     for (uint32_t i = 0; i < n; i++) {
@@ -183,13 +185,13 @@ weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c,
             continue; /* dropped (remove) */
         }
         if (!remove && !placed && cur[i] > c) {
-            ids[m++] = (uint8_t)c;
+            ids[m++] = c;
             placed = true;
         }
         ids[m++] = cur[i];
     }
     if (!remove && !placed) {
-        ids[m++] = (uint8_t)c;
+        ids[m++] = c;
     }
     /* Room in the edge cache first, so nothing below can fail after interning. */
     if ((world->edge_count + 1u) * 2u > world->edge_cap) {
@@ -203,12 +205,12 @@ weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c,
     if (r != WEFT_OK) {
         return r;
     }
-    uint32_t key = weft__sig_edge_key(sig, c, remove);
+    uint64_t key = weft__sig_edge_key(sig, c, remove);
     uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
     while (world->edges[i] != 0) {
         i = (i + 1u) & (world->edge_cap - 1u);
     }
-    world->edges[i] = ((uint64_t)key << 32) | target;
+    world->edges[i] = (key << 16) | target;
     world->edge_count++;
     *out = target;
     return WEFT_OK;

@@ -23,11 +23,19 @@ void weft__sig_fini(weft_world_t *world);
 weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
                                   uint32_t *out);
 
-static inline uint32_t weft__sig_edge_key(uint32_t sig, uint32_t c, bool remove) {
-    return (sig << 9) | (c << 1) | (remove ? 1u : 0u);
+/* An edge's key: signature (16 bits), component (17 bits), direction. An edge entry is
+ * key << 16 | target signature (never 0: components are >= 1). */
+#define WEFT__SIG_EDGE_COMPONENT_BITS 17u
+WEFT_STATIC_ASSERT(WEFT__SIG_MAX < (1u << 16), "edge entries hold a 16-bit target");
+WEFT_STATIC_ASSERT(WEFT_MAX_COMPONENTS <= (1u << WEFT__SIG_EDGE_COMPONENT_BITS),
+                   "edge keys hold a component id");
+
+static inline uint64_t weft__sig_edge_key(uint32_t sig, uint32_t c, bool remove) {
+    return ((uint64_t)sig << (WEFT__SIG_EDGE_COMPONENT_BITS + 1u)) | ((uint64_t)c << 1) |
+           (remove ? 1u : 0u);
 }
 
-static inline uint32_t weft__sig_edge_hash(uint32_t key, uint32_t cap) {
+static inline uint32_t weft__sig_edge_hash(uint64_t key, uint32_t cap) {
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1u);
 }
 
@@ -36,7 +44,7 @@ static inline uint32_t weft__sig_edge_hash(uint32_t key, uint32_t cap) {
  * caller can observe changes). */
 static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, uint32_t c,
                                            bool remove, uint32_t *out) {
-    uint32_t key = weft__sig_edge_key(sig, c, remove);
+    uint64_t key = weft__sig_edge_key(sig, c, remove);
     if (world->edge_cap) {
         uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
         for (;;) {
@@ -44,8 +52,8 @@ static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, ui
             if (e == 0) {
                 break;
             }
-            if ((uint32_t)(e >> 32) == key) {
-                *out = (uint32_t)e;
+            if ((e >> 16) == key) {
+                *out = (uint32_t)e & 0xFFFFu;
                 return WEFT_OK;
             }
             i = (i + 1u) & (world->edge_cap - 1u);
@@ -55,8 +63,8 @@ static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, ui
 }
 
 /* The component ids of signature `sig`, sorted ascending; *count receives their number. */
-static inline const uint8_t *weft__sig_ids(const weft_world_t *world, uint32_t sig,
-                                           uint32_t *count) {
+static inline const uint32_t *weft__sig_ids(const weft_world_t *world, uint32_t sig,
+                                            uint32_t *count) {
     *count = world->sigs[sig].count;
     return world->sig_ids + world->sigs[sig].first;
 }

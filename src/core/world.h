@@ -114,13 +114,13 @@ struct weft_world {
     weft__sig_t *sigs;      /* interned sets by signature id; [0] is the empty set */
     uint32_t sig_count;     /* interned sets */
     uint32_t sig_cap;       /* capacity of sigs */
-    uint8_t *sig_ids;       /* component ids of all sets, back to back */
-    uint32_t sig_ids_len;   /* used bytes of sig_ids */
-    uint32_t sig_ids_cap;   /* capacity of sig_ids */
+    uint32_t *sig_ids;      /* component ids of all sets, back to back */
+    uint32_t sig_ids_len;   /* used entries of sig_ids */
+    uint32_t sig_ids_cap;   /* capacity of sig_ids (entries) */
     uint32_t *sig_table;    /* open addressing: set hash -> signature id + 1 (0: empty) */
     uint32_t sig_table_cap; /* power of two */
-    uint64_t *edges;        /* open addressing transition cache: key << 32 | target;
-                                    key = sig << 9 | component << 1 | remove; 0: empty */
+    uint64_t *edges;        /* open addressing transition cache: key << 16 | target;
+                               key = sig << 18 | component << 1 | remove (signature.h); 0: empty */
     uint32_t edge_count;    /* entries in edges */
     uint32_t edge_cap;      /* power of two */
 
@@ -130,9 +130,8 @@ struct weft_world {
     struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
 
     /* ---- change ticks (change.h) ---- */
-    uint32_t change_tick;     /* the tick of writes outside systems; systems take fresh ones */
-    uint32_t tick_clamped;    /* change_tick at the last clamp of old ticks */
-    uint32_t changed_queries; /* live queries with a CHANGED term (pool horizons to keep) */
+    uint32_t change_tick;  /* the tick of writes outside systems; systems take fresh ones */
+    uint32_t tick_clamped; /* change_tick at the last clamp of old ticks */
 
     /* ---- misc ---- */
     uint32_t hook_depth;     /* > 0 while a hook runs (structural calls are then bugs) */

@@ -189,7 +189,7 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
 /* True when the interned set `sig` holds component c (ids are sorted: a binary search). */
 static bool sig_holds(const weft_world_t *world, uint32_t sig, uint32_t c) {
     uint32_t count;
-    const uint8_t *ids = weft__sig_ids(world, sig, &count);
+    const uint32_t *ids = weft__sig_ids(world, sig, &count);
     uint32_t lo = 0, hi = count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2u;

@@ -432,7 +432,7 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
 
 static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
     uint32_t n;
-    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    const uint32_t *ids = weft__sig_ids(world, sig, &n);
     for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
         if (ids[i] == c) {
             return true;
@@ -452,7 +452,7 @@ static void count_op(weft__cmd_stage_t *st, const weft__component_t *comp) {
 /* A destroy removes one row from every pool of its signature. */
 static void count_destroy(weft__cmd_stage_t *st, const weft_world_t *world, uint32_t sig) {
     uint32_t n;
-    const uint8_t *ids = weft__sig_ids(world, sig, &n);
+    const uint32_t *ids = weft__sig_ids(world, sig, &n);
     for (uint32_t i = 0; i < n; i++) {
         count_op(st, world->components[ids[i]]);
     }

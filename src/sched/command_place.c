@@ -121,7 +121,7 @@ static void log_op(weft__cmd_stage_t *st, place_kind_t kind, uint32_t c, uint32_
 
 static bool has_component(const weft_world_t *world, uint32_t idx, uint32_t c) {
     uint32_t n;
-    const uint8_t *ids =
+    const uint32_t *ids =
         weft__sig_ids(world, weft__slot_sig(weft__entity_slot_raw(world, idx)), &n);
     for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
         if (ids[i] == c) {
@@ -152,7 +152,7 @@ static void resolve_create(weft_world_t *world, weft_entity_t ph, uint64_t *map)
 /* Rows go in signature order, as weft__entity_destroy_index removes them. */
 static void resolve_destroy(weft__cmd_stage_t *st, weft_world_t *world, uint32_t idx) {
     uint32_t n;
-    const uint8_t *ids =
+    const uint32_t *ids =
         weft__sig_ids(world, weft__slot_sig(weft__entity_slot_raw(world, idx)), &n);
     for (uint32_t i = 0; i < n; i++) {
         log_op(st, PLACE_REMOVE, ids[i], idx, NULL);

@@ -72,7 +72,7 @@ static void check_entity(int s) {
     uint32_t idx = weft_entity_index(e);
     uint32_t slot = weft__entity_slot_raw(world, idx);
     uint32_t n;
-    const uint8_t *ids = weft__sig_ids(world, weft__slot_sig(slot), &n);
+    const uint32_t *ids = weft__sig_ids(world, weft__slot_sig(slot), &n);
     uint32_t k = 0;
     for (int c = 0; c < NC; c++) {
         cr_assert(eq(int, weft_component_has(world, e, comp[c]), m.has[s][c]), "has c=%d", c);
