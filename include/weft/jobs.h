@@ -59,7 +59,8 @@ typedef struct weft_profiler {
  * the engine can see up to `thread_count` queued tasks beside its running ones (plan queue
  * room for `thread_count` per job system). The lent threads must not be registered threads of the
  * same job system. weft_jobs_destroy waits until every task it submitted has run, so the
- * engine's pool must keep running tasks until destroy returns. */
+ * engine's pool must keep running tasks until destroy returns (a task may then still be
+ * returning to the pool; it no longer touches the job system). */
 typedef struct weft_executor {
     uint32_t thread_count; /* threads lent; the job system gets thread_count + 1 workers (the
                               creating thread is worker 0). 0: no executor */
