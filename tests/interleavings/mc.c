@@ -51,7 +51,6 @@ typedef struct store_ent {
 } store_ent_t;
 
 typedef struct loc {
-    uintptr_t addr; /* 0: free slot */
     size_t size;
     int nh;                         /* stores kept, oldest first */
     store_ent_t h[MAX_HISTORY];     /* the newest `nh` stores in modification order */
@@ -164,6 +163,7 @@ static struct {
     bool pending_plant;
     /* shadow state, reset per execution */
     loc_t *locs;
+    uintptr_t *loc_key; /* beside locs: the address each slot shadows, 0 free */
     int nlocs;
     int *used; /* indices of the slots in use, so a reset clears only those */
     mutex_shadow_t mutexes[MAX_MUTEXES];
@@ -610,38 +610,46 @@ static void block_here(void) {
 
 /* ---- shadow locations -------------------------------------------------------------- */
 
-static loc_t *find_loc(uintptr_t a) {
+/* The slot of `a` in the shadow table, or the free slot where it goes. The probe reads only
+ * the dense key array: most lookups are of locations that have no shadow yet (a job
+ * system's initialisations), and the table itself is megabytes. */
+static size_t probe_loc(uintptr_t a) {
     size_t h = (a >> 3) * 0x9E3779B97F4A7C15u >> 51; /* 13 bits */
     for (size_t i = 0; i < MAX_LOCS; ++i) {
         size_t k = (h + i) & (MAX_LOCS - 1);
-        loc_t *l = &S.locs[k];
-        if (l->addr == a) {
-            return l;
-        }
-        if (l->addr == 0) {
-            if (S.nlocs >= MAX_LOCS / 2) {
-                abort(); /* more than MAX_LOCS / 2 locations in one execution */
-            }
-            S.used[S.nlocs++] = (int)k;
-            return l;
+        if (S.loc_key[k] == a || S.loc_key[k] == 0) {
+            return k;
         }
     }
     abort();
 }
 
+static loc_t *find_loc(uintptr_t a) {
+    size_t k = probe_loc(a);
+    if (S.loc_key[k] == 0) {
+        if (S.nlocs >= MAX_LOCS / 2) {
+            abort(); /* more than MAX_LOCS / 2 locations in one execution */
+        }
+        S.used[S.nlocs++] = (int)k;
+    }
+    return &S.locs[k];
+}
+
+/* The real memory behind a modelled atomic. Only the explorer's OS thread touches it (the
+ * fibers run on it), so relaxed accesses suffice; the checker decides what a load returns. */
 static void raw_write(volatile void *p, size_t size, uint64_t v) {
     switch (size) {
     case 1:
-        __atomic_store_n((volatile uint8_t *)p, (uint8_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint8_t *)p, (uint8_t)v, __ATOMIC_RELAXED);
         break;
     case 2:
-        __atomic_store_n((volatile uint16_t *)p, (uint16_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint16_t *)p, (uint16_t)v, __ATOMIC_RELAXED);
         break;
     case 4:
-        __atomic_store_n((volatile uint32_t *)p, (uint32_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint32_t *)p, (uint32_t)v, __ATOMIC_RELAXED);
         break;
     default:
-        __atomic_store_n((volatile uint64_t *)p, v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint64_t *)p, v, __ATOMIC_RELAXED);
         break;
     }
 }
@@ -649,36 +657,27 @@ static void raw_write(volatile void *p, size_t size, uint64_t v) {
 static uint64_t raw_read(const volatile void *p, size_t size) {
     switch (size) {
     case 1:
-        return __atomic_load_n((const volatile uint8_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint8_t *)p, __ATOMIC_RELAXED);
     case 2:
-        return __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_RELAXED);
     case 4:
-        return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_RELAXED);
     default:
-        return __atomic_load_n((const volatile uint64_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint64_t *)p, __ATOMIC_RELAXED);
     }
 }
 
 /* The shadow of `a`, or NULL when it has none yet. */
 static loc_t *lookup_loc(uintptr_t a) {
-    size_t h = (a >> 3) * 0x9E3779B97F4A7C15u >> 51;
-    for (size_t i = 0; i < MAX_LOCS; ++i) {
-        loc_t *l = &S.locs[(h + i) & (MAX_LOCS - 1)];
-        if (l->addr == a) {
-            return l;
-        }
-        if (l->addr == 0) {
-            return NULL;
-        }
-    }
-    return NULL;
+    size_t k = probe_loc(a);
+    return S.loc_key[k] ? &S.locs[k] : NULL;
 }
 
 static loc_t *get_loc(const volatile void *p, size_t size) {
     loc_t *l = find_loc((uintptr_t)p);
-    if (l->addr == 0) {
+    if (S.loc_key[l - S.locs] == 0) {
+        S.loc_key[l - S.locs] = (uintptr_t)p;
         memset(l, 0, sizeof *l);
-        l->addr = (uintptr_t)p;
         l->size = size;
         l->nh = 1;
         l->h[0].val = raw_read(p, size);
@@ -1295,7 +1294,7 @@ int mc_choose(int n) {
 static void reset_execution(void) {
     mc_arena_reset();
     for (int i = 0; i < S.nlocs; ++i) {
-        S.locs[S.used[i]].addr = 0;
+        S.loc_key[S.used[i]] = 0;
     }
     S.nlocs = 0;
     memset(S.mutexes, 0, sizeof S.mutexes);
@@ -1339,6 +1338,7 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     }
     if (!S.locs) {
         S.locs = calloc(MAX_LOCS, sizeof *S.locs);
+        S.loc_key = calloc(MAX_LOCS, sizeof *S.loc_key);
         S.log = calloc(LOG_CAP, sizeof *S.log);
         S.used = calloc(MAX_LOCS, sizeof *S.used);
     }
