@@ -1114,8 +1114,9 @@ static void wake(void *c, bool all) {
 void mc_cond_signal(void *c) { wake(c, false); }
 void mc_cond_broadcast(void *c) { wake(c, true); }
 
-/* The running thread has finished: the next one runs, or the execution ends. */
-static _Noreturn void finish_locked(void) {
+/* The running thread has finished: returns the fiber to run next (mc_explore's when the
+ * execution is over), which mc_fiber.c then switches to for good. */
+static mc_fiber_t *finish_locked(void) {
     int me = S.cur;
     S.th[me].vc[me]++;
     S.th[me].state = TS_DONE;
@@ -1123,18 +1124,20 @@ static _Noreturn void finish_locked(void) {
     add_log(&site_end, "", 0, 0);
     int next = pick_other();
     if (next < 0) {
-        leave_execution();
+        S.exec_done = true;
+        S.cur = -1;
+        return &S.main;
     }
     S.cur = next;
-    mc_fiber_exit(&S.fib[me], &S.fib[next]);
+    return &S.fib[next];
 }
 
 /* A modelled thread's fiber, started afresh in every execution (with zeroed thread-locals:
  * jobs/worker.c's bindings must not pass from one execution to the next). */
-static void fiber_entry(void) {
+static mc_fiber_t *fiber_entry(void) {
     mthread_t *t = &S.th[S.cur];
     t->fn(t->arg);
-    finish_locked();
+    return finish_locked();
 }
 
 static int start_locked(mc_fn_t fn, void *arg, bool ordered) {

@@ -8,9 +8,8 @@
  * (__sanitizer_start/finish_switch_fiber), a reused stack is unpoisoned before it runs
  * again (an abandoned run leaves its frames' redzones behind), and the stacks are leak
  * roots (what an abandoned fiber still points to is not a leak). Under ThreadSanitizer
- * each fiber is one of its fibers, created afresh per run (an abandoned run leaves its
- * shadow call stack behind), and every switch synchronises, as the checker's turn-taking
- * does. */
+ * each fiber is one of its fibers, kept from run to run, and every switch synchronises, as
+ * the checker's turn-taking does. */
 #define _GNU_SOURCE 1
 
 #include "mc_fiber.h"
@@ -45,6 +44,14 @@
 #endif
 #ifdef MC_TSAN
 #include <sanitizer/tsan_interface.h>
+/* no function entry/exit hooks either (clang keeps them under no_sanitize) */
+#if defined(__has_attribute) && __has_attribute(disable_sanitizer_instrumentation)
+#define MC_NO_TSAN __attribute__((disable_sanitizer_instrumentation))
+#else
+#define MC_NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#else
+#define MC_NO_TSAN
 #endif
 
 #if defined(__x86_64__) && !defined(MC_FIBER_UCONTEXT)
@@ -105,13 +112,17 @@ static mc_fiber_t *starting;
 static mc_tls_area_t tls[8];
 static int ntls = -1;
 
-void mc_fiber_main(void);
-void mc_fiber_main(void) {
+/* The bottom of every fiber. The entry returns before the final switch, so the frames a
+ * sanitizer tracks per fiber (ThreadSanitizer's shadow call stack) are all closed when the
+ * fiber ends; this function and the switch are not instrumented, so a fiber kept from one
+ * execution to the next does not collect the frames of its ends. */
+MC_NO_TSAN void mc_fiber_main(void);
+MC_NO_TSAN void mc_fiber_main(void) {
 #ifdef MC_ASAN
     __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
-    starting->entry();
-    abort(); /* an entry ends with mc_fiber_exit */
+    mc_fiber_t *self = starting;
+    mc_fiber_exit(self, self->entry());
 }
 
 #ifndef MC_FIBER_ASM
@@ -195,7 +206,7 @@ static ucontext_t *uctx(mc_fiber_t *f) {
 }
 #endif
 
-void mc_fiber_prepare(mc_fiber_t *f, void (*entry)(void)) {
+void mc_fiber_prepare(mc_fiber_t *f, mc_fiber_t *(*entry)(void)) {
     tls_find();
     if (!f->stack) {
         alloc_stack(f);
@@ -206,10 +217,9 @@ void mc_fiber_prepare(mc_fiber_t *f, void (*entry)(void)) {
     __asan_unpoison_memory_region(f->stack, f->stack_size);
 #endif
 #ifdef MC_TSAN
-    if (f->tsan) {
-        __tsan_destroy_fiber(f->tsan);
+    if (!f->tsan) {
+        f->tsan = __tsan_create_fiber(0); /* kept: creating one costs about 1 ms */
     }
-    f->tsan = __tsan_create_fiber(0);
 #endif
 #ifdef MC_FIBER_ASM
     /* the frame mc_fiber_swap pops: control words, r15..r12, rbx, rbp = 0 (the end of the
@@ -236,7 +246,7 @@ void mc_fiber_prepare(mc_fiber_t *f, void (*entry)(void)) {
 #endif
 }
 
-static void do_switch(mc_fiber_t *from, mc_fiber_t *to, bool exiting) {
+MC_NO_TSAN static void do_switch(mc_fiber_t *from, mc_fiber_t *to, bool exiting) {
 #ifdef MC_ASAN
     void *fake = NULL;
     __sanitizer_start_switch_fiber(exiting ? NULL : &fake, to->stack, to->stack_size);
@@ -263,7 +273,7 @@ static void do_switch(mc_fiber_t *from, mc_fiber_t *to, bool exiting) {
 
 void mc_fiber_switch(mc_fiber_t *from, mc_fiber_t *to) { do_switch(from, to, false); }
 
-_Noreturn void mc_fiber_exit(mc_fiber_t *from, mc_fiber_t *to) {
+MC_NO_TSAN _Noreturn void mc_fiber_exit(mc_fiber_t *from, mc_fiber_t *to) {
     do_switch(from, to, true);
     abort(); /* nothing resumes an exited fiber */
 }

@@ -26,7 +26,7 @@ typedef struct mc_fiber {
     char *stack;       /* lowest usable byte; NULL for the OS thread's own stack */
     size_t stack_size; /* usable bytes */
     void *tsan;        /* ThreadSanitizer's fiber, or NULL */
-    void (*entry)(void);
+    struct mc_fiber *(*entry)(void);
     unsigned char tls[MC_FIBER_TLS_BYTES]; /* the thread-locals while not running */
 } mc_fiber_t;
 
@@ -34,9 +34,10 @@ typedef struct mc_fiber {
 void mc_fiber_init_main(mc_fiber_t *f);
 
 /* (Re)start `f` at `entry()` on its own stack, with zeroed thread-locals; it runs at the
- * next switch to it. `entry` must never return: it ends with mc_fiber_exit. `f` must not
- * be the running fiber; a fiber abandoned in the middle of its run may be restarted. */
-void mc_fiber_prepare(mc_fiber_t *f, void (*entry)(void));
+ * next switch to it. When `entry` returns a fiber, `f` ends and that fiber resumes (an entry
+ * may also leave with mc_fiber_exit). `f` must not be the running fiber; a fiber abandoned in
+ * the middle of its run may be restarted. */
+void mc_fiber_prepare(mc_fiber_t *f, mc_fiber_t *(*entry)(void));
 
 /* Suspend the running fiber `from` and resume `to`; returns when something switches back. */
 void mc_fiber_switch(mc_fiber_t *from, mc_fiber_t *to);
