@@ -1,14 +1,14 @@
 /* mc.c: the interleaving checker (see mc.h for what it explores and why).
  *
- * DESIGN: one process-wide exploration at a time, all of its state behind the mutex `G`.
- * Only the modelled thread named by `cur` runs code under test; it enters the checker at
- * each visible operation (taking G), lets the checker pick who performs the next
- * operation, and hands its turn over (a condition variable per thread) when that is someone
- * else. Choices are recorded in `trace`; a new execution replays a prefix of them and then
- * takes default choices (go on with the running thread, read the newest store), which makes
- * the exploration a depth-first walk over choice sequences. An execution that failed is
- * abandoned: its threads stay parked in the checker for the rest of the process (Criterion
- * runs each test in its own process), so nothing unwinds through the code under test.
+ * DESIGN: one process-wide exploration at a time, on the OS thread that called
+ * mc_explore. Modelled threads are fibers on that thread (mc_fiber.c); only the one named
+ * by `cur` runs. It enters the checker at each visible operation, lets the checker pick
+ * who performs the next operation, and switches to that fiber when it is someone else.
+ * Choices are recorded in `trace`; a new execution replays a prefix of them and then takes
+ * default choices (go on with the running thread, read the newest store), which makes the
+ * exploration a depth-first walk over choice sequences. An execution that failed is
+ * abandoned: its fibers are never resumed (the next exploration restarts them on their
+ * stacks), so nothing unwinds through the code under test.
  *
  * The memory model. Each thread has a vector clock `vc`; a store records its thread and
  * clock and, when it is a release (or follows a release fence, or is an RMW continuing a
@@ -28,6 +28,8 @@
 #include <string.h>
 
 #include "jobs/platform/atomic.h"
+#include "mc_fiber.h"
+#include "mc_platform.h"
 
 typedef uint32_t vc_t[MC_MAX_THREADS];
 
@@ -42,13 +44,13 @@ typedef uint32_t vc_t[MC_MAX_THREADS];
 typedef struct store_ent {
     uint64_t val; /* the value (masked to the location's size) */
     uint64_t mo;  /* position in the location's modification order */
+    uint64_t seq; /* position among all stores of the execution (0: first-seen value) */
     int tid;      /* storing thread, -1 for a location's first-seen value */
     uint32_t clk; /* the storing thread's own clock at the store */
     vc_t rel;     /* clock an acquire reading this store joins */
 } store_ent_t;
 
 typedef struct loc {
-    uintptr_t addr; /* 0: free slot */
     size_t size;
     int nh;                         /* stores kept, oldest first */
     store_ent_t h[MAX_HISTORY];     /* the newest `nh` stores in modification order */
@@ -78,9 +80,6 @@ typedef struct mthread {
     uint64_t cond_seq;    /* BLOCK_COND: arrival order (signal wakes the oldest) */
     int join_id;          /* BLOCK_JOIN: the thread waited for */
     vc_t vc, fence_rel, acq_pending;
-    pthread_t real;
-    bool has_real;
-    pthread_cond_t cv;
     mc_fn_t fn;
     void *arg;
 } mthread_t;
@@ -132,13 +131,13 @@ typedef struct log_ent {
 } log_ent_t;
 
 static struct {
-    pthread_mutex_t G;
-    pthread_cond_t done_cv;
     bool exploring;
-    uint64_t gen;
-    int cur;
+    pthread_t explorer; /* the OS thread the fibers run on */
+    mc_fiber_t main;    /* its own context, which mc_explore runs in */
+    int cur;            /* the running modelled thread, -1 in mc_explore */
     int nthreads;
     mthread_t th[MC_MAX_THREADS];
+    mc_fiber_t fib[MC_MAX_THREADS];
     bool exec_done, failed;
     char message[512];
     const mc_options_t *o;
@@ -164,6 +163,7 @@ static struct {
     bool pending_plant;
     /* shadow state, reset per execution */
     loc_t *locs;
+    uintptr_t *loc_key; /* beside locs: the address each slot shadows, 0 free */
     int nlocs;
     int *used; /* indices of the slots in use, so a reset clears only those */
     mutex_shadow_t mutexes[MAX_MUTEXES];
@@ -180,16 +180,19 @@ static struct {
     } names[MAX_NAMES];
     int nnames;
     uint64_t steps;
+    uint64_t store_seq;             /* stores so far in the execution */
+    uint64_t fresh[MC_MAX_THREADS]; /* store_seq when each thread last saw all newest */
     uint64_t cond_seq;
     int weakened;
     log_ent_t *log;
     size_t nlog;
-} S = {.G = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
+} S = {.cur = -1};
 
-static _Thread_local int self = -1;
-static _Thread_local uint64_t self_gen;
-
-static bool modelled(void) { return S.exploring && self >= 0 && self_gen == S.gen; }
+/* Code under test calls in here from a modelled thread (a fiber of the exploration);
+ * anything else (setup before mc_explore, another OS thread) takes the plain paths. */
+static bool modelled(void) {
+    return S.exploring && S.cur >= 0 && pthread_equal(pthread_self(), S.explorer);
+}
 
 static void vc_join(vc_t a, const vc_t b) {
     for (int i = 0; i < MC_MAX_THREADS; ++i) {
@@ -253,7 +256,7 @@ static void add_log(const weft__mc_site_t *site, const char *what, uintptr_t add
         S.nlog = LOG_CAP / 2;
     }
     log_ent_t *e = &S.log[S.nlog++];
-    e->tid = self;
+    e->tid = S.cur;
     e->has_site = site != NULL;
     if (site) {
         e->site = *site;
@@ -268,16 +271,16 @@ static void add_log(const weft__mc_site_t *site, const char *what, uintptr_t add
     S.pending_mark = 0;
 }
 
-/* Wait (G held) until it is this thread's turn in this execution. */
-static void wait_turn(void) {
-    uint64_t g = self_gen;
-    while (!(S.cur == self && S.gen == g && !S.failed)) {
-        pthread_cond_wait(&S.th[self].cv, &S.G);
-    }
+/* The running fiber ends the execution: back to mc_explore, never to resume. */
+static _Noreturn void leave_execution(void) {
+    int me = S.cur;
+    S.exec_done = true;
+    S.cur = -1;
+    mc_fiber_exit(&S.fib[me], &S.main);
 }
 
-/* Abandon the execution (G held): report, wake the explorer, park forever. */
-static void fail_locked(const char *fmt, ...) {
+/* Abandon the execution: report, go back to mc_explore. */
+static _Noreturn void fail_locked(const char *fmt, ...) {
     if (!S.failed) {
         va_list ap;
         va_start(ap, fmt);
@@ -299,12 +302,8 @@ static void fail_locked(const char *fmt, ...) {
             }
             fprintf(stderr, "\"\n");
         }
-        S.exec_done = true;
-        pthread_cond_signal(&S.done_cv);
     }
-    for (;;) {
-        pthread_cond_wait(&S.th[self].cv, &S.G);
-    }
+    leave_execution();
 }
 
 static bool enabled(int t) {
@@ -425,15 +424,15 @@ static void note(int kind, uintptr_t lo, uintptr_t hi, bool write) {
     if (!S.reduce || S.redundant) {
         return;
     }
-    if ((S.sleep_mask >> self) & 1u) {
+    if ((S.sleep_mask >> S.cur) & 1u) {
         S.redundant = true; /* a sleeping thread runs: an explored execution, reordered */
         return;
     }
-    for (int i = 0; i < S.npend[self]; ++i) {
-        fp_add(&S.sinfo[S.pend[self][i].pt].fp[S.pend[self][i].opt], kind, lo, hi, write);
+    for (int i = 0; i < S.npend[S.cur]; ++i) {
+        fp_add(&S.sinfo[S.pend[S.cur][i].pt].fp[S.pend[S.cur][i].opt], kind, lo, hi, write);
     }
-    S.npend[self] = 0;
-    if (S.step_point >= 0 && S.step_tid == self) {
+    S.npend[S.cur] = 0;
+    if (S.step_point >= 0 && S.step_tid == S.cur) {
         fp_add(&S.sinfo[S.step_point].fp[S.step_opt], kind, lo, hi, write);
     }
     for (int t = 0; t < S.nthreads; ++t) {
@@ -526,22 +525,22 @@ static int next_option(size_t i) {
     return o;
 }
 
-/* Hand the turn to `next` (G held) and wait for it to come back. */
+/* Hand the turn to `next`; returns when some thread hands it back to this one. */
 static void switch_to(int next) {
-    if (next == self) {
+    int me = S.cur;
+    if (next == me) {
         return;
     }
     S.cur = next;
-    pthread_cond_broadcast(&S.th[next].cv);
-    wait_turn();
+    mc_fiber_switch(&S.fib[me], &S.fib[next]);
 }
 
-/* Candidates in order self+1, self+2, ... (wrapping), optionally including self last. */
+/* Candidates in order S.cur+1, S.cur+2, ... (wrapping), optionally including S.cur last. */
 static int candidates(int *out, bool with_self) {
     int n = 0;
     for (int k = 1; k <= S.nthreads; ++k) {
-        int t = (self + k) % S.nthreads;
-        if (t == self && !with_self) {
+        int t = (S.cur + k) % S.nthreads;
+        if (t == S.cur && !with_self) {
             continue;
         }
         if (enabled(t)) {
@@ -551,8 +550,9 @@ static int candidates(int *out, bool with_self) {
     return n;
 }
 
-/* The running thread cannot go on (blocked or finished): pick who runs next. */
-static void pick_other(void) {
+/* The running thread cannot go on (blocked or finished): pick who runs next; -1 when every
+ * thread has finished. */
+static int pick_other(void) {
     int cand[MC_MAX_THREADS];
     int n = candidates(cand, false);
     if (n == 0) {
@@ -570,17 +570,11 @@ static void pick_other(void) {
             }
         }
         if (all_done) {
-            S.exec_done = true;
-            pthread_cond_signal(&S.done_cv);
-            return;
+            return -1;
         }
         fail_locked("deadlock: no thread can run (%s) — a lost wake-up or a lock cycle", who);
     }
-    int k = sched_choice(cand, n);
-    if (cand[k] != self) {
-        S.cur = cand[k];
-        pthread_cond_broadcast(&S.th[cand[k]].cv);
-    }
+    return cand[sched_choice(cand, n)];
 }
 
 /* Scheduling point before a visible operation of the running (enabled) thread. */
@@ -598,7 +592,7 @@ static void sched_point(void) {
     }
     /* option 0: go on; option k: pre-empt in favour of cand[k-1] */
     int tids[MC_MAX_THREADS + 1];
-    tids[0] = self;
+    tids[0] = S.cur;
     memcpy(tids + 1, cand, (size_t)n * sizeof *cand);
     int k = sched_choice(tids, n + 1);
     if (k > 0) {
@@ -610,45 +604,52 @@ static void sched_point(void) {
 
 /* Block the running thread (state already set) until it is enabled and chosen again. */
 static void block_here(void) {
-    pick_other();
-    wait_turn();
-    S.th[self].state = TS_RUNNABLE;
+    switch_to(pick_other()); /* not -1: this thread has not finished */
+    S.th[S.cur].state = TS_RUNNABLE;
 }
 
 /* ---- shadow locations -------------------------------------------------------------- */
 
-static loc_t *find_loc(uintptr_t a) {
+/* The slot of `a` in the shadow table, or the free slot where it goes. The probe reads only
+ * the dense key array: most lookups are of locations that have no shadow yet (a job
+ * system's initialisations), and the table itself is megabytes. */
+static size_t probe_loc(uintptr_t a) {
     size_t h = (a >> 3) * 0x9E3779B97F4A7C15u >> 51; /* 13 bits */
     for (size_t i = 0; i < MAX_LOCS; ++i) {
         size_t k = (h + i) & (MAX_LOCS - 1);
-        loc_t *l = &S.locs[k];
-        if (l->addr == a) {
-            return l;
-        }
-        if (l->addr == 0) {
-            if (S.nlocs >= MAX_LOCS / 2) {
-                abort(); /* more than MAX_LOCS / 2 locations in one execution */
-            }
-            S.used[S.nlocs++] = (int)k;
-            return l;
+        if (S.loc_key[k] == a || S.loc_key[k] == 0) {
+            return k;
         }
     }
     abort();
 }
 
+static loc_t *find_loc(uintptr_t a) {
+    size_t k = probe_loc(a);
+    if (S.loc_key[k] == 0) {
+        if (S.nlocs >= MAX_LOCS / 2) {
+            abort(); /* more than MAX_LOCS / 2 locations in one execution */
+        }
+        S.used[S.nlocs++] = (int)k;
+    }
+    return &S.locs[k];
+}
+
+/* The real memory behind a modelled atomic. Only the explorer's OS thread touches it (the
+ * fibers run on it), so relaxed accesses suffice; the checker decides what a load returns. */
 static void raw_write(volatile void *p, size_t size, uint64_t v) {
     switch (size) {
     case 1:
-        __atomic_store_n((volatile uint8_t *)p, (uint8_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint8_t *)p, (uint8_t)v, __ATOMIC_RELAXED);
         break;
     case 2:
-        __atomic_store_n((volatile uint16_t *)p, (uint16_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint16_t *)p, (uint16_t)v, __ATOMIC_RELAXED);
         break;
     case 4:
-        __atomic_store_n((volatile uint32_t *)p, (uint32_t)v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint32_t *)p, (uint32_t)v, __ATOMIC_RELAXED);
         break;
     default:
-        __atomic_store_n((volatile uint64_t *)p, v, __ATOMIC_SEQ_CST);
+        __atomic_store_n((volatile uint64_t *)p, v, __ATOMIC_RELAXED);
         break;
     }
 }
@@ -656,21 +657,27 @@ static void raw_write(volatile void *p, size_t size, uint64_t v) {
 static uint64_t raw_read(const volatile void *p, size_t size) {
     switch (size) {
     case 1:
-        return __atomic_load_n((const volatile uint8_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint8_t *)p, __ATOMIC_RELAXED);
     case 2:
-        return __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_RELAXED);
     case 4:
-        return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_RELAXED);
     default:
-        return __atomic_load_n((const volatile uint64_t *)p, __ATOMIC_SEQ_CST);
+        return __atomic_load_n((const volatile uint64_t *)p, __ATOMIC_RELAXED);
     }
+}
+
+/* The shadow of `a`, or NULL when it has none yet. */
+static loc_t *lookup_loc(uintptr_t a) {
+    size_t k = probe_loc(a);
+    return S.loc_key[k] ? &S.locs[k] : NULL;
 }
 
 static loc_t *get_loc(const volatile void *p, size_t size) {
     loc_t *l = find_loc((uintptr_t)p);
-    if (l->addr == 0) {
+    if (S.loc_key[l - S.locs] == 0) {
+        S.loc_key[l - S.locs] = (uintptr_t)p;
         memset(l, 0, sizeof *l);
-        l->addr = (uintptr_t)p;
         l->size = size;
         l->nh = 1;
         l->h[0].val = raw_read(p, size);
@@ -686,7 +693,7 @@ static void check_retired(const volatile void *p) {
         if (a >= S.retired[i].lo && a < S.retired[i].hi) {
             fail_locked("T%d touched %s after T%d let it go (its last touch must be the "
                         "operation that released it)",
-                        self, S.retired[i].name, S.retired[i].by);
+                        S.cur, S.retired[i].name, S.retired[i].by);
         }
     }
 }
@@ -699,10 +706,11 @@ static void push_store(loc_t *l, uint64_t v, const vc_t rel) {
     store_ent_t *e = &l->h[l->nh++];
     e->val = mask(v, l->size);
     e->mo = l->next_mo++;
-    e->tid = self;
-    e->clk = S.th[self].vc[self];
+    e->seq = ++S.store_seq;
+    e->tid = S.cur;
+    e->clk = S.th[S.cur].vc[S.cur];
     memcpy(e->rel, rel, sizeof(vc_t));
-    l->floor[self] = e->mo;
+    l->floor[S.cur] = e->mo;
 }
 
 static int weaken(int mo, const weft__mc_site_t *site) {
@@ -734,21 +742,33 @@ static bool is_rel(int mo) {
 }
 
 static void begin_op(const volatile void *p) {
-    pthread_mutex_lock(&S.G);
     sched_point();
     if (p) {
         check_retired(p); /* after the pre-emption point: the owner may let go meanwhile */
     }
-    S.th[self].vc[self]++;
+    S.th[S.cur].vc[S.cur]++;
+}
+
+/* The oldest store of `l` the running thread may still read (coherence): the newest it
+ * read or wrote, or the newest there was when it last saw every location afresh. */
+static uint64_t floor_of(const loc_t *l) {
+    uint64_t f = l->floor[S.cur];
+    for (int i = l->nh - 1; i >= 0; --i) {
+        if (l->h[i].seq <= S.fresh[S.cur]) {
+            return l->h[i].mo > f ? l->h[i].mo : f;
+        }
+    }
+    return f;
 }
 
 /* The store a load reads: from the newest back to the oldest one still visible. */
 static const store_ent_t *read_from(loc_t *l, int mo) {
-    mthread_t *t = &S.th[self];
+    mthread_t *t = &S.th[S.cur];
     int lo = 0;
+    uint64_t floor = floor_of(l);
     for (int i = l->nh - 1; i >= 0; --i) {
         const store_ent_t *e = &l->h[i];
-        if (e->tid < 0 || e->clk <= t->vc[e->tid] || e->mo <= l->floor[self]) {
+        if (e->tid < 0 || e->clk <= t->vc[e->tid] || e->mo <= floor) {
             lo = i;
             break;
         }
@@ -762,8 +782,8 @@ static const store_ent_t *read_from(loc_t *l, int mo) {
         S.used_stale++;
         S.pending_mark = 2;
     }
-    if (e->mo > l->floor[self]) {
-        l->floor[self] = e->mo;
+    if (e->mo > l->floor[S.cur]) {
+        l->floor[S.cur] = e->mo;
     }
     if (is_acq(mo)) {
         vc_join(t->vc, e->rel);
@@ -778,18 +798,21 @@ void weft__mc_atomic_init(volatile void *p, size_t size, uint64_t v) {
         raw_write(p, size, v);
         return;
     }
-    pthread_mutex_lock(&S.G);
     note_range(p, size, true);
-    loc_t *l = get_loc(p, size);
-    l->size = size;
-    l->nh = 0;
-    vc_t none = {0};
-    push_store(l, v, none);
-    for (int i = 0; i < MC_MAX_THREADS; ++i) {
-        l->floor[i] = l->h[0].mo;
-    }
     raw_write(p, size, v);
-    pthread_mutex_unlock(&S.G);
+    /* A location no one has accessed yet needs no shadow: its first access reads this
+     * value as its oldest store, visible to everyone, which is what an initialisation is.
+     * Most of a job system's atomics are initialised and never shared in an execution. */
+    loc_t *l = lookup_loc((uintptr_t)p);
+    if (l) {
+        l->size = size;
+        l->nh = 0;
+        vc_t none = {0};
+        push_store(l, v, none);
+        for (int i = 0; i < MC_MAX_THREADS; ++i) {
+            l->floor[i] = l->h[0].mo;
+        }
+    }
 }
 
 uint64_t weft__mc_load(const volatile void *p, size_t size, int mo, const weft__mc_site_t *site) {
@@ -802,7 +825,6 @@ uint64_t weft__mc_load(const volatile void *p, size_t size, int mo, const weft__
     note_range(p, size, false);
     uint64_t v = read_from(l, mo)->val;
     add_log(site, "", (uintptr_t)p, v);
-    pthread_mutex_unlock(&S.G);
     return v;
 }
 
@@ -816,11 +838,10 @@ void weft__mc_store(volatile void *p, size_t size, uint64_t v, int mo,
     mo = weaken(mo, site);
     loc_t *l = get_loc(p, size);
     note_range(p, size, true);
-    mthread_t *t = &S.th[self];
+    mthread_t *t = &S.th[S.cur];
     push_store(l, v, is_rel(mo) ? t->vc : t->fence_rel);
     raw_write(p, size, v);
     add_log(site, "", (uintptr_t)p, mask(v, size));
-    pthread_mutex_unlock(&S.G);
 }
 
 static uint64_t apply(int op, uint64_t old, uint64_t v) {
@@ -840,7 +861,7 @@ static uint64_t apply(int op, uint64_t old, uint64_t v) {
 
 /* A read-modify-write reads the newest store and continues its release sequence. */
 static uint64_t rmw_locked(loc_t *l, volatile void *p, uint64_t nv_fn_v, int op, int mo) {
-    mthread_t *t = &S.th[self];
+    mthread_t *t = &S.th[S.cur];
     const store_ent_t *e = &l->h[l->nh - 1];
     uint64_t old = e->val;
     vc_t prev_rel;
@@ -872,7 +893,6 @@ uint64_t weft__mc_rmw(volatile void *p, size_t size, int op, uint64_t v, int mo,
     note_range(p, size, true);
     uint64_t old = rmw_locked(l, p, v, op, mo);
     add_log(site, " (old)", (uintptr_t)p, old);
-    pthread_mutex_unlock(&S.G);
     return old;
 }
 
@@ -900,29 +920,23 @@ bool weft__mc_cas(volatile void *p, size_t size, void *expected, uint64_t desire
         (void)rmw_locked(l, p, desired, WEFT__RMW_XCHG, mo_ok);
         add_log(site, " ok, was", (uintptr_t)p, exp);
     } else {
-        mthread_t *t = &S.th[self];
+        mthread_t *t = &S.th[S.cur];
         uint64_t cur = e->val;
         if (is_acq(mo_fail)) {
             vc_join(t->vc, e->rel);
         } else {
             vc_join(t->acq_pending, e->rel);
         }
-        l->floor[self] = e->mo;
+        l->floor[S.cur] = e->mo;
         memcpy(expected, &cur, size);
         add_log(site, " failed, saw", (uintptr_t)p, cur);
     }
-    pthread_mutex_unlock(&S.G);
     return ok;
 }
 
-static void floors_to_latest(void) {
-    for (int i = 0; i < S.nlocs; ++i) {
-        loc_t *l = &S.locs[S.used[i]];
-        if (l->addr && l->nh > 0) {
-            l->floor[self] = l->h[l->nh - 1].mo;
-        }
-    }
-}
+/* From now on the running thread reads no store older than the newest of each location
+ * (floor_of() applies it when a location is read). */
+static void floors_to_latest(void) { S.fresh[S.cur] = S.store_seq; }
 
 void weft__mc_fence(int mo, const weft__mc_site_t *site) {
     if (!modelled()) {
@@ -930,7 +944,7 @@ void weft__mc_fence(int mo, const weft__mc_site_t *site) {
     }
     begin_op(NULL);
     mo = weaken(mo, site);
-    mthread_t *t = &S.th[self];
+    mthread_t *t = &S.th[S.cur];
     if (is_acq(mo)) {
         vc_join(t->vc, t->acq_pending);
     }
@@ -942,7 +956,6 @@ void weft__mc_fence(int mo, const weft__mc_site_t *site) {
         floors_to_latest(); /* stronger than C11: no weak outcome across a seq_cst fence */
     }
     add_log(site, "", 0, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 /* Let the next runnable thread go (free, not a pre-emption); `fresh`: afterwards the caller
@@ -951,7 +964,6 @@ static void pass_turn(const weft__mc_site_t *site, bool fresh) {
     if (!modelled()) {
         return;
     }
-    pthread_mutex_lock(&S.G);
     if (++S.steps > S.o->max_steps) {
         fail_locked("livelock: more than %" PRIu64 " operations in one execution", S.o->max_steps);
     }
@@ -970,7 +982,6 @@ static void pass_turn(const weft__mc_site_t *site, bool fresh) {
         }
         switch_to(cand[0]);
     }
-    pthread_mutex_unlock(&S.G);
 }
 
 /* A spinning thread sees the newest stores after its pause: spins never wait on a stale
@@ -1014,25 +1025,23 @@ static const weft__mc_site_t site_end = {"mc", "thread", 0, "end"};
 
 static void lock_locked(mutex_shadow_t *m) {
     while (m->owner >= 0) {
-        if (m->owner == self) {
-            fail_locked("T%d locks a mutex it already holds", self);
+        if (m->owner == S.cur) {
+            fail_locked("T%d locks a mutex it already holds", S.cur);
         }
-        S.th[self].state = TS_BLOCK_MUTEX;
-        S.th[self].wait_obj = m->addr;
+        S.th[S.cur].state = TS_BLOCK_MUTEX;
+        S.th[S.cur].wait_obj = m->addr;
         block_here();
     }
-    m->owner = self;
-    vc_join(S.th[self].vc, m->vc);
+    m->owner = S.cur;
+    vc_join(S.th[S.cur].vc, m->vc);
 }
 
 void mc_mutex_init(void *m) {
     if (!modelled()) {
         return;
     }
-    pthread_mutex_lock(&S.G);
     mutex_shadow_t *s = get_mutex(m);
     s->owner = -1;
-    pthread_mutex_unlock(&S.G);
 }
 
 void mc_mutex_lock(void *mp) {
@@ -1041,15 +1050,14 @@ void mc_mutex_lock(void *mp) {
     lock_locked(m);
     note_range(mp, 1, true);
     add_log(&site_lock, "", (uintptr_t)mp, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 static void unlock_locked(mutex_shadow_t *m) {
-    if (m->owner != self) {
-        fail_locked("T%d unlocks a mutex it does not hold", self);
+    if (m->owner != S.cur) {
+        fail_locked("T%d unlocks a mutex it does not hold", S.cur);
     }
     m->owner = -1;
-    memcpy(m->vc, S.th[self].vc, sizeof(vc_t));
+    memcpy(m->vc, S.th[S.cur].vc, sizeof(vc_t));
 }
 
 void mc_mutex_unlock(void *mp) {
@@ -1057,7 +1065,6 @@ void mc_mutex_unlock(void *mp) {
     unlock_locked(get_mutex(mp));
     note_range(mp, 1, true);
     add_log(&site_unlock, "", (uintptr_t)mp, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 void mc_cond_wait(void *c, void *mp) {
@@ -1067,7 +1074,7 @@ void mc_cond_wait(void *c, void *mp) {
     note_range(mp, 1, true);
     note_range(c, 1, true);
     add_log(&site_wait, "", (uintptr_t)c, 0);
-    mthread_t *t = &S.th[self];
+    mthread_t *t = &S.th[S.cur];
     t->state = TS_BLOCK_COND;
     t->wait_obj = (uintptr_t)c;
     t->cond_mutex = m->addr;
@@ -1077,7 +1084,6 @@ void mc_cond_wait(void *c, void *mp) {
     note_range(mp, 1, true);
     note_range(c, 1, true);
     add_log(&site_woken, "", (uintptr_t)c, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 static void wake(void *c, bool all) {
@@ -1103,38 +1109,35 @@ static void wake(void *c, bool all) {
         }
     }
     add_log(all ? &site_bcast : &site_signal, "", (uintptr_t)c, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 void mc_cond_signal(void *c) { wake(c, false); }
 void mc_cond_broadcast(void *c) { wake(c, true); }
 
-static void finish_locked(void) {
-    S.th[self].vc[self]++;
-    S.th[self].state = TS_DONE;
+/* The running thread has finished: returns the fiber to run next (mc_explore's when the
+ * execution is over), which mc_fiber.c then switches to for good. */
+static mc_fiber_t *finish_locked(void) {
+    int me = S.cur;
+    S.th[me].vc[me]++;
+    S.th[me].state = TS_DONE;
     note(NOTE_ALL, 0, 0, false);
     add_log(&site_end, "", 0, 0);
-    pick_other();
+    int next = pick_other();
+    if (next < 0) {
+        S.exec_done = true;
+        S.cur = -1;
+        return &S.main;
+    }
+    S.cur = next;
+    return &S.fib[next];
 }
 
-/* A fresh real thread per modelled thread and execution: the code under test keeps
- * thread-local state (jobs/worker.c's bindings), which a reused thread would carry from
- * one execution into the next. */
-static void *trampoline(void *p) {
-    int id = (int)(intptr_t)p;
-    pthread_mutex_lock(&S.G);
-    self = id;
-    self_gen = S.gen;
-    wait_turn();
-    mthread_t *t = &S.th[id];
-    mc_fn_t fn = t->fn;
-    void *arg = t->arg;
-    pthread_mutex_unlock(&S.G);
-    fn(arg);
-    pthread_mutex_lock(&S.G);
-    finish_locked();
-    pthread_mutex_unlock(&S.G);
-    return NULL;
+/* A modelled thread's fiber, started afresh in every execution (with zeroed thread-locals:
+ * jobs/worker.c's bindings must not pass from one execution to the next). */
+static mc_fiber_t *fiber_entry(void) {
+    mthread_t *t = &S.th[S.cur];
+    t->fn(t->arg);
+    return finish_locked();
 }
 
 static int start_locked(mc_fn_t fn, void *arg, bool ordered) {
@@ -1149,16 +1152,13 @@ static int start_locked(mc_fn_t fn, void *arg, bool ordered) {
     t->join_id = -1;
     memset(t->fence_rel, 0, sizeof(vc_t));
     memset(t->acq_pending, 0, sizeof(vc_t));
-    if (ordered && self >= 0 && self_gen == S.gen) {
-        memcpy(t->vc, S.th[self].vc, sizeof(vc_t));
+    if (ordered && S.cur >= 0) {
+        memcpy(t->vc, S.th[S.cur].vc, sizeof(vc_t));
     } else {
         memset(t->vc, 0, sizeof(vc_t));
     }
     t->vc[id]++;
-    if (pthread_create(&t->real, NULL, trampoline, (void *)(intptr_t)id) != 0) {
-        abort();
-    }
-    t->has_real = true;
+    mc_fiber_prepare(&S.fib[id], fiber_entry);
     return id;
 }
 
@@ -1167,7 +1167,6 @@ static int thread_start(mc_fn_t fn, void *arg, bool ordered) {
     note(NOTE_ALL, 0, 0, false);
     int id = start_locked(fn, arg, ordered);
     add_log(&site_start, "", 0, (uint64_t)id);
-    pthread_mutex_unlock(&S.G);
     return id;
 }
 
@@ -1177,17 +1176,16 @@ int mc_thread_start_unordered(mc_fn_t fn, void *arg) { return thread_start(fn, a
 void mc_thread_join(int id) {
     begin_op(NULL);
     if (S.th[id].state != TS_DONE) {
-        S.th[self].state = TS_BLOCK_JOIN;
-        S.th[self].join_id = id;
+        S.th[S.cur].state = TS_BLOCK_JOIN;
+        S.th[S.cur].join_id = id;
         block_here();
     }
-    vc_join(S.th[self].vc, S.th[id].vc);
+    vc_join(S.th[S.cur].vc, S.th[id].vc);
     note(NOTE_ALL, 0, 0, false);
     add_log(&site_join, "", 0, (uint64_t)id);
-    pthread_mutex_unlock(&S.G);
 }
 
-int mc_thread_id(void) { return self; }
+int mc_thread_id(void) { return S.cur; }
 
 /* ---- scenario helpers ------------------------------------------------------------ */
 
@@ -1200,8 +1198,12 @@ void mc_check_impl(bool cond, const char *expr, const char *file, int line, cons
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&S.G);
-    fail_locked("T%d: check failed at %s:%d: %s (%s)", self, base_name(file), line, expr, msg);
+    if (!modelled()) {
+        fprintf(stderr, "mc_check outside a modelled thread failed at %s:%d: %s (%s)\n",
+                base_name(file), line, expr, msg);
+        abort();
+    }
+    fail_locked("T%d: check failed at %s:%d: %s (%s)", S.cur, base_name(file), line, expr, msg);
 }
 
 static plain_cell_t *get_plain(const void *p) {
@@ -1227,30 +1229,29 @@ static void plain_access(const void *p, const char *name, bool write) {
     if (!modelled()) {
         return;
     }
-    pthread_mutex_lock(&S.G);
-    mthread_t *t = &S.th[self];
-    t->vc[self]++;
+    mthread_t *t = &S.th[S.cur];
+    t->vc[S.cur]++;
     plain_cell_t *c = get_plain(p);
     note_range(p, 1, write);
     const char *verb = write ? "writes" : "reads";
-    if (c->wtid >= 0 && c->wtid != self && c->wclk > t->vc[c->wtid]) {
+    if (c->wtid >= 0 && c->wtid != S.cur && c->wclk > t->vc[c->wtid]) {
         fail_locked("data race on %s: T%d %s it, unordered with T%d's write (a missing "
                     "release/acquire pair)",
-                    name, self, verb, c->wtid);
+                    name, S.cur, verb, c->wtid);
     }
     for (int u = 0; write && u < S.nthreads; ++u) {
-        if (u != self && c->rclk[u] > t->vc[u]) {
-            fail_locked("data race on %s: T%d writes it, unordered with T%d's read", name, self, u);
+        if (u != S.cur && c->rclk[u] > t->vc[u]) {
+            fail_locked("data race on %s: T%d writes it, unordered with T%d's read", name, S.cur,
+                        u);
         }
     }
     if (write) {
-        c->wtid = self;
-        c->wclk = t->vc[self];
+        c->wtid = S.cur;
+        c->wclk = t->vc[S.cur];
     } else {
-        c->rclk[self] = t->vc[self];
+        c->rclk[S.cur] = t->vc[S.cur];
     }
     add_log(NULL, write ? "plain write" : "plain read", (uintptr_t)p, 0);
-    pthread_mutex_unlock(&S.G);
 }
 
 void mc_plain_write(const void *p, const char *name) { plain_access(p, name, true); }
@@ -1260,80 +1261,43 @@ void mc_retire(const void *p, size_t size, const char *name) {
     if (!modelled()) {
         return;
     }
-    pthread_mutex_lock(&S.G);
     note_range(p, size, true);
     if (S.nretired < MAX_RETIRED) {
         S.retired[S.nretired].lo = (uintptr_t)p;
         S.retired[S.nretired].hi = (uintptr_t)p + size;
         S.retired[S.nretired].name = name;
-        S.retired[S.nretired].by = self;
+        S.retired[S.nretired].by = S.cur;
         S.nretired++;
     }
-    pthread_mutex_unlock(&S.G);
 }
-
-/* Memory handed back to an allocator (freed): forget its atomics' histories, so a later
- * object at the same address starts fresh. Memory handed out again (not freed): end the
- * retirements covering it. */
-static void memory_event(const void *p, size_t size, bool freed) {
-    if (!modelled()) {
-        return;
-    }
-    pthread_mutex_lock(&S.G);
-    note_range(p, size, true);
-    uintptr_t lo = (uintptr_t)p, hi = lo + size;
-    if (freed) {
-        for (int i = 0; i < S.nlocs; ++i) {
-            loc_t *l = &S.locs[S.used[i]];
-            if (l->addr >= lo && l->addr < hi) {
-                l->addr = 1; /* keeps the probe chain intact: an address nobody uses */
-            }
-        }
-    } else {
-        for (int i = 0; i < S.nretired; ++i) {
-            if (S.retired[i].lo < hi && lo < S.retired[i].hi) {
-                S.retired[i].lo = S.retired[i].hi = 0;
-            }
-        }
-    }
-    pthread_mutex_unlock(&S.G);
-}
-
-void mc_forget(const void *p, size_t size) { memory_event(p, size, true); }
-void mc_unretire(const void *p, size_t size) { memory_event(p, size, false); }
 
 void mc_name(const void *p, const char *name) {
-    pthread_mutex_lock(&S.G);
     if (S.nnames < MAX_NAMES) {
         S.names[S.nnames].addr = (uintptr_t)p;
         S.names[S.nnames].name = name;
         S.nnames++;
     }
-    pthread_mutex_unlock(&S.G);
 }
 
 bool weft__mc_planted(const char *name) {
     if (!modelled() || !S.o->plant || strcmp(S.o->plant, name) != 0) {
         return false;
     }
-    pthread_mutex_lock(&S.G);
     S.weakened++;
-    pthread_mutex_unlock(&S.G);
     return true;
 }
 
 int mc_choose(int n) {
-    pthread_mutex_lock(&S.G);
     int k = take_choice(CH_CHOOSE, n);
-    pthread_mutex_unlock(&S.G);
     return k;
 }
 
 /* ---- exploration ------------------------------------------------------------------ */
 
 static void reset_execution(void) {
+    mc_arena_reset();
     for (int i = 0; i < S.nlocs; ++i) {
-        S.locs[S.used[i]].addr = 0;
+        S.loc_key[S.used[i]] = 0;
     }
     S.nlocs = 0;
     memset(S.mutexes, 0, sizeof S.mutexes);
@@ -1341,6 +1305,8 @@ static void reset_execution(void) {
     S.nretired = 0;
     S.nnames = 0;
     S.steps = 0;
+    S.store_seq = 0;
+    memset(S.fresh, 0, sizeof S.fresh);
     S.cond_seq = 0;
     S.weakened = 0;
     S.nlog = 0;
@@ -1357,7 +1323,6 @@ static void reset_execution(void) {
     memset(S.npend, 0, sizeof S.npend);
     for (int i = 0; i < MC_MAX_THREADS; ++i) {
         S.th[i].state = TS_FREE;
-        S.th[i].has_real = false;
     }
 }
 
@@ -1376,13 +1341,12 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     }
     if (!S.locs) {
         S.locs = calloc(MAX_LOCS, sizeof *S.locs);
+        S.loc_key = calloc(MAX_LOCS, sizeof *S.loc_key);
         S.log = calloc(LOG_CAP, sizeof *S.log);
         S.used = calloc(MAX_LOCS, sizeof *S.used);
-        for (int i = 0; i < MC_MAX_THREADS; ++i) {
-            pthread_cond_init(&S.th[i].cv, NULL);
-        }
     }
-    pthread_mutex_lock(&S.G);
+    S.explorer = pthread_self();
+    mc_fiber_init_main(&S.main);
     S.o = &opt;
     S.failed = false;
     S.message[0] = '\0';
@@ -1407,14 +1371,10 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     S.reduce = !opt.replay && !opt.no_reduction;
     S.exploring = true;
     for (;;) {
-        S.gen++;
         reset_execution();
         (void)start_locked(main, arg, true);
         S.cur = 0;
-        pthread_cond_broadcast(&S.th[0].cv);
-        while (!S.exec_done) {
-            pthread_cond_wait(&S.done_cv, &S.G);
-        }
+        mc_fiber_switch(&S.main, &S.fib[0]); /* back when the execution ended */
         r.executions++;
         r.redundant += S.redundant;
         if (S.trace_len > r.max_depth) {
@@ -1424,11 +1384,6 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
         if (S.failed) {
             break;
         }
-        pthread_mutex_unlock(&S.G);
-        for (int i = 0; i < S.nthreads; ++i) {
-            pthread_join(S.th[i].real, NULL);
-        }
-        pthread_mutex_lock(&S.G);
         if (opt.replay) {
             break;
         }
@@ -1450,25 +1405,7 @@ mc_result_t mc_explore(const mc_options_t *o, mc_fn_t main, void *arg) {
     }
     r.failed = S.failed;
     snprintf(r.message, sizeof r.message, "%s", S.message);
-    S.exploring = false;
-    S.gen++; /* parks the threads of a failed execution for good */
-    if (S.failed) {
-        /* Threads of the failed execution that had finished are joined; the others stay
-         * parked in the checker and are detached, so nothing waits for them. */
-        for (int i = 0; i < S.nthreads; ++i) {
-            if (S.th[i].state != TS_DONE) {
-                pthread_detach(S.th[i].real);
-            }
-        }
-        pthread_mutex_unlock(&S.G);
-        for (int i = 0; i < S.nthreads; ++i) {
-            if (S.th[i].state == TS_DONE) {
-                pthread_join(S.th[i].real, NULL);
-            }
-        }
-        pthread_mutex_lock(&S.G);
-    }
-    pthread_mutex_unlock(&S.G);
+    S.exploring = false; /* the fibers of a failed execution are never resumed */
     if (!o->quiet) {
         fprintf(stderr,
                 "[mc] %s: %s after %" PRIu64 " executions (%" PRIu64 " cut by sleep sets%s; "

@@ -4,10 +4,12 @@
  * (mc_thread_start, or weft__thread_create inside jobs/), and every atomic operation, fence,
  * lock, condition-variable call, thread start/join and spin-wait pause of the code under test
  * is a scheduling point (the WEFT_MODEL_CHECK build of jobs/platform/atomic.h and
- * mc_platform.c route them here). Each modelled thread runs on its own real thread, but
- * exactly one runs at a time; the checker decides which, so an execution is a function of
- * its choices alone. mc_explore() re-runs the scenario from scratch for every sequence of
- * choices, depth first, and stops at the first failure:
+ * mc_platform.c route them here). Exactly one modelled thread runs at a time, so they are
+ * fibers on the caller's OS thread (mc_fiber.h), each with its own copy of the job system's
+ * thread-locals; the checker decides which runs, and the job system's memory comes from an
+ * arena emptied before each execution, so an execution, down to its addresses, is a
+ * function of its choices alone. mc_explore() re-runs the scenario from scratch for every
+ * sequence of choices, depth first, and stops at the first failure:
  *  - scheduling choices: switching away from a thread that could go on costs one
  *    pre-emption (at most `preemptions` per execution, as in CHESS); switching when the
  *    running thread blocked, finished or paused in a spin is free;
@@ -27,8 +29,8 @@
  * jobs/ with WEFT__PLANT("name"), false in every build but this one; mc_options_t.plant
  * switches one on.
  *
- * Threads: mc_explore from one ordinary thread at a time; everything else from modelled
- * threads. */
+ * Threads: mc_explore from one ordinary thread at a time (the modelled threads run on it);
+ * everything else from modelled threads. */
 #ifndef WEFT_TESTS_MC_H
 #define WEFT_TESTS_MC_H
 

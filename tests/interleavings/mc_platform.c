@@ -6,12 +6,30 @@
  * DESIGN: this file replaces jobs/platform/thread.c in the model-checked copy of the job
  * system (tests/CMakeLists.txt, weft_mc_jobs); the pthread types in thread.h are only
  * storage whose address names the object. */
+#define _GNU_SOURCE 1 /* MAP_ANONYMOUS */
+
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "jobs/platform/atomic.h"
 #include "jobs/platform/thread.h"
 #include "mc.h"
 #include "mc_platform.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MC_PLATFORM_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(MC_PLATFORM_ASAN)
+#include <sanitizer/asan_interface.h>
+#define MC_POISON(p, n) __asan_poison_memory_region((p), (n))
+#define MC_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define MC_POISON(p, n) ((void)(p), (void)(n))
+#define MC_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 typedef struct start_rec {
     weft_thread_fn_t fn;
@@ -68,21 +86,50 @@ uint64_t weft__time_ns(void) {
 
 uint32_t weft__thread_hardware_count(void) { return 8; }
 
+/* The job system's memory comes from an arena that every execution starts empty, so an
+ * object's address depends only on the execution's choices: the sleep sets in mc.c compare
+ * the addresses one execution touched with those of its siblings, which must therefore
+ * name the same objects. A block is never handed out twice in one execution, so a freed
+ * block stays retired; AddressSanitizer sees the gaps between blocks and every freed block
+ * as poisoned. */
+#define ARENA_SIZE (16u << 20)
+#define ARENA_GAP 64u
+
+static unsigned char *arena;
+static size_t arena_used;
+
+void mc_arena_reset(void) {
+    if (!arena) {
+        arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (arena == MAP_FAILED) {
+            perror("mc: arena");
+            abort();
+        }
+        MC_POISON(arena, ARENA_SIZE);
+    }
+    MC_POISON(arena, arena_used); /* the rest was never handed out */
+    arena_used = 0;
+}
+
 static void *mc_alloc(size_t size, size_t align, void *user) {
     (void)user;
-    size_t rounded = (size + align - 1) / align * align;
-    void *p = aligned_alloc(align, rounded ? rounded : align);
-    if (p) {
-        mc_unretire(p, size);
+    if (!arena) {
+        mc_arena_reset();
     }
+    size_t at = (arena_used + ARENA_GAP + align - 1) / align * align;
+    if (at + size > ARENA_SIZE) {
+        return NULL;
+    }
+    arena_used = at + size;
+    void *p = arena + at;
+    MC_UNPOISON(p, size);
     return p;
 }
 
 static void mc_free(void *p, size_t size, void *user) {
     (void)user;
-    mc_forget(p, size);
     mc_retire(p, size, "memory the job system freed");
-    free(p);
+    MC_POISON(p, size);
 }
 
 const weft_allocator_t mc_allocator = {mc_alloc, mc_free, NULL};

@@ -13,13 +13,12 @@ void mc_mutex_unlock(void *m);
 void mc_cond_wait(void *c, void *m);
 void mc_cond_signal(void *c);
 void mc_cond_broadcast(void *c);
-/* Memory given back: its atomics' histories are forgotten. */
-void mc_forget(const void *p, size_t size);
-/* Memory handed out again: retirements covering it end. */
-void mc_unretire(const void *p, size_t size);
 
-/* aligned_alloc/free that tells the checker: freed memory is retired (any atomic access
- * to it fails the execution) until it is handed out again. */
+/* An allocator that tells the checker: freed memory is retired (any atomic access to it
+ * fails the execution). Its memory comes from an arena that mc_arena_reset() empties
+ * (mc.c, before each execution) and never hands out twice in between, so the same
+ * choices give the same addresses. */
 extern const weft_allocator_t mc_allocator;
+void mc_arena_reset(void);
 
 #endif /* WEFT_TESTS_MC_PLATFORM_H */
