@@ -327,20 +327,25 @@ static void join_setup(join_world_t *j, uint32_t n, unsigned groups) {
 }
 
 /* p += v * dt / m through the query, as a system body: returns entities visited. */
+/* The documented body loop over one batch of the {P write, V, M} query. */
+static inline void join3_entries(const weft_iter_t *it) {
+    for (uint32_t i = 0; i < it->rows; i++) {
+        v3_t *p = weft_iter_get(it, 0, i);
+        const v3_t *v = weft_iter_get(it, 1, i);
+        float k = JOIN_DT / *(const float *)weft_iter_get(it, 2, i);
+        p->x += v->x * k;
+        p->y += v->y * k;
+        p->z += v->z * k;
+    }
+}
+
 static uint32_t join3_weft(const weft_query_t *q) {
     uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
     for (uint32_t c = 0; c < chunks; c++) {
         weft_iter_t it;
         weft_query_iter(q, JOIN_CHUNK, c, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.rows; i++) {
-                v3_t *p = weft_iter_get(&it, 0, i);
-                const v3_t *v = weft_iter_get(&it, 1, i);
-                float k = JOIN_DT / *(const float *)weft_iter_get(&it, 2, i);
-                p->x += v->x * k;
-                p->y += v->y * k;
-                p->z += v->z * k;
-            }
+            join3_entries(&it);
             seen += it.rows;
         }
     }
@@ -399,14 +404,7 @@ static uint32_t join3_weft_columns(const weft_query_t *q) {
             if (it.columns[0] && it.columns[1] && it.columns[2]) {
                 join3_dense(it.columns[0], it.columns[1], it.columns[2], it.rows);
             } else {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    v3_t *p = weft_iter_get(&it, 0, i);
-                    const v3_t *v = weft_iter_get(&it, 1, i);
-                    float k = JOIN_DT / *(const float *)weft_iter_get(&it, 2, i);
-                    p->x += v->x * k;
-                    p->y += v->y * k;
-                    p->z += v->z * k;
-                }
+                join3_entries(&it);
             }
             seen += it.rows;
         }
