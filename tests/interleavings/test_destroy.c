@@ -93,8 +93,8 @@ Test(destroy, drains_a_job_the_other_worker_stole) {
 }
 
 Test(destroy, waits_for_a_registered_thread_inside_a_call) {
-    mc_result_t r = mc_test_run("destroy: registered thread inside a wait", inside_main, NULL, 2,
-                                NULL, NULL);
+    mc_result_t r =
+        mc_test_run("destroy: registered thread inside a wait", inside_main, NULL, 2, NULL, NULL);
     mc_assert_clean(r);
 }
 

@@ -117,8 +117,8 @@ Test(executor, destroy_returns_only_after_every_task_it_submitted_has_run) {
         /* Every task has run: none is still queued, and one the pool counts as running is
          * past its last touch of the job system, returning to the pool (weft/jobs.h). */
         cr_assert(eq(u32, queued, 0), "cycle %d: %u tasks still queued", cycle, queued);
-        cr_assert(eq(u64, ran + running, submitted), "cycle %d: %llu of %llu tasks had run",
-                  cycle, (unsigned long long)(ran + running), (unsigned long long)submitted);
+        cr_assert(eq(u64, ran + running, submitted), "cycle %d: %llu of %llu tasks had run", cycle,
+                  (unsigned long long)(ran + running), (unsigned long long)submitted);
         ext_pool_stop(&pool); /* joins the pool's threads: the returning tasks are done */
         cr_assert(eq(u64, pool.ran, submitted));
     }
