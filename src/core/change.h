@@ -63,8 +63,8 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * of the block may have been written after `since`. */
 static inline bool weft__change_block_dirty(const weft__pool_t *pool, uint32_t b, uint32_t since) {
     const weft_atomic_u32 *s = pool->tick_blocks + 2u * (size_t)b;
-    return weft__tick_newer(weft_atomic_load_relaxed(&s[0]), since) |
-           weft__tick_newer(weft_atomic_load_relaxed(&s[1]), since);
+    uint32_t system = weft_atomic_load_relaxed(&s[0]), other = weft_atomic_load_relaxed(&s[1]);
+    return weft__tick_newer(system, since) || weft__tick_newer(other, since);
 }
 
 /* The tick of the last write of `row` (pool tracked). */
