@@ -42,6 +42,9 @@ typedef struct weft__iter_check {
     uint32_t sparse_wide;               /* pool sparse entry width: 0 narrow, 1 wide */
     uint32_t count;                     /* pool rows */
     uint32_t term;                      /* include: its term index; exclude: UINT32_MAX */
+    uint32_t follow;      /* include: 1 + an earlier include check whose pool shares a group
+                             with this one, 0: none (then rows below `follow_rows` agree) */
+    uint32_t follow_rows; /* the shared group's aligned rows */
 } weft__iter_check_t;
 
 #define WEFT__SPARSE_SHIFT 10u /* 1024 entries per page */

@@ -18,7 +18,10 @@
  * (block_batch): a window of up to WEFT__ITER_BLOCK driving rows whose entities are probed
  * in each checked pool in one tight loop per pool, rejected rows squeezed out, each include
  * term's rows kept in an iterator array that weft_iter_get reads (no per-row sparse lookup
- * in the body). (Prefetching the rows' data before the body was measured slower: 2.3x ->
+ * in the body). A checked pool that shares a group with an earlier checked pool follows it:
+ * inside the group's aligned prefix both pools hold an entity at the same row, so only the
+ * entities past the prefix are probed (probe_follow); that is what a group covering part of
+ * a query buys when a smaller pool drives. (Prefetching the rows' data before the body was measured slower: 2.3x ->
  * 6.2x the gather floor, weft_bench --suite query; the hardware prefetcher and the body's
  * own out-of-order loads do better.) When a block's rows turn out to step one by one,
  * the next batch tries the dense-array comparison again; otherwise it is skipped (it would
@@ -413,6 +416,39 @@ static void add_check(weft_iter_t *it, const weft__pool_t *pool, uint32_t term) 
     c->pages = pool->pages;
     c->count = pool->count;
     c->term = term;
+    c->follow = 0;
+    c->follow_rows = 0;
+}
+
+/* The rows both pools hold in the same order: the aligned prefix of the outermost group that
+ * has both as members (0: none). A pool's `group` is the outermost group owning it and the
+ * inner groups of its chain add members, so the walk starts at a's and goes in. */
+static uint32_t shared_rows(const weft_world_t *world, const weft__pool_t *a,
+                            const weft__pool_t *b) {
+    if (a->group == 0 || b->group == 0) {
+        return 0;
+    }
+    for (uint32_t g = a->group; g != 0; g = world->groups[g].inner) {
+        if (weft__group_has(world, g, b)) {
+            return world->groups[g].n;
+        }
+    }
+    return 0;
+}
+
+/* The include check just added for term t follows the earlier include check whose pool
+ * shares the most aligned rows with t's: for an entity in that prefix, one probe gives both
+ * rows (block_batch). */
+static void find_follow(const weft_query_t *q, weft_iter_t *it, uint32_t t) {
+    weft__iter_private_t *pv = &it->_private;
+    weft__iter_check_t *c = &pv->checks[pv->check_count - 1u];
+    for (uint32_t k = 0; k + 1u < pv->check_count; k++) {
+        uint32_t n = shared_rows(q->world, q->pool[pv->checks[k].term], q->pool[t]);
+        if (n > c->follow_rows) {
+            c->follow = k + 1u;
+            c->follow_rows = n;
+        }
+    }
 }
 
 /* Term t of the iterator reads `pool`. */
@@ -426,14 +462,17 @@ static inline void copy_term(weft_iter_t *it, const weft__pool_t *pool, uint32_t
 }
 
 /* Term t (an AND term) is a column of the driving range, or else a membership check. */
-static inline void place_term(const weft_world_t *world, weft_iter_t *it,
+static inline void place_term(const weft_query_t *q, weft_iter_t *it,
                               const weft__query_plan_t *p, const weft__pool_t *pool, uint32_t t) {
     /* a member of the driving group (the pool's own group may be one further out) */
-    bool covered = p->group ? weft__group_has(world, p->group, pool) : pool == p->drive;
+    bool covered = p->group ? weft__group_has(q->world, p->group, pool) : pool == p->drive;
     if (covered) {
         it->_private.contiguous |= 1u << t;
     } else {
         add_check(it, pool, t);
+        if (pool->group != 0 && it->_private.check_count > 1u) {
+            find_follow(q, it, t);
+        }
     }
 }
 
@@ -455,7 +494,7 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         WEFT__ACCESS(q->world, pool->id, write ? WEFT__ACCESS_WRITE : WEFT__ACCESS_READ);
         copy_term(it, pool, t);
         stamped |= (uint32_t)(write && pool->tick_added != NULL) << t;
-        place_term(q->world, it, p, pool, t);
+        place_term(q, it, p, pool, t);
     }
     add_excludes(q, it);
     it->_private.filtered = 0;
@@ -516,7 +555,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;
         }
-        place_term(q->world, it, p, pool, t);
+        place_term(q, it, p, pool, t);
     }
     add_excludes(q, it);
     /* One filter on a driving-range term and nothing else to test: the block scan decides
@@ -675,10 +714,19 @@ enum {
     PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
 };
 
+/* PROBE_* bits from a window's folds: the largest row (ROW_NONE, the largest value, when
+ * some entity is absent), the AND of all rows (ROW_NONE when every one is) and the OR of each
+ * row XOR its in-step value (0 when the rows run on one by one). */
+static HOT_INLINE uint32_t probe_bits(uint32_t most, uint32_t all, uint32_t step) {
+    bool absent = most == WEFT__ROW_NONE;
+    return (absent ? PROBE_ABSENT : 0u) | (all != WEFT__ROW_NONE ? PROBE_PRESENT : 0u) |
+           (step != 0 || absent ? PROBE_STEPPED : 0u);
+}
+
 /* probe() for one entry width (a constant after inlining, so the loop has no width test). */
 static HOT_INLINE uint32_t probe_width(const weft__iter_check_t *c, const uint32_t *ents,
                                        uint32_t w, uint32_t *out, uint32_t wide) {
-    uint32_t absent = 0, step = 0;
+    uint32_t most = 0, all = WEFT__ROW_NONE, step = 0;
     uint32_t page_at = UINT32_MAX;
     const unsigned char *page = NULL;
     const unsigned char *const *dir = c->sparse;
@@ -698,11 +746,11 @@ static HOT_INLINE uint32_t probe_width(const weft__iter_check_t *c, const uint32
         uint32_t row =
             page ? weft__sparse_get(page, idx & WEFT__SPARSE_MASK, wide) : WEFT__ROW_NONE;
         out[i] = row;
-        absent += row == WEFT__ROW_NONE;
+        most = row > most ? row : most;
+        all &= row;
         step |= row ^ (first + i);
     }
-    return (absent ? PROBE_ABSENT : 0u) | (absent < w ? PROBE_PRESENT : 0u) |
-           (step != 0 || absent ? PROBE_STEPPED : 0u);
+    return probe_bits(most, all, step);
 }
 
 /* out[i] = the checked pool's row of entity index ents[i] (WEFT__ROW_NONE: absent), for a
@@ -711,6 +759,32 @@ static HOT_INLINE uint32_t probe_width(const weft__iter_check_t *c, const uint32
 static uint32_t probe(const weft__iter_check_t *c, const uint32_t *ents, uint32_t w,
                       uint32_t *out) {
     return c->sparse_wide ? probe_width(c, ents, w, out, 1u) : probe_width(c, ents, w, out, 0u);
+}
+
+/* probe() for an include check that follows an earlier one (find_follow): where the lead's
+ * row is inside the shared prefix it is this pool's row too, so only entities past the
+ * prefix are probed (an entity the lead lacks is rejected anyway: no probe). */
+static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, uint32_t w,
+                             const uint32_t *lead, uint32_t lead_flags, uint32_t *out) {
+    const uint32_t n = c->follow_rows;
+    uint32_t far = 0;
+    for (uint32_t i = 0; i < w; i++) { /* ROW_NONE + 1 wraps to 0: absent is not far */
+        far |= (uint32_t)(lead[i] + 1u > n);
+    }
+    memcpy(out, lead, (size_t)w * sizeof *out);
+    if (!far) {
+        return lead_flags; /* the same rows */
+    }
+    uint32_t most = 0, all = WEFT__ROW_NONE, step = 0;
+    for (uint32_t i = 0; i < w; i++) {
+        if (out[i] >= n && out[i] != WEFT__ROW_NONE) {
+            out[i] = check_row(c, ents[i]);
+        }
+        most = out[i] > most ? out[i] : most;
+        all &= out[i];
+        step |= out[i] ^ (out[0] + i);
+    }
+    return probe_bits(most, all, step);
 }
 
 /* A resolved block: the window of driving rows [start, start + WEFT__ITER_BLOCK) (shorter at
@@ -729,11 +803,17 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
     bool inline_rows = true;             /* every include's rows run on in step with the window */
     uint32_t stepped = 0;                /* bit c: include c's rows do not run on one by one */
     uint32_t *scratch = pv->block_drive; /* exclude rows (block_drive is filled later) */
+    uint32_t flags[WEFT_QUERY_MAX_TERMS];  /* PROBE_* bits of each include */
     for (uint32_t k = 0; k < pv->check_count; k++) {
         const weft__iter_check_t *c = &pv->checks[k];
         bool include = c->term != UINT32_MAX;
         uint32_t *out = include ? pv->block_rows[includes++] : scratch;
-        uint32_t got = probe(c, ents, w, out);
+        uint32_t got = c->follow ? probe_follow(c, ents, w, pv->block_rows[c->follow - 1u],
+                                                flags[c->follow - 1u], out)
+                                 : probe(c, ents, w, out);
+        if (include) {
+            flags[includes - 1u] = got;
+        }
         inline_rows &= !include || !(got & PROBE_STEPPED);
         if (include) {
             stepped |= (uint32_t)((got & PROBE_STEPPED) != 0) << (includes - 1u);
