@@ -462,8 +462,8 @@ static inline void copy_term(weft_iter_t *it, const weft__pool_t *pool, uint32_t
 }
 
 /* Term t (an AND term) is a column of the driving range, or else a membership check. */
-static inline void place_term(const weft_query_t *q, weft_iter_t *it,
-                              const weft__query_plan_t *p, const weft__pool_t *pool, uint32_t t) {
+static inline void place_term(const weft_query_t *q, weft_iter_t *it, const weft__query_plan_t *p,
+                              const weft__pool_t *pool, uint32_t t) {
     /* a member of the driving group (the pool's own group may be one further out) */
     bool covered = p->group ? weft__group_has(q->world, p->group, pool) : pool == p->drive;
     if (covered) {
@@ -800,10 +800,10 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
     const uint32_t *ents = pv->drive_dense + start;
     uint64_t bad[WEFT__ITER_BLOCK / 64] = {0}; /* bit i: window row i is rejected */
     uint32_t includes = 0;
-    bool inline_rows = true;             /* every include's rows run on in step with the window */
-    uint32_t stepped = 0;                /* bit c: include c's rows do not run on one by one */
-    uint32_t *scratch = pv->block_drive; /* exclude rows (block_drive is filled later) */
-    uint32_t flags[WEFT_QUERY_MAX_TERMS];  /* PROBE_* bits of each include */
+    bool inline_rows = true;              /* every include's rows run on in step with the window */
+    uint32_t stepped = 0;                 /* bit c: include c's rows do not run on one by one */
+    uint32_t *scratch = pv->block_drive;  /* exclude rows (block_drive is filled later) */
+    uint32_t flags[WEFT_QUERY_MAX_TERMS]; /* PROBE_* bits of each include */
     for (uint32_t k = 0; k < pv->check_count; k++) {
         const weft__iter_check_t *c = &pv->checks[k];
         bool include = c->term != UINT32_MAX;
