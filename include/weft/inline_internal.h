@@ -90,9 +90,14 @@ typedef struct weft__iter_private {
     uint32_t ring_block[WEFT__ITER_RING];         /* blocks with changed rows, ascending */
     uint16_t ring_mask[WEFT__ITER_RING];          /* their changed rows not yet handed out */
     uint32_t blocked;                             /* the current batch is a resolved block */
-    uint32_t misaligned;                    /* the last block's include rows did not run in step */
-    uint32_t block_ents[WEFT__ITER_BLOCK];  /* a block's entity indices */
-    uint32_t block_drive[WEFT__ITER_BLOCK]; /* a block's driving rows */
+    void *cache;             /* the query's join cache (src/core/join_cache.h), NULL: none */
+    uint64_t cache_epoch;    /* its epoch for this iterator */
+    const void *cache_drive; /* the plan's driving pool, NULL: the cache does not apply */
+    uint32_t cache_group;    /* the plan's driving group */
+    uint32_t cache_rows;     /* driving rows of the plan (the windows cover them) */
+    uint32_t misaligned;     /* the last block's include rows did not run in step */
+    uint32_t block_ents[WEFT__ITER_BLOCK];                       /* a block's entity indices */
+    uint32_t block_drive[WEFT__ITER_BLOCK];                      /* a block's driving rows */
     uint32_t block_rows[WEFT__ITER_MAX_TERMS][WEFT__ITER_BLOCK]; /* per include check */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];

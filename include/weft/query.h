@@ -22,6 +22,13 @@
  *    the iterator looked up in the other terms' pools in one pass, keeping each term's row
  *    per entry; the rejected rows are left out. Terms whose rows
  *    still run contiguously over the block get a column, the others NULL.
+ * Join cache: a query without change filters and OPTIONAL/OR terms keeps the rows it looked
+ * up, per window of 128 driving rows, until a pool of the join adds, moves or removes a row
+ * (any entity's), so the next frames of a static join read them instead of looking them up
+ * again. Memory: 4 bytes per driving row and looked-up include term (plus 24 bytes and 4 per
+ * include per window), allocated at the first iteration that needs a resolved block, counted in
+ * heap_bytes, freed with the query; without memory the iterator looks the rows up as before.
+ * The entries and their order do not depend on it (batch boundaries may).
  * Either way weft_iter_get works for every term the batch has, without a sparse lookup for
  * AND terms of a block. A query with change filters or OPTIONAL/OR terms hands out runs of
  * consecutive driving rows that pass them; there the terms outside the driving range are

@@ -44,6 +44,8 @@ typedef struct weft__pool {
     uint32_t align;            /* data alignment (power of two) */
     uint32_t group;            /* outermost group owning this pool (group.c), 0: none */
     uint32_t id;               /* component id */
+    uint64_t layout;           /* sparse entry writes so far: bumped by every add, move and
+                                  remove of a row (query join caches compare it) */
     struct weft__multi *multi; /* multi-instance bookkeeping (multi.h); NULL: one row per
                                   entity. When set, sparse maps an entity to the slot of its
                                   first instance, not to a row: use multi.h, never
@@ -75,6 +77,7 @@ static inline void *weft__pool_at(const weft__pool_t *pool, uint32_t row) {
 static inline void weft__pool_sparse_set(weft__pool_t *pool, uint32_t idx, uint32_t row) {
     unsigned char *page = pool->sparse[idx >> WEFT__SPARSE_SHIFT];
     uint32_t i = idx & WEFT__SPARSE_MASK, v = row + 1u;
+    pool->layout++;
     if (pool->sparse_wide) {
         memcpy(page + (size_t)i * 4u, &v, 4u);
     } else { /* the two accesses weft__sparse_get reads (a 3-byte memcpy goes via the stack) */

@@ -1,9 +1,10 @@
 /* query.c: queries — planning (group or smallest pool), chunking and batch iteration.
  *
  * DESIGN
- * A query is its desc, each term's pool (resolved once: pools never move) and a link in the
- * world's list; nothing that depends on the data is cached, so iterating never writes to the
- * query and any number of jobs can iterate it at once. Each weft_query_iter() call plans
+ * A query is its desc, each term's pool (resolved once: pools never move), its join cache
+ * and a link in the world's list. The join cache (join_cache.h) is the only part that
+ * iterating writes, through its own lock-free protocol, so any number of jobs can iterate a
+ * query at once. Each weft_query_iter() call plans
  * afresh from the data: the largest group whose members are all include terms drives (its
  * aligned prefix [0, n)), else the smallest include pool drives (all of its rows). Planning
  * is O(terms^2), negligible beside a chunk of rows; the scheduler still plans once per
@@ -21,7 +22,11 @@
  * in the body). A checked pool that shares a group with an earlier checked pool follows it:
  * inside the group's aligned prefix both pools hold an entity at the same row, so only the
  * entities past the prefix are probed (probe_follow); that is what a group covering part of
- * a query buys when a smaller pool drives. (Prefetching the rows' data before the body was measured slower: 2.3x ->
+ * a query buys when a smaller pool drives. The first block batch of a plain query opens its
+ * join cache: from then on the chunk is cut in fixed windows of WEFT__ITER_BLOCK driving
+ * rows (cached_batch), each resolved once per layout of the join's pools and handed out from
+ * the cache; consecutive windows whose rows run in step become one batch of columns.
+ * (Prefetching the rows' data before the body was measured slower: 2.3x ->
  * 6.2x the gather floor, weft_bench --suite query; the hardware prefetcher and the body's
  * own out-of-order loads do better.) When a block's rows turn out to step one by one,
  * the next batch tries the dense-array comparison again; otherwise it is skipped (it would
@@ -36,6 +41,7 @@
 #include "change.h"
 #include "entity.h"
 #include "group.h"
+#include "join_cache.h"
 #include "world.h"
 
 /* The first cache line holds what planning and iterator setup read: the term pools are
@@ -58,6 +64,7 @@ struct weft_query {
     bool run_all;            /* this run has no previous one: filters pass every row */
     uint32_t run_since;      /* this run's window: rows newer than this pass */
     uint32_t run_tick;       /* this run's tick, stamped by write terms */
+    weft_atomic_ptr join;    /* the join cache (join_cache.h), NULL until a plain join runs */
     struct weft_query *prev; /* world list; guarded by the main thread */
     struct weft_query *next; /* world list */
 };
@@ -226,6 +233,7 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
         }
     }
     q->plain = !q->filtered && q->loose == 0;
+    weft_atomic_init(&q->join, NULL);
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -251,6 +259,7 @@ void weft_query_destroy(weft_query_t *q) {
     if (q->next != NULL) {
         q->next->prev = q->prev;
     }
+    weft__join_cache_free(&world->counted, &q->join);
     weft__free(world, q, sizeof *q);
 }
 
@@ -483,6 +492,41 @@ static inline void add_excludes(const weft_query_t *q, weft_iter_t *it) {
     }
 }
 
+/* Use the query's join cache (join_cache.h) for the rest of this iterator's chunk, if it
+ * can serve the plan (every checked pool holds one row per entity). Called at the first
+ * batch that needs a resolved block, so a join whose pools run in step never allocates one. */
+static void open_join_cache(weft_iter_t *it) {
+    weft__iter_private_t *pv = &it->_private;
+    const weft_query_t *q = pv->query;
+    const weft__pool_t *drive = pv->cache_drive;
+    pv->cache_drive = NULL; /* opened once per iterator */
+    weft__join_key_t key;
+    key.drive = drive;
+    key.group = pv->cache_group;
+    key.includes = 0;
+    key.windows = (pv->cache_rows + WEFT__ITER_BLOCK - 1u) / WEFT__ITER_BLOCK;
+    key.count = 1u + pv->check_count;
+    key.layout[0] = drive->layout;
+    uint32_t x = 0;
+    for (uint32_t k = 0; k < pv->check_count; k++) {
+        uint32_t t = pv->checks[k].term;
+        const weft__pool_t *pool =
+            t != UINT32_MAX ? q->pool[t] : &q->world->components[q->desc.exclude[x++].id]->pool;
+        if (pool->multi != NULL) {
+            return;
+        }
+        key.includes += t != UINT32_MAX;
+        key.layout[1u + k] = pool->layout;
+    }
+    weft__join_cache_t *cache = NULL;
+    uint64_t epoch =
+        weft__join_cache_open(&q->world->counted, &((weft_query_t *)q)->join, &key, &cache);
+    if (epoch != 0) {
+        pv->cache = cache;
+        pv->cache_epoch = epoch;
+    }
+}
+
 /* The setup of a plain query (no filter, no OPTIONAL/OR term): what the iterator had before
  * change detection, plus one test per write term for a tracked pool (stamped). Systems of
  * such queries pay nothing else for the feature. */
@@ -497,6 +541,11 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         place_term(q, it, p, pool, t);
     }
     add_excludes(q, it);
+    if (it->_private.check_count != 0) {
+        it->_private.cache_drive = p->drive; /* opened by the first block batch */
+        it->_private.cache_group = p->group;
+        it->_private.cache_rows = p->rows;
+    }
     it->_private.filtered = 0;
     it->_private.loose = 0;
     it->_private.or_count = 0;
@@ -529,6 +578,8 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
     it->_private.drive_dense = p->drive->dense;
     it->_private.query = q;
+    it->_private.cache = NULL;
+    it->_private.cache_drive = NULL;
     it->present = 0;
     if (q->plain) {
         iter_plain(q, p, it);
@@ -711,7 +762,8 @@ static void unblock(weft_iter_t *it) {
 enum {
     PROBE_ABSENT = 1,  /* some entity lacks the component */
     PROBE_PRESENT = 2, /* some entity has it */
-    PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
+    PROBE_STEPPED = 4, /* the rows do not run on one by one from out[0] */
+    PROBE_SAME = 8     /* a following include's rows are its lead's (out was not written) */
 };
 
 /* PROBE_* bits from a window's folds: the largest row (ROW_NONE, the largest value, when
@@ -771,10 +823,10 @@ static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, 
     for (uint32_t i = 0; i < w; i++) { /* ROW_NONE + 1 wraps to 0: absent is not far */
         far |= (uint32_t)(lead[i] + 1u > n);
     }
-    memcpy(out, lead, (size_t)w * sizeof *out);
     if (!far) {
-        return lead_flags; /* the same rows */
+        return lead_flags | PROBE_SAME; /* the same rows: read the lead's (same_rows) */
     }
+    memcpy(out, lead, (size_t)w * sizeof *out);
     uint32_t most = 0, all = WEFT__ROW_NONE, step = 0;
     for (uint32_t i = 0; i < w; i++) {
         if (out[i] >= n && out[i] != WEFT__ROW_NONE) {
@@ -787,43 +839,52 @@ static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, 
     return probe_bits(most, all, step);
 }
 
-/* A resolved block: the window of driving rows [start, start + WEFT__ITER_BLOCK) (shorter at
- * the chunk's end; row `start` matches). Each check's sparse index is probed for the whole
- * window in one tight loop (one pool at a time: no per-row branching over checks), the
- * include terms' rows kept in arrays that weft_iter_get reads; rejected rows are then
- * squeezed out. The
- * driving-range terms are columns when no row of the window was rejected, else they get
- * the driving rows. Same base contract as next_batch. */
-static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
-    weft__iter_private_t *pv = &it->_private;
-    uint32_t w = pv->end - start < WEFT__ITER_BLOCK ? pv->end - start : WEFT__ITER_BLOCK;
-    const uint32_t *ents = pv->drive_dense + start;
-    uint64_t bad[WEFT__ITER_BLOCK / 64] = {0}; /* bit i: window row i is rejected */
+/* Probe every check for the w driving entities `ents` (one pool at a time: no per-row
+ * branching over checks): rows[c] receives include c's rows, flags[c] its PROBE_* bits, and
+ * bad bit i is set for each rejected entity (bad: WEFT__ITER_BLOCK / 64 words). Exclude rows
+ * go to `scratch`. */
+static void resolve_window(const weft__iter_private_t *pv, const uint32_t *ents, uint32_t w,
+                           uint32_t *const *rows, uint32_t *flags, uint64_t *bad,
+                           uint32_t *scratch) {
+    memset(bad, 0, WEFT__ITER_BLOCK / 64 * sizeof *bad);
+    const uint32_t *held[WEFT_QUERY_MAX_TERMS]; /* the array holding include c's rows */
     uint32_t includes = 0;
-    bool inline_rows = true;              /* every include's rows run on in step with the window */
-    uint32_t stepped = 0;                 /* bit c: include c's rows do not run on one by one */
-    uint32_t *scratch = pv->block_drive;  /* exclude rows (block_drive is filled later) */
-    uint32_t flags[WEFT_QUERY_MAX_TERMS]; /* PROBE_* bits of each include */
     for (uint32_t k = 0; k < pv->check_count; k++) {
         const weft__iter_check_t *c = &pv->checks[k];
         bool include = c->term != UINT32_MAX;
-        uint32_t *out = include ? pv->block_rows[includes++] : scratch;
-        uint32_t got = c->follow ? probe_follow(c, ents, w, pv->block_rows[c->follow - 1u],
-                                                flags[c->follow - 1u], out)
-                                 : probe(c, ents, w, out);
+        uint32_t *out = include ? rows[includes] : scratch;
+        uint32_t got =
+            c->follow ? probe_follow(c, ents, w, held[c->follow - 1u], flags[c->follow - 1u], out)
+                      : probe(c, ents, w, out);
+        const uint32_t *have = (got & PROBE_SAME) ? held[c->follow - 1u] : out;
         if (include) {
-            flags[includes - 1u] = got;
-        }
-        inline_rows &= !include || !(got & PROBE_STEPPED);
-        if (include) {
-            stepped |= (uint32_t)((got & PROBE_STEPPED) != 0) << (includes - 1u);
+            held[includes] = have;
+            flags[includes++] = got;
         }
         if (include ? (got & PROBE_ABSENT) != 0 : (got & PROBE_PRESENT) != 0) {
             for (uint32_t i = 0; i < w; i++) {
-                bad[i >> 6] |= (uint64_t)((out[i] == WEFT__ROW_NONE) == include) << (i & 63u);
+                bad[i >> 6] |= (uint64_t)((have[i] == WEFT__ROW_NONE) == include) << (i & 63u);
             }
         }
     }
+}
+
+/* Hand out driving rows [start, start + w) as a batch from resolved rows (src[c]: include
+ * c's rows, entry 0 for `start`; bad bit i: entry i rejected, none past w; stepped bit c:
+ * include c's rows may not run on one by one; row `start` matches). The driving-range terms
+ * are columns when no entry was rejected, else they get the driving rows; an include whose
+ * rows run on is a column too. Rejected entries are squeezed out into the iterator's arrays
+ * (src may be those arrays: m <= i, in place); otherwise the batch reads src itself. Same
+ * base contract as next_batch. */
+static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32_t *const *src,
+                       const uint64_t *bad, uint32_t stepped, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    const uint32_t *ents = pv->drive_dense + start;
+    uint32_t includes = 0;
+    for (uint32_t k = 0; k < pv->check_count && pv->checks[k].term != UINT32_MAX; k++) {
+        includes++;
+    }
+    bool inline_rows = stepped == 0; /* every include's rows run on in step with the window */
     bool gapless = true;
     for (uint32_t b = 0; b < WEFT__ITER_BLOCK / 64; b++) {
         gapless = gapless && bad[b] == 0;
@@ -833,7 +894,7 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
     bool tail = w >= 2 && !((bad[(w - 1u) >> 6] >> ((w - 1u) & 63u)) & 1u) &&
                 !((bad[(w - 2u) >> 6] >> ((w - 2u) & 63u)) & 1u);
     for (uint32_t c = 0; c < includes && tail; c++) {
-        tail = pv->block_rows[c][w - 1u] == pv->block_rows[c][w - 2u] + 1u;
+        tail = src[c][w - 1u] == src[c][w - 2u] + 1u;
     }
     if (!(gapless && inline_rows)) {
         /* An in-step stretch at the window's start (rows matching and every include's rows
@@ -844,7 +905,7 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
         while (on && run < w) {
             on = !((bad[run >> 6] >> (run & 63u)) & 1u);
             for (uint32_t c = 0; c < includes && on; c++) {
-                on = pv->block_rows[c][run] == pv->block_rows[c][0] + run;
+                on = src[c][run] == src[c][0] + run;
             }
             run += on;
         }
@@ -856,7 +917,7 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
         }
     }
     uint32_t m = w;
-    if (!gapless) { /* squeeze the rejected rows out, in order (m <= i: in place) */
+    if (!gapless) { /* squeeze the rejected rows out, in order */
         m = 0;
         for (uint32_t i = 0; i < w; i++) {
             if ((bad[i >> 6] >> (i & 63u)) & 1u) {
@@ -865,7 +926,7 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
             pv->block_ents[m] = ents[i];
             pv->block_drive[m] = start + i;
             for (uint32_t k = 0; k < includes; k++) {
-                pv->block_rows[k][m] = pv->block_rows[k][i];
+                pv->block_rows[k][m] = src[k][i];
             }
             m++;
         }
@@ -902,15 +963,220 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
         uint32_t t = pv->checks[k++].term;
         weft__iter_term_t *term = &pv->terms[t];
         if (gapless && !((stepped >> c) & 1u)) { /* its rows run in step: a column */
-            it->columns[t] = term->data + (size_t)pv->block_rows[c][0] * term->size;
+            it->columns[t] = term->data + (size_t)src[c][0] * term->size;
             if (base != NULL) {
-                base[t] = pv->block_rows[c][0];
+                base[t] = src[c][0];
             }
             continue;
         }
-        term->rows = pv->block_rows[c];
+        term->rows = gapless ? src[c] : pv->block_rows[c];
     }
     return true;
+}
+
+/* Point each include whose window rows are its lead's (PROBE_SAME) at the lead's array: one
+ * array serves both, and the body reads one row-index stream less. */
+static void same_rows(const weft__iter_private_t *pv, uint32_t **rows, const uint32_t *flags,
+                      uint32_t includes) {
+    for (uint32_t c = 0; c < includes; c++) {
+        if (flags[c] & PROBE_SAME) {
+            rows[c] = rows[pv->checks[c].follow - 1u];
+        }
+    }
+}
+
+/* Bit c set for each include whose PROBE_* bits say its rows may not run on one by one. */
+static uint32_t stepped_bits(const uint32_t *flags, uint32_t includes) {
+    uint32_t stepped = 0;
+    for (uint32_t c = 0; c < includes; c++) {
+        stepped |= (uint32_t)((flags[c] & PROBE_STEPPED) != 0) << c;
+    }
+    return stepped;
+}
+
+/* Include checks of the iterator (they come first among the checks). */
+static uint32_t include_count(const weft__iter_private_t *pv) {
+    uint32_t n = 0;
+    while (n < pv->check_count && pv->checks[n].term != UINT32_MAX) {
+        n++;
+    }
+    return n;
+}
+
+/* A resolved block: the window of driving rows [start, start + WEFT__ITER_BLOCK) (shorter at
+ * the chunk's end; row `start` matches), probed into the iterator's arrays. */
+static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    uint32_t w = pv->end - start < WEFT__ITER_BLOCK ? pv->end - start : WEFT__ITER_BLOCK;
+    uint64_t bad[WEFT__ITER_BLOCK / 64];
+    uint32_t flags[WEFT_QUERY_MAX_TERMS];
+    uint32_t *rows[WEFT_QUERY_MAX_TERMS];
+    uint32_t includes = include_count(pv);
+    for (uint32_t c = 0; c < WEFT_QUERY_MAX_TERMS; c++) {
+        rows[c] = pv->block_rows[c];
+    }
+    resolve_window(pv, pv->drive_dense + start, w, rows, flags, bad, pv->block_drive);
+    same_rows(pv, rows, flags, includes);
+    return emit_block(it, start, w, (const uint32_t *const *)rows, bad,
+                      stepped_bits(flags, includes), base);
+}
+
+/* Bits [off, off + w) of a window's rejected-entry words, moved down to bit 0 (none past w). */
+static void window_bits(const uint64_t *in, uint32_t off, uint32_t w, uint64_t *out) {
+    enum { WORDS = WEFT__ITER_BLOCK / 64 };
+    for (uint32_t b = 0; b < WORDS; b++) {
+        uint32_t at = off + 64u * b, word = at >> 6, sh = at & 63u;
+        uint64_t v = word < WORDS ? in[word] >> sh : 0;
+        if (sh != 0 && word + 1u < WORDS) {
+            v |= in[word + 1u] << (64u - sh);
+        }
+        uint32_t keep = w > 64u * b ? w - 64u * b : 0;
+        out[b] = keep >= 64u ? v : v & ((UINT64_C(1) << keep) - 1u);
+    }
+}
+
+/* Window `win`'s resolved rows (rows[c] for each include), rejected-entry bits and include
+ * PROBE_* bits: from the join cache when ready, else probed (into the cache when this
+ * iterator claims the window, else into its own arrays, *own set). */
+static void window_data(weft__iter_private_t *pv, uint32_t win, uint32_t includes, uint32_t **rows,
+                        const uint64_t **bad, const uint32_t **flags, uint64_t *own_bad,
+                        uint32_t *own_flags, bool *own) {
+    weft__join_cache_t *cache = pv->cache;
+    uint32_t ws = win * WEFT__ITER_BLOCK;
+    uint32_t wn = pv->cache_rows - ws < WEFT__ITER_BLOCK ? pv->cache_rows - ws : WEFT__ITER_BLOCK;
+    *own = false;
+    if (weft__join_window_ready(cache, win, pv->cache_epoch)) {
+        for (uint32_t c = 0; c < includes; c++) {
+            rows[c] = weft__join_window_rows(cache, win, c);
+        }
+        *bad = weft__join_window_bad(cache, win);
+        *flags = weft__join_window_flags(cache, win);
+        same_rows(pv, rows, *flags, includes);
+        return;
+    }
+    bool claimed = weft__join_window_claim(cache, win, pv->cache_epoch);
+    for (uint32_t c = 0; c < includes; c++) {
+        rows[c] = claimed ? weft__join_window_rows(cache, win, c) : pv->block_rows[c];
+    }
+    uint64_t *b = claimed ? weft__join_window_bad(cache, win) : own_bad;
+    uint32_t *f = claimed ? weft__join_window_flags(cache, win) : own_flags;
+    resolve_window(pv, pv->drive_dense + ws, wn, rows, f, b, pv->block_drive);
+    if (claimed) {
+        weft__join_window_publish(cache, win, pv->cache_epoch);
+    }
+    *own = !claimed;
+    *bad = b;
+    *flags = f;
+    same_rows(pv, rows, f, includes);
+}
+
+/* True when a window's entries all match and every include's rows run on one by one. */
+static bool window_in_step(const uint64_t *bad, const uint32_t *flags, uint32_t includes) {
+    for (uint32_t b = 0; b < WEFT__ITER_BLOCK / 64; b++) {
+        if (bad[b] != 0) {
+            return false;
+        }
+    }
+    return stepped_bits(flags, includes) == 0;
+}
+
+/* Driving rows [start, start + n) as one batch of columns: the include pools' rows run on
+ * from first[c] through it. */
+static bool columns_batch(weft_iter_t *it, uint32_t start, uint32_t n, const uint32_t *first,
+                          uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    pv->row = start + n;
+    it->rows = n;
+    it->entities = pv->drive_dense + start;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = NULL;
+        if (base != NULL) {
+            base[t] = WEFT__ROW_NONE;
+        }
+        if ((pv->contiguous >> t) & 1u) {
+            it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
+            if (base != NULL) {
+                base[t] = start;
+            }
+        }
+    }
+    for (uint32_t c = 0; c < pv->check_count && pv->checks[c].term != UINT32_MAX; c++) {
+        uint32_t t = pv->checks[c].term;
+        it->columns[t] = pv->terms[t].data + (size_t)first[c] * pv->terms[t].size;
+        if (base != NULL) {
+            base[t] = first[c];
+        }
+    }
+    return true;
+}
+
+/* The batch logic with a join cache (join_cache.h): the driving range is cut in fixed windows
+ * of WEFT__ITER_BLOCK rows, each resolved once per layout of the join's pools. Windows whose
+ * pools run in step, one after the other, make one batch of columns (what the dense-array
+ * comparison gives without the cache); any other window is handed out like a block batch. */
+static bool cached_batch(weft_iter_t *it, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    const uint32_t includes = include_count(pv);
+    while (pv->row < pv->end) {
+        uint32_t win = pv->row / WEFT__ITER_BLOCK, ws = win * WEFT__ITER_BLOCK;
+        uint32_t wn =
+            pv->cache_rows - ws < WEFT__ITER_BLOCK ? pv->cache_rows - ws : WEFT__ITER_BLOCK;
+        uint32_t *rows[WEFT_QUERY_MAX_TERMS];
+        uint32_t own_flags[WEFT_QUERY_MAX_TERMS];
+        uint64_t own_bad[WEFT__ITER_BLOCK / 64];
+        const uint64_t *bad;
+        const uint32_t *flags;
+        bool own;
+        window_data(pv, win, includes, rows, &bad, &flags, own_bad, own_flags, &own);
+        uint32_t off = pv->row - ws;
+        uint32_t stop = pv->end < ws + wn ? pv->end - ws : wn;
+        if (!own && window_in_step(bad, flags, includes)) {
+            /* Extend over the following windows while they run on in step. */
+            uint32_t first[WEFT_QUERY_MAX_TERMS];
+            for (uint32_t c = 0; c < includes; c++) {
+                first[c] = rows[c][off];
+            }
+            uint32_t start = ws + off, next = ws + stop;
+            while (next < pv->end && next == ws + wn) {
+                win++;
+                ws = next;
+                wn =
+                    pv->cache_rows - ws < WEFT__ITER_BLOCK ? pv->cache_rows - ws : WEFT__ITER_BLOCK;
+                window_data(pv, win, includes, rows, &bad, &flags, own_bad, own_flags, &own);
+                bool on = !own && window_in_step(bad, flags, includes);
+                for (uint32_t c = 0; c < includes && on; c++) {
+                    on = rows[c][0] == first[c] + (ws - start);
+                }
+                if (!on) {
+                    break;
+                }
+                next = pv->end < ws + wn ? pv->end : ws + wn;
+            }
+            return columns_batch(it, start, next - start, first, base);
+        }
+        uint64_t part[WEFT__ITER_BLOCK / 64];
+        window_bits(bad, off, stop - off, part);
+        uint32_t skip = 0; /* rejected entries before the first match */
+        while (skip < stop - off && ((part[skip >> 6] >> (skip & 63u)) & 1u)) {
+            skip++;
+        }
+        if (skip == stop - off) {
+            pv->row = ws + stop;
+            continue;
+        }
+        if (skip != 0) {
+            off += skip;
+            window_bits(bad, off, stop - off, part);
+        }
+        const uint32_t *src[WEFT_QUERY_MAX_TERMS];
+        for (uint32_t c = 0; c < includes; c++) {
+            src[c] = rows[c] + off;
+        }
+        return emit_block(it, ws + off, stop - off, src, part, stepped_bits(flags, includes), base);
+    }
+    it->rows = 0;
+    return false;
 }
 
 /* The batch logic of weft_iter_next without change filters. base (may be NULL) receives, per
@@ -942,6 +1208,9 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
     if (it->_private.check_count == 0) {
         return whole_chunk(it, base);
     }
+    if (it->_private.cache != NULL) {
+        return cached_batch(it, base);
+    }
     uint32_t rows[WEFT_QUERY_MAX_TERMS + WEFT_QUERY_MAX_EXCLUDES];
     uint32_t r = it->_private.row;
     while (r < it->_private.end && !row_matches(it, r, rows)) {
@@ -967,6 +1236,12 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
             together |= 1u << it->_private.checks[k].term;
         }
     } else {
+        if (it->_private.cache_drive != NULL) {
+            open_join_cache(it);
+            if (it->_private.cache != NULL) {
+                return cached_batch(it, base);
+            }
+        }
         return block_batch(it, start, base);
     }
     it->_private.row = r;

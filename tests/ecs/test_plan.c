@@ -145,6 +145,34 @@ static void check(const weft_query_t *q, const uint32_t *terms, uint32_t nterms,
               (unsigned long long)seed, plan, total, want);
 }
 
+/* A random query: terms[] (component numbers) in random order, maybe one exclude. */
+typedef struct model_query {
+    uint32_t nterms, terms[NCOMP];
+    int excl;
+    weft_query_desc_t desc;
+} model_query_t;
+
+static void random_query(model_query_t *mq) {
+    mq->nterms = 1 + below(NCOMP);
+    uint32_t order[NCOMP] = {0, 1, 2, 3};
+    for (uint32_t i = NCOMP - 1; i > 0; i--) {
+        uint32_t j = below(i + 1), tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+    memset(&mq->desc, 0, sizeof mq->desc);
+    for (uint32_t t = 0; t < mq->nterms; t++) {
+        mq->terms[t] = order[t];
+        mq->desc.terms[t] = (weft_query_term_t){.component = comp[mq->terms[t]]};
+    }
+    mq->excl = mq->nterms < NCOMP && below(3) == 0 ? (int)order[mq->nterms] : -1;
+    if (mq->excl >= 0) {
+        mq->desc.exclude[0] = comp[mq->excl];
+    }
+}
+
+static const uint32_t chunk_sizes[] = {0, 1, 7, 64, 200};
+
 /* Random queries, each iterated under every plan and chunk size, after rounds of churn. */
 static void run_model(const char *label) {
     char name[64];
@@ -156,37 +184,60 @@ static void run_model(const char *label) {
             spawn(e);
         }
     }
-    static const uint32_t chunks[] = {0, 1, 7, 64, 200};
     for (uint32_t round = 0; round < ROUNDS; round++) {
         churn(round == 0 ? 0 : 150);
         for (uint32_t qn = 0; qn < 6; qn++) {
-            uint32_t nterms = 1 + below(NCOMP), terms[NCOMP];
-            uint32_t order[NCOMP] = {0, 1, 2, 3};
-            for (uint32_t i = NCOMP - 1; i > 0; i--) {
-                uint32_t j = below(i + 1), tmp = order[i];
-                order[i] = order[j];
-                order[j] = tmp;
-            }
-            weft_query_desc_t d = {0};
-            for (uint32_t t = 0; t < nterms; t++) {
-                terms[t] = order[t];
-                d.terms[t] = (weft_query_term_t){.component = comp[terms[t]]};
-            }
-            int excl = nterms < NCOMP && below(3) == 0 ? (int)order[nterms] : -1;
-            if (excl >= 0) {
-                d.exclude[0] = comp[excl];
-            }
-            for (uint32_t drive = 0; drive <= nterms; drive++) {
-                d.drive = drive;
+            model_query_t mq;
+            random_query(&mq);
+            for (uint32_t drive = 0; drive <= mq.nterms; drive++) {
+                mq.desc.drive = drive;
                 weft_query_t *q = NULL;
-                cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK), "%s",
+                cr_assert(eq(int, weft_query_create(world, &mq.desc, &q), WEFT_OK), "%s",
                           weft_last_error());
                 char plan[64];
                 snprintf(plan, sizeof plan, "round %u query %u drive %u", round, qn, drive);
-                check(q, terms, nterms, excl, chunks[below(5)], seed, plan);
+                check(q, mq.terms, mq.nterms, mq.excl, chunk_sizes[below(5)], seed, plan);
                 weft_query_destroy(q);
             }
         }
+    }
+}
+
+/* The same queries kept for the whole run (their join caches live across the churn): each
+ * is iterated several times per round under random chunk sizes, and some rounds change
+ * nothing, so cached windows are both reused and invalidated. */
+static void run_model_kept(const char *label) {
+    char name[64];
+    snprintf(name, sizeof name, "plan kept %s", label);
+    uint64_t seed = wt_seed(name);
+    rng.s = seed;
+    for (uint32_t e = 0; e < NENT; e++) {
+        if (below(4) != 0) {
+            spawn(e);
+        }
+    }
+    enum { KEPT = 8 };
+    model_query_t mq[KEPT];
+    weft_query_t *q[KEPT];
+    for (uint32_t k = 0; k < KEPT; k++) {
+        random_query(&mq[k]);
+        mq[k].desc.drive = below(mq[k].nterms + 1);
+        cr_assert(eq(int, weft_query_create(world, &mq[k].desc, &q[k]), WEFT_OK), "%s",
+                  weft_last_error());
+    }
+    for (uint32_t round = 0; round < 3 * ROUNDS; round++) {
+        churn(round % 3 == 1 ? 0 : below(40));
+        for (uint32_t k = 0; k < KEPT; k++) {
+            for (uint32_t again = 0; again < 2; again++) {
+                char plan[64];
+                snprintf(plan, sizeof plan, "kept round %u query %u pass %u", round, k, again);
+                check(q[k], mq[k].terms, mq[k].nterms, mq[k].excl, chunk_sizes[below(5)], seed,
+                      plan);
+            }
+        }
+    }
+    for (uint32_t k = 0; k < KEPT; k++) {
+        weft_query_destroy(q[k]);
     }
 }
 
@@ -215,6 +266,16 @@ Test(plan, every_plan_matches_the_model_with_nested_groups) {
     group((const uint32_t[]){0, 1}, 2);
     group((const uint32_t[]){0, 1, 2}, 3);
     run_model("nested {C0,C1} c {C0,C1,C2}");
+}
+
+Test(plan, kept_queries_match_the_model_across_churn_without_groups) {
+    run_model_kept("no groups");
+}
+
+Test(plan, kept_queries_match_the_model_across_churn_with_nested_groups) {
+    group((const uint32_t[]){0, 1}, 2);
+    group((const uint32_t[]){0, 1, 2}, 3);
+    run_model_kept("nested {C0,C1} c {C0,C1,C2}");
 }
 
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
@@ -345,8 +406,8 @@ static void run_workers(uint32_t workers, int groups) {
                  WEFT_OK),
               "%s", weft_last_error());
     static uint32_t want[NENT][NCOMP];
-    for (uint32_t f = 0; f < 6; f++) {
-        churn(f == 0 ? 0 : 100);
+    for (uint32_t f = 0; f < 9; f++) {
+        churn(f % 3 == 0 ? 0 : 100); /* frames without churn reuse the join caches */
         for (uint32_t e = 0; e < NENT; e++) {
             for (uint32_t c = 0; c < NCOMP && alive[e]; c++) {
                 if (has[e][c]) { /* rewrite: churn gave fresh values, frames added more */
