@@ -365,7 +365,11 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n) {
 
 /* Change tracking: a balanced forest of n nodes; per rep, a full update (every node marked),
  * an update after 1% of the nodes (random, fixed seed) got a new local transform, and an
- * update with nothing changed; all sequential, timed back to back. */
+ * update with nothing changed; all sequential, timed back to back. Then the cost per
+ * recomputed row of the two kinds of rows such an update mixes: scattered rows (1% of the
+ * leaves changed: each recomputes its own row only, far from the others) and rows in runs
+ * (one depth-2 node changed: its n/16 descendants lie in contiguous runs, one per depth, in
+ * this layout), against a full update's cost per row. */
 static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     fixture_t f;
     fixture_build(&f, SHAPE_BALANCED, n);
@@ -373,6 +377,10 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     double *full = malloc((size_t)reps * sizeof(double));
     double *d1 = malloc((size_t)reps * sizeof(double));
     double *d0 = malloc((size_t)reps * sizeof(double));
+    double *row_full = malloc((size_t)reps * sizeof(double));
+    double *row_scattered = malloc((size_t)reps * sizeof(double));
+    double *row_runs = malloc((size_t)reps * sizeof(double));
+    const uint32_t first_leaf = (n - 2) / BRANCH + 1; /* node i has children iff 4i + 1 < n */
     double touched = 0;
     uint64_t seed = 11;
     const uint32_t k = n / 100;
@@ -395,12 +403,35 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         full[r] = (t1 - t0) / 1e6;
         d1[r] = (t3 - t2) / 1e6;
         d0[r] = (t4 - t3) / 1e6;
+        row_full[r] = (t1 - t0) / weft_hier_count(f.world);
+        for (uint32_t i = 0; i < k; i++) {
+            const uint32_t leaf = first_leaf + (uint32_t)(rng_next(&seed) % (n - first_leaf));
+            *weft_hier_local(f.world, f.ents[leaf]) = random_transform(&seed);
+        }
+        t0 = wb_now_ns();
+        must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "scattered pass");
+        t1 = wb_now_ns();
+        weft_hier_stats(f.world, &st);
+        row_scattered[r] = (t1 - t0) / (st.recomputed ? st.recomputed : 1);
+        const uint32_t depth2 = 1 + BRANCH + (uint32_t)(rng_next(&seed) % (BRANCH * BRANCH));
+        *weft_hier_local(f.world, f.ents[depth2]) = random_transform(&seed);
+        t0 = wb_now_ns();
+        must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "runs pass");
+        t1 = wb_now_ns();
+        weft_hier_stats(f.world, &st);
+        row_runs[r] = (t1 - t0) / (st.recomputed ? st.recomputed : 1);
     }
     wb_report(ctx, SUITE, "pass_dirty_full", "weft", 1, wb_median(full, reps), "ms", WB_NO_TARGET,
               0);
     wb_report(ctx, SUITE, "pass_dirty1", "weft", 1, wb_median(d1, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "pass_dirty0", "weft", 1, wb_median(d0, reps), "ms", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "dirty1_recomputed_fraction", "weft", 1, touched, "x", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty_row_full", "weft", 1, wb_median(row_full, reps), "ns",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty_row_scattered", "weft", 1, wb_median(row_scattered, reps), "ns",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty_row_runs", "weft", 1, wb_median(row_runs, reps), "ns",
+              WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "hier_dirty1_vs_full", "ratio", 1, wb_median_ratio(d1, full, reps), "x",
               WB_AT_MOST, 0.25);
     wb_report(ctx, SUITE, "hier_dirty0_vs_full", "ratio", 1, wb_median_ratio(d0, full, reps), "x",
@@ -408,6 +439,9 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     free(full);
     free(d1);
     free(d0);
+    free(row_full);
+    free(row_scattered);
+    free(row_runs);
     fixture_free(&f);
 }
 
@@ -448,7 +482,9 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "per depth), rows regrouped by depth beforehand; children attached keeping their "
                 "local transform (identity bind: compose + one multiply per node); "
                 "dirty1/dirty0/dirty_full: balanced, sequential, update after 1% of nodes got a "
-                "new local (writes not timed) / after no change / after weft_hier_invalidate");
+                "new local (writes not timed) / after no change / after weft_hier_invalidate; "
+                "dirty_row_*: ns per recomputed row, full update / 1% of leaves changed "
+                "(scattered rows) / one depth-2 node changed (its subtree in runs)");
     wb_describe(ctx, SUITE, "pass", "raw",
                 "the floor: flat parent-index loop in creation order (parents first), "
                 "world = world[parent] x local, one 4x4 multiply, local (bind included) composed "
