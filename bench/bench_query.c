@@ -252,7 +252,8 @@ static void write_cost(wb_ctx_t *ctx, bench_t *b, int reps) {
  * {Position, Velocity}) and the work p += v * dt / m (or p += v * dt). Every weft side runs
  * the loop weft/query.h documents for a system body: one weft_query_iter per chunk of
  * JOIN_CHUNK driving rows, then per batch one loop over its rows through weft_iter_get
- * (no second path). Each repetition times the two sides of a case back to back; ratios are
+ * (no second path). Each repetition times the two sides of a case back to back, the
+ * join3_* loops each after a 128 MiB write that evicts the caches (join_cold); ratios are
  * medians over repetitions of the pair's ratio, ns are per matched entity.
  *
  * join3_ungrouped_vs_gather: the query in a world without groups, against the floor of any
@@ -484,6 +485,18 @@ static void join_relayout(join_world_t *j) {
     must(weft_component_set(j->w, j->last_mass, j->mass, &mv), "relayout add");
 }
 
+/* Evict the caches before each timed loop: every side of a pair starts from memory, instead
+ * of the later one finding lines the earlier one (or the same world's previous loop) left
+ * in the last-level cache. The loops are memory-bound, so a fixed order favoured whichever
+ * ran closer to its own data's last use. */
+#define JOIN_COLD_BYTES (128u << 20)
+
+static void join_cold(unsigned char *buf) {
+    static unsigned char pass;
+    memset(buf, ++pass, JOIN_COLD_BYTES);
+    wb_sink(buf);
+}
+
 /* Report a pair timed back to back (per-entity ns arrays a and b over reps). */
 static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a, const char *ib,
                         double *b, int reps, double target) {
@@ -508,7 +521,8 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     join_raw_t raw;
     join_raw_init(&raw, n);
     double *t = malloc((size_t)reps * 10u * sizeof *t);
-    if (t == NULL) {
+    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    if (t == NULL || cold == NULL) {
         fprintf(stderr, "bench query: out of memory\n");
         exit(1);
     }
@@ -517,13 +531,20 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     double *t_rel = t + 8 * reps, *t_gat2 = t + 9 * reps;
     const double nm = raw.nm;
     for (int r = 0; r < reps; r++) {
+        join_cold(cold);
         double t0 = wb_now_ns();
         join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
         double t1 = wb_now_ns();
+        join_cold(cold);
+        double t1g = wb_now_ns();
         join3_gather(raw.p, raw.v, raw.m, raw.ip, raw.iv, raw.nm);
         double t2 = wb_now_ns();
+        join_cold(cold);
+        double t2p = wb_now_ns();
         join_check(join3_weft(partial.q3), raw.nm, "join3 partial group");
         double t3 = wb_now_ns();
+        join_cold(cold);
+        double t3u = wb_now_ns();
         join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
         double t4 = wb_now_ns();
         double t5 = t4, t6 = t4, t7 = t4, t8 = t4;
@@ -538,17 +559,20 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
             t8 = wb_now_ns();
         }
         join_relayout(&plain);
+        join_cold(cold);
         double t9 = wb_now_ns();
         join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped after a relayout");
         double t10 = wb_now_ns();
+        join_cold(cold);
+        double t10g = wb_now_ns();
         join3_gather(raw.p, raw.v, raw.m, raw.ip, raw.iv, raw.nm);
         double t11 = wb_now_ns();
         t_rel[r] = (t10 - t9) / nm;
-        t_gat2[r] = (t11 - t10) / nm;
+        t_gat2[r] = (t11 - t10g) / nm;
         t_ung[r] = (t1 - t0) / nm;
-        t_gat[r] = (t2 - t1) / nm;
-        t_part[r] = (t3 - t2) / nm;
-        t_ung2[r] = (t4 - t3) / nm;
+        t_gat[r] = (t2 - t1g) / nm;
+        t_part[r] = (t3 - t2p) / nm;
+        t_ung2[r] = (t4 - t3u) / nm;
         t_out[r] = (t5 - t4) / nm;
         t_d3[r] = (t6 - t5) / nm;
         t_in[r] = (t7 - t6) / n;
@@ -572,6 +596,7 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
         join_report(ctx, "nested_inner_vs_raw", "weft", t_in, "raw", t_d2, reps, 1.1);
     }
     free(t);
+    free(cold);
     join_raw_fini(&raw);
     weft_world_destroy(plain.w);
     weft_world_destroy(partial.w);

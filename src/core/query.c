@@ -762,8 +762,7 @@ static void unblock(weft_iter_t *it) {
 enum {
     PROBE_ABSENT = 1,  /* some entity lacks the component */
     PROBE_PRESENT = 2, /* some entity has it */
-    PROBE_STEPPED = 4, /* the rows do not run on one by one from out[0] */
-    PROBE_SAME = 8     /* a following include's rows are its lead's (out was not written) */
+    PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
 };
 
 /* PROBE_* bits from a window's folds: the largest row (ROW_NONE, the largest value, when
@@ -823,10 +822,10 @@ static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, 
     for (uint32_t i = 0; i < w; i++) { /* ROW_NONE + 1 wraps to 0: absent is not far */
         far |= (uint32_t)(lead[i] + 1u > n);
     }
-    if (!far) {
-        return lead_flags | PROBE_SAME; /* the same rows: read the lead's (same_rows) */
-    }
     memcpy(out, lead, (size_t)w * sizeof *out);
+    if (!far) {
+        return lead_flags; /* the same rows */
+    }
     uint32_t most = 0, all = WEFT__ROW_NONE, step = 0;
     for (uint32_t i = 0; i < w; i++) {
         if (out[i] >= n && out[i] != WEFT__ROW_NONE) {
@@ -847,23 +846,20 @@ static void resolve_window(const weft__iter_private_t *pv, const uint32_t *ents,
                            uint32_t *const *rows, uint32_t *flags, uint64_t *bad,
                            uint32_t *scratch) {
     memset(bad, 0, WEFT__ITER_BLOCK / 64 * sizeof *bad);
-    const uint32_t *held[WEFT_QUERY_MAX_TERMS]; /* the array holding include c's rows */
     uint32_t includes = 0;
     for (uint32_t k = 0; k < pv->check_count; k++) {
         const weft__iter_check_t *c = &pv->checks[k];
         bool include = c->term != UINT32_MAX;
         uint32_t *out = include ? rows[includes] : scratch;
         uint32_t got =
-            c->follow ? probe_follow(c, ents, w, held[c->follow - 1u], flags[c->follow - 1u], out)
+            c->follow ? probe_follow(c, ents, w, rows[c->follow - 1u], flags[c->follow - 1u], out)
                       : probe(c, ents, w, out);
-        const uint32_t *have = (got & PROBE_SAME) ? held[c->follow - 1u] : out;
         if (include) {
-            held[includes] = have;
             flags[includes++] = got;
         }
         if (include ? (got & PROBE_ABSENT) != 0 : (got & PROBE_PRESENT) != 0) {
             for (uint32_t i = 0; i < w; i++) {
-                bad[i >> 6] |= (uint64_t)((have[i] == WEFT__ROW_NONE) == include) << (i & 63u);
+                bad[i >> 6] |= (uint64_t)((out[i] == WEFT__ROW_NONE) == include) << (i & 63u);
             }
         }
     }
@@ -974,17 +970,6 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
     return true;
 }
 
-/* Point each include whose window rows are its lead's (PROBE_SAME) at the lead's array: one
- * array serves both, and the body reads one row-index stream less. */
-static void same_rows(const weft__iter_private_t *pv, uint32_t **rows, const uint32_t *flags,
-                      uint32_t includes) {
-    for (uint32_t c = 0; c < includes; c++) {
-        if (flags[c] & PROBE_SAME) {
-            rows[c] = rows[pv->checks[c].follow - 1u];
-        }
-    }
-}
-
 /* Bit c set for each include whose PROBE_* bits say its rows may not run on one by one. */
 static uint32_t stepped_bits(const uint32_t *flags, uint32_t includes) {
     uint32_t stepped = 0;
@@ -1016,7 +1001,6 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
         rows[c] = pv->block_rows[c];
     }
     resolve_window(pv, pv->drive_dense + start, w, rows, flags, bad, pv->block_drive);
-    same_rows(pv, rows, flags, includes);
     return emit_block(it, start, w, (const uint32_t *const *)rows, bad,
                       stepped_bits(flags, includes), base);
 }
@@ -1051,7 +1035,6 @@ static void window_data(weft__iter_private_t *pv, uint32_t win, uint32_t include
         }
         *bad = weft__join_window_bad(cache, win);
         *flags = weft__join_window_flags(cache, win);
-        same_rows(pv, rows, *flags, includes);
         return;
     }
     bool claimed = weft__join_window_claim(cache, win, pv->cache_epoch);
@@ -1067,7 +1050,6 @@ static void window_data(weft__iter_private_t *pv, uint32_t win, uint32_t include
     *own = !claimed;
     *bad = b;
     *flags = f;
-    same_rows(pv, rows, f, includes);
 }
 
 /* True when a window's entries all match and every include's rows run on one by one. */
