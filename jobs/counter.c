@@ -33,17 +33,12 @@
 #define C_WAITERS (UINT64_C(1) << 62)
 #define C_LOCKED (UINT64_C(1) << 63)
 
-typedef struct counter_impl {
-    weft_atomic_u64 word;    /* count and flags, see the file top */
-    weft_atomic_ptr waiters; /* list of node records; guarded by LOCKED */
-} counter_impl_t;
+typedef weft__count_t counter_impl_t; /* jobs_impl.h: also a parallel-for slot's `left` */
 
 _Static_assert(sizeof(counter_impl_t) <= sizeof(weft_counter_t), "counter storage too small");
 _Static_assert(_Alignof(counter_impl_t) <= _Alignof(weft_counter_t), "counter misaligned");
 
-static counter_impl_t *impl(const weft_counter_t *c) {
-    return (counter_impl_t *)(void *)(uintptr_t)(const void *)c->storage;
-}
+static counter_impl_t *impl(const weft_counter_t *c) { return weft__count_of(c); }
 
 void weft_counter_init(weft_counter_t *c) {
     WEFT__NONNULL(c, );
@@ -52,18 +47,22 @@ void weft_counter_init(weft_counter_t *c) {
     weft_atomic_init(&ci->waiters, NULL);
 }
 
-bool weft_counter_is_done(const weft_counter_t *c) {
-    WEFT__NONNULL(c, false);
+bool weft__count_is_done(const counter_impl_t *ci) {
     /* acquire pairs with the release RMWs in weft__counter_finish_n(): the finished jobs'
      * writes are visible to whoever sees zero */
-    return weft_atomic_load_acquire(&impl(c)->word) == 0;
+    return weft_atomic_load_acquire(&ci->word) == 0;
 }
 
-void weft__counter_set(weft_counter_t *c, uint64_t n) {
-    weft_assert_internal(weft_atomic_load_relaxed(&impl(c)->word) == 0);
+bool weft_counter_is_done(const weft_counter_t *c) {
+    WEFT__NONNULL(c, false);
+    return weft__count_is_done(impl(c));
+}
+
+void weft__counter_set(counter_impl_t *ci, uint64_t n) {
+    weft_assert_internal(weft_atomic_load_relaxed(&ci->word) == 0);
     weft_assert_internal(n <= C_COUNT);
-    /* relaxed, as in weft__counter_add; a store, not an RMW: nobody else touches c now */
-    weft_atomic_store_relaxed(&impl(c)->word, n);
+    /* relaxed, as in weft__counter_add; a store, not an RMW: nobody else touches it now */
+    weft_atomic_store_relaxed(&ci->word, n);
 }
 
 void weft__counter_add(weft_counter_t *c, uint64_t n) {
@@ -150,17 +149,19 @@ finish_slow(weft_jobs_t *jobs, weft__ctx_t *ctx, counter_impl_t *ci, uint64_t ol
     }
 }
 
-void weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c, uint64_t n) {
-    counter_impl_t *ci = impl(c);
+bool weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, counter_impl_t *ci, uint64_t n) {
     /* acq_rel: release publishes this job's writes to whoever sees zero; acquire lets the
      * last finisher pass all earlier jobs' writes on to the gates it releases */
     weft_assert_internal(n > 0);
     uint64_t old = weft_atomic_fetch_sub_acq_rel(&ci->word, n);
     weft_assert_internal((old & C_COUNT) >= n);
-    if ((old & C_COUNT) != n || (old & (C_WAITERS | C_SLEEPERS)) == 0) {
-        return; /* not the last, or the last with nobody to tell: c is never touched again */
+    if ((old & C_COUNT) != n) {
+        return false; /* not the last: c is never touched again */
     }
-    finish_slow(jobs, ctx, ci, old);
+    if ((old & (C_WAITERS | C_SLEEPERS)) != 0) {
+        finish_slow(jobs, ctx, ci, old);
+    }
+    return true;
 }
 
 /* ---- waiting ------------------------------------------------------------------ >>wait */
@@ -168,8 +169,8 @@ void weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t 
 /* Sleep-check for a waiter: done, or (for workers) runnable work. On the final check,
  * mark the counter so its finisher wakes us (only while count > 0). */
 static bool wait_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
-    counter_impl_t *ci = impl(arg);
-    if (weft_counter_is_done(arg) || weft__has_work(jobs, ctx)) {
+    counter_impl_t *ci = (counter_impl_t *)(uintptr_t)arg;
+    if (weft__count_is_done(ci) || weft__has_work(jobs, ctx)) {
         return true;
     }
     if (!final) {
@@ -190,8 +191,8 @@ static bool wait_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, boo
     }
 }
 
-void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c) {
-    while (!weft_counter_is_done(c)) {
+void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, counter_impl_t *c) {
+    while (!weft__count_is_done(c)) {
         if (ctx->is_worker) {
             if (weft__help_once(jobs, ctx)) {
                 continue;
@@ -231,7 +232,7 @@ weft_result_t weft_counter_wait(weft_jobs_t *jobs, weft_counter_t *c) {
                           "counter is not zero (its jobs wait on counters that never finish)");
     }
     if (ctx->is_worker) {
-        weft__counter_wait_loop(jobs, ctx, c);
+        weft__counter_wait_loop(jobs, ctx, impl(c));
         return WEFT_OK;
     }
     /* Registered thread: destroy must not free the instance while we are inside. */
@@ -240,7 +241,7 @@ weft_result_t weft_counter_wait(weft_jobs_t *jobs, weft_counter_t *c) {
     if (weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_STOPPED) {
         r = WEFT__FAIL(log, WEFT_ESHUTDOWN, "weft_counter_wait: the job system was destroyed");
     } else {
-        weft__counter_wait_loop(jobs, ctx, c);
+        weft__counter_wait_loop(jobs, ctx, impl(c));
     }
     weft__external_leave(jobs);
     return r;

@@ -82,26 +82,43 @@ typedef struct weft__frame {
  * calling worker alone (parallel_for.c). */
 #define WEFT__PFOR_SLOTS 4u
 
+/* A completion count: the atomic word and waiter list behind a weft_counter_t (counter.c
+ * explains the word's bits). A counter's storage holds one; a parallel-for slot holds one on
+ * its claim line, so counting a batch off and claiming the next touch one cache line. */
+typedef struct weft__count {
+    weft_atomic_u64 word;    /* count and flags */
+    weft_atomic_ptr waiters; /* list of node records; guarded by the word's LOCKED bit */
+} weft__count_t;
+
+/* The count inside a counter's storage. */
+static inline weft__count_t *weft__count_of(const weft_counter_t *c) {
+    return (weft__count_t *)(void *)(uintptr_t)(const void *)c->storage;
+}
+
 /* One loop in flight, owned by the thread whose context holds it (parallel_for.c explains
  * the protocol). The slot outlives every loop, so a helper job that starts after its loop
  * has finished can still look at it, see a newer generation (or nothing left), and leave:
- * the caller never waits for helpers that had nothing to do. */
+ * the caller never waits for helpers that had nothing to do.
+ *
+ * Everything a claimant touches is on the first cache line: the claim cursor, the count of
+ * units not yet run, the helper budget and the loop's description. A joiner gets it with its
+ * first claim and needs no other line of the loop; a participant counts a batch off and
+ * claims the next one on the line it already holds. */
 typedef struct weft__pfor {
-    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 cursor; /* gen << 32 | next unit to claim */
-    weft_atomic_u64 shape;   /* gen << 32 | units in the loop; stored before cursor */
-    weft_atomic_u32 helpers; /* helper jobs published for the current loop */
-    uint32_t gen;            /* owner only: generation of the latest loop */
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 cursor; /* gen << 32 | units not yet claimed */
+    weft__count_t left;                               /* claim units not yet run */
     /* Written by the owner before the cursor is published, read by a claimant only after a
      * successful claim (which keeps the loop from finishing, so they cannot change). */
-    weft_range_fn_t fn;   /* the body */
-    void *ctx;            /* its context */
-    uint64_t count;       /* items */
-    uint64_t grain;       /* items per chunk */
-    uint64_t nchunks;     /* ceil(count / grain) */
-    uint64_t per_unit;    /* chunks per claim unit (1 unless nchunks > UINT32_MAX) */
-    uint32_t max_helpers; /* helper jobs allowed for the loop */
-    _Alignas(WEFT_CACHE_LINE) weft_counter_t left; /* claim units not yet run */
+    weft_range_fn_t fn;      /* the body */
+    void *ctx;               /* its context */
+    uint64_t count;          /* items */
+    uint64_t grain;          /* items per chunk */
+    weft_atomic_u32 helpers; /* helper jobs the loop may still publish (its budget) */
+    uint32_t unit_shift;     /* a claim unit is 1 << unit_shift chunks (0 unless > 2^32 - 1) */
+    _Alignas(WEFT_CACHE_LINE) uint32_t gen; /* owner only: generation of the latest loop */
 } weft__pfor_t;
+_Static_assert(offsetof(weft__pfor_t, unit_shift) + sizeof(uint32_t) <= WEFT_CACHE_LINE,
+               "a claimant must find everything it touches on the slot's first line");
 
 struct weft__ctx {
     _Alignas(WEFT_CACHE_LINE) weft__deque_t dq[WEFT_PRIORITY_COUNT]; /* workers only */
@@ -252,12 +269,16 @@ void weft__inline_drain(weft_jobs_t *jobs, weft__ctx_t *ctx, const weft_counter_
 
 /* counter.c */
 void weft__counter_add(weft_counter_t *c, uint64_t n);
-/* Set a counter that is at zero and referenced by no job, waiter or gate to `n`. */
-void weft__counter_set(weft_counter_t *c, uint64_t n);
+/* Set a count that is at zero and referenced by no job, waiter or gate to `n`. */
+void weft__counter_set(weft__count_t *c, uint64_t n);
+/* True when the count is at zero (acquire: the counted work's writes are visible). */
+bool weft__count_is_done(const weft__count_t *c);
 /* Wait without the argument checks: runs jobs (workers) or sleeps (registered threads). */
-void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c);
-/* `n` jobs counted by `c` finished; releases parked gates if they were the last. */
-void weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft_counter_t *c, uint64_t n);
+void weft__counter_wait_loop(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__count_t *c);
+/* `n` jobs counted by `c` finished; releases parked gates and wakes sleeping waiters if they
+ * were the last. True when they were: the count is zero and the caller must not touch `c`
+ * again (a waiter may already have reused it). */
+bool weft__counter_finish_n(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__count_t *c, uint64_t n);
 /* Park `gate` on `c`; false if `c` is already at zero (nothing was parked). */
 bool weft__counter_park(weft_counter_t *c, weft__rec_t *node);
 /* Drop one of the gate's pending references; schedules its jobs when it was the last. */

@@ -3,14 +3,18 @@
  *
  * DESIGN: no job per chunk. The caller describes the loop in a slot of its own context
  * (`weft__pfor_t`, one per nesting level, jobs_impl.h) and hands out the chunks through an
- * atomic cursor. A participant claims a batch of chunks with one CAS — half of a 1/workers
- * share of what is left, at least one ("factoring", Hummel, Schonberg and Flynn 1992): a
- * dozen claims per loop instead of one per chunk, which dominated small loops, and single
- * chunks at the tail, so the threads finish within about a chunk of each other. Half a
- * share, not a whole one (OpenMP's guided schedule): the caller starts first, and a whole
- * share would commit half the loop to it before a sleeping worker wakes up; with half, a
- * late helper still gets its part. The caller's first batch is reserved by publishing the
- * cursor past it, so the caller starts on its chunks without a claim.
+ * atomic cursor that counts the claim units not yet claimed; a claim takes the top units of
+ * what is left, so the batch that reaches unit 0 is the last. A participant claims a batch
+ * with one CAS — half of a 1/workers share of what is left, at least one ("factoring",
+ * Hummel, Schonberg and Flynn 1992): a dozen claims per loop instead of one per chunk, which
+ * dominated small loops, and single chunks at the tail, so the threads finish within about a
+ * chunk of each other. Half a share, not a whole one (OpenMP's guided schedule): the caller
+ * starts first, and a whole share would commit half the loop to it before a sleeping worker
+ * wakes up; with half, a late helper still gets its part. The caller's first batch (the top
+ * units, with the loop's last, possibly short, chunk) is reserved by publishing the cursor
+ * below it, so the caller starts on its chunks without a claim. A joiner's first claim, on
+ * the other hand, takes a whole share rounded up: the caller is already running when it
+ * arrives, and each claim saved is a round trip of the cursor's line (participate()).
  *
  * How other workers learn of the loop — two paths, because a fork-join between cores that
  * are awake is bounded by cache-line transfers, and every transfer counts:
@@ -28,25 +32,35 @@
  *   helper if chunks remain and the budget (workers - 1) allows: helpers fan out one
  *   wake-up at a time, only as far as there is work.
  *
- * Completion counts chunks, not helpers: the slot's counter `left` holds the claim units
+ * Completion counts chunks, not helpers: the slot's count `left` holds the claim units
  * not yet run, and the caller returns when it reaches zero. A helper that starts after the
  * last claim (or after the loop returned) touches nothing but the slot's atomics, which
  * live as long as the job system: the cursor carries the loop's generation in its high
  * 32 bits, so a late helper's claim fails and it leaves. So the caller never waits for a
  * worker that had nothing to do, and a loop the caller finishes alone costs a few stores, a
  * claim or two and, when it published a helper no worker stole, taking it back from its own
- * deque. Whoever claims the last batch
- * counts it off right after running it (participate()).
+ * deque.
+ *
+ * Cache lines on the critical path of a fork-join between awake cores, each transfer about
+ * a quarter of a microsecond on the machines we measure: the joiner sees the board (1) and
+ * claims (2); at the end the last participant counts its batch off (3) and the caller, which
+ * spins on `left`, sees it (4). Everything else a claimant touches — the cursor, `left`, the
+ * helper budget and the loop's description — shares the slot's first line (jobs_impl.h), so
+ * none of it adds a transfer: a participant counts each batch off right after running it
+ * and, unless that was the loop's last count-off or its batch reached unit 0, claims the
+ * next on the line it now holds; no claim that is bound to fail follows the last batch.
  *
  * Why the plain fields are safe: the caller writes them before its release store of the
  * cursor; a claimant reads them only after a successful claim (acquire), and until it
- * counts its units off `left` the loop cannot finish, so the caller cannot start the next
- * loop in that slot and rewrite them.
+ * counts that batch off `left` the loop cannot finish, so the caller cannot start the next
+ * loop in that slot and rewrite them. Unclaimed units are counted in `left` too, so a claim
+ * that succeeds after our count-off still finds the loop alive; a count-off can end the loop,
+ * so after it only the cursor is read until the next claim succeeds.
  *
  * Chunk k is [k * grain, min((k + 1) * grain, count)), so boundaries depend only on count
  * and grain. grain 0 picks count / (16 * workers) (at least 1). A claim unit is one chunk,
- * or several consecutive ones when a loop has more than 2^32 - 1 chunks (the cursor's low
- * half counts units). Nested calls from inside jobs work the same way with the next slot (the
+ * or 2^k consecutive ones when a loop has more than 2^32 - 1 chunks (the cursor's low
+ * half counts units); only the caller's first batch holds the short last unit. Nested calls from inside jobs work the same way with the next slot (the
  * waiting thread runs other jobs, so nothing can deadlock); beyond WEFT__PFOR_SLOTS levels
  * the loop runs on the calling worker alone.
  *
@@ -60,42 +74,40 @@
  * Lock order: none taken here (submission and waiting take their own, see submit.c). */
 #include "jobs_impl.h"
 
-/* Claim the next batch of units of loop `gen`; returns how many (0: none left, or the slot
- * has moved on to a newer loop) and the first in *first. `remote`: the cursor line is
- * probably in another core's cache (a board joiner's first claim); read it with an RMW,
- * which fetches it for writing in one transfer instead of a read and then an upgrade. */
-static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, uint32_t *first,
+/* Who is taking part in a loop: its caller, a helper job, or a worker that joined from
+ * the loop board. */
+typedef enum role { ROLE_CALLER, ROLE_HELPER, ROLE_BOARD } role_t;
+
+/* Claim the next batch of units of loop `gen` from the top of what is left; returns how many
+ * (0: none left, or the slot has moved on to a newer loop) and the first in *first. A batch
+ * is `left / divisor` units, at least one, or with `whole` a whole share rounded up
+ * (`ceil(left / divisor)`). `remote`: the cursor line is probably in another core's cache (a
+ * board joiner's first claim); read it with an RMW, which fetches it for writing in one
+ * transfer instead of a read and then an upgrade. */
+static uint32_t claim(weft__pfor_t *pf, uint32_t gen, uint32_t divisor, bool whole, uint32_t *first,
                       bool remote) {
     /* acquire pairs with the caller's release store of the cursor (continued by every
      * claim's RMW): the fields of loop `gen` are visible */
     uint64_t cur = remote ? weft_atomic_fetch_add_acq_rel(&pf->cursor, 0u)
                           : weft_atomic_load_acquire(&pf->cursor);
     for (;;) {
-        if ((uint32_t)(cur >> 32) != gen) {
+        uint32_t left = (uint32_t)cur;
+        if ((uint32_t)(cur >> 32) != gen || left == 0) {
             return 0;
         }
-        /* relaxed: stored before the cursor we just acquired; a newer loop shows in its gen */
-        uint64_t shape = weft_atomic_load_relaxed(&pf->shape);
-        uint32_t units = (uint32_t)shape, next = (uint32_t)cur;
-        if ((uint32_t)(shape >> 32) != gen || next >= units) {
-            return 0;
-        }
-        uint32_t take = (units - next) / divisor;
+        uint32_t take = left / divisor + (whole && left % divisor != 0);
         take = take ? take : 1u;
         /* acq_rel: acquire as above; release keeps the release sequence going */
-        if (weft_atomic_cas_weak_acq_rel(&pf->cursor, &cur, cur + take)) {
-            *first = next;
+        if (weft_atomic_cas_weak_acq_rel(&pf->cursor, &cur, cur - take)) {
+            *first = left - take;
             return take;
         }
     }
 }
 
-/* Run units [first, first + n): the claim keeps the loop alive, so the fields are stable. */
-static void run_units(weft__ctx_t *ctx, const weft__pfor_t *pf, uint64_t first, uint64_t n) {
-    uint64_t c = first * pf->per_unit;
-    uint64_t last = (uint64_t)(uint32_t)weft_atomic_load_relaxed(&pf->shape);
-    /* (first + n) * per_unit cannot overflow below the last unit: it is < nchunks */
-    uint64_t end = first + n >= last ? pf->nchunks : (first + n) * pf->per_unit;
+/* Run chunks [c, end): the caller of this function holds a claim on them, which keeps the
+ * loop alive, so the fields are stable. */
+static void run_chunks(weft__ctx_t *ctx, const weft__pfor_t *pf, uint64_t c, uint64_t end) {
     weft__tally(&ctx->ranges_run, end - c);
     for (; c < end; ++c) {
         uint64_t begin = c * pf->grain;
@@ -104,16 +116,22 @@ static void run_units(weft__ctx_t *ctx, const weft__pfor_t *pf, uint64_t first, 
     }
 }
 
+/* Take one unit of the helper budget; false when it is spent. */
+static bool take_budget(weft__pfor_t *pf) {
+    uint32_t b = weft_atomic_load_relaxed(&pf->helpers);
+    /* relaxed: the budget only bounds how many helper jobs are published */
+    while (b != 0 && !weft_atomic_cas_weak_relaxed(&pf->helpers, &b, b - 1u)) {
+    }
+    return b != 0;
+}
+
 /* Publish one more helper if work is left for it and the budget allows. Called while
  * holding a claim, so the slot still holds our loop. */
 static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen) {
-    uint32_t next = (uint32_t)weft_atomic_load_relaxed(&pf->cursor);
-    uint32_t units = (uint32_t)weft_atomic_load_relaxed(&pf->shape);
-    if (units - next <= 1u) {
+    if ((uint32_t)weft_atomic_load_relaxed(&pf->cursor) <= 1u) {
         return; /* at most one unit left: whoever is here will take it */
     }
-    if (weft_atomic_load_relaxed(&pf->helpers) >= pf->max_helpers ||
-        weft_atomic_fetch_add_relaxed(&pf->helpers, 1u) >= pf->max_helpers) {
+    if (!take_budget(pf)) {
         return;
     }
     /* A failure (out of memory, shutdown) only means fewer helpers: the units that are
@@ -121,38 +139,54 @@ static void spawn_helper(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, 
     (void)weft__submit_internal(jobs, ctx, weft__pfor_helper, pf, gen, "parallel_for");
 }
 
-/* Who is taking part in a loop: its caller, a helper job, or a worker that joined from
- * the loop board. */
-typedef enum role { ROLE_CALLER, ROLE_HELPER, ROLE_BOARD } role_t;
-
-/* Claim and run batches until none are left; returns the units run, which the caller of
- * this function still has to count off `left`. Whoever claims the loop's last batch stops
- * after running it, without a claim that is bound to fail: that claim is a cache miss on
- * the cursor, and this thread is usually the one the loop's caller is waiting for. */
-static uint64_t participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen,
-                            role_t role) {
-    /* a claim takes half of a 1/workers share of what is left */
-    uint32_t divisor = 2u * jobs->worker_count;
-    uint64_t ran = 0;
-    uint32_t first = 0, n;
-    while ((n = claim(pf, gen, divisor, &first, ran == 0 && role == ROLE_BOARD)) != 0) {
-        if (ran == 0 && role == ROLE_BOARD) {
-            /* counted as a helper, so the caller does not publish one for us */
-            weft_atomic_fetch_add_relaxed(&pf->helpers, 1u);
-        }
-        if (ran == 0 && role != ROLE_CALLER) {
-            spawn_helper(jobs, ctx, pf, gen);
-        }
-        /* relaxed: the claim acquired the loop, whose shape cannot change before we count
-         * our units off */
-        uint32_t units = (uint32_t)weft_atomic_load_relaxed(&pf->shape);
-        run_units(ctx, pf, first, n);
-        ran += n;
-        if (first + n >= units) {
-            break;
-        }
+/* Claim, run and count off batches until none are left; true if it ran any. Each batch is
+ * counted off `left` as soon as it has run, before the next claim, on the same line: the
+ * count-off fetches the line and the claim finds it there. A count-off that brings `left` to
+ * zero ends the loop (nothing can be left to claim), and a batch that reached unit 0 was the
+ * last one, so in neither case does it make a claim that is bound to fail: that claim is a
+ * cache miss on the cursor, and this thread is usually the one the loop's caller is waiting
+ * for. After a count-off the loop may have finished, so only the cursor is touched until
+ * the next claim succeeds.
+ *
+ * A joiner's (board or helper) first claim takes a whole 1/workers share of what is left,
+ * rounded up; every later claim half of one (factoring, see the top of the file). The caller
+ * is already running its first batch when a joiner arrives, so the joiner's fair part of the
+ * rest is at least a whole share, and each claim it does not need to make saves the line's
+ * transfer there and back. */
+static bool participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, uint32_t gen,
+                        role_t role) {
+    uint32_t workers = jobs->worker_count;
+    uint32_t shift = 0, first = 0;
+    uint32_t n = role == ROLE_CALLER ? claim(pf, gen, 2u * workers, false, &first, false)
+                                     : claim(pf, gen, workers, true, &first, role == ROLE_BOARD);
+    if (n == 0) {
+        return false;
     }
-    return ran;
+    if (role == ROLE_BOARD) {
+        (void)take_budget(pf); /* counted as a helper, so the caller does not publish one */
+    }
+    if (role != ROLE_CALLER) {
+        spawn_helper(jobs, ctx, pf, gen);
+    }
+    /* the claim acquired the loop, whose fields cannot change before we count it off */
+    shift = pf->unit_shift;
+    do {
+        if (WEFT__PLANT("pfor_count_off_before_run")) {
+            /* the interleaving checker's plant: the batch counted off before it has run */
+            bool done = weft__counter_finish_n(jobs, ctx, &pf->left, n);
+            run_chunks(ctx, pf, (uint64_t)first << shift, (uint64_t)(first + n) << shift);
+            if (done || first == 0) {
+                return true;
+            }
+            continue;
+        }
+        /* never the loop's top unit (the caller's first batch), so every unit is whole */
+        run_chunks(ctx, pf, (uint64_t)first << shift, (uint64_t)(first + n) << shift);
+        if (weft__counter_finish_n(jobs, ctx, &pf->left, n) || first == 0) {
+            return true;
+        }
+    } while ((n = claim(pf, gen, 2u * workers, false, &first, false)) != 0);
+    return true;
 }
 
 /* The board word of slot `pf` at generation `gen` (jobs_impl.h). */
@@ -172,11 +206,7 @@ bool weft__pfor_join_board(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     weft__pfor_t *pf = &jobs->ctx[slot / WEFT__PFOR_SLOTS].pfor[slot % WEFT__PFOR_SLOTS];
     /* claim() checks the generation against the cursor it acquires, so a loop that has
      * finished (or a newer one in the slot) yields nothing, as for a late helper */
-    uint64_t ran = participate(jobs, ctx, pf, (uint32_t)(word >> 32), ROLE_BOARD);
-    if (ran) {
-        weft__counter_finish_n(jobs, ctx, &pf->left, ran);
-    }
-    return ran != 0;
+    return participate(jobs, ctx, pf, (uint32_t)(word >> 32), ROLE_BOARD);
 }
 
 /* The helper job: arg is the slot, the tag the loop's generation. */
@@ -184,10 +214,7 @@ void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx) {
     weft__pfor_t *pf = arg;
     weft_jobs_t *jobs = jctx->jobs;
     weft__ctx_t *ctx = &jobs->ctx[jctx->worker];
-    uint64_t ran = participate(jobs, ctx, pf, jctx->tag, ROLE_HELPER);
-    if (ran) {
-        weft__counter_finish_n(jobs, ctx, &pf->left, ran); /* our last touch of the loop */
-    } else if (ctx->frames && !ctx->frames->prev) {
+    if (!participate(jobs, ctx, pf, jctx->tag, ROLE_HELPER) && ctx->frames && !ctx->frames->prev) {
         /* A top-level helper that came too late: its worker need not poll eagerly for the
          * next one (worker_main, sleep.c). Nested in another job, the outer job counts. */
         ctx->idle_job = true;
@@ -256,52 +283,52 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     }
     weft__pfor_t *pf = &me->pfor[me->pfor_depth++];
     uint32_t gen = ++pf->gen;
-    uint64_t per_unit = ceil_div(nchunks, UINT32_MAX);
-    /* the usual case, per_unit 1, needs no run-time division */
-    uint64_t units = per_unit == 1 ? nchunks : ceil_div(nchunks, per_unit);
+    /* A claim unit is 1 << shift chunks, so that the units fit the cursor's low half. */
+    uint32_t shift = 0;
+    while (ceil_div(nchunks, UINT64_C(1) << shift) > UINT32_MAX) {
+        shift += 1;
+    }
+    /* the usual case, shift 0, needs no run-time division */
+    uint32_t units = (uint32_t)(shift == 0 ? nchunks : ceil_div(nchunks, UINT64_C(1) << shift));
     pf->fn = fn;
     pf->ctx = ctx;
     pf->count = count;
     pf->grain = grain;
-    pf->nchunks = nchunks;
-    pf->per_unit = per_unit;
-    pf->max_helpers = me->is_worker ? workers - 1u : workers;
-    if (pf->max_helpers > units) {
-        pf->max_helpers = (uint32_t)units;
-    }
-    /* The caller's first batch is claimed by publishing the cursor past it: no claim on a
-     * line an idle worker may have been reading. */
-    uint32_t take0 = (uint32_t)(units / (2u * workers));
-    take0 = take0 ? take0 : 1u;
-    weft_atomic_store_relaxed(&pf->helpers, 0u);
-    /* `left` is zero and unreferenced here: the previous loop in this slot waited for it,
-     * and late helpers never touch it. Every claimant acquires the cursor stored below, so
-     * its subtraction comes after this. */
-    weft__counter_set(&pf->left, units);
-    weft_atomic_store_relaxed(&pf->shape, (uint64_t)gen << 32 | units);
-    /* release pairs with claim()'s acquire: the fields above are visible to claimants */
-    weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | take0);
-    weft_atomic_store_relaxed(&jobs->board, board_word(jobs, me, pf, gen));
+    pf->unit_shift = shift;
+    uint32_t budget = me->is_worker ? workers - 1u : workers;
     /* A helper job now only if some worker sleeps (it must be woken; a relaxed peek, a
      * stale zero is caught by the check after the first batch) or the caller is a
      * registered thread (its loop is not on any worker's way between jobs). Spinning
      * workers see the board; a busy one sees it when its job ends. */
     bool pushed = !me->is_worker || weft_atomic_load_relaxed(&jobs->sleep.sleepers) != 0;
+    budget = budget < units ? budget : units;
+    /* The caller's first batch, the top units, is claimed by publishing the cursor below
+     * it: no claim on a line an idle worker may have been reading. */
+    uint32_t take0 = units / (2u * workers);
+    take0 = take0 ? take0 : 1u;
+    weft_atomic_store_relaxed(&pf->helpers, budget - (pushed ? 1u : 0u));
+    /* `left` is zero and unreferenced here: the previous loop in this slot waited for it,
+     * and late helpers never touch it. Every claimant acquires the cursor stored below, so
+     * its subtraction comes after this. */
+    weft__counter_set(&pf->left, units);
+    /* release pairs with claim()'s acquire: the fields above are visible to claimants */
+    weft_atomic_store_release(&pf->cursor, (uint64_t)gen << 32 | (units - take0));
+    weft_atomic_store_relaxed(&jobs->board, board_word(jobs, me, pf, gen));
     if (pushed) {
-        weft_atomic_store_relaxed(&pf->helpers, 1u);
         /* A failure only means no helper: the caller runs every chunk itself. */
         (void)weft__submit_internal(jobs, me, weft__pfor_helper, pf, gen, "parallel_for");
     }
-    run_units(me, pf, 0, take0);
-    uint64_t ran = take0;
+    /* the top batch holds the loop's last chunk, which may be short of a whole unit */
+    run_chunks(me, pf, (uint64_t)(units - take0) << shift, nchunks);
     if (!pushed) {
         /* After the first batch: a helper job for the workers the board did not reach, if
          * the budget (which board joiners count against) allows. The submission is a full
          * publication, so a sleeper is woken. */
         spawn_helper(jobs, me, pf, gen);
     }
-    ran += participate(jobs, me, pf, gen, ROLE_CALLER);
-    weft__counter_finish_n(jobs, me, &pf->left, ran);
+    if (!weft__counter_finish_n(jobs, me, &pf->left, take0) && take0 < units) {
+        (void)participate(jobs, me, pf, gen, ROLE_CALLER);
+    }
     if (me->is_worker) {
         reclaim_helper(jobs, me, pf, gen); /* a registered caller's helper is in the queue */
     }

@@ -230,7 +230,7 @@ void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
      * destroy (which waits for the tallies to match) cannot free the slabs under us. */
     weft_counter_t *done = job->done;
     if (done) {
-        weft__counter_finish_n(jobs, ctx, done, 1u);
+        (void)weft__counter_finish_n(jobs, ctx, weft__count_of(done), 1u);
     }
     weft__discard_job(ctx, job);
 }
@@ -397,9 +397,9 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
     for (uint32_t k = 0; k < WEFT__PFOR_SLOTS; ++k) {
         weft__pfor_t *pf = &ctx->pfor[k];
         weft_atomic_init(&pf->cursor, 0);
-        weft_atomic_init(&pf->shape, 0);
         weft_atomic_init(&pf->helpers, 0);
-        weft_counter_init(&pf->left);
+        weft_atomic_init(&pf->left.word, 0);
+        weft_atomic_init(&pf->left.waiters, NULL);
     }
     if (!ctx->is_worker) {
         return true;

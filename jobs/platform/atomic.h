@@ -110,6 +110,8 @@ void weft__mc_yield(const weft__mc_site_t *site);
     WEFT__MC_CAS(p, e, d, WEFT__MO_SEQ_CST, WEFT__MO_RELAXED, "cas_strong_seq_cst")
 #define weft_atomic_cas_weak_release(p, e, d) \
     WEFT__MC_CAS(p, e, d, WEFT__MO_RELEASE, WEFT__MO_RELAXED, "cas_weak_release")
+#define weft_atomic_cas_weak_relaxed(p, e, d) \
+    WEFT__MC_CAS(p, e, d, WEFT__MO_RELAXED, WEFT__MO_RELAXED, "cas_weak_relaxed")
 #define weft_atomic_cas_weak_seq_cst(p, e, d) \
     WEFT__MC_CAS(p, e, d, WEFT__MO_SEQ_CST, WEFT__MO_SEQ_CST, "cas_weak_seq_cst")
 #define weft_atomic_fence_seq_cst() weft__mc_fence(WEFT__MO_SEQ_CST, WEFT__MC_SITE("fence_seq_cst"))

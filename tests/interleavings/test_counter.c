@@ -93,7 +93,7 @@ Test(counter, chain_with_parked_gates_and_a_sleeping_waiter_is_clean) {
  * brings the finished jobs' writes with it. */
 Test(counter, planted_relaxed_done_check_is_caught) {
     mc_result_t r =
-        run("counter planted: is_done relaxed", "weft_counter_is_done:load_acquire", NULL);
+        run("counter planted: is_done relaxed", "weft__count_is_done:load_acquire", NULL);
     mc_assert_caught(r, "the weakened is_done");
 }
 

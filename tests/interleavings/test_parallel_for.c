@@ -1,15 +1,17 @@
 /* test_parallel_for.c: weft_parallel_for's claims and helper reclaim (jobs/parallel_for.c)
  * under the interleaving checker, on a real two-worker job system.
  *
- * Scenario: worker 0 runs two loops back to back, of 3 and 2 one-item ranges; worker 1 is
+ * Scenario: worker 0 runs two loops back to back, of 4 and 2 one-item ranges; worker 1 is
  * idle and may join through the loop board or a helper job, which may also arrive late (the
- * first loop done, the second in the slot). Each range reads an input the caller wrote
+ * first loop done, the second in the slot). With 4 ranges a joiner's first claim takes 2 (a
+ * whole share of the 3 the caller left), so a participant counts off a batch and claims the
+ * next while the other may be doing the same. Each range reads an input the caller wrote
  * before the loop and writes its output; every range must run exactly once and the caller
  * must see every output when the call returns. */
 #include "jobs_scn.h"
 #include "mc_test.h"
 
-#define L1 3
+#define L1 4
 #define L2 2
 
 typedef struct pf_scn {
@@ -58,8 +60,8 @@ static void pf_main(void *arg) {
 
 /* The planted variants run at pre-emption bound 1, where each is caught; the clean scenario
  * at 2 (12,744 executions). */
-static mc_result_t run(const char *name, const char *weaken) {
-    return mc_test_run(name, pf_main, NULL, 1, weaken, NULL);
+static mc_result_t run(const char *name, const char *weaken, const char *plant) {
+    return mc_test_run(name, pf_main, NULL, 1, weaken, plant);
 }
 
 Test(parallel_for, claims_and_late_helpers_run_each_range_once) {
@@ -73,7 +75,7 @@ Test(parallel_for, claims_and_late_helpers_run_each_range_once) {
  * the loop, so it runs ranges without seeing their inputs. */
 Test(parallel_for, planted_relaxed_claim_is_caught) {
     mc_result_t r = run("parallel_for planted: claim relaxed",
-                        "claim:load_acquire|claim:fetch_add_acq_rel|claim:cas_weak_acq_rel");
+                        "claim:load_acquire|claim:fetch_add_acq_rel|claim:cas_weak_acq_rel", NULL);
     mc_assert_caught(r, "the weakened claim");
 }
 
@@ -82,6 +84,15 @@ Test(parallel_for, planted_relaxed_claim_is_caught) {
  * joiner's outputs are no longer published to the caller when the call returns. */
 Test(parallel_for, planted_relaxed_count_down_of_the_loop_is_caught) {
     mc_result_t r = run("parallel_for planted: loop count-down relaxed",
-                        "weft__counter_finish_n:fetch_sub_acq_rel");
+                        "weft__counter_finish_n:fetch_sub_acq_rel", NULL);
     mc_assert_caught(r, "the weakened count-down");
+}
+
+/* Planted: a participant counts its batch off before running it (the count-off and the next
+ * claim share a line, so merging them into one step before the run is the tempting mistake).
+ * The caller can then see zero and return while the batch is still running. */
+Test(parallel_for, planted_count_off_before_run_is_caught) {
+    mc_result_t r =
+        run("parallel_for planted: count-off before run", NULL, "pfor_count_off_before_run");
+    mc_assert_caught(r, "the early count-off");
 }
