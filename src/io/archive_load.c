@@ -357,11 +357,19 @@ static weft_result_t stage_all(weft__stage_t *st) {
     }
     memset(st->sig, 0, (size_t)n * sizeof(uint32_t));
 
-    uint8_t seen[WEFT_MAX_COMPONENTS] = {0};
+    /* Which registered ids a section already matched (an archive naming one twice is
+     * corrupt): one byte per registered id. */
+    size_t nseen = (size_t)st->world->component_count + 1u;
+    uint8_t *seen = stage_alloc(st, nseen, 1u);
+    if (!seen) {
+        return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
+    }
+    memset(seen, 0, nseen);
     weft_result_t r = WEFT_OK;
     for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
         r = match_section(st, i, seen);
     }
+    stage_free(st, seen, nseen);
     for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
         if (st->comps[i].up) {
             r = upgrade_section(st, i);
