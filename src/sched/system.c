@@ -879,7 +879,6 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
             sys->reads[sys->nreads++] = acc->wide[i] >> 1;
         }
     }
-    memcpy(&sys->view, &sys->access, sizeof sys->view);
     *out = sys;
     return WEFT_OK;
 }
