@@ -269,20 +269,6 @@ static int cmp_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Whether id c is among sorted[0..count). */
-static bool sorted_has(const uint32_t *sorted, uint32_t count, uint32_t c) {
-    uint32_t lo = 0, hi = count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2u;
-        if (sorted[mid] < c) {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < count && sorted[lo] == c;
-}
-
 /* weft_entity_create_with after the entry checks; writes out[] only once it cannot fail. */
 static weft_result_t create_with_in(weft_world_t *world, uint32_t n,
                                     const weft_component_t *components, uint32_t count,
@@ -411,7 +397,7 @@ static weft_result_t create_with_in(weft_world_t *world, uint32_t n,
             weft__group_t *grp = &world->groups[g];
             bool all = true;
             for (uint32_t m = 0; m < grp->count && all; m++) {
-                all = sorted_has(sorted, count, grp->members[m]);
+                all = weft__ids_have(sorted, count, grp->members[m]);
             }
             if (!all) {
                 break; /* the groups further in have more members */

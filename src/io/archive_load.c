@@ -190,16 +190,7 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
 static bool sig_holds(const weft_world_t *world, uint32_t sig, uint32_t c) {
     uint32_t count;
     const uint32_t *ids = weft__sig_ids(world, sig, &count);
-    uint32_t lo = 0, hi = count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2u;
-        if (ids[mid] < c) {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < count && ids[lo] == c;
+    return weft__ids_have(ids, count, c);
 }
 
 /* Walk every matched section's owner column: step each entity's signature by the section's
