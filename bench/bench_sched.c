@@ -24,6 +24,9 @@
  * - many_systems_build: registering 750, 3,000, 6,000 and 12,000 systems over 250 components
  *   (N / 250 writers per component) and building their schedule; the 6,000-system frame at 1
  *   and 2 workers.
+ * - many_types: 4,000 component types and 3,000 or 12,000 systems (each writing one type
+ *   and looking up another): registration and schedule build time per system at both sizes,
+ *   and the 12,000-system frame at 1 and 2 workers.
  * WB_SCHED_CASE=<name> runs only the case of that name.
  * Every figure at 2 workers comes with `<case>_share` (bench/share.h): the fraction of the
  * jobs run by the less busy worker, so a 2-worker figure whose work all ran on the calling
@@ -1213,17 +1216,38 @@ static void case_many_systems(wb_ctx_t *ctx) {
 
 #define BUILD_COMPONENTS 250
 
-static weft_world_t *make_build_world(uint32_t workers, uint32_t n, double *reg_ns,
-                                      double *reg_cpu_ns, double *build_ms) {
+/* The shape of a build world: ncomp marker types (4 rows each), n systems, system i writing
+ * type i mod ncomp and, when `lookups`, also declaring a read of type (7i + 1) mod ncomp
+ * (a weft_component_get lookup: it adds conflicts, not rows). */
+typedef struct build_shape {
+    uint32_t ncomp;
+    uint32_t n;
+    bool lookups;
+} build_shape_t;
+
+typedef struct build_times {
+    double types_ns;   /* registering the types, per type */
+    double reg_ns;     /* registering the systems, per system (wall) */
+    double reg_cpu_ns; /* the same in process CPU time */
+    double build_ms;   /* the first weft_schedule_order */
+} build_times_t;
+
+static weft_world_t *make_build_world(uint32_t workers, build_shape_t sh, build_times_t *bt) {
     weft_world_t *w = make_world(workers);
-    if (!w) {
+    weft_component_t *comp = calloc(sh.ncomp, sizeof *comp);
+    if (!w || !comp) {
+        weft_world_destroy(w);
+        free(comp);
         return NULL;
     }
-    weft_component_t comp[BUILD_COMPONENTS];
-    for (int i = 0; i < BUILD_COMPONENTS; i++) {
+    double t0 = wb_now_ns();
+    for (uint32_t i = 0; i < sh.ncomp; i++) {
         char name[16];
-        snprintf(name, sizeof name, "b%03d", i);
+        snprintf(name, sizeof name, "b%03u", i);
         comp[i] = reg(w, name, sizeof(float));
+    }
+    bt->types_ns = (wb_now_ns() - t0) / sh.ncomp;
+    for (uint32_t i = 0; i < sh.ncomp; i++) {
         for (int k = 0; k < 4 && comp[i].id; k++) {
             weft_entity_t e;
             float v = (float)k;
@@ -1234,34 +1258,87 @@ static weft_world_t *make_build_world(uint32_t workers, uint32_t n, double *reg_
         }
         if (comp[i].id == 0) {
             weft_world_destroy(w);
+            free(comp);
             return NULL;
         }
     }
-    double c0 = wb_cpu_ns(), t0 = wb_now_ns();
-    for (uint32_t i = 0; i < n; i++) {
+    double c0 = wb_cpu_ns();
+    t0 = wb_now_ns();
+    for (uint32_t i = 0; i < sh.n; i++) {
         char name[16];
         snprintf(name, sizeof name, "s%05u", i);
-        weft_system_desc_t d = {
-            .name = name,
-            .fn = bump,
-            .terms = {{.component = comp[i % BUILD_COMPONENTS], .access = WEFT_ACCESS_WRITE}}};
+        uint32_t wi = i % sh.ncomp, ri = (uint32_t)((7ull * i + 1u) % sh.ncomp);
+        weft_system_desc_t d = {.name = name,
+                                .fn = bump,
+                                .terms = {{.component = comp[wi], .access = WEFT_ACCESS_WRITE}}};
+        if (sh.lookups && ri != wi) {
+            d.reads[0] = comp[ri];
+        }
         if (weft_system_register(w, &d, NULL) != WEFT_OK) {
             weft_world_destroy(w);
+            free(comp);
             return NULL;
         }
     }
+    free(comp);
     double t1 = wb_now_ns(), c1 = wb_cpu_ns();
     uint32_t count = 0;
     weft_result_t r = weft_schedule_order(w, NULL, 0, &count);
     double t2 = wb_now_ns();
-    if (r != WEFT_OK || count != n) {
+    if (r != WEFT_OK || count != sh.n) {
         weft_world_destroy(w);
         return NULL;
     }
-    *reg_ns = (t1 - t0) / n;
-    *reg_cpu_ns = (c1 - c0) / n;
-    *build_ms = (t2 - t1) / 1e6;
+    bt->reg_ns = (t1 - t0) / sh.n;
+    bt->reg_cpu_ns = (c1 - c0) / sh.n;
+    bt->build_ms = (t2 - t1) / 1e6;
     return w;
+}
+
+/* Paired 1- and 2-worker frames of two worlds of one shape, reported as `name` with its
+ * share. */
+static void report_build_frames(wb_ctx_t *ctx, const char *name, build_shape_t sh) {
+    int freps = wb_reps(ctx), frames = wb_quick(ctx) ? 5 : 20;
+    double *t1 = calloc((size_t)freps, sizeof *t1), *t2 = calloc((size_t)freps, sizeof *t2);
+    build_times_t ig;
+    weft_world_t *w1 = t1 && t2 ? make_build_world(1, sh, &ig) : NULL;
+    weft_world_t *w2 = w1 ? make_build_world(2, sh, &ig) : NULL;
+    if (w1 && w2) {
+        double share = time_paired(w1, w2, 10, frames, freps, 1000.0, t1, t2);
+        wb_report(ctx, SUITE, name, "weft", 1, wb_median(t1, freps), "us", WB_NO_TARGET, 0);
+        wb_report(ctx, SUITE, name, "weft", 2, wb_median(t2, freps), "us", WB_NO_TARGET, 0);
+        wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
+    } else {
+        wb_note(ctx, SUITE, "%s: setup failed: %s", name, weft_last_error());
+    }
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+    free(t1);
+    free(t2);
+}
+
+/* Median registration and build times of `reps` fresh worlds of one shape; false when none
+ * could be built. */
+static bool measure_build(wb_ctx_t *ctx, build_shape_t sh, build_times_t *med) {
+    int reps = wb_quick(ctx) ? 1 : 3;
+    double types[8], reg[8], cpu[8], build[8];
+    int ok = 0;
+    for (int r = 0; r < reps && r < 8; r++) {
+        build_times_t bt;
+        weft_world_t *w = make_build_world(1, sh, &bt);
+        if (w) {
+            types[ok] = bt.types_ns;
+            reg[ok] = bt.reg_ns;
+            cpu[ok] = bt.reg_cpu_ns;
+            build[ok++] = bt.build_ms;
+        }
+        weft_world_destroy(w);
+    }
+    if (ok) {
+        *med = (build_times_t){wb_median(types, ok), wb_median(reg, ok), wb_median(cpu, ok),
+                               wb_median(build, ok)};
+    }
+    return ok != 0;
 }
 
 static void case_many_systems_build(wb_ctx_t *ctx) {
@@ -1279,17 +1356,9 @@ static void case_many_systems_build(wb_ctx_t *ctx) {
                 "weft_world_progress of the 6,000-system world once built (one phase, 250 "
                 "chains of 24, 4 rows each), 1 and 2 workers timed back to back; mean frame");
     static const uint32_t sizes[4] = {750, 3000, 6000, 12000};
-    int reps = wb_quick(ctx) ? 1 : 3;
     for (int si = 0; si < 4; si++) {
-        double reg_ns[8], reg_cpu[8], build_ms[8];
-        int ok = 0;
-        for (int r = 0; r < reps && r < 8; r++) {
-            weft_world_t *w =
-                make_build_world(1, sizes[si], &reg_ns[ok], &reg_cpu[ok], &build_ms[ok]);
-            ok += w != NULL;
-            weft_world_destroy(w);
-        }
-        if (ok == 0) {
+        build_times_t bt;
+        if (!measure_build(ctx, (build_shape_t){BUILD_COMPONENTS, sizes[si], false}, &bt)) {
             wb_note(ctx, SUITE, "many_systems_build %u: setup failed: %s", sizes[si],
                     weft_last_error());
             continue;
@@ -1297,33 +1366,60 @@ static void case_many_systems_build(wb_ctx_t *ctx) {
         char name[64];
         bool last = si == 3;
         snprintf(name, sizeof name, "register_ns_per_system_%u", sizes[si]);
-        wb_report(ctx, SUITE, last ? "register_ns_per_system" : name, "weft", 1,
-                  wb_median(reg_ns, ok), "ns", last ? WB_AT_MOST : WB_NO_TARGET, 5000);
+        wb_report(ctx, SUITE, last ? "register_ns_per_system" : name, "weft", 1, bt.reg_ns, "ns",
+                  last ? WB_AT_MOST : WB_NO_TARGET, 5000);
         snprintf(name, sizeof name, "register_cpu_ns_per_system_%u", sizes[si]);
-        wb_report(ctx, SUITE, name, "weft", 1, wb_median(reg_cpu, ok), "ns", WB_NO_TARGET, 0);
+        wb_report(ctx, SUITE, name, "weft", 1, bt.reg_cpu_ns, "ns", WB_NO_TARGET, 0);
         snprintf(name, sizeof name, "schedule_build_ms_%u", sizes[si]);
-        wb_report(ctx, SUITE, last ? "schedule_build_ms" : name, "weft", 1, wb_median(build_ms, ok),
-                  "ms", last ? WB_AT_MOST : WB_NO_TARGET, 20);
+        wb_report(ctx, SUITE, last ? "schedule_build_ms" : name, "weft", 1, bt.build_ms, "ms",
+                  last ? WB_AT_MOST : WB_NO_TARGET, 20);
     }
-    int freps = wb_reps(ctx), frames = wb_quick(ctx) ? 5 : 20;
-    double *t1 = calloc((size_t)freps, sizeof *t1), *t2 = calloc((size_t)freps, sizeof *t2);
-    double ig[3];
-    weft_world_t *w1 = t1 && t2 ? make_build_world(1, 6000, &ig[0], &ig[1], &ig[2]) : NULL;
-    weft_world_t *w2 = w1 ? make_build_world(2, 6000, &ig[0], &ig[1], &ig[2]) : NULL;
-    if (w1 && w2) {
-        double share = time_paired(w1, w2, 10, frames, freps, 1000.0, t1, t2);
-        wb_report(ctx, SUITE, "many_systems_build_frame_6000", "weft", 1, wb_median(t1, freps),
-                  "us", WB_NO_TARGET, 0);
-        wb_report(ctx, SUITE, "many_systems_build_frame_6000", "weft", 2, wb_median(t2, freps),
-                  "us", WB_NO_TARGET, 0);
-        wb_report_share(ctx, SUITE, "many_systems_build_frame_6000", 2, share, WB_NO_TARGET, 0);
-    } else {
-        wb_note(ctx, SUITE, "many_systems_build_frame_6000: setup failed: %s", weft_last_error());
+    report_build_frames(ctx, "many_systems_build_frame_6000",
+                        (build_shape_t){BUILD_COMPONENTS, 6000, false});
+}
+
+/* ---- many_types ------------------------------------------------------------- >>many_types */
+
+/* A world with many component types: 4,000 marker types (ids far past 255), 3,000 and 12,000
+ * systems, system i writing type i mod 4,000 and looking up type (7i + 1) mod 4,000, so each
+ * type has N / 4,000 writers and as many readers. Per-system registration and build times
+ * at both sizes show whether the cost per system grows with N (it would, were conflicts
+ * found by testing pairs); the 12,000-system frame runs at 1 and 2 workers. */
+#define MANY_TYPES 4000u
+
+static void case_many_types(wb_ctx_t *ctx) {
+    wb_describe(ctx, SUITE, "many_types_type_register_ns", "weft",
+                "weft_component_register of 4,000 marker types into a fresh world, per type");
+    wb_describe(ctx, SUITE, "many_types_register_ns_per_system", "weft",
+                "weft_system_register: N systems over 4,000 types, system i writing type "
+                "i mod 4,000 and reading (lookup) type (7i + 1) mod 4,000; total / N, median "
+                "over reps; unsuffixed: N = 12,000");
+    wb_describe(ctx, SUITE, "many_types_build_ns_per_system", "weft",
+                "the first weft_schedule_order after the registrations (graph and frame "
+                "tables), per system; unsuffixed: N = 12,000");
+    wb_describe(ctx, SUITE, "many_types_frame_12000", "weft",
+                "weft_world_progress of the 12,000-system, 4,000-type world once built (4 "
+                "rows per type), 1 and 2 workers timed back to back; mean frame");
+    static const uint32_t sizes[2] = {3000, 12000};
+    for (int si = 0; si < 2; si++) {
+        build_times_t bt;
+        if (!measure_build(ctx, (build_shape_t){MANY_TYPES, sizes[si], true}, &bt)) {
+            wb_note(ctx, SUITE, "many_types %u: setup failed: %s", sizes[si], weft_last_error());
+            continue;
+        }
+        char name[64];
+        bool last = si == 1;
+        if (last) {
+            wb_report(ctx, SUITE, "many_types_type_register_ns", "weft", 1, bt.types_ns, "ns",
+                      WB_NO_TARGET, 0);
+        }
+        snprintf(name, sizeof name, "many_types_register_ns_per_system%s", last ? "" : "_3000");
+        wb_report(ctx, SUITE, name, "weft", 1, bt.reg_ns, "ns", WB_NO_TARGET, 0);
+        snprintf(name, sizeof name, "many_types_build_ns_per_system%s", last ? "" : "_3000");
+        wb_report(ctx, SUITE, name, "weft", 1, bt.build_ms * 1e6 / sizes[si], "ns", WB_NO_TARGET,
+                  0);
     }
-    weft_world_destroy(w1);
-    weft_world_destroy(w2);
-    free(t1);
-    free(t2);
+    report_build_frames(ctx, "many_types_frame_12000", (build_shape_t){MANY_TYPES, 12000, true});
 }
 
 void wb_suite_sched(wb_ctx_t *ctx);
@@ -1342,7 +1438,8 @@ void wb_suite_sched(wb_ctx_t *ctx) {
         {"frame_64", case_frame_64},         {"frame_64x256", case_frame_64x256},
         {"frame_1m", case_frame_1m},         {"frame_1m_paced", case_frame_1m_paced},
         {"frame_mixed", case_frame_mixed},   {"churn", case_churn},
-        {"many_systems", case_many_systems}, {"many_systems_build", case_many_systems_build}};
+        {"many_systems", case_many_systems}, {"many_systems_build", case_many_systems_build},
+        {"many_types", case_many_types}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (want(cases[i].name)) {
             cases[i].fn(ctx);

@@ -29,7 +29,10 @@ typedef struct weft_component {
     uint32_t id;
 } weft_component_t;
 
-#define WEFT_MAX_COMPONENTS 256            /* ids are < 256 (id 0 is invalid) */
+/* Ids are < WEFT_MAX_COMPONENTS (id 0 is invalid): 65,536 component types (resources
+ * included) per world. The world's per-type tables grow with the registrations, so a world
+ * with few types pays for few. */
+#define WEFT_MAX_COMPONENTS 65537u
 #define WEFT_COMPONENT_MAX_ENTITY_FIELDS 8 /* entity-handle fields per component */
 #define WEFT_COMPONENT_MAX_ALIGN 4096      /* largest accepted alignment */
 #define WEFT_COMPONENT_NAME_MAX 63         /* bytes of a component name (longer: EINVAL) */
@@ -65,7 +68,8 @@ typedef struct weft_component_desc {
 /* Register a component, or find it again: the same name with the same size and align returns
  * the existing id (hooks and fields of the first registration stay). A different size or
  * alignment for a known name is WEFT_ECONFLICT. Other errors: WEFT_EINVAL (bad desc),
- * WEFT_ECAPACITY (255 components), WEFT_ENOMEM. Thread: main. */
+ * WEFT_ECAPACITY (WEFT_MAX_COMPONENTS - 1 = 65,536 types registered, or, for a
+ * WEFT_COMPONENT_MULTI one, 255 multi-instance types), WEFT_ENOMEM. Thread: main. */
 WEFT_API weft_result_t weft_component_register(weft_world_t *world,
                                                const weft_component_desc_t *desc,
                                                weft_component_t *out);
@@ -234,7 +238,7 @@ WEFT_API weft_result_t weft_component_reserve(weft_world_t *world, weft_componen
 
 /* An instance handle: 0 is invalid; a removed instance's handle goes stale. */
 typedef struct weft_instance {
-    uint64_t id; /* slot | generation << 32 | component << 56 */
+    uint64_t id; /* slot | generation << 32 | multi-instance type (1..255) << 56 */
 } weft_instance_t;
 
 /* Add one more instance of multi-instance component c to e, zero-initialised (on_add fires).

@@ -43,21 +43,44 @@ typedef struct weft_system {
 /* ---- views ---------------------------------------------------------------- >>view */
 
 /* The access a piece of code may use: a system's whole declaration, or a narrowed subset of it
- * handed to a helper. Plain data; copy freely. Write implies read. */
+ * handed to a helper. Plain data with no pointer into other storage; copy freely. Write
+ * implies read. Ids below WEFT_VIEW_BITSET_IDS are bits of `read`/`write` (one bit test, as
+ * most worlds have fewer types); higher ids are listed in `wide` (a system accesses at most
+ * WEFT_VIEW_MAX_WIDE components, so the list is bounded). Read it through
+ * weft_view_can_read / weft_view_can_write, not field by field. */
+#define WEFT_VIEW_BITSET_IDS 256u /* ids below this live in the bitsets */
+#define WEFT_VIEW_MAX_WIDE (WEFT_QUERY_MAX_TERMS + 2 * WEFT_SYSTEM_MAX_LOOKUPS)
 typedef struct weft_view {
-    const weft_world_t *world;                /* the world the access applies to */
-    const char *system;                       /* the system's name (for messages) */
-    uint64_t read[WEFT_MAX_COMPONENTS / 64];  /* bit c: component id c may be read */
-    uint64_t write[WEFT_MAX_COMPONENTS / 64]; /* bit c: component id c may be written */
+    const weft_world_t *world;                 /* the world the access applies to */
+    const char *system;                        /* the system's name (for messages) */
+    uint64_t read[WEFT_VIEW_BITSET_IDS / 64];  /* bit c: component id c may be read */
+    uint64_t write[WEFT_VIEW_BITSET_IDS / 64]; /* bit c: component id c may be written */
+    uint32_t nwide;                            /* entries in wide */
+    uint32_t wide[WEFT_VIEW_MAX_WIDE];         /* ids >= WEFT_VIEW_BITSET_IDS, ascending, as
+                                                  id << 1 | 1 when writable (id << 1: read) */
 } weft_view_t;
+
+/* 0: the view has no access to id c; 1: read; 2: write (and read). */
+static inline uint32_t weft_view_access(const weft_view_t *v, uint32_t c) {
+    if (c < WEFT_VIEW_BITSET_IDS) {
+        return ((v->write[c >> 6] >> (c & 63u)) & 1u)
+                   ? 2u
+                   : (uint32_t)((v->read[c >> 6] >> (c & 63u)) & 1u);
+    }
+    for (uint32_t i = 0; i < v->nwide && i < WEFT_VIEW_MAX_WIDE; i++) {
+        if ((v->wide[i] >> 1) == c) {
+            return 1u + (v->wide[i] & 1u);
+        }
+    }
+    return 0;
+}
 
 /* True when the view may read (write) component c. */
 static inline bool weft_view_can_read(const weft_view_t *v, weft_component_t c) {
-    return c.id < WEFT_MAX_COMPONENTS &&
-           (((v->read[c.id >> 6] | v->write[c.id >> 6]) >> (c.id & 63u)) & 1u);
+    return weft_view_access(v, c.id) != 0;
 }
 static inline bool weft_view_can_write(const weft_view_t *v, weft_component_t c) {
-    return c.id < WEFT_MAX_COMPONENTS && ((v->write[c.id >> 6] >> (c.id & 63u)) & 1u);
+    return weft_view_access(v, c.id) == 2u;
 }
 
 /* Narrow `from` to reads[0..nreads) and writes[0..nwrites) into *out. Each must be allowed by

@@ -12,6 +12,7 @@
 #include "world.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local const weft__access_set_t *current_set; /* this thread's running system */
 
@@ -24,6 +25,30 @@ const weft__access_set_t *weft__access_enter(const weft__access_set_t *set) {
 void weft__access_leave(const weft__access_set_t *previous) { current_set = previous; }
 
 const weft__access_set_t *weft__access_current(void) { return current_set; }
+
+bool weft__access_add(weft__access_set_t *set, uint32_t id, bool write) {
+    if (id < WEFT_VIEW_BITSET_IDS) {
+        uint64_t bit = (uint64_t)1 << (id & 63u);
+        set->read[id >> 6] |= write ? 0u : bit;
+        set->write[id >> 6] |= write ? bit : 0u;
+        return true;
+    }
+    uint32_t i = 0;
+    while (i < set->nwide && (set->wide[i] >> 1) < id) {
+        i++;
+    }
+    if (i < set->nwide && (set->wide[i] >> 1) == id) {
+        set->wide[i] |= write ? 1u : 0u;
+        return true;
+    }
+    if (set->nwide >= WEFT_VIEW_MAX_WIDE) {
+        return false;
+    }
+    memmove(set->wide + i + 1, set->wide + i, (size_t)(set->nwide - i) * sizeof set->wide[0]);
+    set->wide[i] = id << 1 | (write ? 1u : 0u);
+    set->nwide++;
+    return true;
+}
 
 static const char *component_name(const weft_world_t *world, uint32_t c) {
     const weft__component_t *comp = weft__component_any(world, c);
@@ -41,7 +66,7 @@ weft_result_t weft__structural_check(const weft_world_t *world, const char *fn) 
         (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
                          "%s: called from inside system '%s'; a system records structural "
                          "changes in its command buffer (weft/command.h)",
-                         fn, set->system_name ? set->system_name : "<unnamed>");
+                         fn, set->system ? set->system : "<unnamed>");
     } else if (world->hook_depth > 0) {
         (void)weft__fail(world->log, WEFT_ESTATE, __FILE__, __LINE__,
                          "%s: called from inside a component hook or a system's run condition, "
@@ -75,14 +100,13 @@ weft_result_t weft__access_test(const weft_world_t *world, uint32_t component,
         return WEFT_OK; /* outside systems, another world's system, or an unknown id (the
                            caller reports that) */
     }
-    bool ok = weft__access_bit_has(set->write, component) ||
-              (mode == WEFT__ACCESS_READ && weft__access_bit_has(set->read, component));
-    if (ok) {
+    uint32_t has = weft_view_access(set, component);
+    if (has == 2u || (mode == WEFT__ACCESS_READ && has == 1u)) {
         return WEFT_OK;
     }
     return weft__fail(world->log, WEFT_EACCESS, __FILE__, __LINE__,
                       "system '%s' %s component '%s' without declaring it",
-                      set->system_name ? set->system_name : "<unnamed>",
+                      set->system ? set->system : "<unnamed>",
                       mode == WEFT__ACCESS_WRITE ? "writes" : "reads",
                       component_name(world, component));
 }

@@ -18,30 +18,29 @@
 #define WEFT_SRC_ACCESS_H
 
 #include "weft/component.h"
+#include "weft/system.h"
 
 typedef enum weft__access_mode {
     WEFT__ACCESS_READ = 0,  /* reading component data */
     WEFT__ACCESS_WRITE = 1, /* writing component data */
 } weft__access_mode_t;
 
-#define WEFT__ACCESS_WORDS (WEFT_MAX_COMPONENTS / 64)
+/* The declared access of one running system: the public view's shape (weft/system.h), so a
+ * view is published as it is. Owned by the scheduler; must outlive the time it is published.
+ * Write implies read: the checker accepts a read of a component that may be written. */
+typedef weft_view_t weft__access_set_t;
 
-/* The declared access of one running system. Owned by the scheduler; must outlive the time it
- * is published. Write implies read: the checker accepts a read of a component in `write`. */
-typedef struct weft__access_set {
-    const weft_world_t *world;          /* the world the system belongs to */
-    const char *system_name;            /* for the violation message */
-    uint64_t read[WEFT__ACCESS_WORDS];  /* bit c: component id c may be read */
-    uint64_t write[WEFT__ACCESS_WORDS]; /* bit c: component id c may be written (and read) */
-} weft__access_set_t;
+/* Add component `id` to the set, for reading or (write) writing; a write wins over a read.
+ * Returns false when the wide list is full (the caller bounds its ids: a system has at most
+ * WEFT_VIEW_MAX_WIDE). */
+bool weft__access_add(weft__access_set_t *set, uint32_t id, bool write);
 
-/* Set bit `id` in a bitset of WEFT__ACCESS_WORDS words. */
-static inline void weft__access_bit_set(uint64_t *bits, uint32_t id) {
-    bits[id >> 6] |= (uint64_t)1 << (id & 63u);
+/* Whether the set holds `id` at all (read or write), or for writing. */
+static inline bool weft__access_has(const weft__access_set_t *set, uint32_t id) {
+    return weft_view_access(set, id) != 0;
 }
-
-static inline bool weft__access_bit_has(const uint64_t *bits, uint32_t id) {
-    return (bits[id >> 6] >> (id & 63u)) & 1u;
+static inline bool weft__access_has_write(const weft__access_set_t *set, uint32_t id) {
+    return weft_view_access(set, id) == 2u;
 }
 
 /* Publish `set` as the calling thread's running system; returns the previous one so nested

@@ -27,6 +27,7 @@
  * whole batch in place); the order is documented in weft/component.h. Repeated handles are
  * found with a bitmap over the entity table (one allocation, before any change), or pairwise
  * for small arrays. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "change.h"
@@ -255,31 +256,64 @@ static uint32_t next_index(const weft_world_t *world, uint32_t k) {
     return weft_atomic_load_relaxed(&world->slot_count) + (k - world->free_count);
 }
 
+/* Scratch of one create_with call, per listed component: on the stack for short lists. */
+#define CREATE_WITH_STACK 32u
+typedef struct create_scratch {
+    weft__component_t **comps; /* [count] records */
+    uint32_t *base;            /* [count] row of the batch's first entity */
+    uint32_t *sorted;          /* [count] the ids ascending (repeats and group membership) */
+} create_scratch_t;
+
+static int cmp_id(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* weft_entity_create_with after the entry checks; writes out[] only once it cannot fail. */
-static weft_result_t create_with(weft_world_t *world, uint32_t n,
-                                 const weft_component_t *components, uint32_t count,
-                                 const void *const *values, weft_entity_t *out, const char *fn) {
-    WEFT__CONTRACT(components != NULL || count == 0, world->log, WEFT_EINVAL,
-                   "%s: components is NULL", fn);
-    WEFT__CONTRACT(count < WEFT_MAX_COMPONENTS, world->log, WEFT_EINVAL,
-                   "%s: %u components (at most %u distinct ids exist)", fn, count,
-                   WEFT_MAX_COMPONENTS - 1u);
-    weft__component_t *comps[WEFT_MAX_COMPONENTS];
-    uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
+static weft_result_t create_with_in(weft_world_t *world, uint32_t n,
+                                    const weft_component_t *components, uint32_t count,
+                                    const void *const *values, weft_entity_t *out, const char *fn,
+                                    const create_scratch_t *sc) {
+    weft__component_t **comps = sc->comps;
+    uint32_t *sorted = sc->sorted;
     for (uint32_t j = 0; j < count; j++) {
         weft_result_t r = resolve_component(world, components[j], false, fn, &comps[j]);
         if (r != WEFT_OK) {
             return r;
         }
-        uint32_t c = components[j].id;
-        if ((seen[c >> 6] >> (c & 63u)) & 1u) {
+        sorted[j] = components[j].id;
+    }
+    if (count <= CREATE_WITH_STACK) { /* insertion sort: short lists are the common case */
+        for (uint32_t j = 1; j < count; j++) {
+            uint32_t v = sorted[j], k = j;
+            for (; k > 0 && sorted[k - 1] > v; k--) {
+                sorted[k] = sorted[k - 1];
+            }
+            sorted[k] = v;
+        }
+    } else {
+        qsort(sorted, count, sizeof *sorted, cmp_id);
+    }
+    for (uint32_t k = 1; k < count; k++) {
+        if (sorted[k] == sorted[k - 1]) {
+            uint32_t j = 0; /* name the second listing, as a scan in order would */
+            bool once = false;
+            for (; j < count; j++) {
+                if (components[j].id == sorted[k]) {
+                    if (once) {
+                        break;
+                    }
+                    once = true;
+                }
+            }
             return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: components[%u] repeats '%s'", fn, j,
                               comps[j]->name);
         }
-        seen[c >> 6] |= (uint64_t)1 << (c & 63u);
+    }
+    for (uint32_t j = 0; j < count; j++) {
         const void *v = values != NULL ? values[j] : NULL;
         if (v != NULL && n != 0 && comps[j]->pool.size != 0) {
-            r = check_fields(world, comps[j], v, n, fn);
+            weft_result_t r = check_fields(world, comps[j], v, n, fn);
             if (r != WEFT_OK) {
                 return r;
             }
@@ -323,7 +357,7 @@ static weft_result_t create_with(weft_world_t *world, uint32_t n,
 
     /* Commit: nothing below can fail. */
     weft__entity_take(world, n, sig, out);
-    uint32_t base[WEFT_MAX_COMPONENTS]; /* row of the batch's first entity, per component */
+    uint32_t *base = sc->base; /* row of the batch's first entity, per component */
     for (uint32_t j = 0; j < count; j++) {
         weft__pool_t *pool = &comps[j]->pool;
         uint32_t first = pool->count;
@@ -363,7 +397,7 @@ static weft_result_t create_with(weft_world_t *world, uint32_t n,
             weft__group_t *grp = &world->groups[g];
             bool all = true;
             for (uint32_t m = 0; m < grp->count && all; m++) {
-                all = (seen[grp->members[m] >> 6] >> (grp->members[m] & 63u)) & 1u;
+                all = weft__ids_have(sorted, count, grp->members[m]);
             }
             if (!all) {
                 break; /* the groups further in have more members */
@@ -405,6 +439,36 @@ static weft_result_t create_with(weft_world_t *world, uint32_t n,
     }
     check_groups(world);
     return WEFT_OK;
+}
+
+/* create_with_in with its scratch: on the stack for up to CREATE_WITH_STACK components, else
+ * one allocation (WEFT_ENOMEM before any change). */
+static weft_result_t create_with(weft_world_t *world, uint32_t n,
+                                 const weft_component_t *components, uint32_t count,
+                                 const void *const *values, weft_entity_t *out, const char *fn) {
+    WEFT__CONTRACT(components != NULL || count == 0, world->log, WEFT_EINVAL,
+                   "%s: components is NULL", fn);
+    WEFT__CONTRACT(count < WEFT_MAX_COMPONENTS, world->log, WEFT_EINVAL,
+                   "%s: %u components (at most %u distinct ids exist)", fn, count,
+                   WEFT_MAX_COMPONENTS - 1u);
+    if (count <= CREATE_WITH_STACK) {
+        weft__component_t *comps[CREATE_WITH_STACK];
+        uint32_t base[CREATE_WITH_STACK], sorted[CREATE_WITH_STACK];
+        const create_scratch_t sc = {comps, base, sorted};
+        return create_with_in(world, n, components, count, values, out, fn, &sc);
+    }
+    size_t bytes = (size_t)count * (sizeof(weft__component_t *) + 2u * sizeof(uint32_t));
+    unsigned char *block = weft__alloc(world, bytes, _Alignof(weft__component_t *));
+    if (block == NULL) {
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "%s: out of memory", fn);
+    }
+    const create_scratch_t sc = {
+        (weft__component_t **)(void *)block,
+        (uint32_t *)(void *)(block + (size_t)count * sizeof(weft__component_t *)),
+        (uint32_t *)(void *)(block + (size_t)count * (sizeof(weft__component_t *) + 4u))};
+    weft_result_t r = create_with_in(world, n, components, count, values, out, fn, &sc);
+    weft__free(world, block, bytes);
+    return r;
 }
 
 weft_result_t weft_entity_create_with(weft_world_t *world, uint32_t n,

@@ -19,6 +19,74 @@
 
 /* ---- registration ----------------------------------------------------------- >>register */
 
+/* Names hash over at most WEFT_COMPONENT_NAME_MAX bytes, as lookups compare (FNV-1a). */
+static uint32_t name_hash(const char *name) {
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < WEFT_COMPONENT_NAME_MAX && name[i] != '\0'; i++) {
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    }
+    return h;
+}
+
+static void name_insert(weft_world_t *world, uint32_t id) {
+    const uint32_t mask = world->name_table_cap - 1u;
+    uint32_t i = name_hash(world->components[id]->name) & mask;
+    while (world->name_table[i] != 0) {
+        i = (i + 1u) & mask;
+    }
+    world->name_table[i] = id;
+    world->name_table_used++;
+}
+
+/* Room for one more registration: a components[] entry and a name-table entry (the table is
+ * rebuilt from the registered components when it would pass half full, which also sheds the
+ * entries of registrations dropped since). Errors: WEFT_ENOMEM (nothing changed). */
+static weft_result_t reserve_slot(weft_world_t *world) {
+    uint32_t need = world->component_count + 2u; /* [0] unused, plus the new id */
+    if (need > world->component_cap) {
+        uint32_t cap = world->component_cap ? world->component_cap * 2u : 64u;
+        cap = cap < WEFT_MAX_COMPONENTS ? cap : WEFT_MAX_COMPONENTS;
+        weft__component_t **a = weft__alloc(world, (size_t)cap * sizeof *a, _Alignof(void *));
+        if (a == NULL) {
+            return WEFT_ENOMEM;
+        }
+        memset(a, 0, (size_t)cap * sizeof *a);
+        if (world->component_count) {
+            memcpy(a, world->components, ((size_t)world->component_count + 1u) * sizeof *a);
+        }
+        weft__free(world, world->components, (size_t)world->component_cap * sizeof *a);
+        world->components = a;
+        world->component_cap = cap;
+    }
+    if ((world->name_table_used + 1u) * 2u > world->name_table_cap) {
+        uint32_t cap = 64u;
+        while (cap < (world->component_count + 1u) * 4u) {
+            cap *= 2u;
+        }
+        uint32_t *t = weft__alloc(world, (size_t)cap * sizeof *t, _Alignof(uint32_t));
+        if (t == NULL) {
+            return WEFT_ENOMEM;
+        }
+        memset(t, 0, (size_t)cap * sizeof *t);
+        weft__free(world, world->name_table, (size_t)world->name_table_cap * sizeof *t);
+        world->name_table = t;
+        world->name_table_cap = cap;
+        world->name_table_used = 0;
+        for (uint32_t c = 1; c <= world->component_count; c++) {
+            name_insert(world, c);
+        }
+    }
+    return WEFT_OK;
+}
+
+void weft__component_tables_fini(weft_world_t *world) {
+    weft__free(world, world->components, (size_t)world->component_cap * sizeof *world->components);
+    weft__free(world, world->name_table, (size_t)world->name_table_cap * sizeof(uint32_t));
+    world->components = NULL;
+    world->name_table = NULL;
+    world->component_cap = world->name_table_cap = world->name_table_used = 0;
+}
+
 static bool is_pow2(size_t x) { return x != 0 && (x & (x - 1u)) == 0; }
 
 static size_t natural_align(size_t size) {
@@ -91,6 +159,17 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
                           "weft_component_register: '%s': %u components already registered",
                           desc->name, world->component_count);
     }
+    if ((desc->flags & WEFT_COMPONENT_MULTI) != 0 && world->multi_count >= 255u) {
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY,
+                          "weft_component_register: '%s': 255 multi-instance components "
+                          "already registered (instance handles carry 8 bits of type)",
+                          desc->name);
+    }
+    r = reserve_slot(world);
+    if (r != WEFT_OK) {
+        return WEFT__FAIL(world->log, r, "weft_component_register: '%s': out of memory",
+                          desc->name);
+    }
     weft__component_t *comp = weft__alloc(world, sizeof *comp, _Alignof(weft__component_t));
     if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_register: out of memory");
@@ -121,9 +200,12 @@ weft_result_t weft_component_register(weft_world_t *world, const weft_component_
             weft__free(world, comp, sizeof *comp);
             return r;
         }
+        comp->pool.multi->type = ++world->multi_count;
+        world->multi_ids[world->multi_count] = id;
     }
     world->components[id] = comp;
     world->component_count = id;
+    name_insert(world, id); /* room reserved by reserve_slot */
     *out = (weft_component_t){id};
     if (world->on_component_registered) {
         world->on_component_registered(world, comp);
@@ -136,13 +218,20 @@ weft_component_t weft_component_lookup(const weft_world_t *world, const char *na
     if (name == NULL) {
         return (weft_component_t){0};
     }
-    for (uint32_t c = 1; c <= world->component_count; c++) {
-        if (strncmp(world->components[c]->name, name, sizeof world->components[c]->name - 1u) ==
-            0) {
+    if (world->name_table_cap == 0) {
+        return (weft_component_t){0};
+    }
+    const uint32_t mask = world->name_table_cap - 1u;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1u) & mask) {
+        uint32_t c = world->name_table[i];
+        if (c == 0) {
+            return (weft_component_t){0};
+        }
+        if (c <= world->component_count &&
+            strncmp(world->components[c]->name, name, WEFT_COMPONENT_NAME_MAX) == 0) {
             return (weft_component_t){c};
         }
     }
-    return (weft_component_t){0};
 }
 
 uint32_t weft_component_type_count(const weft_world_t *world) {

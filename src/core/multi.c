@@ -203,7 +203,8 @@ void weft__multi_remove_all(weft__pool_t *pool, uint32_t idx) {
 
 /* The pool and slot of a live instance handle, or NULL. */
 static weft__pool_t *resolve(const weft_world_t *world, weft_instance_t inst, uint32_t *slot) {
-    weft__component_t *comp = weft__component(world, (uint32_t)(inst.id >> 56));
+    weft__component_t *comp =
+        weft__component(world, world->multi_ids[(uint32_t)(inst.id >> 56) & 255u]);
     if (comp == NULL || comp->pool.multi == NULL) {
         return NULL;
     }

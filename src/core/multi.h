@@ -6,7 +6,8 @@
  * row access and a driving query see every instance) plus instance slots: slot_row[slot] is
  * the slot's row, row_slot[row] the reverse, and the instances of one entity form a singly
  * linked list through slot_next, headed by the pool's sparse entry for the entity (a slot,
- * not a row). A handle is slot | generation << 32 | component << 56; removing an instance
+ * not a row). A handle is slot | generation << 32 | type << 56, `type` the pool's rank among
+ * the world's multi-instance components (1..255, world->multi_ids); removing an instance
  * bumps the slot's 24-bit generation and pushes the slot on a free list. Rows still swap-remove;
  * only row_slot/slot_row follow, so handles survive row moves. Slot 0 is never used, so 0 in
  * slot_next ends a list. */
@@ -27,6 +28,7 @@ typedef struct weft__multi {
     uint32_t slot_count; /* slots ever used, slot 0 included (never handed out) */
     uint32_t free_head;  /* first free slot, 0: none */
     uint32_t free_count; /* slots on the free list (lets weft__multi_reserve count reuse) */
+    uint32_t type;       /* 1..255: the handle's type field (world->multi_ids[type] is the id) */
 } weft__multi_t;
 
 /* Data of entity index idx's most recent instance (or its only row for ordinary pools), or
@@ -71,10 +73,10 @@ void weft__multi_remove_slot(weft__pool_t *pool, uint32_t slot);
 /* Remove every instance of entity index idx. */
 void weft__multi_remove_all(weft__pool_t *pool, uint32_t idx);
 
-/* The handle of `slot` in the pool of component id c. */
+/* The handle of `slot` in a multi-instance pool. */
 static inline weft_instance_t weft__multi_handle(const weft__pool_t *pool, uint32_t slot) {
     uint64_t gen = pool->multi->slot_gen[slot];
-    return (weft_instance_t){slot | gen << 32 | (uint64_t)pool->id << 56};
+    return (weft_instance_t){slot | gen << 32 | (uint64_t)pool->multi->type << 56};
 }
 
 #endif /* WEFT_SRC_MULTI_H */

@@ -106,7 +106,6 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
     if (nt == 0) {
         return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: no include terms");
     }
-    uint64_t seen[WEFT_MAX_COMPONENTS / 64] = {0};
     uint32_t multi = 0; /* multi-instance include terms: at most one, and it drives */
     for (uint32_t i = 0; i < nt + nx; i++) {
         bool term = i < nt;
@@ -116,11 +115,12 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
                               "weft_query_create: id %u is no component (unknown, or a resource)",
                               c);
         }
-        if ((seen[c >> 6] >> (c & 63u)) & 1u) {
-            return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",
-                              world->components[c]->name);
+        for (uint32_t j = 0; j < i; j++) { /* at most 24 ids: pairs are cheap */
+            if ((j < nt ? d->terms[j].component.id : d->exclude[j - nt].id) == c) {
+                return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",
+                                  world->components[c]->name);
+            }
         }
-        seen[c >> 6] |= (uint64_t)1 << (c & 63u);
         if (term && (unsigned)d->terms[i].access >= WEFT_ACCESS_COUNT) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: bad access %d",
                               (int)d->terms[i].access);

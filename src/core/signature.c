@@ -172,11 +172,35 @@ void weft__sig_fini(weft_world_t *world) {
 
 /* ---- transitions ------------------------------------------------------------ >>step */
 
+static weft_result_t step_into(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
+                               const uint32_t *cur, uint32_t n, uint32_t *ids, uint32_t *out);
+
 weft_result_t weft__sig_step_slow(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
                                   uint32_t *out) {
     uint32_t n;
     const uint32_t *cur = weft__sig_ids(world, sig, &n);
-    uint32_t ids[WEFT_MAX_COMPONENTS];
+    /* The new set: on the stack for up to 256 components (every entity of most worlds). */
+    uint32_t stack_ids[256];
+    uint32_t *ids = stack_ids;
+    size_t heap_bytes = 0;
+    if (n + 1u > 256u) {
+        heap_bytes = ((size_t)n + 1u) * sizeof *ids;
+        ids = weft__alloc(world, heap_bytes, _Alignof(uint32_t));
+        if (ids == NULL) {
+            return WEFT__FAIL(world->log, WEFT_ENOMEM, "component set of %u: out of memory",
+                              n + 1u);
+        }
+    }
+    weft_result_t r = step_into(world, sig, c, remove, cur, n, ids, out);
+    if (heap_bytes != 0) {
+        weft__free(world, ids, heap_bytes);
+    }
+    return r;
+}
+
+/* weft__sig_step_slow with room for n + 1 ids in `ids`. */
+static weft_result_t step_into(weft_world_t *world, uint32_t sig, uint32_t c, bool remove,
+                               const uint32_t *cur, uint32_t n, uint32_t *ids, uint32_t *out) {
     uint32_t m = 0;
     bool placed = false;
     for (uint32_t i = 0; i < n; i++) {

@@ -63,6 +63,20 @@ static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, ui
 }
 
 /* The component ids of signature `sig`, sorted ascending; *count receives their number. */
+/* Whether id c is among ids[0..n), ascending (a binary search). */
+static inline bool weft__ids_have(const uint32_t *ids, uint32_t n, uint32_t c) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2u;
+        if (ids[mid] < c) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < n && ids[lo] == c;
+}
+
 static inline const uint32_t *weft__sig_ids(const weft_world_t *world, uint32_t sig,
                                             uint32_t *count) {
     *count = world->sigs[sig].count;

@@ -194,6 +194,7 @@ void weft_world_destroy(weft_world_t *world) {
         weft__pool_fini(world, &world->components[c]->pool);
         weft__free(world, world->components[c], sizeof(weft__component_t));
     }
+    weft__component_tables_fini(world);
     weft__sig_fini(world);
     weft__entity_fini(world);
     weft_allocator_t alloc = world->alloc;

@@ -109,20 +109,29 @@ struct weft_world {
     uint32_t live;              /* live entities */
 
     /* ---- components and signatures (component.c, signature.c) ---- */
-    weft__component_t *components[WEFT_MAX_COMPONENTS]; /* by id; [0] unused */
-    uint32_t component_count;                           /* registered; ids 1 .. component_count */
-    weft__sig_t *sigs;      /* interned sets by signature id; [0] is the empty set */
-    uint32_t sig_count;     /* interned sets */
-    uint32_t sig_cap;       /* capacity of sigs */
-    uint32_t *sig_ids;      /* component ids of all sets, back to back */
-    uint32_t sig_ids_len;   /* used entries of sig_ids */
-    uint32_t sig_ids_cap;   /* capacity of sig_ids (entries) */
-    uint32_t *sig_table;    /* open addressing: set hash -> signature id + 1 (0: empty) */
-    uint32_t sig_table_cap; /* power of two */
-    uint64_t *edges;        /* open addressing transition cache: key << 16 | target;
+    weft__component_t **components; /* [component_cap] by id; [0] unused */
+    uint32_t component_count;       /* registered; ids 1 .. component_count */
+    uint32_t component_cap;         /* entries allocated in components */
+    uint32_t *name_table;     /* open addressing: name hash -> component id (0: empty); entries
+                              whose id is past component_count or whose name differs are
+                              skipped, so dropping the last registrations needs no removal */
+    uint32_t name_table_cap;  /* power of two, or 0 */
+    uint32_t name_table_used; /* entries written since the last rebuild */
+    uint32_t multi_ids[256];  /* multi-instance type k (1..255) -> its component id
+                                 (instance handles carry k, weft/component.h) */
+    uint32_t multi_count;     /* multi-instance types registered */
+    weft__sig_t *sigs;        /* interned sets by signature id; [0] is the empty set */
+    uint32_t sig_count;       /* interned sets */
+    uint32_t sig_cap;         /* capacity of sigs */
+    uint32_t *sig_ids;        /* component ids of all sets, back to back */
+    uint32_t sig_ids_len;     /* used entries of sig_ids */
+    uint32_t sig_ids_cap;     /* capacity of sig_ids (entries) */
+    uint32_t *sig_table;      /* open addressing: set hash -> signature id + 1 (0: empty) */
+    uint32_t sig_table_cap;   /* power of two */
+    uint64_t *edges;          /* open addressing transition cache: key << 16 | target;
                                key = sig << 18 | component << 1 | remove (signature.h); 0: empty */
-    uint32_t edge_count;    /* entries in edges */
-    uint32_t edge_cap;      /* power of two */
+    uint32_t edge_count;      /* entries in edges */
+    uint32_t edge_cap;        /* power of two */
 
     /* ---- groups and queries (group.c, query.c) ---- */
     weft__group_t groups[WEFT__MAX_GROUPS]; /* [0] unused; ids 1 .. group_count */
@@ -197,6 +206,10 @@ void weft__query_free_all(weft_world_t *world);
  * is WEFT_EINVAL in every build (reported as "<fn>: <what>[i] is set after ..."). (query.c) */
 weft_result_t weft__desc_list_len(const weft_world_t *world, const void *list, size_t stride,
                                   uint32_t max, const char *fn, const char *what, uint32_t *n);
+
+/* Free the per-type tables (components[], the name table); world destroy, after the
+ * records. (component.c) */
+void weft__component_tables_fini(weft_world_t *world);
 
 /* The component record for id `c`, or NULL when unknown. */
 /* Any registration record, component or resource (weft/resource.h), or NULL. */

@@ -190,16 +190,7 @@ static weft_result_t upgrade_section(weft__stage_t *st, uint32_t i) {
 static bool sig_holds(const weft_world_t *world, uint32_t sig, uint32_t c) {
     uint32_t count;
     const uint32_t *ids = weft__sig_ids(world, sig, &count);
-    uint32_t lo = 0, hi = count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2u;
-        if (ids[mid] < c) {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < count && ids[lo] == c;
+    return weft__ids_have(ids, count, c);
 }
 
 /* Walk every matched section's owner column: step each entity's signature by the section's
@@ -357,11 +348,19 @@ static weft_result_t stage_all(weft__stage_t *st) {
     }
     memset(st->sig, 0, (size_t)n * sizeof(uint32_t));
 
-    uint8_t seen[WEFT_MAX_COMPONENTS] = {0};
+    /* Which registered ids a section already matched (an archive naming one twice is
+     * corrupt): one byte per registered id. */
+    size_t nseen = (size_t)st->world->component_count + 1u;
+    uint8_t *seen = stage_alloc(st, nseen, 1u);
+    if (!seen) {
+        return WEFT__FAIL(st->world->log, WEFT_ENOMEM, "weft_archive_load: out of memory");
+    }
+    memset(seen, 0, nseen);
     weft_result_t r = WEFT_OK;
     for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
         r = match_section(st, i, seen);
     }
+    stage_free(st, seen, nseen);
     for (uint32_t i = 0; r == WEFT_OK && i < ncomp; ++i) {
         if (st->comps[i].up) {
             r = upgrade_section(st, i);

@@ -262,9 +262,24 @@ static weft_result_t write_slots(weft_world_t *world, weft__secw_t *w, const sav
     return WEFT_OK;
 }
 
+static weft_result_t write_sections(weft_world_t *world, const save_set_t *s,
+                                    const weft_writer_t *writer, uint64_t *rows);
+
 static weft_result_t write_archive(weft_world_t *world, const save_set_t *s,
                                    const weft_writer_t *writer) {
-    uint64_t rows[WEFT_MAX_COMPONENTS] = {0};
+    /* Rows saved per component id, so the counts and the sections agree. */
+    size_t rows_bytes = ((size_t)world->component_count + 1u) * sizeof(uint64_t);
+    uint64_t *rows = weft__alloc(world, rows_bytes, _Alignof(uint64_t));
+    if (rows == NULL) {
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_archive_save: out of memory");
+    }
+    weft_result_t r = write_sections(world, s, writer, rows);
+    weft__free(world, rows, rows_bytes);
+    return r;
+}
+
+static weft_result_t write_sections(weft_world_t *world, const save_set_t *s,
+                                    const weft_writer_t *writer, uint64_t *rows) {
     uint32_t ncomp = 0;
     uint32_t nres = 0; /* resources: whole-world saves only */
     for (uint32_t c = 1; c <= world->component_count; ++c) {

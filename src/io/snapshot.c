@@ -60,7 +60,8 @@ struct weft_snapshot {
     uint32_t group_n[WEFT__MAX_GROUPS];     /* aligned rows of each group */
     uint32_t module_count;                  /* module parts captured */
     snap_module_t modules[WEFT_MODULE_MAX]; /* in the world's module order */
-    snap_pool_t pools[WEFT_MAX_COMPONENTS]; /* by component id */
+    snap_pool_t *pools;                     /* [pools_cap] by component id */
+    uint32_t pools_cap;                     /* entries allocated in pools */
 };
 
 static size_t align_up(size_t n) { return (n + ALIGN_DATA - 1u) & ~(size_t)(ALIGN_DATA - 1u); }
@@ -85,6 +86,7 @@ void weft_snapshot_destroy(weft_snapshot_t *snap) {
     }
     weft_world_t *world = snap->world;
     weft__free(world, snap->block, snap->block_cap);
+    weft__free(world, snap->pools, (size_t)snap->pools_cap * sizeof *snap->pools);
     weft__free(world, snap, sizeof *snap);
 }
 
@@ -94,20 +96,26 @@ size_t weft_snapshot_size(const weft_snapshot_t *snap) {
 
 /* ---- capture ------------------------------------------------------------ >>capture */
 
-/* Lay out the block for the world as it is now; returns its size. */
+/* Lay out the block for the world as it is now; returns its size. Two passes: `pools` NULL
+ * sizes everything and lays out the module parts in mods; `mods` NULL fills pools only. */
 static size_t plan_capture(const weft_world_t *world, snap_pool_t *pools, uint32_t slots,
                            snap_module_t *mods, uint32_t *mod_count) {
     size_t off = align_up((size_t)slots * 4u) + align_up((size_t)world->free_count * 4u);
     for (uint32_t c = 1; c <= world->component_count; ++c) {
         const weft__pool_t *p = &world->components[c]->pool;
-        pools[c].count = p->count;
-        pools[c].dense_off = off;
+        if (pools != NULL) {
+            pools[c].count = p->count;
+            pools[c].dense_off = off;
+            pools[c].data_off = off + align_up((size_t)p->count * 4u);
+        }
         off += align_up((size_t)p->count * 4u);
-        pools[c].data_off = off;
         off += align_up((size_t)p->count * p->size);
         if (world->components[c]->resource) { /* a resource's value follows its empty pool */
             off += align_up(p->size);
         }
+    }
+    if (mods == NULL) {
+        return off;
     }
     *mod_count = 0;
     for (uint32_t m = 0; m < world->module_part_count; ++m) {
@@ -131,20 +139,37 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
                    "weft_snapshot_capture: the snapshot belongs to another world");
     WEFT__MAIN_CALL(world);
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
-    snap_pool_t pools[WEFT_MAX_COMPONENTS];
     snap_module_t mods[WEFT_MODULE_MAX];
     uint32_t mod_count;
-    size_t need = plan_capture(world, pools, slots, mods, &mod_count);
+    size_t need = plan_capture(world, NULL, slots, mods, &mod_count);
+    /* Both allocations before any change, so a failed capture keeps the previous one. */
+    uint32_t npools = world->component_count + 1u;
+    snap_pool_t *pools = NULL;
+    unsigned char *b = NULL;
+    if (npools > snap->pools_cap) {
+        pools = weft__alloc(world, (size_t)npools * sizeof *pools, _Alignof(snap_pool_t));
+    }
     if (need > snap->block_cap) {
-        unsigned char *b = weft__alloc(world, need, ALIGN_DATA);
-        if (!b) {
-            return WEFT__FAIL(world->log, WEFT_ENOMEM,
-                              "weft_snapshot_capture: cannot allocate %zu bytes", need);
-        }
+        b = weft__alloc(world, need, ALIGN_DATA);
+    }
+    if ((npools > snap->pools_cap && !pools) || (need > snap->block_cap && !b)) {
+        weft__free(world, pools, (size_t)npools * sizeof *pools);
+        weft__free(world, b, need);
+        return WEFT__FAIL(world->log, WEFT_ENOMEM,
+                          "weft_snapshot_capture: cannot allocate %zu bytes", need);
+    }
+    if (pools) {
+        weft__free(world, snap->pools, (size_t)snap->pools_cap * sizeof *pools);
+        snap->pools = pools;
+        snap->pools_cap = npools;
+    }
+    if (b) {
         weft__free(world, snap->block, snap->block_cap);
         snap->block = b;
         snap->block_cap = need;
     }
+    pools = snap->pools;
+    (void)plan_capture(world, pools, slots, NULL, NULL);
     /* Slots are atomics written only by this (main) thread: relaxed loads are exact. */
     uint32_t *dst = (uint32_t *)(void *)snap->block;
     for (uint32_t i = 0; i < slots; ++i) {
@@ -176,7 +201,6 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     }
     memcpy(snap->modules, mods, sizeof(snap_module_t) * mod_count);
     snap->module_count = mod_count;
-    memcpy(snap->pools, pools, sizeof(snap_pool_t) * (world->component_count + 1u));
     snap->slot_count = slots;
     snap->free_count = world->free_count;
     snap->live = world->live;

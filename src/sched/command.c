@@ -404,6 +404,32 @@ static bool grow_u32(const weft_allocator_t *alloc, uint32_t **arr, uint32_t *ca
     return true;
 }
 
+/* Bytes of the per-component tables for `cap` ids: rows, per, first, touched, placeholder. */
+static size_t tables_bytes(uint32_t cap) { return (size_t)cap * (4u * sizeof(uint32_t) + 1u); }
+
+/* Grow the per-component tables to `need` entries (one block; contents not kept: each dry run
+ * and placed apply starts them afresh). False when out of memory (nothing changed). */
+static bool grow_tables(weft__cmd_stage_t *st, const weft_allocator_t *alloc, uint32_t need) {
+    uint32_t cap = st->comp_cap ? st->comp_cap : 256u;
+    while (cap < need) {
+        cap *= 2u;
+    }
+    uint32_t *block = weft__sched_alloc(alloc, tables_bytes(cap));
+    if (!block) {
+        return false;
+    }
+    if (st->comp_cap) {
+        weft__sched_free(alloc, st->rows, tables_bytes(st->comp_cap));
+    }
+    st->rows = block;
+    st->per = block + cap;
+    st->first = block + 2u * (size_t)cap;
+    st->touched = block + 3u * (size_t)cap;
+    st->placeholder = (uint8_t *)(block + 4u * (size_t)cap);
+    st->comp_cap = cap;
+    return true;
+}
+
 weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
                                     const weft_allocator_t *alloc) {
     st->creates = 0;
@@ -411,8 +437,13 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
     st->ndead = 0;
     st->ops = 0;
     st->hooked = false;
-    memset(st->rows, 0, sizeof st->rows);
-    memset(st->placeholder, 0, sizeof st->placeholder);
+    uint32_t ncomp = world->component_count + 1u;
+    if (ncomp > st->comp_cap && !grow_tables(st, alloc, ncomp)) {
+        return WEFT__FAIL(world->log, WEFT_ENOMEM, "command apply: out of memory");
+    }
+    st->ncomp = ncomp;
+    memset(st->rows, 0, (size_t)ncomp * sizeof *st->rows);
+    memset(st->placeholder, 0, (size_t)ncomp * sizeof *st->placeholder);
     /* sim is indexed by entity index; entries from older dry runs carry an older epoch, so
      * it is cleared only when the epoch wraps (or when it grows: new entries are zero). */
     uint32_t slots = weft_atomic_load_relaxed(&world->slot_count);
@@ -582,7 +613,7 @@ weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, weft_world_t *world
     if (r == WEFT_OK && st->destroys) {
         r = weft__entity_reserve_free(world, st->destroys);
     }
-    for (uint32_t c = 1; c < WEFT_MAX_COMPONENTS && r == WEFT_OK; c++) {
+    for (uint32_t c = 1; c < st->ncomp && r == WEFT_OK; c++) {
         if (!st->rows[c]) {
             continue;
         }
@@ -604,5 +635,11 @@ void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->sim = NULL;
     st->dead = NULL;
     st->sim_cap = st->dead_cap = 0;
+    if (st->comp_cap) {
+        weft__sched_free(alloc, st->rows, tables_bytes(st->comp_cap));
+    }
+    st->rows = st->per = st->first = st->touched = NULL;
+    st->placeholder = NULL;
+    st->comp_cap = st->ncomp = 0;
     weft__cmd_place_fini(st, alloc);
 }

@@ -91,28 +91,32 @@ void weft__cmd_fini(weft_cmd_t *cmd);
  * (the signature tables are a cache: nothing observable changes). Owned by the scheduler and
  * reused, so a steady-state apply allocates nothing here. */
 typedef struct weft__cmd_stage {
-    uint32_t creates;                         /* creates (entity slots to reserve) */
-    uint32_t destroys;                        /* destroys of live entities (free list) */
-    uint32_t rows[WEFT_MAX_COMPONENTS];       /* upper bound on the rows each pool gains */
-    uint8_t placeholder[WEFT_MAX_COMPONENTS]; /* 1: a created entity gains the component */
-    uint32_t *sim;                            /* [sim_cap] by entity index: epoch << 16 | sig */
-    uint32_t sim_cap;                         /* entries in sim */
-    uint32_t epoch;                           /* current dry run (1 .. 0xFFFF) */
-    uint32_t *dead;                           /* [dead_cap] entity indices destroyed */
-    uint32_t ndead;                           /* entries in dead */
-    uint32_t dead_cap;                        /* capacity of dead */
+    uint32_t creates;  /* creates (entity slots to reserve) */
+    uint32_t destroys; /* destroys of live entities (free list) */
+    /* Per-component tables, indexed by id, sized for the components registered at the last
+     * dry run's start (ncomp = component_count + 1) and kept between applies: */
+    uint32_t ncomp;       /* entries in use in each table (ids are below this) */
+    uint32_t comp_cap;    /* entries allocated in each table */
+    uint32_t *rows;       /* upper bound on the rows each pool gains */
+    uint8_t *placeholder; /* 1: a created entity gains the component */
+    uint32_t *sim;        /* [sim_cap] by entity index: epoch << 16 | sig */
+    uint32_t sim_cap;     /* entries in sim */
+    uint32_t epoch;       /* current dry run (1 .. 0xFFFF) */
+    uint32_t *dead;       /* [dead_cap] entity indices destroyed */
+    uint32_t ndead;       /* entries in dead */
+    uint32_t dead_cap;    /* capacity of dead */
     /* The placed apply (command_place.c): */
-    uint32_t ops;                          /* upper bound on the pool operations to apply */
-    bool hooked;                           /* a command reaches a component that is not plain
+    uint32_t ops;                      /* upper bound on the pool operations to apply */
+    bool hooked;                       /* a command reaches a component that is not plain
                                                (weft__cmd_plain): only the serial apply may run */
-    struct weft__cmd_place_op *log;        /* [log_cap] pool operations in apply order */
-    struct weft__cmd_place_op *sorted;     /* [log_cap] the same, grouped by component */
-    uint32_t log_cap;                      /* capacity of log and sorted */
-    uint32_t nlog;                         /* entries in log */
-    uint32_t per[WEFT_MAX_COMPONENTS];     /* logged operations per component */
-    uint32_t first[WEFT_MAX_COMPONENTS];   /* where each component's operations start in sorted */
-    uint32_t touched[WEFT_MAX_COMPONENTS]; /* components with operations, most first */
-    uint32_t ntouched;                     /* entries in touched */
+    struct weft__cmd_place_op *log;    /* [log_cap] pool operations in apply order */
+    struct weft__cmd_place_op *sorted; /* [log_cap] the same, grouped by component */
+    uint32_t log_cap;                  /* capacity of log and sorted */
+    uint32_t nlog;                     /* entries in log */
+    uint32_t *per;                     /* [comp_cap] logged operations per component */
+    uint32_t *first;   /* [comp_cap] where each component's operations start in sorted */
+    uint32_t *touched; /* [comp_cap] components with operations, most first */
+    uint32_t ntouched; /* entries in touched */
     /* Measured cost of the two ways to apply eligible phases (weft__cmd_place_choose). */
     float serial_ns;      /* ns per row operation of the serial apply; 0: not measured yet */
     float placed_ns;      /* ns per row operation of the placed apply; 0: not measured yet */

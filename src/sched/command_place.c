@@ -37,12 +37,10 @@ typedef enum place_kind {
 struct weft__cmd_place_op {
     const unsigned char *payload; /* set data inside its command buffer, or NULL */
     uint32_t idx;                 /* entity index */
-    uint8_t kind;                 /* place_kind_t */
-    uint8_t component;            /* component id (< WEFT_MAX_COMPONENTS) */
-    uint16_t pad;
+    uint32_t what;                /* component id << 2 | place_kind_t (16 bytes per op) */
 };
 
-_Static_assert(WEFT_MAX_COMPONENTS <= 256, "a place op stores the component id in 8 bits");
+_Static_assert(WEFT_MAX_COMPONENTS <= (UINT32_MAX >> 2), "a place op stores id << 2 | kind");
 
 bool weft__cmd_plain(const weft__component_t *comp) {
     /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
@@ -107,7 +105,7 @@ void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns) {
 
 void weft__cmd_place_begin(weft__cmd_stage_t *st) {
     st->nlog = 0;
-    memset(st->per, 0, sizeof st->per);
+    memset(st->per, 0, (size_t)st->ncomp * sizeof *st->per);
 }
 
 /* ---- the serial walk: one function per verb ----------------------------------- >>resolve */
@@ -115,7 +113,7 @@ void weft__cmd_place_begin(weft__cmd_stage_t *st) {
 static void log_op(weft__cmd_stage_t *st, place_kind_t kind, uint32_t c, uint32_t idx,
                    const unsigned char *payload) {
     st->log[st->nlog++] = (struct weft__cmd_place_op){
-        .payload = payload, .idx = idx, .kind = (uint8_t)kind, .component = (uint8_t)c};
+        .payload = payload, .idx = idx, .what = c << 2 | (uint32_t)kind};
     st->per[c]++;
 }
 
@@ -243,7 +241,7 @@ static void group_log(weft__cmd_stage_t *st) {
     st->ntouched = 0;
     st->first[0] = 0; /* id 0 is no component: never logged */
     uint32_t off = 0;
-    for (uint32_t c = 1; c < WEFT_MAX_COMPONENTS; c++) {
+    for (uint32_t c = 1; c < st->ncomp; c++) {
         uint32_t n = st->per[c];
         st->first[c] = off;
         off += n;
@@ -256,10 +254,11 @@ static void group_log(weft__cmd_stage_t *st) {
         }
         st->touched[k] = c;
     }
-    uint32_t next[WEFT_MAX_COMPONENTS];
-    memcpy(next, st->first, sizeof next);
-    for (uint32_t i = 0; i < st->nlog; i++) {
-        st->sorted[next[st->log[i].component]++] = st->log[i];
+    for (uint32_t i = 0; i < st->nlog; i++) { /* first[c] as the cursor, then back */
+        st->sorted[st->first[st->log[i].what >> 2]++] = st->log[i];
+    }
+    for (uint32_t c = 1; c < st->ncomp; c++) {
+        st->first[c] -= st->per[c];
     }
 }
 
@@ -269,7 +268,7 @@ static void place_pool(weft_world_t *world, uint32_t c, const struct weft__cmd_p
                        const struct weft__cmd_place_op *end) {
     weft__pool_t *pool = &world->components[c]->pool;
     for (; op < end; op++) {
-        switch ((place_kind_t)op->kind) {
+        switch ((place_kind_t)(op->what & 3u)) {
         case PLACE_PUSH: {
             uint32_t row = weft__pool_push(pool, op->idx);
             if (op->payload != NULL && pool->size) {

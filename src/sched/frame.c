@@ -73,7 +73,7 @@ void weft__sched_run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t c
             .chunk_count = sys->nchunks,
             .system = {sys->id},
             .user = sys->user,
-            .view = &sys->view,
+            .view = &sys->access,
         };
         weft__cmd_open(ctx.cmd, weft__thread_token());
         sys->fn(&it, &ctx);

@@ -10,9 +10,8 @@
 #include "jobs/platform/report.h"
 #include "src/core/world.h"
 
-_Static_assert(sizeof(weft_view_t) == sizeof(weft__access_set_t),
-               "weft_view_t mirrors weft__access_set_t");
-_Static_assert(WEFT_MAX_COMPONENTS / 64 == WEFT__ACCESS_WORDS, "access bitset width");
+_Static_assert(WEFT_VIEW_MAX_WIDE >= WEFT_QUERY_MAX_TERMS + 2 * WEFT_SYSTEM_MAX_LOOKUPS,
+               "a view lists every id a system may access");
 _Static_assert(WEFT_SYSTEM_MAX_SETS <= WEFT_SYSTEM_MAX_ORDER,
                "system_make checks sets in its order loop");
 _Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
@@ -21,9 +20,6 @@ _Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
                        64,
                "a system's per-frame fields share one cache line");
 _Static_assert(sizeof(weft__system_t) % 64 == 0, "records in a block stay cache-line aligned");
-_Static_assert(offsetof(weft_view_t, read) == offsetof(weft__access_set_t, read) &&
-                   offsetof(weft_view_t, write) == offsetof(weft__access_set_t, write),
-               "weft_view_t mirrors weft__access_set_t");
 
 /* ---- lifetime -------------------------------------------------------------- >>lifetime */
 
@@ -395,7 +391,6 @@ static uint32_t list_len(const weft_component_t *list, uint32_t max) {
 static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t *d,
                                   weft__access_set_t *acc) {
     const char *who = d->name;
-    uint64_t seen[WEFT__ACCESS_WORDS] = {0};
     uint32_t nterms;
     for (nterms = 0; nterms < WEFT_QUERY_MAX_TERMS && d->terms[nterms].component.id; nterms++) {
         uint32_t id = d->terms[nterms].component.id;
@@ -407,18 +402,20 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
                                   : "unknown component",
                               id);
         }
-        if (weft__access_bit_has(seen, id)) {
-            return WEFT__FAIL(world->log, WEFT_EINVAL,
-                              "system '%s': component '%s' is listed twice in terms", who,
-                              component_name(world, id));
+        for (uint32_t j = 0; j < nterms; j++) { /* at most 16 terms: pairs are cheap */
+            if (d->terms[j].component.id == id) {
+                return WEFT__FAIL(world->log, WEFT_EINVAL,
+                                  "system '%s': component '%s' is listed twice in terms", who,
+                                  component_name(world, id));
+            }
         }
         if ((unsigned)d->terms[nterms].access >= WEFT_ACCESS_COUNT) {
             return WEFT__FAIL(world->log, WEFT_EINVAL, "system '%s': terms[%u] has a bad access",
                               who, nterms);
         }
-        weft__access_bit_set(seen, id);
-        weft__access_bit_set(d->terms[nterms].access == WEFT_ACCESS_WRITE ? acc->write : acc->read,
-                             id);
+        bool added = weft__access_add(acc, id, d->terms[nterms].access == WEFT_ACCESS_WRITE);
+        weft_assert_internal(added); /* terms and lookups fit WEFT_VIEW_MAX_WIDE */
+        (void)added;
     }
     const weft_component_t *lists[2] = {d->reads, d->writes};
     for (int l = 0; l < 2; l++) {
@@ -429,7 +426,9 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
                                   "system '%s': %s[%u] names unknown component id %u", who,
                                   l ? "writes" : "reads", i, id);
             }
-            weft__access_bit_set(l ? acc->write : acc->read, id);
+            bool added = weft__access_add(acc, id, l == 1);
+            weft_assert_internal(added);
+            (void)added;
         }
     }
     for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && d->exclude[i].id; i++) {
@@ -438,12 +437,16 @@ static weft_result_t check_access(weft_world_t *world, const weft_system_desc_t 
             return WEFT__FAIL(world->log, WEFT_EINVAL,
                               "system '%s': exclude[%u] names unknown component id %u", who, i, id);
         }
-        if (weft__access_bit_has(acc->write, id)) {
+        if (weft__access_has_write(acc, id)) {
             return WEFT__FAIL(world->log, WEFT_ECONFLICT,
                               "system '%s' writes component '%s' but also excludes it", who,
                               component_name(world, id));
         }
-        if (weft__access_bit_has(seen, id)) {
+        bool iterated = false;
+        for (uint32_t j = 0; j < nterms; j++) {
+            iterated = iterated || d->terms[j].component.id == id;
+        }
+        if (iterated) {
             return WEFT__FAIL(world->log, WEFT_ECONFLICT,
                               "system '%s' iterates component '%s' but also excludes it", who,
                               component_name(world, id));
@@ -837,7 +840,7 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
                        : d->chunk_size ? d->chunk_size
                                        : WEFT_SYSTEM_CHUNK_DEFAULT;
     sys->access.world = world;
-    sys->access.system_name = sys->name;
+    sys->access.system = sys->name;
     weft_result_t r = check_access(world, d, &sys->access);
     for (sys->term_count = 0;
          sys->term_count < WEFT_QUERY_MAX_TERMS && d->terms[sys->term_count].component.id;) {
@@ -858,14 +861,24 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         return r;
     }
     /* Sorted id lists for the graph (ascending by construction): write wins over read. */
-    for (uint32_t id = 1; id < WEFT_MAX_COMPONENTS; id++) {
-        if (weft__access_bit_has(sys->access.write, id)) {
-            sys->writes[sys->nwrites++] = id;
-        } else if (weft__access_bit_has(sys->access.read, id)) {
-            sys->reads[sys->nreads++] = id;
+    const weft__access_set_t *acc = &sys->access;
+    for (uint32_t w = 0; w < WEFT_VIEW_BITSET_IDS / 64; w++) {
+        for (uint64_t bits = acc->read[w] | acc->write[w]; bits != 0; bits &= bits - 1u) {
+            uint32_t id = w * 64u + (uint32_t)__builtin_ctzll(bits);
+            if ((acc->write[w] >> (id & 63u)) & 1u) {
+                sys->writes[sys->nwrites++] = id;
+            } else {
+                sys->reads[sys->nreads++] = id;
+            }
         }
     }
-    memcpy(&sys->view, &sys->access, sizeof sys->view);
+    for (uint32_t i = 0; i < acc->nwide; i++) { /* ascending, all above the bitsets */
+        if (acc->wide[i] & 1u) {
+            sys->writes[sys->nwrites++] = acc->wide[i] >> 1;
+        } else {
+            sys->reads[sys->nreads++] = acc->wide[i] >> 1;
+        }
+    }
     *out = sys;
     return WEFT_OK;
 }
@@ -1100,13 +1113,17 @@ weft_result_t weft_view_narrow(const weft_view_t *from, const weft_component_t *
         WEFT__CONTRACT(weft_view_can_read(from, reads[i]), NULL, WEFT_EACCESS,
                        "weft_view_narrow: system '%s' may not read component id %u",
                        from->system ? from->system : "?", reads[i].id);
-        weft__access_bit_set(v.read, reads[i].id);
+        bool added = weft__access_add(&v, reads[i].id, false);
+        weft_assert_internal(added); /* a subset of `from`, which fits */
+        (void)added;
     }
     for (uint32_t i = 0; i < nwrites; i++) {
         WEFT__CONTRACT(weft_view_can_write(from, writes[i]), NULL, WEFT_EACCESS,
                        "weft_view_narrow: system '%s' may not write component id %u",
                        from->system ? from->system : "?", writes[i].id);
-        weft__access_bit_set(v.write, writes[i].id);
+        bool added = weft__access_add(&v, writes[i].id, true);
+        weft_assert_internal(added);
+        (void)added;
     }
     *out = v;
     return WEFT_OK;

@@ -78,8 +78,8 @@ typedef struct weft__system {
     weft_atomic_u32 left;    /* this run: its units (chunks, at least 1) not yet finished */
 
     /* ---- access ---- */
-    weft__access_set_t access; /* published while the system runs (debug builds) */
-    weft_view_t view;          /* the same access, public shape */
+    weft__access_set_t access; /* published while the system runs (debug builds), and
+                                  the view its run function gets (the same type) */
 
     /* ---- cold: registration and graph building ---- */
     uint32_t term_count;                                             /* iterated terms */

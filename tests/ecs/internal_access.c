@@ -24,9 +24,9 @@ static void setup(void) {
     weft_component_add(world, ent, vel, NULL);
     memset(&set, 0, sizeof set);
     set.world = world;
-    set.system_name = "move";
-    weft__access_bit_set(set.write, pos.id);
-    weft__access_bit_set(set.read, vel.id);
+    set.system = "move";
+    weft__access_add(&set, pos.id, true);
+    weft__access_add(&set, vel.id, false);
 }
 
 static void teardown(void) {
@@ -66,7 +66,7 @@ Test(access, writing_a_component_declared_read_aborts, .signal = SIGABRT) {
 }
 
 Test(access, reading_an_undeclared_component_aborts, .signal = SIGABRT) {
-    weft__access_bit_set(set.read, 0); /* unrelated bit */
+    weft__access_add(&set, 0, false); /* unrelated bit */
     memset(set.read, 0, sizeof set.read);
     weft__access_enter(&set);
     (void)weft_component_get(world, ent, vel);

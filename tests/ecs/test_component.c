@@ -83,18 +83,45 @@ Test(component, describe_returns_the_resolved_registration) {
     cr_expect(eq(int, weft_component_describe(world, (weft_component_t){99}, &out), WEFT_EINVAL));
 }
 
-Test(component, too_many_components_is_ecapacity) {
+Test(component, registering_65536_types_works_and_the_next_is_ecapacity) {
     char name[32];
     weft_component_t c = {0};
     weft_result_t r = WEFT_OK;
-    int i = 0;
-    for (; r == WEFT_OK && i < 400; i++) {
-        snprintf(name, sizeof name, "C%d", i);
+    const uint32_t base = weft_component_type_count(world); /* the fixture's */
+    uint32_t i = 0;
+    for (; r == WEFT_OK && i < WEFT_MAX_COMPONENTS + 8u; i++) {
+        snprintf(name, sizeof name, "C%u", i);
         weft_component_desc_t d = {.name = name, .size = 4};
         r = weft_component_register(world, &d, &c);
+        if (r == WEFT_OK && c.id != base + i + 1u) {
+            cr_fail("registration %u got id %u", i, c.id);
+            return;
+        }
     }
+    cr_expect(eq(u32, base + i, 65537u), "65,536 registrations succeed, the next fails");
     cr_expect(eq(int, r, WEFT_ECAPACITY));
-    cr_expect(eq(u32, weft_component_type_count(world), WEFT_MAX_COMPONENTS - 1));
+    cr_expect(eq(u32, weft_component_type_count(world), 65536u));
+    cr_expect(eq(u32, WEFT_MAX_COMPONENTS - 1u, 65536u));
+    /* Lookups by name find every type (hashed, not a walk of all types). */
+    const uint32_t last = 65535u - base; /* the name of id 65536 */
+    const uint32_t probe[] = {0, 1, 251, 252, 253, 65530, last};
+    for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++) {
+        snprintf(name, sizeof name, "C%u", probe[k]);
+        cr_expect(eq(u32, weft_component_lookup(world, name).id, base + probe[k] + 1u), "%s", name);
+    }
+    snprintf(name, sizeof name, "C%u", last + 1u);
+    cr_expect(eq(u32, weft_component_lookup(world, name).id, 0), "the refused one is absent");
+    /* A registered name still returns its id at the limit. */
+    snprintf(name, sizeof name, "C%u", last);
+    weft_component_desc_t again = {.name = name, .size = 4};
+    cr_expect(eq(int, weft_component_register(world, &again, &c), WEFT_OK));
+    cr_expect(eq(u32, c.id, 65536u));
+    /* The highest id is usable. */
+    weft_entity_t e;
+    cr_assert(eq(int, weft_entity_create(world, &e), WEFT_OK));
+    uint32_t v = 7;
+    cr_expect(eq(int, weft_component_set(world, e, c, &v), WEFT_OK));
+    cr_expect(eq(u32, *(const uint32_t *)weft_component_get(world, e, c), 7u));
 }
 
 /* ---- add / get / has / remove ---- */
