@@ -299,20 +299,27 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
                        comp->entity_fields[i], comp->name, (unsigned long long)field);
     }
     uint32_t idx = weft_entity_index(e);
-    void *data = weft__pool_entity_data(&comp->pool, idx);
+    /* A tracked pool (never multi-instance) marks the row it found: one sparse lookup. */
+    uint32_t row =
+        comp->pool.tick_added != NULL ? weft__pool_row(&comp->pool, idx) : WEFT__ROW_NONE;
+    void *data = row != WEFT__ROW_NONE ? weft__pool_at(&comp->pool, row)
+                                       : weft__pool_entity_data(&comp->pool, idx);
     if (data == NULL) {
         r = comp->pool.multi != NULL ? weft_component_add_instance(world, e, c, NULL, &data)
                                      : add_index(world, comp, e, slot, &data);
         if (r != WEFT_OK) {
             return r;
         }
+        if (comp->pool.tick_added != NULL) { /* the add may have moved rows (groups) */
+            row = weft__pool_row(&comp->pool, idx);
+        }
     }
     if (comp->pool.size) {
         memcpy(data, value, comp->pool.size);
     }
     if (comp->pool.tick_added != NULL) {
-        weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, idx),
-                          weft__change_tick_now(world), weft__change_slot_now(world));
+        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
+                          weft__change_slot_now(world));
     }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
