@@ -299,20 +299,18 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
                        comp->entity_fields[i], comp->name, (unsigned long long)field);
     }
     uint32_t idx = weft_entity_index(e);
-    /* A tracked pool (never multi-instance) marks the row it found: one sparse lookup. */
-    uint32_t row =
-        comp->pool.tick_added != NULL ? weft__pool_row(&comp->pool, idx) : WEFT__ROW_NONE;
-    void *data = row != WEFT__ROW_NONE ? weft__pool_at(&comp->pool, row)
-                                       : weft__pool_entity_data(&comp->pool, idx);
+    uint32_t row = weft__pool_row(&comp->pool, idx); /* kept for the change mark */
+    void *data = row == WEFT__ROW_NONE ? NULL
+                 : comp->pool.multi != NULL
+                     ? weft__pool_at(&comp->pool, comp->pool.multi->slot_row[row])
+                     : weft__pool_at(&comp->pool, row);
     if (data == NULL) {
         r = comp->pool.multi != NULL ? weft_component_add_instance(world, e, c, NULL, &data)
                                      : add_index(world, comp, e, slot, &data);
         if (r != WEFT_OK) {
             return r;
         }
-        if (comp->pool.tick_added != NULL) { /* the add may have moved rows (groups) */
-            row = weft__pool_row(&comp->pool, idx);
-        }
+        row = weft__pool_row(&comp->pool, idx); /* group alignment may move it */
     }
     if (comp->pool.size) {
         memcpy(data, value, comp->pool.size);
