@@ -121,27 +121,37 @@ static bool expected(int s, int k) {
     }
 }
 
+/* Entity indices `q` yields over all its chunks of chunk_rows rows, in order, into out
+ * (at most cap: more fails the test); returns how many. */
+static uint32_t collect_chunks(weft_query_t *q, uint32_t chunk_rows, uint32_t *out, uint32_t cap) {
+    uint32_t n = 0, chunks = weft_query_chunk_count(q, chunk_rows);
+    for (uint32_t c = 0; c < chunks; c++) {
+        weft_iter_t it;
+        cr_assert(eq(int, weft_query_iter(q, chunk_rows, c, &it), WEFT_OK));
+        while (weft_iter_next(&it)) {
+            cr_assert(n + it.rows <= cap, "a query yields more rows than it has entities");
+            memcpy(out + n, it.entities, it.rows * sizeof *out);
+            n += it.rows;
+        }
+    }
+    return n;
+}
+
 /* Iterate every filtered query in chunks of `chunk` rows, compare with the model, mark seen. */
 static void check_epoch(uint64_t seed, uint32_t op) {
     weft_query_t *qs[5] = {qa, qb, qc, qab, qa_slow};
     bool slow_turn = epoch % SLOW_EVERY == SLOW_EVERY - 1u;
     for (int k = 0; k < (slow_turn ? 5 : 4); k++) {
         bool seen[MAX_E] = {false};
-        uint32_t chunk_rows = 1u + below(40);
-        uint32_t chunks = weft_query_chunk_count(qs[k], chunk_rows);
-        for (uint32_t c = 0; c < chunks; c++) {
-            weft_iter_t it;
-            cr_assert(eq(int, weft_query_iter(qs[k], chunk_rows, c, &it), WEFT_OK));
-            while (weft_iter_next(&it)) {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    int s = slot_of(weft_iter_entity(&it, i));
-                    cr_assert(s >= 0, "seed %llu op %u: query %d yields a dead entity",
-                              (unsigned long long)seed, op, k);
-                    cr_assert(not(seen[s]), "seed %llu op %u: query %d yields slot %d twice",
-                              (unsigned long long)seed, op, k, s);
-                    seen[s] = true;
-                }
-            }
+        uint32_t found[MAX_E + 1];
+        uint32_t n = collect_chunks(qs[k], 1u + below(40), found, MAX_E + 1);
+        for (uint32_t j = 0; j < n; j++) {
+            int s = slot_of(weft_entity_from_index(world, found[j]));
+            cr_assert(s >= 0, "seed %llu op %u: query %d yields a dead entity",
+                      (unsigned long long)seed, op, k);
+            cr_assert(not(seen[s]), "seed %llu op %u: query %d yields slot %d twice",
+                      (unsigned long long)seed, op, k, s);
+            seen[s] = true;
         }
         for (int s = 0; s < MAX_E; s++) {
             cr_assert(eq(int, seen[s], expected(s, k)),
@@ -527,7 +537,8 @@ Test(change, large_pools_in_random_chunks_match_model, .init = setup, .fini = te
     uint32_t *chg = calloc(LN, sizeof *chg), *addb = calloc(LN, sizeof *addb);
     bool *has_a = calloc(LN, 1), *has_b = calloc(LN, 1), *got = calloc(LN, 1);
     uint32_t *slot_of_index = calloc(4 * LN, sizeof *slot_of_index);
-    cr_assert(h && chg && addb && has_a && has_b && got && slot_of_index);
+    uint32_t *found = calloc(LN + 1, sizeof *found);
+    cr_assert(h && chg && addb && has_a && has_b && got && slot_of_index && found);
     uint32_t ep = 0, slow_since = 0;
     for (uint32_t i = 0; i < LN; i++) {
         h[i] = test_entity(world);
@@ -546,18 +557,12 @@ Test(change, large_pools_in_random_chunks_match_model, .init = setup, .fini = te
         for (int k = 0; k < (slow_turn ? 3 : 2); k++) {
             memset(got, 0, LN);
             uint32_t chunk_rows = below(4) == 0 ? 0u : 1u + below(LN + 100);
-            uint32_t chunks = weft_query_chunk_count(qs[k], chunk_rows);
-            for (uint32_t c = 0; c < chunks; c++) {
-                weft_iter_t it;
-                cr_assert(eq(int, weft_query_iter(qs[k], chunk_rows, c, &it), WEFT_OK));
-                while (weft_iter_next(&it)) {
-                    for (uint32_t i = 0; i < it.rows; i++) {
-                        uint32_t sl = slot_of_index[it.entities[i]];
-                        cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
-                                  (unsigned long long)seed, ep, k, sl);
-                        got[sl] = true;
-                    }
-                }
+            uint32_t n = collect_chunks(qs[k], chunk_rows, found, LN + 1);
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t sl = slot_of_index[found[j]];
+                cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
+                          (unsigned long long)seed, ep, k, sl);
+                got[sl] = true;
             }
             for (uint32_t i = 0; i < LN; i++) {
                 bool want = k == 0   ? has_a[i] && chg[i] == ep
@@ -613,6 +618,7 @@ Test(change, large_pools_in_random_chunks_match_model, .init = setup, .fini = te
     }
     cr_assert(world->change_tick < 0xFFFFFFE0u, "the counter wrapped");
     free(h), free(chg), free(addb), free(has_a), free(has_b), free(got), free(slot_of_index);
+    free(found);
 }
 
 /* ---- out of memory ------------------------------------------------------------------------ */
