@@ -11,12 +11,16 @@ _Thread_local weft__change_scope_t weft__change_current;
 
 /* ---- arrays ------------------------------------------------------------------ >>arrays */
 
+/* Block slots of cap rows: two per block, for whole groups of 8 blocks. */
+static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u) & ~7u) * 2u; }
+
+static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
+
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {
     if (pool->tick_added == NULL) {
         return 0;
     }
-    return (size_t)cap * 2u * sizeof(uint32_t) +
-           (size_t)WEFT__TICK_BLOCKS(cap) * 2u * sizeof(uint32_t);
+    return (size_t)cap * 2u * sizeof(uint32_t) + slot_bytes(cap);
 }
 
 typedef struct arrays {
@@ -28,15 +32,16 @@ typedef struct arrays {
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
     weft__free(world, a->added, (size_t)cap * sizeof(uint32_t));
     weft__free(world, (void *)a->changed, (size_t)cap * sizeof(uint32_t));
-    weft__free(world, (void *)a->blocks, (size_t)WEFT__TICK_BLOCKS(cap) * 2u * sizeof(uint32_t));
+    weft__free(world, (void *)a->blocks, slot_bytes(cap));
 }
 
 static bool alloc_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
-    a->added = weft__alloc(world, (size_t)cap * sizeof(uint32_t), _Alignof(uint32_t));
-    /* 64-byte aligned: a block's 16 row ticks are one cache line for the filters. */
+    /* 64-byte aligned: a block's 16 row ticks, and 8 blocks' slots, are one cache line for
+     * the filters (which read them with aligned vector loads, change.h). The slots are
+     * allocated for whole groups of 8 blocks. */
+    a->added = weft__alloc(world, (size_t)cap * sizeof(uint32_t), 64);
     a->changed = weft__alloc(world, (size_t)cap * sizeof(uint32_t), 64);
-    a->blocks = weft__alloc(world, (size_t)WEFT__TICK_BLOCKS(cap) * 2u * sizeof(uint32_t),
-                            _Alignof(weft_atomic_u32));
+    a->blocks = weft__alloc(world, slot_bytes(cap), 64);
     if (a->added == NULL || a->changed == NULL || a->blocks == NULL) {
         free_arrays(world, a, cap);
         return false;
@@ -57,8 +62,7 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
     /* Nobody iterates while a pool grows (main thread, outside frames): plain copies. */
     memcpy(a.added, pool->tick_added, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.changed, (void *)pool->tick_changed, (size_t)pool->count * sizeof(uint32_t));
-    memcpy((void *)a.blocks, (void *)pool->tick_blocks,
-           (size_t)WEFT__TICK_BLOCKS(old_cap) * 2u * sizeof(uint32_t));
+    memcpy((void *)a.blocks, (void *)pool->tick_blocks, slot_bytes(old_cap));
     arrays_t old = {pool->tick_added, pool->tick_changed, pool->tick_blocks};
     free_arrays(world, &old, old_cap);
     pool->tick_added = a.added;
@@ -67,7 +71,7 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
     /* Blocks past the old capacity hold 0, which may read as newer than a last run after the
      * counter wraps: give them the oldest value in reach. */
     uint32_t oldest = world->change_tick - WEFT__TICK_MAX_AGE;
-    for (uint32_t b = 2u * WEFT__TICK_BLOCKS(old_cap); b < 2u * WEFT__TICK_BLOCKS(cap); b++) {
+    for (uint32_t b = slot_count(old_cap); b < slot_count(cap); b++) {
         weft_atomic_store_relaxed(&pool->tick_blocks[b], oldest);
     }
     return WEFT_OK;
@@ -99,7 +103,7 @@ weft_result_t weft__change_track(weft_world_t *world, weft__pool_t *pool) {
         a.added[row] = now;
         weft_atomic_store_relaxed(&a.changed[row], now);
     }
-    for (uint32_t b = 0; b < 2u * WEFT__TICK_BLOCKS(cap); b++) {
+    for (uint32_t b = 0; b < slot_count(cap); b++) {
         weft_atomic_store_relaxed(&a.blocks[b], now);
     }
     pool->tick_added = a.added;
@@ -172,7 +176,7 @@ void weft__change_clamp(weft_world_t *world) {
                 &pool->tick_changed[r],
                 clamp(weft_atomic_load_relaxed(&pool->tick_changed[r]), floor));
         }
-        for (uint32_t b = 0; b < 2u * WEFT__TICK_BLOCKS(pool->cap); b++) {
+        for (uint32_t b = 0; b < slot_count(pool->cap); b++) {
             weft_atomic_store_relaxed(
                 &pool->tick_blocks[b],
                 clamp(weft_atomic_load_relaxed(&pool->tick_blocks[b]), floor));

@@ -388,20 +388,25 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
                        comp->entity_fields[i], comp->name, (unsigned long long)field);
     }
     uint32_t idx = weft_entity_index(e);
-    void *data = weft__pool_entity_data(&comp->pool, idx);
+    uint32_t row = weft__pool_row(&comp->pool, idx); /* kept for the change mark */
+    void *data = row == WEFT__ROW_NONE ? NULL
+                 : comp->pool.multi != NULL
+                     ? weft__pool_at(&comp->pool, comp->pool.multi->slot_row[row])
+                     : weft__pool_at(&comp->pool, row);
     if (data == NULL) {
         r = comp->pool.multi != NULL ? weft_component_add_instance(world, e, c, NULL, &data)
                                      : add_index(world, comp, e, slot, &data);
         if (r != WEFT_OK) {
             return r;
         }
+        row = weft__pool_row(&comp->pool, idx); /* group alignment may move it */
     }
     if (comp->pool.size) {
         memcpy(data, value, comp->pool.size);
     }
     if (comp->pool.tick_added != NULL) {
-        weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, idx),
-                          weft__change_tick_now(world), weft__change_slot_now(world));
+        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
+                          weft__change_slot_now(world));
     }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);

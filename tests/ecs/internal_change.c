@@ -121,27 +121,37 @@ static bool expected(int s, int k) {
     }
 }
 
+/* Entity indices `q` yields over all its chunks of chunk_rows rows, in order, into out
+ * (at most cap: more fails the test); returns how many. */
+static uint32_t collect_chunks(weft_query_t *q, uint32_t chunk_rows, uint32_t *out, uint32_t cap) {
+    uint32_t n = 0, chunks = weft_query_chunk_count(q, chunk_rows);
+    for (uint32_t c = 0; c < chunks; c++) {
+        weft_iter_t it;
+        cr_assert(eq(int, weft_query_iter(q, chunk_rows, c, &it), WEFT_OK));
+        while (weft_iter_next(&it)) {
+            cr_assert(n + it.rows <= cap, "a query yields more rows than it has entities");
+            memcpy(out + n, it.entities, it.rows * sizeof *out);
+            n += it.rows;
+        }
+    }
+    return n;
+}
+
 /* Iterate every filtered query in chunks of `chunk` rows, compare with the model, mark seen. */
 static void check_epoch(uint64_t seed, uint32_t op) {
     weft_query_t *qs[5] = {qa, qb, qc, qab, qa_slow};
     bool slow_turn = epoch % SLOW_EVERY == SLOW_EVERY - 1u;
     for (int k = 0; k < (slow_turn ? 5 : 4); k++) {
         bool seen[MAX_E] = {false};
-        uint32_t chunk_rows = 1u + below(40);
-        uint32_t chunks = weft_query_chunk_count(qs[k], chunk_rows);
-        for (uint32_t c = 0; c < chunks; c++) {
-            weft_iter_t it;
-            cr_assert(eq(int, weft_query_iter(qs[k], chunk_rows, c, &it), WEFT_OK));
-            while (weft_iter_next(&it)) {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    int s = slot_of(weft_iter_entity(&it, i));
-                    cr_assert(s >= 0, "seed %llu op %u: query %d yields a dead entity",
-                              (unsigned long long)seed, op, k);
-                    cr_assert(not(seen[s]), "seed %llu op %u: query %d yields slot %d twice",
-                              (unsigned long long)seed, op, k, s);
-                    seen[s] = true;
-                }
-            }
+        uint32_t found[MAX_E + 1];
+        uint32_t n = collect_chunks(qs[k], 1u + below(40), found, MAX_E + 1);
+        for (uint32_t j = 0; j < n; j++) {
+            int s = slot_of(weft_entity_from_index(world, found[j]));
+            cr_assert(s >= 0, "seed %llu op %u: query %d yields a dead entity",
+                      (unsigned long long)seed, op, k);
+            cr_assert(not(seen[s]), "seed %llu op %u: query %d yields slot %d twice",
+                      (unsigned long long)seed, op, k, s);
+            seen[s] = true;
         }
         for (int s = 0; s < MAX_E; s++) {
             cr_assert(eq(int, seen[s], expected(s, k)),
@@ -448,6 +458,167 @@ Test(change, long_idle_query_is_conservative, .init = setup, .fini = teardown) {
         weft__change_clamp(world);
     }
     cr_assert(eq(u32, weft_query_entity_count(qa), 2));
+}
+
+/* ---- the scan's group reads --------------------------------------------------------------- */
+
+/* A tick at a random distance from `since`, often at the distances where a signed difference
+ * could go wrong (0, 1, the clamp age) and on both sides. */
+static uint32_t tick_near(uint32_t since) {
+    static const int32_t edge[] = {
+        0, 1, -1, 2, -2, 1 << 30, -(1 << 30), (1 << 30) - 1, -((1 << 30) - 1)};
+    int32_t d = below(2) ? edge[below(sizeof edge / sizeof edge[0])]
+                         : (int32_t)(below(1u << 31)) - (1 << 30);
+    return since + (uint32_t)d;
+}
+
+/* weft__change_dirty8 and weft__change_rows16 (vector loads on x86, change.h) agree with
+ * weft__change_block_dirty and tick-by-tick compares, for random ticks around the window and
+ * windows on both sides of the counter's wrap. */
+Test(change, group_reads_match_tick_by_tick_reads, .init = setup, .fini = teardown) {
+    uint64_t seed = seed_from_env();
+    fprintf(stderr, "change group reads: seed %llu\n", (unsigned long long)seed);
+    rng = seed ? seed : 1;
+    enum { ROWS = 512, BLOCKS = ROWS / 16 };
+    for (int i = 0; i < ROWS; i++) {
+        weft_entity_t e = test_entity(world);
+        cr_assert(eq(int, weft_component_add(world, e, comp[0], NULL), WEFT_OK));
+    }
+    weft__pool_t *pool = &world->components[comp[0].id]->pool;
+    cr_assert(pool->tick_added != NULL && pool->count == ROWS);
+    for (int round = 0; round < 150; round++) {
+        uint32_t since = round % 3 == 0 ? 0xFFFFFFFFu - below(64) : (uint32_t)next_rand();
+        for (uint32_t r = 0; r < ROWS; r++) {
+            pool->tick_added[r] = tick_near(since);
+            weft_atomic_store_relaxed(&pool->tick_changed[r], tick_near(since));
+        }
+        for (uint32_t k = 0; k < 2u * BLOCKS; k++) {
+            weft_atomic_store_relaxed(&pool->tick_blocks[k], tick_near(since));
+        }
+        for (uint32_t g = 0; g < BLOCKS; g += 8) {
+            uint32_t want = 0;
+            for (uint32_t i = 0; i < 8; i++) {
+                want |= (uint32_t)weft__change_block_dirty(pool, g + i, since) << i;
+            }
+            cr_assert(eq(u32, weft__change_dirty8(pool, g, since), want),
+                      "seed %llu round %d: blocks %u..%u", (unsigned long long)seed, round, g,
+                      g + 7);
+        }
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            uint32_t want_c = 0, want_a = 0;
+            for (uint32_t i = 0; i < 16; i++) {
+                uint32_t r = b * 16 + i;
+                want_c |= (uint32_t)weft__tick_newer(
+                              weft_atomic_load_relaxed(&pool->tick_changed[r]), since)
+                          << i;
+                want_a |= (uint32_t)weft__tick_newer(pool->tick_added[r], since) << i;
+            }
+            cr_assert(eq(u32, weft__change_rows16(pool, b, since, false), want_c),
+                      "seed %llu round %d: changed ticks of block %u", (unsigned long long)seed,
+                      round, b);
+            cr_assert(eq(u32, weft__change_rows16(pool, b, since, true), want_a),
+                      "seed %llu round %d: added ticks of block %u", (unsigned long long)seed,
+                      round, b);
+        }
+    }
+}
+
+/* A pool of thousands of rows (whole groups of 8 tick blocks) iterated in chunks of random
+ * size, with sparse writes through set and get_mut, swap removes (row moves) and re-adds, a
+ * query that skips epochs, the counter crossing its wrap: the filters match the model. */
+Test(change, large_pools_in_random_chunks_match_model, .init = setup, .fini = teardown) {
+    enum { LN = 3000, EPOCHS = 30 };
+    uint64_t seed = seed_from_env();
+    fprintf(stderr, "change large pools: seed %llu\n", (unsigned long long)seed);
+    rng = seed ? seed : 1;
+    world->change_tick = 0xFFFFFFE0u; /* the wrap falls inside the run */
+    world->tick_clamped = world->change_tick;
+    weft_entity_t *h = calloc(LN, sizeof *h);
+    uint32_t *chg = calloc(LN, sizeof *chg), *addb = calloc(LN, sizeof *addb);
+    bool *has_a = calloc(LN, 1), *has_b = calloc(LN, 1), *got = calloc(LN, 1);
+    uint32_t *slot_of_index = calloc(4 * LN, sizeof *slot_of_index);
+    uint32_t *found = calloc(LN + 1, sizeof *found);
+    cr_assert(h && chg && addb && has_a && has_b && got && slot_of_index && found);
+    uint32_t ep = 0, slow_since = 0;
+    for (uint32_t i = 0; i < LN; i++) {
+        h[i] = test_entity(world);
+        cr_assert(weft_entity_index(h[i]) < 4u * LN);
+        slot_of_index[weft_entity_index(h[i])] = i;
+        cr_assert(eq(int, weft_component_add(world, h[i], comp[0], NULL), WEFT_OK));
+        has_a[i] = true;
+        if (below(2)) {
+            cr_assert(eq(int, weft_component_add(world, h[i], comp[1], NULL), WEFT_OK));
+            has_b[i] = true;
+        }
+    }
+    for (; ep < EPOCHS; ep++) {
+        bool slow_turn = ep % 3u == 2u;
+        weft_query_t *qs[3] = {qa, qb, qa_slow};
+        for (int k = 0; k < (slow_turn ? 3 : 2); k++) {
+            memset(got, 0, LN);
+            uint32_t chunk_rows = below(4) == 0 ? 0u : 1u + below(LN + 100);
+            uint32_t n = collect_chunks(qs[k], chunk_rows, found, LN + 1);
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t sl = slot_of_index[found[j]];
+                cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
+                          (unsigned long long)seed, ep, k, sl);
+                got[sl] = true;
+            }
+            for (uint32_t i = 0; i < LN; i++) {
+                bool want = k == 0   ? has_a[i] && chg[i] == ep
+                            : k == 1 ? has_b[i] && addb[i] == ep
+                                     : has_a[i] && chg[i] >= slow_since;
+                cr_assert(eq(int, got[i], want),
+                          "seed %llu epoch %u chunk_rows %u: query %d, entity %u: matched %d, "
+                          "model says %d",
+                          (unsigned long long)seed, ep, chunk_rows, k, i, got[i], want);
+            }
+            weft_query_mark_seen(qs[k]);
+        }
+        if (slow_turn) {
+            slow_since = ep + 1u;
+        }
+        /* The next epoch's changes: about 1% of the rows, a few moves and adds. */
+        for (uint32_t n = 0; n < LN / 100u; n++) {
+            uint32_t i = below(LN);
+            unsigned char buf[16] = {0};
+            switch (below(6)) {
+            case 0:
+            case 1:
+                cr_assert(eq(int, weft_component_set(world, h[i], comp[0], buf), WEFT_OK));
+                has_a[i] = true;
+                chg[i] = ep + 1u;
+                break;
+            case 2:
+                if (weft_component_get_mut(world, h[i], comp[0]) != NULL) {
+                    chg[i] = ep + 1u;
+                }
+                break;
+            case 3: /* a swap remove moves the last row into its place */
+                if (has_a[i]) {
+                    cr_assert(eq(int, weft_component_remove(world, h[i], comp[0]), WEFT_OK));
+                    has_a[i] = false;
+                }
+                break;
+            case 4:
+                if (!has_b[i]) {
+                    cr_assert(eq(int, weft_component_add(world, h[i], comp[1], NULL), WEFT_OK));
+                    has_b[i] = true;
+                    addb[i] = ep + 1u;
+                }
+                break;
+            default:
+                if (has_b[i]) {
+                    cr_assert(eq(int, weft_component_remove(world, h[i], comp[1]), WEFT_OK));
+                    has_b[i] = false;
+                }
+                break;
+            }
+        }
+    }
+    cr_assert(world->change_tick < 0xFFFFFFE0u, "the counter wrapped");
+    free(h), free(chg), free(addb), free(has_a), free(has_b), free(got), free(slot_of_index);
+    free(found);
 }
 
 /* ---- out of memory ------------------------------------------------------------------------ */
