@@ -513,6 +513,23 @@ static void join_check(uint32_t got, uint32_t want, const char *what) {
     }
 }
 
+/* ns per match of the 3-term join through q, from cold caches. */
+static double cold_weft(unsigned char *cold, const weft_query_t *q, const join_raw_t *raw,
+                        const char *what) {
+    join_cold(cold);
+    double t0 = wb_now_ns();
+    join_check(join3_weft(q), raw->nm, what);
+    return (wb_now_ns() - t0) / raw->nm;
+}
+
+/* ns per match of the gather floor, from cold caches. */
+static double cold_gather(unsigned char *cold, join_raw_t *raw) {
+    join_cold(cold);
+    double t0 = wb_now_ns();
+    join3_gather(raw->p, raw->v, raw->m, raw->ip, raw->iv, raw->nm);
+    return (wb_now_ns() - t0) / raw->nm;
+}
+
 static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     join_world_t plain, partial, nested;
     join_setup(&plain, n, 0u);
@@ -531,21 +548,10 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     double *t_rel = t + 8 * reps, *t_gat2 = t + 9 * reps;
     const double nm = raw.nm;
     for (int r = 0; r < reps; r++) {
-        join_cold(cold);
-        double t0 = wb_now_ns();
-        join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
-        double t1 = wb_now_ns();
-        join_cold(cold);
-        double t1g = wb_now_ns();
-        join3_gather(raw.p, raw.v, raw.m, raw.ip, raw.iv, raw.nm);
-        double t2 = wb_now_ns();
-        join_cold(cold);
-        double t2p = wb_now_ns();
-        join_check(join3_weft(partial.q3), raw.nm, "join3 partial group");
-        double t3 = wb_now_ns();
-        join_cold(cold);
-        double t3u = wb_now_ns();
-        join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped");
+        t_ung[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
+        t_gat[r] = cold_gather(cold, &raw);
+        t_part[r] = cold_weft(cold, partial.q3, &raw, "join3 partial group");
+        t_ung2[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
         double t4 = wb_now_ns();
         double t5 = t4, t6 = t4, t7 = t4, t8 = t4;
         if (!nested.refused) {
@@ -559,20 +565,8 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
             t8 = wb_now_ns();
         }
         join_relayout(&plain);
-        join_cold(cold);
-        double t9 = wb_now_ns();
-        join_check(join3_weft(plain.q3), raw.nm, "join3 ungrouped after a relayout");
-        double t10 = wb_now_ns();
-        join_cold(cold);
-        double t10g = wb_now_ns();
-        join3_gather(raw.p, raw.v, raw.m, raw.ip, raw.iv, raw.nm);
-        double t11 = wb_now_ns();
-        t_rel[r] = (t10 - t9) / nm;
-        t_gat2[r] = (t11 - t10g) / nm;
-        t_ung[r] = (t1 - t0) / nm;
-        t_gat[r] = (t2 - t1g) / nm;
-        t_part[r] = (t3 - t2p) / nm;
-        t_ung2[r] = (t4 - t3u) / nm;
+        t_rel[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped after a relayout");
+        t_gat2[r] = cold_gather(cold, &raw);
         t_out[r] = (t5 - t4) / nm;
         t_d3[r] = (t6 - t5) / nm;
         t_in[r] = (t7 - t6) / n;

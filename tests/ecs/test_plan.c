@@ -174,9 +174,10 @@ static void random_query(model_query_t *mq) {
 static const uint32_t chunk_sizes[] = {0, 1, 7, 64, 200};
 
 /* Random queries, each iterated under every plan and chunk size, after rounds of churn. */
-static void run_model(const char *label) {
+/* Seed the run (printed, named kind + label) and spawn three quarters of the entities. */
+static uint64_t start_model(const char *kind, const char *label) {
     char name[64];
-    snprintf(name, sizeof name, "plan model %s", label);
+    snprintf(name, sizeof name, "plan %s %s", kind, label);
     uint64_t seed = wt_seed(name);
     rng.s = seed;
     for (uint32_t e = 0; e < NENT; e++) {
@@ -184,6 +185,11 @@ static void run_model(const char *label) {
             spawn(e);
         }
     }
+    return seed;
+}
+
+static void run_model(const char *label) {
+    uint64_t seed = start_model("model", label);
     for (uint32_t round = 0; round < ROUNDS; round++) {
         churn(round == 0 ? 0 : 150);
         for (uint32_t qn = 0; qn < 6; qn++) {
@@ -207,15 +213,7 @@ static void run_model(const char *label) {
  * is iterated several times per round under random chunk sizes, and some rounds change
  * nothing, so cached windows are both reused and invalidated. */
 static void run_model_kept(const char *label) {
-    char name[64];
-    snprintf(name, sizeof name, "plan kept %s", label);
-    uint64_t seed = wt_seed(name);
-    rng.s = seed;
-    for (uint32_t e = 0; e < NENT; e++) {
-        if (below(4) != 0) {
-            spawn(e);
-        }
-    }
+    uint64_t seed = start_model("kept", label);
     enum { KEPT = 8 };
     model_query_t mq[KEPT];
     weft_query_t *q[KEPT];
