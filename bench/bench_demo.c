@@ -1,6 +1,8 @@
 /* bench/bench_demo.c: suite `demo` — the scaling demo's frame (tools/demo, the same world code
  * weft_demo runs) at every count of wb_worker_counts (1 and 2 on a 2-core machine), and the
- * speedup over 1 worker at each (target >= 1.8x at 2).
+ * speedup over 1 worker at each (target >= 1.8x at 2), then the schedule simulator checked
+ * against the 1- and 2-worker frames, with its simulated speedup at 4 .. 64 workers
+ * (bench/sim_check.h).
  *
  * One world is built from the same seed per worker count, and their frames are timed
  * interleaved — a block of frames at 1 worker, then a block at each other count, rep after
@@ -12,6 +14,9 @@
 #include "common.h"
 #include "demo_world.h"
 #include "share.h"
+#include "sim_check.h"
+
+static weft_result_t demo_frame(void *d) { return demo_world_frame(d); }
 
 static double block_ms(demo_world_t *d, int frames, bool *ok) {
     double t0 = wb_now_ns();
@@ -88,6 +93,18 @@ void wb_suite_demo(wb_ctx_t *ctx) {
                         "the same frames",
                         counts[k]);
             }
+        }
+    }
+    /* the schedule simulator against the 1- and 2-worker frames (medians sorted above); the
+     * issue's targets for the demo: 12x simulated at 16 workers, 30x at 64 */
+    for (uint32_t k = 1; ok && k < nc && counts[0] == 1; k++) {
+        if (counts[k] == 2) {
+            static const double targets[WB_SIM_POINTS] = {0, 0, 0, 0, 12, 0, 30};
+            const wb_sim_side_t sides[2] = {
+                {demo_world_weft(d[0]), demo_frame, d[0], wb_median(t, reps)},
+                {demo_world_weft(d[k]), demo_frame, d[k],
+                 wb_median(t + (size_t)k * (size_t)reps, reps)}};
+            (void)wb_sim_check(ctx, "demo", "demo", sides, targets);
         }
     }
     for (uint32_t k = 0; k < nc; k++) {

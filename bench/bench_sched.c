@@ -38,6 +38,7 @@
 
 #include "common.h"
 #include "share.h"
+#include "sim_check.h"
 #include "weft.h"
 
 #ifdef WB_HAVE_OPENMP
@@ -976,6 +977,10 @@ static void case_churn(wb_ctx_t *ctx) {
     wb_report_share(ctx, SUITE, "churn_apply", 2, share_apply, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "churn_entities", "weft", 2, (double)weft_entity_count(w2), "count",
               WB_NO_TARGET, 0);
+    /* the simulator against these frames (t1, t2: mean frame ms per rep; sorted above) */
+    const wb_sim_side_t sides[2] = {{w1, wb_sim_progress, w1, wb_median(t1, reps)},
+                                    {w2, wb_sim_progress, w2, wb_median(t2, reps)}};
+    (void)wb_sim_check(ctx, SUITE, "churn", sides, NULL);
 done:
     weft_world_destroy(w1);
     weft_world_destroy(w2);

@@ -203,6 +203,10 @@ WEFT_API weft_result_t weft_system_enable(weft_world_t *world, weft_system_t sys
 /* True when `sys` is registered and enabled. Thread: main. */
 WEFT_API bool weft_system_is_enabled(const weft_world_t *world, weft_system_t sys);
 
+/* True when `sys` is registered with main_thread set (it runs on worker 0 only, and its phase
+ * runs as a job graph). For tools that model the schedule (tools/sim). Thread: main. */
+WEFT_API bool weft_system_is_main_thread(const weft_world_t *world, weft_system_t sys);
+
 /* Unregister a system: it never runs again, its handle becomes invalid for good (ids are not
  * reused, so a kept handle cannot name a later system), its name is free for a new
  * registration, and the constraints other systems named it in are dropped (they apply again

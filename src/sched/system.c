@@ -1056,6 +1056,12 @@ bool weft_system_is_enabled(const weft_world_t *world, weft_system_t sys) {
     return t && t->enabled;
 }
 
+bool weft_system_is_main_thread(const weft_world_t *world, weft_system_t sys) {
+    WEFT__NONNULL(world, false);
+    const weft__system_t *t = registered(weft__sched_peek(world), sys);
+    return t && t->desc.main_thread;
+}
+
 /* The record stays (ids are never reused) as an inert node: no access, no constraints, no
  * query, never run; its name and the constraints naming it are released. */
 weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {

@@ -102,6 +102,76 @@ Test(sim, a_job_graph_pays_job_steal_wake_and_notice_costs_where_the_runtime_doe
     cr_expect(eq(dbl, sim(&f, 2), 11.0 + 7.0 + 3.0 + 10.0 + 3.0));
 }
 
+/* Ready-list costs for the tests below: job 1, steal 2, notice 3, wake 7, spin 100, claim 1,
+ * hand-out 4 (a set of work W is handed out when W / 2 > 4 at 2 workers). */
+static const wt_sim_costs_t ready_costs = {.job_ns = 1,
+                                           .steal_ns = 2,
+                                           .notice_ns = 3,
+                                           .wake_ns = 7,
+                                           .spin_ns = 100,
+                                           .claim_ns = 1,
+                                           .handout_ns = 4};
+
+/* Ready: a chain A (10) -> B (20) -> C (30) runs on worker 0 after one claim. The roots' 10
+ * repay the hand-out, so worker 1 is woken (arrives at 7, takes the drain job at 10) but
+ * finds nothing and leaves; B and C follow A on worker 0 with no claim: 1 + 60. */
+Test(sim, a_ready_chain_runs_on_one_worker_after_one_claim) {
+    static const double d[3] = {10, 20, 30};
+    static const uint32_t p1[] = {0}, p2[] = {1};
+    wt_sim_system_t sys[3] = {
+        {.nchunks = 1, .chunk_ns = &d[0]},
+        {.nchunks = 1, .chunk_ns = &d[1], .pred = p1, .npred = 1},
+        {.nchunks = 1, .chunk_ns = &d[2], .pred = p2, .npred = 1},
+    };
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_READY);
+    f.costs = ready_costs;
+    cr_expect(eq(dbl, sim(&f, 1), 60.0)); /* fused: no claims */
+    cr_expect(eq(dbl, sim(&f, 2), 61.0));
+    cr_expect(eq(dbl, sim(&f, 8), 61.0));
+}
+
+/* Ready: A (10) -> B (100), C (100). Worker 1, woken for the roots, leaves empty-handed at
+ * 10. A ends at 11: B runs next on worker 0 (11-111); C is published, its 100 repay the
+ * hand-out, worker 1 (idle 1 ns, within the spin window) notices at 14, takes the drain job
+ * (job + steal) at 17, claims C: 18-118. Worker 0 finds nothing at 111 and waits; it notices
+ * the last drain job end at 118 + 3. */
+Test(sim, a_ready_fork_hands_the_released_set_to_a_spinning_worker) {
+    static const double a = 10, b = 100;
+    static const uint32_t root[] = {0};
+    wt_sim_system_t sys[3] = {{.nchunks = 1, .chunk_ns = &a},
+                              {.nchunks = 1, .chunk_ns = &b, .pred = root, .npred = 1},
+                              {.nchunks = 1, .chunk_ns = &b, .pred = root, .npred = 1}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_READY);
+    f.costs = ready_costs;
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&f, 2, &r), 0));
+    cr_expect(eq(dbl, r.frame_ns, 121.0));
+    cr_expect(eq(u32, r.jobs, 3));
+    cr_expect(eq(u32, r.steals, 2)); /* two drain jobs taken from worker 0's deque */
+    /* a hand-out cost above every set's half keeps the whole phase on worker 0 */
+    f.costs.handout_ns = 50;
+    cr_expect(eq(dbl, sim(&f, 2), 1.0 + 210.0 + 1.0)); /* two claims */
+}
+
+/* Ready: roots R1 (10), R2 (10); R2 -> S (2 chunks of 50). Worker 0 claims R1 (1-11), worker 1
+ * (woken: 7, drain job: 10) claims R2 (11-21). Worker 0 finds nothing at 11 and waits. R2's
+ * end runs S's chunk 0 on worker 1 (21-71) and publishes chunk 1; no worker is idle, so the
+ * waiting worker 0 takes the drain job (notice + job + steal: 27) and claims it: 28-78. */
+Test(sim, a_waiting_caller_runs_a_drain_job_no_worker_took) {
+    static const double r = 10, s2[2] = {50, 50};
+    static const uint32_t after_r2[] = {1};
+    wt_sim_system_t sys[3] = {{.nchunks = 1, .chunk_ns = &r},
+                              {.nchunks = 1, .chunk_ns = &r},
+                              {.nchunks = 2, .chunk_ns = s2, .pred = after_r2, .npred = 1}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_READY);
+    f.costs = ready_costs;
+    cr_expect(eq(dbl, sim(&f, 2), 78.0));
+    cr_expect(eq(dbl, sim(&f, 1), 120.0));
+}
+
 Test(sim, an_inline_phase_runs_on_the_calling_thread_whatever_the_worker_count) {
     static const double d[3] = {5, 6, 7};
     wt_sim_system_t sys[3] = {{.nchunks = 3, .chunk_ns = d}};
@@ -158,8 +228,9 @@ static void touch(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 }
 
 /* Phase 0: two independent systems over A and B (flat); phase 1: C writes A, D reads A
- * after it (a graph with one edge). 1000 entities with A and B, chunks of 256 rows. */
-static weft_world_t *recorded_world(uint32_t workers, weft_system_t *ids) {
+ * after it (a ready list with one edge; a job graph when `pin_d` makes D main_thread). 1000
+ * entities with A and B, chunks of 256 rows. */
+static weft_world_t *recorded_world(uint32_t workers, weft_system_t *ids, bool pin_d) {
     weft_world_t *w = NULL;
     cr_assert(
         eq(int, weft_world_create(&(weft_world_desc_t){.worker_count = workers}, &w), WEFT_OK));
@@ -192,7 +263,8 @@ static weft_world_t *recorded_world(uint32_t workers, weft_system_t *ids) {
                                 .terms = {{.component = defs[i].c, .access = defs[i].access}},
                                 .phase = defs[i].phase,
                                 .parallel = true,
-                                .chunk_size = 256};
+                                .chunk_size = 256,
+                                .main_thread = pin_d && i == 3};
         cr_assert(eq(int, weft_system_register(w, &d, &ids[i]), WEFT_OK), "%s", weft_last_error());
     }
     return w;
@@ -212,7 +284,7 @@ static wt_sim_trace_t traced(weft_world_t *w, uint32_t workers, weft_trace_event
 Test(sim, a_recorded_frame_has_the_schedules_phases_edges_and_chunks) {
     static weft_trace_event_t ev1[256], ev2[256];
     weft_system_t ids[4];
-    weft_world_t *w1 = recorded_world(1, ids), *w2 = recorded_world(2, ids);
+    weft_world_t *w1 = recorded_world(1, ids, false), *w2 = recorded_world(2, ids, false);
     wt_sim_trace_t one = traced(w1, 1, ev1, 256), many = traced(w2, 2, ev2, 256);
     wt_sim_costs_t costs = {.job_ns = 1};
     wt_sim_record_t rec;
@@ -222,7 +294,7 @@ Test(sim, a_recorded_frame_has_the_schedules_phases_edges_and_chunks) {
     cr_expect(eq(u32, rec.one.phases[0].first, 0));
     cr_expect(eq(u32, rec.one.phases[0].end, 2));
     cr_expect(eq(int, rec.one.phases[0].mode, WT_SIM_FLAT));
-    cr_expect(eq(int, rec.one.phases[1].mode, WT_SIM_GRAPH));
+    cr_expect(eq(int, rec.one.phases[1].mode, WT_SIM_READY));
     for (uint32_t i = 0; i < 4; i++) {
         cr_expect(eq(u32, rec.one.systems[i].nchunks, 4), "system %u: 1000 rows / 256", i);
         cr_expect(eq(u32, rec.one.systems[i].phase, i / 2));
@@ -242,6 +314,24 @@ Test(sim, a_recorded_frame_has_the_schedules_phases_edges_and_chunks) {
     /* a trace that does not come from this schedule is refused */
     ev1[0].system = 999;
     cr_expect(eq(int, wt_sim_record_build(&rec, w1, &one, &many, &costs), -1));
+    weft_world_destroy(w1);
+    weft_world_destroy(w2);
+}
+
+Test(sim, a_phase_holding_a_main_thread_system_is_recorded_as_a_job_graph) {
+    static weft_trace_event_t ev1[256], ev2[256];
+    weft_system_t ids[4];
+    weft_world_t *w1 = recorded_world(1, ids, true), *w2 = recorded_world(2, ids, true);
+    cr_expect(weft_system_is_main_thread(w1, ids[3]));
+    cr_expect(not(weft_system_is_main_thread(w1, ids[2])));
+    cr_expect(not(weft_system_is_main_thread(w1, (weft_system_t){0})));
+    wt_sim_trace_t one = traced(w1, 1, ev1, 256), many = traced(w2, 2, ev2, 256);
+    wt_sim_costs_t costs = {.job_ns = 1};
+    wt_sim_record_t rec;
+    cr_assert(eq(int, wt_sim_record_build(&rec, w1, &one, &many, &costs), 0));
+    cr_expect(eq(int, rec.one.phases[0].mode, WT_SIM_FLAT));
+    cr_expect(eq(int, rec.one.phases[1].mode, WT_SIM_GRAPH));
+    wt_sim_record_free(&rec);
     weft_world_destroy(w1);
     weft_world_destroy(w2);
 }

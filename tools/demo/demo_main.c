@@ -381,9 +381,10 @@ static void print_model(const session_t *s) {
     }
     const wt_sim_costs_t *c = &m->sim_costs;
     printf("SIMULATED (tools/sim replaying the traced frames; not measured): job %.0f ns, "
-           "steal +%.0f ns, notice %.0f ns, wake %.0f ns, claim %.0f ns, frame bookkeeping "
-           "%.3f ms\n",
-           c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->claim_ns, c->frame_ns / 1e6);
+           "steal +%.0f ns, notice %.0f ns, wake %.0f ns, claim %.0f ns, hand-out %.0f ns, "
+           "frame bookkeeping %.3f ms\n",
+           c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->claim_ns, c->handout_ns,
+           c->frame_ns / 1e6);
     printf("  check against the measured medians: sim_error_p1 %+.1f%%", 100.0 * m->sim_error_p1);
     if (!isnan(m->sim_error_p2)) {
         printf(", sim_error_p2 %+.1f%%", 100.0 * m->sim_error_p2);

@@ -97,14 +97,17 @@ static void write_simulation(FILE *f, const demo_model_t *m) {
     fprintf(f, "  \"simulation\": {\n");
     fprintf(f, "    \"kind\": \"SIMULATED - the schedule simulator (tools/sim) replaying the "
                "traced frames, not a measurement\",\n");
-    fprintf(f, "    \"model\": \"the runtime's policy (phases in order, flat parallel-for or "
-               "job graph with own-deque LIFO and FIFO steals, inline phases as measured) on P "
-               "workers; chunk durations from the 1-worker trace for P = 1 and the 2-worker trace "
+    fprintf(f, "    \"model\": \"the runtime's policy (phases in order; flat parallel-for, "
+               "ready list claimed in runs with drain jobs handed out per ready set, or job graph "
+               "with own-deque LIFO and FIFO steals; inline phases as measured) on P workers; "
+               "chunk durations from the 1-worker trace for P = 1 and the 2-worker trace "
                "for P >= 2; no memory-bandwidth limit beyond what 2 workers measured\",\n");
     fprintf(f,
             "    \"costs_ns\": {\"job\": %.6g, \"steal\": %.6g, \"notice\": %.6g, "
-            "\"wake\": %.6g, \"spin\": %.6g, \"claim\": %.6g, \"frame\": %.6g},\n",
-            c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->spin_ns, c->claim_ns, c->frame_ns);
+            "\"wake\": %.6g, \"spin\": %.6g, \"claim\": %.6g, \"handout\": %.6g, "
+            "\"frame\": %.6g},\n",
+            c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->spin_ns, c->claim_ns,
+            c->handout_ns, c->frame_ns);
     fprintf(f, "    \"sim_error_p1\": ");
     write_number(f, m->sim_error_p1);
     fprintf(f, ",\n    \"sim_error_p2\": ");

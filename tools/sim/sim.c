@@ -13,7 +13,17 @@ typedef struct sim_worker {
     uint32_t job;      /* the job it runs (UINT32_MAX: none) */
     uint32_t *dq;      /* its deque of job ids: [head, tail), newest at tail - 1 */
     uint32_t head, tail;
+    uint32_t role;           /* ready phases: a sim_role_t */
+    uint32_t run_lo, run_hi; /* ready phases: claimed slots not yet started */
 } sim_worker_t;
+
+/* What a worker does in a ready phase. */
+typedef enum sim_role {
+    ROLE_IDLE = 0,    /* not taking part (next finite: it was told of a drain job) */
+    ROLE_DRAIN = 1,   /* running a drain job: claiming and running units */
+    ROLE_WAITING = 2, /* worker 0, waiting for the drain jobs (next finite: it acts then) */
+    ROLE_MAIN = 3,    /* worker 0 claiming and running units as the phase's caller */
+} sim_role_t;
 
 /* Scratch for one run, sized for the largest phase. */
 typedef struct sim_state {
@@ -27,6 +37,12 @@ typedef struct sim_state {
     uint32_t *succ_first, *succ; /* successors, CSR by system */
     double t;                    /* the frame's clock */
     wt_sim_result_t *r;
+    /* ready phases */
+    uint32_t *slots;      /* [njobs] published units (job ids), claimed from head */
+    uint32_t head, tail;  /* claimed up to head, published up to tail */
+    uint32_t active;      /* participants: drain jobs queued or running, worker 0 draining */
+    uint32_t queued;      /* drain jobs handed out that no worker has taken yet */
+    uint32_t outstanding; /* drain jobs handed out and not yet ended */
 } sim_state_t;
 
 static double chunk_dur(const wt_sim_system_t *s, uint32_t chunk) {
@@ -50,7 +66,7 @@ static int check_frame(const wt_sim_frame_t *f) {
     for (uint32_t p = 0; p < f->nphases; p++) {
         const wt_sim_phase_t *ph = &f->phases[p];
         if (ph->first != at || ph->end < ph->first || ph->end > f->nsystems ||
-            !(ph->apply_ns >= 0) || ph->mode > WT_SIM_INLINE) {
+            !(ph->apply_ns >= 0) || ph->mode > WT_SIM_READY) {
             return -1;
         }
         for (uint32_t i = ph->first; i < ph->end; i++) {
@@ -234,6 +250,214 @@ static int run_graph(sim_state_t *st, const wt_sim_phase_t *ph) {
     return 0;
 }
 
+/* ---- ready: a ready list of units, claimed in runs ------------------------------------- */
+
+static double unit_dur(const sim_state_t *st, uint32_t job) {
+    uint32_t sys = st->job_sys[job];
+    return chunk_dur(&st->f->systems[sys], job - st->jobs_base[sys]);
+}
+
+/* Publish the units of `sys` from its chunk c0 on; returns their work. */
+static double ready_publish(sim_state_t *st, uint32_t sys, uint32_t c0) {
+    double work = 0;
+    for (uint32_t j = st->jobs_base[sys] + c0; j < st->jobs_base[sys + 1]; j++) {
+        st->slots[st->tail++] = j;
+        work += unit_dur(st, j);
+    }
+    return work;
+}
+
+/* Start job `job` on worker v at `now` (after `cost` of overhead). */
+static void ready_start(sim_state_t *st, uint32_t v, uint32_t job, double now, double cost) {
+    double d = unit_dur(st, job);
+    st->w[v].job = job;
+    st->w[v].next = now + cost + d;
+    st->r->overhead_ns += cost;
+    st->r->work_ns += d;
+    st->r->jobs++;
+}
+
+/* One more drain job when `work` repays the hand-out and fewer than P take part: it is told
+ * to the lowest-indexed idle worker not yet told of one, if any. */
+static void ready_recruit(sim_state_t *st, double work, double now) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    if (work * (double)(st->workers - 1u) / (double)st->workers <= c->handout_ns ||
+        st->active >= st->workers) {
+        return;
+    }
+    st->active++;
+    st->queued++;
+    st->outstanding++;
+    for (uint32_t v = 1; v < st->workers; v++) {
+        sim_worker_t *w = &st->w[v];
+        if (w->role == ROLE_IDLE && isinf(w->next)) {
+            w->next = now + latency(st, v, now);
+            st->r->overhead_ns += w->next - now;
+            return;
+        }
+    }
+    sim_worker_t *w0 = &st->w[0];
+    if (w0->role == ROLE_WAITING && isinf(w0->next)) { /* its wait runs the job */
+        w0->next = now + c->notice_ns + c->job_ns + c->steal_ns;
+        st->r->overhead_ns += w0->next - now;
+    }
+}
+
+/* Worker v has nothing running at `now`: claim a run of published units and start the first,
+ * or leave (a drain job ends; worker 0 starts waiting). */
+static void ready_claim(sim_state_t *st, uint32_t v, double now) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    sim_worker_t *w = &st->w[v];
+    w->job = UINT32_MAX;
+    if (w->run_lo < w->run_hi) {
+        ready_start(st, v, st->slots[w->run_lo++], now, 0);
+        return;
+    }
+    if (st->head < st->tail) {
+        uint32_t want = (st->tail - st->head) / (2u * st->workers);
+        want = want ? want : 1u;
+        w->run_lo = st->head;
+        w->run_hi = st->head + want;
+        st->head += want;
+        ready_start(st, v, st->slots[w->run_lo++], now, c->claim_ns);
+        return;
+    }
+    st->active--;
+    if (w->role == ROLE_DRAIN) {
+        st->outstanding--;
+    }
+    if (v != 0) {
+        w->role = ROLE_IDLE;
+        w->idle_since = now;
+        w->next = st->queued ? now : INFINITY; /* a drain job no one has taken yet */
+        if (st->outstanding == 0 && st->w[0].role == ROLE_WAITING) {
+            st->w[0].next = now + c->notice_ns; /* worker 0 sees the last drain end */
+        }
+        return;
+    }
+    w->role = ROLE_WAITING; /* worker 0: as the caller, or after a drain job run in its wait */
+    w->next = st->outstanding == 0 ? now : st->queued ? now + c->job_ns : INFINITY;
+}
+
+/* Worker v's unit ended at `now`: count it, release successors, go on. */
+static void ready_finish(sim_state_t *st, uint32_t v, double now) {
+    uint32_t sys = st->job_sys[st->w[v].job];
+    uint32_t chain = UINT32_MAX;
+    if (--st->left[sys] == 0) {
+        double handed = 0;
+        for (uint32_t k = st->succ_first[sys]; k < st->succ_first[sys + 1]; k++) {
+            uint32_t u = st->succ[k];
+            if (--st->pending[u] != 0) {
+                continue;
+            }
+            if (chain == UINT32_MAX) {
+                chain = st->jobs_base[u];
+                handed += ready_publish(st, u, 1);
+            } else {
+                handed += ready_publish(st, u, 0);
+            }
+        }
+        if (handed > 0) {
+            ready_recruit(st, handed, now);
+        }
+    }
+    if (chain != UINT32_MAX) {
+        ready_start(st, v, chain, now, 0);
+    } else {
+        ready_claim(st, v, now);
+    }
+}
+
+static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
+    const wt_sim_frame_t *f = st->f;
+    const wt_sim_costs_t *c = &f->costs;
+    uint32_t njobs = 0;
+    for (uint32_t i = ph->first; i < ph->end; i++) {
+        st->jobs_base[i] = njobs;
+        for (uint32_t k = 0; k < jobs_of(&f->systems[i]); k++) {
+            st->job_sys[njobs + k] = i;
+        }
+        njobs += jobs_of(&f->systems[i]);
+        st->pending[i] = f->systems[i].npred;
+        st->left[i] = jobs_of(&f->systems[i]);
+    }
+    st->jobs_base[ph->end] = njobs;
+    st->head = st->tail = 0;
+    st->queued = st->outstanding = 0;
+    st->active = 1; /* worker 0 */
+    for (uint32_t v = 0; v < st->workers; v++) {
+        st->w[v].job = UINT32_MAX;
+        st->w[v].next = INFINITY;
+        st->w[v].role = ROLE_IDLE;
+        st->w[v].run_lo = st->w[v].run_hi = 0;
+    }
+    double work = 0;
+    for (uint32_t i = ph->first; i < ph->end; i++) {
+        if (st->pending[i] == 0) {
+            work += ready_publish(st, i, 0);
+        }
+    }
+    for (uint32_t k = 1; k < st->workers; k++) {
+        ready_recruit(st, work, st->t);
+    }
+    st->w[0].role = ROLE_MAIN;
+    st->w[0].next = st->t;
+    uint32_t done = 0;
+    for (;;) {
+        uint32_t v = 0;
+        for (uint32_t u = 1; u < st->workers; u++) {
+            v = st->w[u].next < st->w[v].next ? u : v;
+        }
+        double now = st->w[v].next;
+        sim_worker_t *w = &st->w[v];
+        if (isinf(now)) {
+            return -1; /* nothing runs and nothing is left to release: malformed */
+        }
+        if (w->job != UINT32_MAX) {
+            done++;
+            ready_finish(st, v, now);
+        } else if (w->role == ROLE_DRAIN || w->role == ROLE_MAIN) {
+            ready_claim(st, v, now); /* worker 0 at the start, or a drain job just taken */
+        } else if (w->role == ROLE_WAITING) {
+            if (st->outstanding == 0) {
+                if (st->head == st->tail) {
+                    if (done != njobs) {
+                        return -1;
+                    }
+                    st->t = now;
+                    break;
+                }
+                w->role = ROLE_MAIN;
+                st->active++;
+                ready_claim(st, v, now);
+            } else if (st->queued) { /* it runs a drain job no worker has taken */
+                st->queued--;
+                w->role = ROLE_DRAIN; /* counted in active when it was handed out */
+                ready_claim(st, v, now);
+            } else {
+                w->next = INFINITY;
+            }
+        } else if (st->queued) { /* an idle worker takes a drain job from another deque */
+            st->queued--;
+            w->role = ROLE_DRAIN;
+            double cost = c->job_ns + c->steal_ns;
+            st->r->overhead_ns += cost;
+            st->r->steals++;
+            w->next = now + cost;
+            w->job = UINT32_MAX;
+            /* it claims at next: handled as a draining worker with nothing running */
+        } else {
+            w->next = INFINITY; /* told of a drain job someone else took */
+            w->idle_since = now;
+        }
+    }
+    for (uint32_t v = 1; v < st->workers; v++) {
+        st->w[v].next = INFINITY;
+        st->w[v].role = ROLE_IDLE;
+    }
+    return 0;
+}
+
 /* ---- the frame ------------------------------------------------------------------------- */
 
 static int setup(sim_state_t *st, const wt_sim_frame_t *f, uint32_t workers) {
@@ -249,8 +473,9 @@ static int setup(sim_state_t *st, const wt_sim_frame_t *f, uint32_t workers) {
     st->left = calloc((size_t)n + 1, sizeof *st->left);
     st->succ_first = calloc((size_t)n + 1, sizeof *st->succ_first);
     st->succ = calloc((size_t)nsucc + 1, sizeof *st->succ);
+    st->slots = calloc((size_t)njobs + 1, sizeof *st->slots);
     if (!st->w || !st->jobs_base || !st->job_sys || !st->pending || !st->left || !st->succ_first ||
-        !st->succ) {
+        !st->succ || !st->slots) {
         return -1;
     }
     for (uint32_t v = 0; v < workers; v++) {
@@ -291,6 +516,7 @@ static void teardown(sim_state_t *st) {
     free(st->left);
     free(st->succ_first);
     free(st->succ);
+    free(st->slots);
 }
 
 int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *out) {
@@ -309,6 +535,8 @@ int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *o
             run_serial(&st, ph);
         } else if (ph->mode == WT_SIM_FLAT) {
             run_flat(&st, ph);
+        } else if (ph->mode == WT_SIM_READY) {
+            rc = run_ready(&st, ph);
         } else {
             rc = run_graph(&st, ph);
         }

@@ -12,7 +12,22 @@
  *  - a flat phase is one parallel-for over its chunks in run order: every participant claims
  *    the next chunk (claim_ns each); worker 0 starts at once, the others after the latency
  *    of noticing work (notice_ns while they still spin, wake_ns once asleep);
- *  - a graph phase submits every system at once; a system's chunks become ready when its
+ *  - a ready phase (edges between its systems, none pinned to the main thread) runs from a
+ *    ready list of units (a system's chunks; one empty unit for a system that ran none):
+ *    worker 0 publishes the roots' units and runs as a participant; a participant claims a
+ *    run of published units (claim_ns), half of a 1/P share of what is published, at least
+ *    one, and runs them in order; finishing a system's last unit releases its successors:
+ *    the first one released runs next on the same worker (its chunk 0; a chain stays on one
+ *    worker), the rest of their units are published. Whoever publishes units whose work W
+ *    satisfies W x (P - 1) / P > handout_ns hands out one drain job (at the start, one per
+ *    other worker, each decided on the roots' work) while fewer than P participants are
+ *    active: an idle worker takes it after notice_ns or wake_ns, plus job_ns + steal_ns (it
+ *    is taken from another worker's deque), and joins; a participant that finds nothing
+ *    published leaves. Worker 0, once it finds nothing, waits for the drain jobs (running
+ *    any that no worker has taken yet, at job_ns), notices the last one ending (notice_ns),
+ *    then claims again; the phase ends when it finds nothing after every drain job ended;
+ *  - a job-graph phase (one holding a main_thread system, or one the caller marks so)
+ *    submits every system at once; a system's chunks become ready when its
  *    last predecessor finishes and go onto the deque of the worker that finished it; a
  *    worker pops its own deque newest first, else steals the oldest job of the lowest-indexed
  *    non-empty deque (steal_ns), else goes idle; an idle worker starts on newly published work
@@ -39,6 +54,7 @@ typedef enum wt_sim_mode {
     WT_SIM_GRAPH = 0,  /* one job per chunk, released by predecessors' completion */
     WT_SIM_FLAT = 1,   /* one parallel-for over all chunks (no edge inside the phase) */
     WT_SIM_INLINE = 2, /* run on worker 0 in run order (the measured-cost rule said so) */
+    WT_SIM_READY = 3,  /* a ready list of chunks, claimed in runs (edges, none pinned) */
 } wt_sim_mode_t;
 
 typedef struct wt_sim_system {
@@ -57,13 +73,16 @@ typedef struct wt_sim_phase {
 
 /* Machine costs (ns), measured on the recording machine (sim_calibrate.h). */
 typedef struct wt_sim_costs {
-    double job_ns;    /* per job through the job system: submit, pop, counter */
-    double steal_ns;  /* extra for a job taken from another worker's deque */
-    double notice_ns; /* a spinning idle worker starting on work another thread published */
-    double wake_ns;   /* a sleeping worker starting on it */
-    double spin_ns;   /* how long an idle worker spins before it sleeps */
-    double claim_ns;  /* one parallel-for claim */
-    double frame_ns;  /* per frame, outside jobs and applies */
+    double job_ns;     /* per job through the job system: submit, pop, counter */
+    double steal_ns;   /* extra for a job taken from another worker's deque */
+    double notice_ns;  /* a spinning idle worker starting on work another thread published */
+    double wake_ns;    /* a sleeping worker starting on it */
+    double spin_ns;    /* how long an idle worker spins before it sleeps */
+    double claim_ns;   /* one parallel-for claim, or one ready-list claim */
+    double handout_ns; /* a ready phase's dispatch cost D: work W published is handed out to
+                          one more worker when W x (P - 1) / P > D (the runtime measures D
+                          per phase; the calibration takes job + steal + notice) */
+    double frame_ns;   /* per frame, outside jobs and applies */
 } wt_sim_costs_t;
 
 typedef struct wt_sim_frame {

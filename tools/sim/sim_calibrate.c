@@ -120,6 +120,8 @@ int wt_sim_calibrate(wt_sim_costs_t *out, uint32_t reps) {
         v[r] = (now_ns() - t0) * 2.0 / 4096.0; /* per claim, per participant */
     }
     out->claim_ns = rc == 0 ? median(v, reps) : 0;
+    /* what handing a ready set to one more worker costs it before it runs anything */
+    out->handout_ns = out->job_ns + out->steal_ns + out->notice_ns;
     free(v);
     weft_jobs_destroy(two);
     weft_jobs_destroy(one);

@@ -45,6 +45,7 @@ typedef struct build {
     uint32_t *chunk_first; /* [n + 1] offsets into the duration arrays */
     bool *on_other;        /* [nphases] the multi-worker trace ran a job of it off worker 0 */
     bool *has_edge;        /* [nphases] an edge joins two of its systems */
+    bool *pinned;          /* [nphases] it holds a main_thread system */
     uint32_t nphases;
 } build_t;
 
@@ -55,6 +56,7 @@ static void build_free(build_t *b) {
     free(b->chunk_first);
     free(b->on_other);
     free(b->has_edge);
+    free(b->pinned);
 }
 
 static int cmp_begin(const void *a, const void *b) {
@@ -198,6 +200,7 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
         b.chunk_first[b.n] = nchunks;
         b.on_other = calloc((size_t)b.nphases + 1, sizeof *b.on_other);
         b.has_edge = calloc((size_t)b.nphases + 1, sizeof *b.has_edge);
+        b.pinned = calloc((size_t)b.nphases + 1, sizeof *b.pinned);
         st->sys_one = calloc((size_t)b.n + 1, sizeof *st->sys_one);
         st->sys_many = calloc((size_t)b.n + 1, sizeof *st->sys_many);
         st->ph_one = calloc((size_t)b.nphases + 1, sizeof *st->ph_one);
@@ -205,8 +208,8 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
         st->dur_one = calloc((size_t)nchunks + 1, sizeof *st->dur_one);
         st->dur_many = calloc((size_t)nchunks + 1, sizeof *st->dur_many);
         st->pred = calloc((size_t)nedges + 1, sizeof *st->pred);
-        rc = b.on_other && b.has_edge && st->sys_one && st->sys_many && st->ph_one && st->ph_many &&
-                     st->dur_one && st->dur_many && st->pred
+        rc = b.on_other && b.has_edge && b.pinned && st->sys_one && st->sys_many && st->ph_one &&
+                     st->ph_many && st->dur_one && st->dur_many && st->pred
                  ? 0
                  : -1;
     }
@@ -257,8 +260,15 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
             st->ph_many[p].apply_ns = 0;
         }
         read_durations(&b, many, st->dur_many, st->ph_many, true);
+        for (uint32_t i = 0; i < b.n; i++) {
+            b.pinned[b.phase[i]] |= weft_system_is_main_thread(world, order[i]);
+        }
+        /* the runtime's forms (weft/system.h): a main_thread system makes a job graph; else
+         * edges inside the phase make a ready list, and none a flat loop */
         for (uint32_t p = 0; p < b.nphases; p++) {
-            wt_sim_mode_t mode = b.has_edge[p] ? WT_SIM_GRAPH : WT_SIM_FLAT;
+            wt_sim_mode_t mode = b.pinned[p]     ? WT_SIM_GRAPH
+                                 : b.has_edge[p] ? WT_SIM_READY
+                                                 : WT_SIM_FLAT;
             st->ph_one[p].mode = mode;
             st->ph_many[p].mode = b.on_other[p] ? mode : WT_SIM_INLINE;
         }

@@ -8,8 +8,8 @@
  * trace) and the durations a 1-worker simulation replays, and one at 2 or more workers, whose
  * durations the simulations at 2 or more workers replay (they carry that run's sharing of
  * caches and memory bandwidth) and which tells which phases the measured-cost rule ran inline
- * (every job on worker 0). A phase with no edge between its systems is flat, as in the
- * runtime. Chunking does not depend on the worker count, so a chunk of one frame is the same
+ * (every job on worker 0). As in the runtime, a phase holding a main_thread system is a job
+ * graph, one with edges between its systems a ready list, and one with neither flat. Chunking does not depend on the worker count, so a chunk of one frame is the same
  * chunk in the other.
  *
  * Thread: main (the world's introspection calls are main-thread only). */
