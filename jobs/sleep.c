@@ -19,6 +19,12 @@
  * Publications are: deque push (bottom store), injection/main queue push (count RMW),
  * phase changes (store), and a counter's zero transition (its SLEEPERS flag, counter.c).
  *
+ * Paced frames (weft_jobs_frame_begin, below): a spawned worker may sleep with a deadline, a
+ * measured lead before the predicted next frame. Its time-out leaves the wait loop as a
+ * spurious wake-up does (deregistered, back to spin, register, re-check), so the argument
+ * above is unchanged; what it predicts only decides when a worker spins, never whether work
+ * is seen.
+ *
  * notify(n) signals n times (or broadcasts): a parallel-for helper wakes one sleeper, not
  * all of them; main-thread jobs, counter zero transitions and shutdown broadcast, because
  * they must reach one particular thread.
@@ -203,6 +209,10 @@ static void sort_u64(uint64_t *a, uint32_t n) {
 void weft_jobs_frame_begin(weft_jobs_t *jobs, bool wake) {
     if (!jobs || jobs->is_inline || jobs->lent || jobs->worker_count < 2) {
         return;
+    }
+    const weft__ctx_t *ctx = weft__ctx_current(jobs);
+    if (!ctx || ctx->index != 0) {
+        return; /* only worker 0 writes the gaps */
     }
     weft__pace_t *p = &jobs->pace;
     uint64_t now = weft__time_ns();

@@ -165,7 +165,8 @@ WEFT_API void weft_jobs_wake(weft_jobs_t *jobs);
  * frames that run on the calling thread cost no spinning. Work published early or late is
  * never delayed (workers still wake for it as usual); a wrong prediction costs only the spin.
  * Inline job systems, executor mode and single-worker systems ignore it; NULL is ignored.
- * Thread: the job system's worker 0 (its creating thread). */
+ * Thread: the job system's worker 0 (its creating thread); from any other thread it does
+ * nothing. */
 WEFT_API void weft_jobs_frame_begin(weft_jobs_t *jobs, bool wake);
 
 /* What one worker has run since the job system was created. Monotonic; each worker writes
