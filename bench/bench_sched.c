@@ -8,7 +8,8 @@
  *   beside OpenMP's raw 2-thread loop and a raw 1-thread loop over plain arrays;
  *   frame_1m_speedup = t(1) / t(2); frame_1m_vs_openmp = t(weft, 2) / t(OpenMP, 2).
  * - frame_1m_paced: the frame_1m world at 2 workers with 16 ms of idling before every frame
- *   (a game's pacing) against its frames back to back, and the CPU the idle gaps burn.
+ *   (a game's pacing) against its frames back to back, and the CPU the idle gaps burn; the
+ *   same at 1 worker shows what idling costs the frame with no worker to wake.
  * - frame_64x256: 64 independent systems x 256 rows with ~20 ns of work per row, one job per
  *   system, at 1 and 2 workers; frame_64x256_speedup is the median of paired per-rep ratios.
  * - frame_mixed: 12 systems of mixed sizes (1k .. 1M rows) and conflicts over 1M entities;
@@ -493,18 +494,45 @@ done:
 
 /* ---- frame_1m_paced ------------------------------------------------------------ >>paced */
 
+/* One rep of frame_1m_paced on `w`: a warm frame, `frames` frames back to back (times in fb),
+ * `frames` frames each after 16 ms of sleep (fp); *ratio gets the median paced frame over the
+ * median back-to-back one, *burn the process's CPU time in the gaps over their wall time. */
+static void paced_rep(weft_world_t *w, int frames, double *fb, double *fp, double *tb, double *tp,
+                      double *ratio, double *burn) {
+    time_frames(w, 1);
+    for (int f = 0; f < frames; f++) {
+        fb[f] = time_frames(w, 1) / 1e6;
+    }
+    double idle_cpu = 0, idle_wall = 0;
+    for (int f = 0; f < frames; f++) {
+        double c0 = wb_cpu_ns(), t0 = wb_now_ns();
+        wb_sleep_ns(16000000L);
+        idle_cpu += wb_cpu_ns() - c0;
+        idle_wall += wb_now_ns() - t0;
+        fp[f] = time_frames(w, 1) / 1e6;
+    }
+    *tb = wb_median(fb, frames);
+    *tp = wb_median(fp, frames);
+    *ratio = *tp / *tb;
+    *burn = idle_cpu / idle_wall;
+}
+
 /* frame_1m_paced: the frame_1m world at 2 workers, every frame after 16 ms of idling (a game's
  * frame rate), against the same world's frames back to back, both in every rep; each side is
  * the median of its frames in the rep, the ratio the median over reps of paced / back to
  * back. frame_1m_paced_idle_burn: the process's CPU time during the idle gaps over their wall
- * time, in cores (workers spinning or woken for nothing while the engine does other work). */
+ * time, in cores (workers spinning or woken for nothing while the engine does other work).
+ * The same world at 1 worker, alternated rep by rep, has no worker to wake: its ratio is what
+ * idling costs the frame itself on the machine (caches refilled, clocks), which no wake-up
+ * policy can take back. */
 static void case_frame_1m_paced(wb_ctx_t *ctx) {
     int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 4 : 12;
-    weft_world_t *w = make_1m(2, 1000000);
+    weft_world_t *w = make_1m(2, 1000000), *w1 = make_1m(1, 1000000);
     double *tb = calloc((size_t)reps, sizeof *tb), *tp = calloc((size_t)reps, sizeof *tp);
     double *ratio = calloc((size_t)reps, sizeof *ratio), *burn = calloc((size_t)reps, sizeof *burn);
+    double *ratio1 = calloc((size_t)reps, sizeof *ratio1);
     double *fb = calloc((size_t)frames, sizeof *fb), *fp = calloc((size_t)frames, sizeof *fp);
-    if (!w || !tb || !tp || !ratio || !burn || !fb || !fp) {
+    if (!w || !w1 || !tb || !tp || !ratio || !burn || !ratio1 || !fb || !fp) {
         wb_note(ctx, SUITE, "frame_1m_paced: setup failed: %s", weft_last_error());
         goto done;
     }
@@ -514,34 +542,25 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "frame_1m_back_to_back", "weft",
                 "the same world's frames one after another in the same rep; median frame");
     wb_describe(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio",
-                "median over reps of paced / back-to-back median frame");
+                "median over reps of paced / back-to-back median frame; at 1 worker (a world of "
+                "its own, reps alternated) what idling costs the frame with no worker to wake");
     wb_describe(ctx, SUITE, "frame_1m_paced_idle_burn", "weft",
                 "process CPU time during the 16 ms gaps / their wall time");
     time_frames(w, 3);
+    time_frames(w1, 3);
     wb_share_t sh;
     wb_share_begin(&sh, weft_world_jobs(w));
     for (int r = 0; r < reps; r++) {
-        time_frames(w, 1);
-        for (int f = 0; f < frames; f++) {
-            fb[f] = time_frames(w, 1) / 1e6;
-        }
-        double idle_cpu = 0, idle_wall = 0;
-        for (int f = 0; f < frames; f++) {
-            double c0 = wb_cpu_ns(), t0 = wb_now_ns();
-            wb_sleep_ns(16000000L);
-            idle_cpu += wb_cpu_ns() - c0;
-            idle_wall += wb_now_ns() - t0;
-            fp[f] = time_frames(w, 1) / 1e6;
-        }
-        tb[r] = wb_median(fb, frames);
-        tp[r] = wb_median(fp, frames);
-        ratio[r] = tp[r] / tb[r];
-        burn[r] = idle_cpu / idle_wall;
+        double b1, p1, u1;
+        paced_rep(w1, frames, fb, fp, &b1, &p1, &ratio1[r], &u1);
+        paced_rep(w, frames, fb, fp, &tb[r], &tp[r], &ratio[r], &burn[r]);
     }
     double share = wb_share_end(&sh, NULL);
     wb_report(ctx, SUITE, "frame_1m_back_to_back", "weft", 2, wb_median(tb, reps), "ms",
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_1m_paced", "weft", 2, wb_median(tp, reps), "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio", 1, wb_median(ratio1, reps),
+              "x", WB_NO_TARGET, 0);
     wb_report_scaled(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio", 2,
                      wb_median(ratio, reps), "x", WB_AT_MOST, 1.05, share);
     wb_report_share(ctx, SUITE, "frame_1m_paced", 2, share, WB_NO_TARGET, 0);
@@ -549,10 +568,12 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
               WB_AT_MOST, 0.05);
 done:
     weft_world_destroy(w);
+    weft_world_destroy(w1);
     free(tb);
     free(tp);
     free(ratio);
     free(burn);
+    free(ratio1);
     free(fb);
     free(fp);
 }

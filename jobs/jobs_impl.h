@@ -138,6 +138,7 @@ struct weft__ctx {
     uint32_t spin_backoff;     /* pauses between polls when it next spins (sleep.c) */
     bool idle_job;             /* the last top-level job found nothing to do (parallel_for.c) */
     uint64_t board_seen;       /* the last loop board word this worker looked at */
+    uint64_t paced_for;        /* the predicted frame start it last woke ahead for (sleep.c) */
     /* Executor mode, workers 1..: 0 parked (no drain task; counted in sleep.sleepers), 1
      * claimed (a drain task is submitted or running and owns this context). executor.c */
     weft_atomic_u32 lent;
@@ -170,6 +171,21 @@ typedef struct weft__sleep {
     weft_cond_t cond;         /* sleepers wait here */
 } weft__sleep_t;
 
+/* Frame gaps kept to predict the next frame start (sleep.c, weft_jobs_frame_begin). */
+#define WEFT__PACE_GAPS 8u
+
+/* Wake-ahead for paced frames (sleep.c). The caller of weft_jobs_frame_begin writes it; workers
+ * read it when they go to sleep. A hint: none of it takes part in the sleep handshake. */
+typedef struct weft__pace {
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 next_ns; /* predicted next frame start; 0: none */
+    weft_atomic_u64 lead_ns;                           /* workers wake this long before next_ns */
+    weft_atomic_u64 window_ns;     /* and then spin at most this long for the frame's work */
+    weft_atomic_u64 late_ns;       /* how late a timed wake-up runs (estimate, workers update it) */
+    uint64_t last_ns;              /* caller only: the previous frame start (0: none) */
+    uint64_t gap[WEFT__PACE_GAPS]; /* caller only: the latest frame-start gaps, a ring */
+    uint32_t ngaps;                /* caller only: gaps recorded so far */
+} weft__pace_t;
+
 enum weft__phase {
     WEFT__PHASE_RUNNING = 0,  /* normal operation */
     WEFT__PHASE_DRAINING = 1, /* destroy began: outside submissions get WEFT_ESHUTDOWN */
@@ -186,6 +202,7 @@ struct weft_jobs {
     weft__queue_t inject;   /* jobs submitted by registered threads */
     weft__queue_t main;     /* jobs pinned to worker 0 */
     weft__sleep_t sleep;    /* idle workers and blocked waiters */
+    weft__pace_t pace;      /* paced frames: when workers wake ahead (sleep.c) */
     bool oversubscribed;    /* more workers than hardware threads: spinners yield */
     /* The loop board: the latest parallel-for any thread started, as gen << 32 | slot + 1
      * (0: none yet). Idle spinning workers watch this one line and join the loop directly
@@ -287,6 +304,7 @@ void weft__gate_release(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *gate);
 /* sleep.c */
 void weft__sleep_init(weft__sleep_t *s);
 void weft__sleep_fini(weft__sleep_t *s);
+void weft__pace_init(weft__pace_t *p);
 /* The slow half of weft__sleep_notify (below): `sleeping` threads were seen asleep. */
 void weft__sleep_wake(weft_jobs_t *jobs, uint32_t n, uint32_t sleeping);
 /* Idle worker / waiter: spin with backoff for desc.spin_us, then sleep until notified.

@@ -19,12 +19,19 @@
  * Publications are: deque push (bottom store), injection/main queue push (count RMW),
  * phase changes (store), and a counter's zero transition (its SLEEPERS flag, counter.c).
  *
+ * Paced frames (weft_jobs_frame_begin, below): a spawned worker may sleep with a deadline, a
+ * measured lead before the predicted next frame. Its time-out leaves the wait loop as a
+ * spurious wake-up does (deregistered, back to spin, register, re-check), so the argument
+ * above is unchanged; what it predicts only decides when a worker spins, never whether work
+ * is seen.
+ *
  * notify(n) signals n times (or broadcasts): a parallel-for helper wakes one sleeper, not
  * all of them; main-thread jobs, counter zero transitions and shutdown broadcast, because
  * they must reach one particular thread.
  *
  * Lock order: sleep.lock is a leaf; it is never held while taking another lock. */
 #include "jobs_impl.h"
+#include <string.h>
 
 void weft__sleep_init(weft__sleep_t *s) {
     weft_atomic_init(&s->sleepers, 0);
@@ -134,9 +141,9 @@ bool weft__has_work(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
  * the caller finishes alone — therefore stays at the slow end, instead of racing the
  * caller for every helper it publishes: each such steal costs the caller several cache
  * misses on its deque and loop slot, more than the whole loop. */
-bool weft__sleep_spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
+static bool spin_for(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg,
+                     uint64_t budget) {
     uint64_t start = weft__time_ns();
-    uint64_t budget = (uint64_t)jobs->desc.spin_us * 1000u;
     uint32_t backoff = ctx->spin_backoff;
     /* eager polling only right after useful work (backoff reset to 1), never while
      * oversubscribed, where spinners must let the busy threads run */
@@ -166,8 +173,118 @@ bool weft__sleep_spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
     }
 }
 
+bool weft__sleep_spin(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
+    return spin_for(jobs, ctx, ready, arg, (uint64_t)jobs->desc.spin_us * 1000u);
+}
+
+/* ---- wake-ahead for paced frames ------------------------------------------------ >>pace */
+
+void weft__pace_init(weft__pace_t *p) {
+    weft_atomic_init(&p->next_ns, 0);
+    weft_atomic_init(&p->lead_ns, 0);
+    weft_atomic_init(&p->window_ns, 0);
+    weft_atomic_init(&p->late_ns, 0);
+    p->last_ns = 0;
+    p->ngaps = 0;
+}
+
+/* Gaps needed before a period is trusted: half the ring, so the median is of real frames. */
+#define PACE_MIN_GAPS (WEFT__PACE_GAPS / 2u)
+
+/* The wake-ahead windows of all workers together take at most 1/PACE_BUDGET of the period:
+ * at most 4% of one core, whatever the worker count. */
+#define PACE_BUDGET 25u
+
+static void sort_u64(uint64_t *a, uint32_t n) {
+    for (uint32_t i = 1; i < n; ++i) {
+        uint64_t v = a[i];
+        uint32_t j = i;
+        for (; j > 0 && a[j - 1] > v; --j) {
+            a[j] = a[j - 1];
+        }
+        a[j] = v;
+    }
+}
+
+void weft_jobs_frame_begin(weft_jobs_t *jobs, bool wake) {
+    if (!jobs || jobs->is_inline || jobs->lent || jobs->worker_count < 2) {
+        return;
+    }
+    const weft__ctx_t *ctx = weft__ctx_current(jobs);
+    if (!ctx || ctx->index != 0) {
+        return; /* only worker 0 writes the gaps */
+    }
+    weft__pace_t *p = &jobs->pace;
+    uint64_t now = weft__time_ns();
+    if (p->last_ns != 0 && now > p->last_ns) {
+        p->gap[p->ngaps % WEFT__PACE_GAPS] = now - p->last_ns;
+        p->ngaps++;
+    }
+    p->last_ns = now;
+    uint64_t next = 0;
+    if (wake && p->ngaps >= PACE_MIN_GAPS) {
+        uint32_t n = p->ngaps < WEFT__PACE_GAPS ? p->ngaps : WEFT__PACE_GAPS;
+        uint64_t g[WEFT__PACE_GAPS];
+        memcpy(g, p->gap, n * sizeof g[0]);
+        sort_u64(g, n);
+        uint64_t period = g[n / 2], jitter = g[(3u * n) / 4u] - g[n / 4u];
+        uint64_t late = weft_atomic_load_relaxed(&p->late_ns);
+        uint64_t spin = (uint64_t)jobs->desc.spin_us * 1000u;
+        /* Wake `late + jitter` early; spin until `jitter` after the predicted start, plus a
+         * spin window for the frame's own start before it publishes work. */
+        uint64_t lead = late + jitter, window = late + 2u * jitter + spin;
+        uint64_t cap = period / PACE_BUDGET / (jobs->worker_count - 1u);
+        if (window > cap) {
+            window = cap;
+            lead = lead < cap - cap / 4u ? lead : cap - cap / 4u;
+        }
+        weft_atomic_store_relaxed(&p->lead_ns, lead);
+        weft_atomic_store_relaxed(&p->window_ns, window);
+        next = now + period;
+    }
+    weft_atomic_store_relaxed(&p->next_ns, next);
+    if (wake) {
+        weft_jobs_wake(jobs);
+    }
+}
+
+/* A worker about to sleep: stretch its spin into the wake-ahead window when it is in one
+ * (*spin_ns), or give it a deadline to wake up at (*until_ns), once per predicted frame. */
+static void pace_plan(weft_jobs_t *jobs, weft__ctx_t *ctx, uint64_t *spin_ns, uint64_t *until_ns) {
+    weft__pace_t *p = &jobs->pace;
+    uint64_t next = weft_atomic_load_relaxed(&p->next_ns);
+    if (next == 0 || next == ctx->paced_for) {
+        return;
+    }
+    uint64_t lead = weft_atomic_load_relaxed(&p->lead_ns);
+    uint64_t window = weft_atomic_load_relaxed(&p->window_ns);
+    uint64_t start = next > lead ? next - lead : 0, end = start + window, now = weft__time_ns();
+    if (now < start) {
+        *until_ns = start;
+        return;
+    }
+    ctx->paced_for = next; /* in the window now, or past it: no second wake for this frame */
+    if (now < end && end - now > *spin_ns) {
+        *spin_ns = end - now;
+    }
+}
+
+/* A timed wake-up ran `late` ns after its deadline: a fast-rising, slowly falling estimate,
+ * since waking too late costs the frame and too early only a little spinning. */
+static void pace_late(weft_jobs_t *jobs, uint64_t late) {
+    weft__pace_t *p = &jobs->pace;
+    uint64_t est = weft_atomic_load_relaxed(&p->late_ns);
+    est = late > est ? (est + late) / 2u : est - est / 8u + late / 8u;
+    weft_atomic_store_relaxed(&p->late_ns, est);
+}
+
 void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready, const void *arg) {
-    if (weft__sleep_spin(jobs, ctx, ready, arg)) {
+    uint64_t spin_ns = (uint64_t)jobs->desc.spin_us * 1000u, until = 0;
+    /* Only spawned workers wake ahead: worker 0 is the thread that starts the frames. */
+    if (ctx->is_worker && ctx->index != 0 && !jobs->lent) {
+        pace_plan(jobs, ctx, &spin_ns, &until);
+    }
+    if (spin_for(jobs, ctx, ready, arg, spin_ns)) {
         return;
     }
     weft__sleep_t *s = &jobs->sleep;
@@ -188,13 +305,32 @@ void weft__sleep_idle(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__ready_fn ready,
     if (prof->worker_sleep) {
         prof->worker_sleep(ctx->index, prof->user);
     }
+    bool timed_out = false;
     weft__mutex_lock(&s->lock); /* acquire sleep.lock: pairs with notify's lock */
     while (weft_atomic_load_relaxed(&s->epoch) == ticket) {
         /* relaxed is enough: notify bumps the epoch before taking the lock we hold */
-        weft__cond_wait(&s->cond, &s->lock);
+        if (until == 0) {
+            weft__cond_wait(&s->cond, &s->lock);
+        } else if (!weft__cond_timedwait(&s->cond, &s->lock, until)) {
+            /* Woken by the clock for a predicted frame: leaving is a spurious wake-up for
+             * the handshake (the caller looks for work and comes back to sleep). Planted:
+             * waiting on for a fresh epoch instead, without the re-check, loses the work
+             * published since this sleeper registered (tests/interleavings/test_sleep.c). */
+            if (WEFT__PLANT("pace_timeout_rearms")) {
+                ticket = weft_atomic_load_relaxed(&s->epoch);
+                until = 0;
+                continue;
+            }
+            timed_out = true;
+            break;
+        }
     }
     weft__mutex_unlock(&s->lock); /* release sleep.lock */
-    ctx->spin_backoff = 1;        /* woken for new work: poll eagerly again */
+    if (timed_out) {
+        uint64_t now = weft__time_ns();
+        pace_late(jobs, now > until ? now - until : 0);
+    }
+    ctx->spin_backoff = 1; /* woken for new work: poll eagerly again */
     weft_atomic_fetch_sub_relaxed(&s->sleepers, 1u);
     if (!ctx->is_worker) {
         weft_atomic_fetch_sub_relaxed(&s->external, 1u);

@@ -478,6 +478,7 @@ weft_result_t weft_jobs_create(const weft_jobs_desc_t *desc, weft_jobs_t **out) 
     weft__queue_init(&jobs->inject);
     weft__queue_init(&jobs->main);
     weft__sleep_init(&jobs->sleep);
+    weft__pace_init(&jobs->pace);
     weft_atomic_init(&jobs->board, 0);
     weft_atomic_init(&jobs->phase, (uint32_t)WEFT__PHASE_RUNNING);
     weft_atomic_init(&jobs->external_inflight, 0);

@@ -148,6 +148,27 @@ WEFT_API weft_result_t weft_jobs_unregister_thread(weft_jobs_t *jobs);
  * Thread: any worker or registered thread. */
 WEFT_API void weft_jobs_wake(weft_jobs_t *jobs);
 
+/* Mark the start of a frame, for an engine that runs frames at a steady rate with other work
+ * (or nothing) in between: with `wake`, wakes the sleeping workers now (weft_jobs_wake) and
+ * lets them wake on their own just before the next frame is due, so a frame after idling does
+ * not wait for its workers' wake-up latency (tens of µs on a VM). weft_world_progress calls
+ * it, with `wake` when the previous frame handed work to the workers; call it yourself only
+ * for frames that publish jobs directly, once per frame, at its start.
+ * Rule (all from measured times): the period is the median of the latest 8 gaps between
+ * calls (none until 4 are known), the jitter their interquartile range, the lateness how
+ * long after its deadline a timed wake-up of a worker has run (an estimate workers keep). The
+ * next frame is expected one period after this call; each worker wakes `lateness + jitter`
+ * before it and spins, at most until `jitter` after it plus desc.spin_us, for the frame's work,
+ * then sleeps until notified. The spinning of all workers together is capped at 1/25 of the
+ * period (4% of one core), and a worker wakes ahead at most once per call: when calls stop, the
+ * workers go fully to sleep after one more window. Without `wake` nothing is predicted, so
+ * frames that run on the calling thread cost no spinning. Work published early or late is
+ * never delayed (workers still wake for it as usual); a wrong prediction costs only the spin.
+ * Inline job systems, executor mode and single-worker systems ignore it; NULL is ignored.
+ * Thread: the job system's worker 0 (its creating thread); from any other thread it does
+ * nothing. */
+WEFT_API void weft_jobs_frame_begin(weft_jobs_t *jobs, bool wake);
+
 /* What one worker has run since the job system was created. Monotonic; each worker writes
  * only its own tallies, so reading them costs the workers nothing. Benchmarks read them
  * before and after a measurement to show which workers took part. */

@@ -289,9 +289,11 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * repay D; a phase holding a main_thread system runs as a job graph. Where a phase runs
  * never changes the
  * world after the frame (the apply order is fixed); it changes only timing, and which worker
- * a body sees in weft_system_ctx_t.worker. When the previous frame handed a phase out, a frame
- * starts by waking the workers that fell asleep in between (weft_jobs_wake), so an engine that
- * runs other work between frames does not wait for their wake-up after its first phase.
+ * a body sees in weft_system_ctx_t.worker. Every frame starts with
+ * weft_jobs_frame_begin(jobs, handed_out): when the previous frame handed a phase out, it wakes
+ * the workers that fell asleep in between, and the workers learn the frame rate to wake on
+ * their own just before the next frame, so an engine that runs frames at a steady rate with
+ * other work between them does not wait for its workers' wake-up (see weft/jobs.h).
  *
  * Running out of memory. A frame's memory needs are met in steps that change nothing the
  * world shows until they succeed: the schedule rebuild and each phase's job tables before

@@ -10,6 +10,7 @@
 
 #include "thread.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,15 @@ void weft__cond_init(weft_cond_t *c) {
 void weft__cond_fini(weft_cond_t *c) { check(pthread_cond_destroy(&c->c), "pthread_cond_destroy"); }
 void weft__cond_wait(weft_cond_t *c, weft_mutex_t *m) {
     check(pthread_cond_wait(&c->c, &m->m), "pthread_cond_wait");
+}
+bool weft__cond_timedwait(weft_cond_t *c, weft_mutex_t *m, uint64_t deadline_ns) {
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+    int rc = pthread_cond_timedwait(&c->c, &m->m, &ts); /* the clock is CLOCK_MONOTONIC (init) */
+    if (rc == ETIMEDOUT) {
+        return false;
+    }
+    check(rc, "pthread_cond_timedwait");
+    return true;
 }
 void weft__cond_signal(weft_cond_t *c) { check(pthread_cond_signal(&c->c), "pthread_cond_signal"); }
 void weft__cond_broadcast(weft_cond_t *c) {

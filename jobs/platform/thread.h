@@ -47,6 +47,9 @@ void weft__cond_init(weft_cond_t *c);
 void weft__cond_fini(weft_cond_t *c);
 /* Atomically release `m`, sleep until signalled (or spuriously), reacquire `m`. */
 void weft__cond_wait(weft_cond_t *c, weft_mutex_t *m);
+/* As weft__cond_wait, but returns false once CLOCK_MONOTONIC (weft__time_ns) reaches
+ * `deadline_ns` without a signal; true when signalled (or spuriously). */
+bool weft__cond_timedwait(weft_cond_t *c, weft_mutex_t *m, uint64_t deadline_ns);
 void weft__cond_signal(weft_cond_t *c);
 void weft__cond_broadcast(weft_cond_t *c);
 

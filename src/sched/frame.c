@@ -644,11 +644,10 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         return r;
     }
     /* Workers that fell asleep since the last frame wake while this thread plans, instead of
-     * after the first phase is published; only when the last frame handed work out, so
-     * frames that run on the calling thread burn no worker's spin window. */
-    if (s->handed_out) {
-        weft_jobs_wake(s->jobs);
-    }
+     * after the first phase is published, and learn the frame rate to wake on their own
+     * before the next frame (weft_jobs_frame_begin); only when the last frame handed work
+     * out, so frames that run on the calling thread burn no worker's spin window. */
+    weft_jobs_frame_begin(s->jobs, s->handed_out);
     s->handed_out = false;
     uint32_t ph = 0, step = 0, pos = UINT32_MAX;
     bool at_apply = false, fresh = true;

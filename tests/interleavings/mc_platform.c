@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "jobs/platform/atomic.h"
@@ -68,13 +69,30 @@ void weft__mutex_unlock(weft_mutex_t *m) { mc_mutex_unlock(m); }
 void weft__cond_init(weft_cond_t *c) { (void)c; }
 void weft__cond_fini(weft_cond_t *c) { (void)c; }
 void weft__cond_wait(weft_cond_t *c, weft_mutex_t *m) { mc_cond_wait(c, m); }
+/* The checker chooses: signalled (as weft__cond_wait: a real timed wait that is never signalled
+ * times out instead, but a wake-up the protocol loses blocks an untimed waiter, so the
+ * deadlock it shows is a real bug) or timed out, the clock then at the deadline (below). */
+static uint64_t fake_now[MC_MAX_THREADS];
+
+bool weft__cond_timedwait(weft_cond_t *c, weft_mutex_t *m, uint64_t deadline_ns) {
+    if (mc_choose(2) == 0) {
+        mc_cond_wait(c, m);
+        return true;
+    }
+    mc_mutex_unlock(m);
+    mc_mutex_lock(m);
+    int t = mc_thread_id();
+    t = t >= 0 && t < MC_MAX_THREADS ? t : 0;
+    fake_now[t] = fake_now[t] > deadline_ns ? fake_now[t] : deadline_ns;
+    return false;
+}
 void weft__cond_signal(weft_cond_t *c) { mc_cond_signal(c); }
 void weft__cond_broadcast(weft_cond_t *c) { mc_cond_broadcast(c); }
 
-/* One clock per modelled thread: a reading is then no shared state, so two threads' steps
- * that read the clock still commute (the sleep sets in mc.c rely on it). The job system
- * only measures its own spins' durations with it. */
-static uint64_t fake_now[MC_MAX_THREADS];
+/* One clock per modelled thread (fake_now, above): a reading is then no shared state, so two
+ * threads' steps that read the clock still commute (the sleep sets in mc.c rely on it). The
+ * job system measures its own spins' durations with it, and a worker's timed wait compares
+ * it with a predicted frame start; every execution starts it at 0 (mc_arena_reset). */
 
 uint64_t weft__time_ns(void) {
     /* Only the running modelled thread reads it, under the checker's turn-taking. */
@@ -109,6 +127,7 @@ void mc_arena_reset(void) {
     }
     MC_POISON(arena, arena_used); /* the rest was never handed out */
     arena_used = 0;
+    memset(fake_now, 0, sizeof fake_now); /* a new execution: clocks start over too */
 }
 
 static void *mc_alloc(size_t size, size_t align, void *user) {

@@ -3,7 +3,10 @@
  * Scenario: worker 1 has nothing to do and decides to sleep while a registered thread E
  * submits a job J and waits for it; worker 0 (the scenario's main thread) waits in a join,
  * so only worker 1 can run J. A lost wake-up leaves every thread blocked, which the checker
- * reports as a deadlock. */
+ * reports as a deadlock. The paced variant gives worker 1 a predicted frame start to wake
+ * up for (sleep.c, weft_jobs_frame_begin), so it sleeps in a timed wait that the checker
+ * lets time out or be signalled. */
+#include "jobs/jobs_impl.h"
 #include "jobs_scn.h"
 #include "mc_test.h"
 
@@ -33,18 +36,41 @@ static void submitter(void *arg) {
 }
 
 static void slp_main(void *arg) {
-    (void)arg;
     slp_scn_t *s = &ss;
     s->out = 0;
     s->jobs = scn_jobs_create(2, 1);
+    if (arg) {
+        /* A frame predicted 10 ms ahead of worker 1's clock (the checker's start at 0 every
+         * execution): worker 1 sleeps until then unless work wakes it. Set before worker 1
+         * can read it (it is created asleep or spinning; either order is explored). */
+        weft_atomic_store_relaxed(&s->jobs->pace.window_ns, 0u);
+        weft_atomic_store_relaxed(&s->jobs->pace.next_ns, 10000000u);
+    }
     weft_counter_init(&s->c);
     scn_run_beside(s->jobs, submitter, s);
 }
 
+static int paced = 1; /* slp_main's arg: the paced variant */
+
 /* The planted variants run at pre-emption bound 1, where each is caught; the clean scenario
- * at 2 (17,257 executions). */
+ * at 2 (17,558 executions), the paced one at 1 (1,649). */
 static mc_result_t run(const char *name, const char *weaken, const char *plant) {
     return mc_test_run(name, slp_main, NULL, 1, weaken, plant);
+}
+
+Test(sleep, a_job_arriving_while_a_worker_sleeps_until_a_predicted_frame_is_never_lost) {
+    mc_result_t r = mc_test_run("sleep: job arrives while worker 1 sleeps for a paced frame",
+                                slp_main, (void *)&paced, 1, NULL, NULL);
+    mc_assert_clean(r);
+}
+
+/* Planted: after its timed wait runs out, the sleeper waits on for a fresh epoch without
+ * looking for work again; a job published after it registered is lost. */
+Test(sleep, planted_rearming_the_timed_wait_without_a_recheck_loses_the_wake_up) {
+    mc_result_t r = mc_test_run("sleep planted: timed wait re-armed", slp_main, (void *)&paced, 1,
+                                NULL, "pace_timeout_rearms");
+    mc_assert_caught(r, "the lost wake-up");
+    cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }
 
 Test(sleep, a_job_arriving_during_the_sleep_decision_is_never_lost) {
