@@ -16,7 +16,9 @@ static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u)
 
 static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
 
-static size_t dirty_bytes(uint32_t cap) { return (size_t)WEFT__DIRTY_WORDS(cap) * sizeof(uint32_t); }
+static size_t dirty_bytes(uint32_t cap) {
+    return (size_t)WEFT__DIRTY_WORDS(cap) * sizeof(uint32_t);
+}
 
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {
     if (pool->tick_added == NULL) {
@@ -207,8 +209,7 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
 void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t now,
                              bool structural) {
     bool owner = pool->tick_owner == (const void *)&weft__change_current;
-    if (owner && pool->dirty_open && pool->dirty_tick != now && structural &&
-        !world->in_systems) {
+    if (owner && pool->dirty_open && pool->dirty_tick != now && structural && !world->in_systems) {
         weft__change_settle(world, pool);
     }
     if (owner && !pool->dirty_open) { /* open an epoch at the world's tick */

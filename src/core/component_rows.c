@@ -164,7 +164,7 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
             memcpy(data + (size_t)i * pool->size, weft__pool_at(pool, order[i]), pool->size);
         }
     }
-    if (pool->tick_added != NULL) { /* permute the ticks through the other half of perm */
+    if (pool->tick_added != NULL) {      /* permute the ticks through the other half of perm */
         weft__change_settle(NULL, pool); /* dirty bits into the ticks before they move */
         uint32_t *tmp = order == perm ? perm + n : perm;
         for (uint32_t i = 0; i < n; i++) {

@@ -756,8 +756,8 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
             }
             default:
                 if (below(20) == 0) {
-                    cr_assert(eq(int, weft_component_sort(world, comp[2], by_value, NULL),
-                                 WEFT_OK));
+                    cr_assert(
+                        eq(int, weft_component_sort(world, comp[2], by_value, NULL), WEFT_OK));
                 }
                 break;
             }
