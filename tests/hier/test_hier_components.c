@@ -41,16 +41,23 @@ static bool worlds_exact(weft_world_t *w, const weft_entity_t *e, uint32_t n, co
     return ok;
 }
 
+/* A one-thread world holding build_forest's n nodes, their component ids in *hc and one
+ * entity that is not a node in *plain. */
+static weft_world_t *forest_world(hr_rng_t *r, weft_entity_t *e, uint32_t n,
+                                  weft_hier_components_t *hc, weft_entity_t *plain) {
+    weft_world_t *w = hw_new_world(1, WEFT_EXECUTION_INLINE);
+    build_forest(w, r, e, n);
+    cr_assert(weft_hier_components(w, hc) == WEFT_OK);
+    cr_assert(weft_entity_create(w, plain) == WEFT_OK);
+    return w;
+}
+
 Test(hier_components, get_and_has_read_the_hierarchy_and_set_or_get_mut_on_local_is_recomputed) {
     hr_rng_t r = hr_seeded(&fail, "component calls");
-    weft_world_t *w = hw_new_world(1, WEFT_EXECUTION_INLINE);
     enum { N = 300 };
-    weft_entity_t e[N];
-    build_forest(w, &r, e, N);
+    weft_entity_t e[N], plain;
     weft_hier_components_t hc;
-    cr_assert(weft_hier_components(w, &hc) == WEFT_OK);
-    weft_entity_t plain;
-    cr_assert(weft_entity_create(w, &plain) == WEFT_OK);
+    weft_world_t *w = forest_world(&r, e, N, &hc, &plain);
     for (uint32_t i = 0; i < N; i++) {
         CHECK(weft_component_get(w, e[i], hc.local) == weft_hier_local_read(w, e[i]) &&
                   weft_component_get(w, e[i], hc.world) == (const void *)weft_hier_world(w, e[i]) &&
@@ -115,14 +122,10 @@ static void refused(weft_result_t got, weft_result_t want, const char *call, con
 
 Test(hier_components, adding_removing_and_writing_world_or_link_are_refused_and_change_nothing) {
     hr_rng_t r = hr_seeded(&fail, "refusals");
-    weft_world_t *w = hw_new_world(1, WEFT_EXECUTION_INLINE);
     enum { N = 40 };
-    weft_entity_t e[N];
-    build_forest(w, &r, e, N);
+    weft_entity_t e[N], plain;
     weft_hier_components_t hc;
-    cr_assert(weft_hier_components(w, &hc) == WEFT_OK);
-    weft_entity_t plain;
-    cr_assert(weft_entity_create(w, &plain) == WEFT_OK);
+    weft_world_t *w = forest_world(&r, e, N, &hc, &plain);
     const uint64_t before = weft_world_hash(w);
     const weft_component_t cs[3] = {hc.local, hc.world, hc.link};
     const char *const hints[3] = {"weft_hier_add", "weft_hier_update", "weft_hier_attach"};
