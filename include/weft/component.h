@@ -88,6 +88,10 @@ WEFT_API weft_result_t weft_component_describe(const weft_world_t *world, weft_c
 
 /* ---- per-entity access --------------------------------------------------- >>component */
 
+/* A module-owned component (weft/module.h, e.g. the hierarchy's `local`) keeps its data in
+ * its module: get/has/get_mut/set below go through the module, and every call that would
+ * add or remove one of its rows returns WEFT_ESTATE (nothing changes). */
+
 /* Add `c` to `e`, zero-initialised; on_add fires. *ptr (if ptr is non-NULL) receives the data
  * pointer, valid until the next structural change of the pool. Errors: WEFT_ESTALE, WEFT_EINVAL
  * (unknown c), WEFT_EEXIST (already there; nothing changes;

@@ -35,10 +35,24 @@
  * Components. The data lives in the hierarchy's own ordered store and is reached with
  * weft_hier_local / weft_hier_world / weft_hier_link. weft_hier_components() registers four
  * components: `node` (a tag every node carries, so queries can select nodes and destroying
- * the entity removes the node) and `local`, `world`, `link`, which carry no per-entity data in
- * ECS pools but name the data in system access declarations: a system that writes local
- * transforms declares a write of `local` and then conflicts with the hierarchy system exactly
- * as it should. `link` declares its entity field (offset 0) like any entity reference.
+ * the entity removes the node) and `local`, `world`, `link`, which are module-owned
+ * (weft/module.h): their pools stay empty and the per-entity component calls reach the
+ * store:
+ *   - weft_component_get / _has on any of the three read the node's data (has: e is a node);
+ *   - weft_component_set and weft_component_get_mut on `local` write the node's local
+ *     transform and mark it changed, as weft_hier_local does; set on an entity that is not a
+ *     node is WEFT_ESTATE (use weft_hier_add);
+ *   - set / get_mut on `world` or `link` (WEFT_ESTATE; NULL for get_mut), and every call that
+ *     would add or remove a row of the three (weft_component_add, _remove, _remove_ordered,
+ *     the bulk calls, weft_cmd_add/_set/_remove) are refused with WEFT_ESTATE and a message
+ *     naming the hierarchy call to use; nothing changes;
+ *   - a query term or exclude on one of the three is WEFT_EINVAL (their pools hold no rows):
+ *     iterate `node` and read the data with weft_component_get.
+ * Systems name the three in their reads/writes declarations: a system that writes `local`
+ * conflicts with the hierarchy system (which reads `local` and `link` and writes `world`),
+ * so registered before it in its phase it runs before the update, and one that reads `world`
+ * registered after it runs after it, at every worker count. `link` declares its entity
+ * field (offset 0) like any entity reference.
  *
  * Thread: every function is main-thread only and must not run while a frame is in progress
  * (the editing calls return WEFT_ESTATE from a system in every build, and from a hook or

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "weft/base.h"
+#include "weft/component.h"
 #include "weft/entity.h"
 #include "weft/world.h"
 
@@ -110,6 +111,47 @@ WEFT_API uint64_t weft_hash_mix(uint64_t h, const void *p, size_t n);
  * ignored. Thread: main (the count is not atomic). */
 WEFT_API void *weft_world_alloc(weft_world_t *world, size_t size, size_t align);
 WEFT_API void weft_world_free(weft_world_t *world, void *p, size_t size);
+
+/* ---- module-owned components ---------------------------------------------------------- */
+
+/* A component whose per-entity data a module keeps in its own store (the hierarchy's local
+ * transforms, world matrices and parent links) rather than in the component's pool, which
+ * stays empty. The module decides what the per-entity calls mean:
+ *   - weft_component_get and weft_component_has read through `get` (has: get != NULL);
+ *   - weft_component_get_mut and weft_component_set go through `get_mut` and `set` (NULL:
+ *     refused, as below); the module marks its own changes;
+ *   - everything that would add or remove a row in the pool (weft_component_add, _remove,
+ *     _remove_ordered, the bulk calls, weft_entity_create_with, weft_cmd_add/_set/_remove)
+ *     is refused with WEFT_ESTATE and a message ending in `refuse`, which names the module
+ *     call to use; nothing changes.
+ * The access checks and declarations are those of any component: a system that calls
+ * get_mut on an owned component declares a write of it, so the scheduler orders it
+ * against the module's own systems from their declarations. */
+typedef struct weft_module_component_desc {
+    void *user; /* passed to every callback */
+    /* e's data (e is live, checked by the caller), or NULL when e has none. Thread: as
+     * weft_component_get (main, or a system that declared access). */
+    const void *(*get)(const weft_world_t *world, void *user, weft_entity_t e);
+    /* e's data, writable, counted as a change by the module; NULL when e has none or the
+     * module refuses writes (then it reports why: weft_last_error). Thread: as
+     * weft_component_get_mut. NULL callback: every get_mut is refused (WEFT_ESTATE). */
+    void *(*get_mut)(weft_world_t *world, void *user, weft_entity_t e);
+    /* Write *value (the component's size) as e's data. Errors: the module's, reported; on an
+     * error nothing changes. NULL callback: every set is refused (WEFT_ESTATE). Thread:
+     * as weft_component_set. */
+    weft_result_t (*set)(weft_world_t *world, void *user, weft_entity_t e, const void *value);
+    const char *refuse; /* required, static storage: the end of every refusal message, e.g.
+                           "use weft_hier_add" */
+    uint32_t _canary;   /* leave 0 */
+} weft_module_component_desc_t;
+
+/* Hand component `c`'s per-entity data to a module (desc copied; `refuse` must outlive the
+ * world). From then on the calls above behave as described for c, until the world is
+ * destroyed. Errors (nothing changes): WEFT_EINVAL (NULL world/desc, unknown component, a
+ * resource, a multi-instance component, NULL get or refuse, _canary set), WEFT_ESTATE (c
+ * already has rows, belongs to a group, or is owned). Thread: main, outside frames. */
+WEFT_API weft_result_t weft_module_own_component(weft_world_t *world, weft_component_t c,
+                                                 const weft_module_component_desc_t *desc);
 
 /* ---- archive save context ------------------------------------------------------------- */
 

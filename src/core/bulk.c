@@ -58,6 +58,9 @@ static weft_result_t resolve_component(weft_world_t *world, weft_component_t c, 
     if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
     }
+    if (comp->owned.refuse != NULL) {
+        return weft__owned_refuse(world, comp, fn);
+    }
     if (!allow_multi && comp->pool.multi != NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL,
                           "%s: '%s' is multi-instance (use weft_component_add_instance)", fn,

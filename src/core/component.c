@@ -348,6 +348,9 @@ weft_result_t weft_component_add(weft_world_t *world, weft_entity_t e, weft_comp
     if (r != WEFT_OK) {
         return r;
     }
+    if (comp->owned.refuse != NULL) {
+        return weft__owned_refuse(world, comp, "weft_component_add");
+    }
     if (comp->pool.multi != NULL) {
         return weft_component_add_instance(world, e, c, NULL, ptr);
     }
@@ -376,6 +379,10 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
     }
     WEFT__CONTRACT(value != NULL || comp->pool.size == 0, world->log, WEFT_EINVAL,
                    "weft_component_set: value is NULL for '%s'", comp->name);
+    if (comp->owned.refuse != NULL) { /* the module writes (or refuses) */
+        return comp->owned.set != NULL ? comp->owned.set(world, comp->owned.user, e, value)
+                                       : weft__owned_refuse(world, comp, "weft_component_set");
+    }
     for (uint32_t i = 0; i < comp->entity_field_count; i++) {
         weft_entity_t field;
         memcpy(&field, (const unsigned char *)value + comp->entity_fields[i], sizeof field);
@@ -423,6 +430,9 @@ const void *weft_component_get(const weft_world_t *world, weft_entity_t e, weft_
     if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return NULL;
     }
+    if (comp->owned.refuse != NULL) {
+        return comp->owned.get(world, comp->owned.user, e);
+    }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }
 
@@ -433,6 +443,13 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
     weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return NULL;
+    }
+    if (comp->owned.refuse != NULL) {
+        if (comp->owned.get_mut == NULL) {
+            (void)weft__owned_refuse(world, comp, "weft_component_get_mut");
+            return NULL;
+        }
+        return comp->owned.get_mut(world, comp->owned.user, e);
     }
     if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
         uint32_t row = weft__pool_row(&comp->pool, weft_entity_index(e));
@@ -452,6 +469,9 @@ bool weft_component_has(const weft_world_t *world, weft_entity_t e, weft_compone
     const weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL || !weft__entity_slot(world, e, &slot)) {
         return false;
+    }
+    if (comp->owned.refuse != NULL) {
+        return comp->owned.get(world, comp->owned.user, e) != NULL;
     }
     return weft__pool_row(&comp->pool, weft_entity_index(e)) != WEFT__ROW_NONE;
 }
@@ -486,6 +506,9 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
     weft_result_t r = resolve(world, e, c, fn, &slot, &comp);
     if (r != WEFT_OK) {
         return r;
+    }
+    if (comp->owned.refuse != NULL) {
+        return weft__owned_refuse(world, comp, fn);
     }
     uint32_t idx = weft_entity_index(e);
     if (weft__pool_row(&comp->pool, idx) == WEFT__ROW_NONE) {

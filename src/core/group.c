@@ -179,8 +179,10 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
         if (weft__component(world, c) == NULL) {
             return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: unknown component id %u", c);
         }
-        if (world->components[c]->pool.multi != NULL) {
-            return WEFT__FAIL(log, WEFT_EINVAL, "weft_group_create: '%s' is multi-instance",
+        if (world->components[c]->pool.multi != NULL ||
+            world->components[c]->owned.refuse != NULL) {
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_group_create: '%s' is multi-instance or module-owned",
                               world->components[c]->name);
         }
         /* insertion sort; refuse repeats */

@@ -115,6 +115,13 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
                               "weft_query_create: id %u is no component (unknown, or a resource)",
                               c);
         }
+        if (world->components[c]->owned.refuse != NULL) { /* weft/module.h: its pool is empty */
+            return WEFT__FAIL(log, WEFT_EINVAL,
+                              "weft_query_create: '%s' is module-owned and has no pool rows to "
+                              "iterate; iterate a component its entities carry in a pool and "
+                              "read it with weft_component_get",
+                              world->components[c]->name);
+        }
         for (uint32_t j = 0; j < i; j++) { /* at most 24 ids: pairs are cheap */
             if ((j < nt ? d->terms[j].component.id : d->exclude[j - nt].id) == c) {
                 return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: component '%s' repeated",

@@ -271,6 +271,35 @@ void weft__world_drop_module(weft_world_t *world, const char *name) {
     }
 }
 
+weft_result_t weft__owned_refuse(const weft_world_t *world, const weft__component_t *comp,
+                                 const char *fn) {
+    return WEFT__FAIL(world->log, WEFT_ESTATE,
+                      "%s: '%s' is owned by a module and its rows are not added or removed "
+                      "directly; %s",
+                      fn, comp->name, comp->owned.refuse);
+}
+
+weft_result_t weft_module_own_component(weft_world_t *world, weft_component_t c,
+                                        const weft_module_component_desc_t *desc) {
+    WEFT__CONTRACT(world != NULL, NULL, WEFT_EINVAL, "weft_module_own_component: world is NULL");
+    WEFT__MAIN_CALL(world);
+    WEFT__CONTRACT(desc != NULL && desc->get != NULL && desc->refuse != NULL && desc->_canary == 0,
+                   world->log, WEFT_EINVAL,
+                   "weft_module_own_component: desc is NULL, lacks get or refuse, or has "
+                   "_canary set");
+    weft__component_t *comp = weft__component(world, c.id);
+    WEFT__CONTRACT(comp != NULL && comp->pool.multi == NULL, world->log, WEFT_EINVAL,
+                   "weft_module_own_component: id %u is no single-instance component", c.id);
+    if (comp->pool.count != 0 || comp->pool.group != 0 || comp->owned.refuse != NULL) {
+        return WEFT__FAIL(world->log, WEFT_ESTATE,
+                          "weft_module_own_component: '%s' has rows, is grouped or is owned "
+                          "already",
+                          comp->name);
+    }
+    comp->owned = *desc;
+    return WEFT_OK;
+}
+
 void *weft_world_alloc(weft_world_t *world, size_t size, size_t align) {
     WEFT__NONNULL(world, NULL);
     return weft__alloc(world, size, align);

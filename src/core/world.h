@@ -63,6 +63,9 @@ typedef struct weft__component {
     uint32_t entity_fields[WEFT_COMPONENT_MAX_ENTITY_FIELDS]; /* desc.entity_fields */
     unsigned char *resource; /* a resource's value (resource.c; pool.size bytes, pool.align
                                 aligned, its pool stays empty); NULL for a component */
+    /* A module-owned component (weft/module.h): the module's callbacks; owned.refuse is NULL
+     * for every other component. Its pool stays empty. */
+    weft_module_component_desc_t owned;
 } weft__component_t;
 
 /* One interned component set: ids sorted ascending in world->sig_ids[first .. first+count). */
@@ -185,6 +188,12 @@ weft_result_t weft__world_add_module(weft_world_t *world, const weft_module_desc
 /* Take back the module registered under `name` without calling its shutdown (undoing a
  * registration whose caller failed afterwards). */
 void weft__world_drop_module(weft_world_t *world, const char *name);
+
+/* The refusal of a call that would add or remove a row of a module-owned component
+ * (weft/module.h): WEFT_ESTATE, reported with fn, the component's name and the module's
+ * `refuse` text. */
+weft_result_t weft__owned_refuse(const weft_world_t *world, const weft__component_t *comp,
+                                 const char *fn);
 
 /* The registered module called `name`, or NULL. */
 weft__module_t *weft__world_module(const weft_world_t *world, const char *name);

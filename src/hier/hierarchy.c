@@ -128,6 +128,92 @@ static void node_removed(weft_world_t *world, weft_entity_t e, weft_component_t 
     }
 }
 
+/* ---- the components as the world sees them ------------------------------ >>hier_owned */
+
+/* `local`, `world` and `link` are module-owned (weft/module.h): their pools stay empty and
+ * the per-entity component calls reach the store through these callbacks. */
+
+static uint32_t owned_row(const weft_world_t *world, weft_entity_t e) {
+    const struct weft_hier *h = hier_get(world);
+    return h != NULL ? weft__hstore_row(&h->store, e) : WEFT__HROW_NONE;
+}
+
+static const void *owned_local(const weft_world_t *world, void *user, weft_entity_t e) {
+    (void)user;
+    return weft_hier_local_read(world, e);
+}
+
+static const void *owned_world(const weft_world_t *world, void *user, weft_entity_t e) {
+    (void)user;
+    return weft_hier_world(world, e);
+}
+
+static const void *owned_link(const weft_world_t *world, void *user, weft_entity_t e) {
+    (void)user;
+    return weft_hier_link(world, e);
+}
+
+/* get_mut on `local`: weft_hier_local (marks the node changed). */
+static void *owned_local_mut(weft_world_t *world, void *user, weft_entity_t e) {
+    (void)user;
+    return weft_hier_local(world, e);
+}
+
+/* set on `local`: a node's local transform, marked changed; an entity that is not a node is
+ * refused (a node is made by weft_hier_add, which also places it in the order). */
+static weft_result_t owned_local_set(weft_world_t *world, void *user, weft_entity_t e,
+                                     const void *value) {
+    (void)user;
+    if (owned_row(world, e) == WEFT__HROW_NONE) {
+        return WEFT__FAIL(world->log, WEFT_ESTATE,
+                          "weft_component_set: entity 0x%llx is not a hierarchy node; make it "
+                          "one with weft_hier_add(world, e, &local)",
+                          (unsigned long long)e);
+    }
+    memcpy(weft_hier_local(world, e), value, sizeof(weft_transform_t));
+    return WEFT_OK;
+}
+
+/* Hand the three data components to the hierarchy module. All or nothing. */
+static weft_result_t own_components(weft_world_t *world, const weft_hier_components_t *ids) {
+    const weft_module_component_desc_t descs[3] = {
+        {.get = owned_local,
+         .get_mut = owned_local_mut,
+         .set = owned_local_set,
+         .refuse = "hierarchy nodes are added with weft_hier_add and removed with "
+                   "weft_hier_destroy"},
+        {.get = owned_world,
+         .refuse = "world matrices are written only by the hierarchy update (weft_hier_update "
+                   "or its system); write `local` instead"},
+        {.get = owned_link,
+         .refuse = "parent links change only through weft_hier_attach / weft_hier_detach "
+                   "(weft_hier_cmd_attach / _detach from systems)"},
+    };
+    const weft_component_t cs[3] = {ids->local, ids->world, ids->link};
+    for (uint32_t i = 0; i < 3; i++) {
+        const weft_result_t r = weft_module_own_component(world, cs[i], &descs[i]);
+        if (r != WEFT_OK) {
+            while (i-- > 0) { /* take back the ones owned here */
+                memset(&world->components[cs[i].id]->owned, 0,
+                       sizeof(world->components[cs[i].id]->owned));
+            }
+            return r;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Take back own_components (components that survive a rollback must not stay owned). */
+static void disown_components(weft_world_t *world, const weft_hier_components_t *ids) {
+    const weft_component_t cs[3] = {ids->local, ids->world, ids->link};
+    for (uint32_t i = 0; i < 3; i++) {
+        weft__component_t *comp = weft__component(world, cs[i].id);
+        if (comp != NULL) {
+            memset(&comp->owned, 0, sizeof(comp->owned));
+        }
+    }
+}
+
 /* What a call that set the hierarchy up (state and components) takes back when it fails
  * later, so that the failed call leaves the world as it found it. */
 typedef struct setup_undo {
@@ -139,6 +225,7 @@ typedef struct setup_undo {
 /* Take back what the call recorded in *u did (nothing when it found everything set up). */
 static void setup_rollback(weft_world_t *world, const setup_undo_t *u) {
     if (u->registered) {
+        disown_components(world, &hier_get(world)->ids);
         hier_get(world)->registered = false;
     }
     unregister_since(world, u->before); /* a no-op when the call registered nothing */
@@ -187,6 +274,9 @@ static weft_result_t setup(weft_world_t *world, weft_hier_components_t *out, set
                                          .entity_field_count = 1,
                                          .entity_fields = {offsetof(weft_parent_link_t, parent)}},
                 &ids.link);
+        }
+        if (r == WEFT_OK) {
+            r = own_components(world, &ids); /* all or nothing */
         }
         if (r != WEFT_OK) {
             setup_rollback(world, u); /* u->registered is still false */

@@ -104,8 +104,14 @@ static weft_result_t check_entity(const weft_cmd_t *cmd, weft_entity_t e, const 
 }
 
 static weft_result_t check_component(const weft_cmd_t *cmd, weft_component_t c, const char *fn) {
-    WEFT__CONTRACT(weft__component(cmd->world, c.id) != NULL, cmd->log, WEFT_EINVAL,
-                   "%s: unknown component id %u (system %u)", fn, c.id, cmd->system);
+    const weft__component_t *comp = weft__component(cmd->world, c.id);
+    WEFT__CONTRACT(comp != NULL, cmd->log, WEFT_EINVAL, "%s: unknown component id %u (system %u)",
+                   fn, c.id, cmd->system);
+    if (comp->owned.refuse != NULL) { /* module-owned (weft/module.h): nothing is recorded */
+        return WEFT__FAIL(cmd->log, WEFT_ESTATE,
+                          "%s: '%s' is owned by a module and is not changed by commands; %s", fn,
+                          comp->name, comp->owned.refuse);
+    }
     return WEFT_OK;
 }
 
