@@ -84,6 +84,14 @@ void weft__cmd_fini(weft_cmd_t *cmd);
 
 /* ---- staged apply ---- */
 
+/* The measured cost of two ways to do one step of the apply, the serial way and the split way
+ * (spread over the workers), which give the same world (weft__cmd_way_choose). */
+typedef struct weft__cmd_way {
+    float serial_ns;      /* ns per unit of the serial way; 0: not measured yet */
+    float split_ns;       /* ns per unit of the split way; 0: not measured yet */
+    uint32_t since_probe; /* choices since the slower way last ran */
+} weft__cmd_way_t;
+
 /* What applying a phase's buffers will need, found by a dry run (weft__cmd_stage_scan) over
  * the buffers in apply order before any is applied. The dry run follows each entity's
  * component set (signature) through the commands, so it knows which adds really add a row
@@ -117,10 +125,23 @@ typedef struct weft__cmd_stage {
     uint32_t *first;   /* [comp_cap] where each component's operations start in sorted */
     uint32_t *touched; /* [comp_cap] components with operations, most first */
     uint32_t ntouched; /* entries in touched */
-    /* Measured cost of the two ways to apply eligible phases (weft__cmd_place_choose). */
-    float serial_ns;      /* ns per row operation of the serial apply; 0: not measured yet */
-    float placed_ns;      /* ns per row operation of the placed apply; 0: not measured yet */
-    uint32_t since_probe; /* eligible applies since the slower way last ran */
+    /* The split dry run (weft__cmd_stage_scan_split): */
+    const weft_cmd_t **bufs;              /* [bufs_cap] the phase's non-empty buffers, in order */
+    uint32_t nbufs, bufs_cap;             /* entries in use, allocated */
+    struct weft__cmd_scan_task *tasks;    /* [tasks_cap] one per buffer */
+    uint32_t tasks_cap;                   /* capacity of tasks */
+    uint32_t *slice;                      /* [slice_cap] 4 entries per record, per buffer */
+    uint32_t slice_cap;                   /* capacity of slice */
+    uint64_t *maps;                       /* [maps_cap] each buffer's placeholder signatures */
+    uint32_t maps_cap;                    /* capacity of maps */
+    weft_atomic_u32 *owner;               /* [owner_cap] by entity index: epoch << 20 | buffer + 1 */
+    uint32_t owner_cap;                   /* capacity of owner */
+    uint32_t owner_epoch;                 /* current split dry run (1 .. 4095) */
+    uint32_t deferred; /* records the last split dry run left to the main thread */
+    /* Measured costs: the placed or serial apply of eligible phases (weft__cmd_place_choose)
+     * and the split or serial dry run (weft__cmd_stage_scan_split). */
+    weft__cmd_way_t place;
+    weft__cmd_way_t scan;
 } weft__cmd_stage_t;
 
 /* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
@@ -133,6 +154,26 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, struct weft_world *wo
 weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *world,
                                    const weft_allocator_t *alloc, const weft_cmd_t *cmd,
                                    uint64_t *map);
+
+/* The split dry run: the same totals, sparse pages and signature steps as
+ * weft__cmd_stage_scan over st->bufs[0 .. nbufs) in order (after weft__cmd_stage_begin),
+ * with the buffers spread over the workers of `jobs`: each buffer claims the entities its
+ * records reach (one atomic per record); a buffer dry-runs the records on entities it alone
+ * reaches and its placeholders' (each entity's records then come from one buffer, in order),
+ * and the main thread sums the buffers and dry-runs the records on shared entities after, in
+ * apply order. Workers only look things up: when a step is not interned yet or a sparse page
+ * is missing, or the split's scratch cannot be allocated, *split is false and nothing but
+ * scratch changed: the caller restarts the stage and runs the serial dry run. Errors (with
+ * *split true): WEFT_ENOMEM, WEFT_ECAPACITY (reported; nothing observable changed). Thread:
+ * main (the caller takes part). */
+weft_result_t weft__cmd_stage_scan_split(weft__cmd_stage_t *st, struct weft_world *world,
+                                         const weft_allocator_t *alloc, weft_jobs_t *jobs,
+                                         bool *split);
+
+/* Append a buffer to st->bufs for weft__cmd_stage_scan_split. False when out of memory (not
+ * reported: the serial dry run runs instead). */
+bool weft__cmd_stage_add(weft__cmd_stage_t *st, const weft_allocator_t *alloc,
+                         const weft_cmd_t *cmd);
 
 /* Reserve what the scanned buffers need: entity slots, free-list room, pool rows and the
  * sparse pages of every index a command can reach, and the instance slot tables of
@@ -153,17 +194,19 @@ bool weft__cmd_plain(const struct weft__component *comp);
  * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */
 #define WEFT__CMD_PLACE_MIN_OPS 512u
 
-/* Whether an eligible phase (more than one worker, no hooked component, at least
- * WEFT__CMD_PLACE_MIN_OPS operations) is applied placed, from measured costs: the placed way
- * first, then the serial way, each once, then whichever costs less per row operation, the
- * other re-measured every WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the
- * machine. Both ways give the same world. Thread: main. */
-bool weft__cmd_place_choose(weft__cmd_stage_t *st);
+/* Whether to take the split way, from measured costs: the split way first, then the serial
+ * way, each once, then whichever costs less per unit, the other re-measured every
+ * WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the machine. Used for the apply
+ * of an eligible phase (more than one worker, no hooked component, at least
+ * WEFT__CMD_PLACE_MIN_OPS operations; units: row operations) and for the dry run of a phase
+ * with more than one worker and at least WEFT__CMD_PLACE_MIN_OPS records (units: records).
+ * Thread: main. */
+bool weft__cmd_way_choose(weft__cmd_way_t *way);
 
-/* Fold one eligible apply's wall time (the walk and replay, not the dry run) into the cost
- * of the way it ran. A lower sample replaces the estimate, a higher one is blended in with
- * weight 1/4: interference on a shared machine only ever slows a sample down. */
-void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns);
+/* Fold one run's wall time over `units` into the cost of the way it took. A lower sample
+ * replaces the estimate, a higher one is blended in with weight 1/4: interference on a
+ * shared machine only ever slows a sample down. */
+void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t units);
 
 #define WEFT__CMD_PLACE_PROBE_EVERY 16u
 

@@ -79,24 +79,24 @@ void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->log_cap = 0;
 }
 
-bool weft__cmd_place_choose(weft__cmd_stage_t *st) {
-    if (st->placed_ns == 0.0f) {
+bool weft__cmd_way_choose(weft__cmd_way_t *way) {
+    if (way->split_ns == 0.0f) {
         return true;
     }
-    if (st->serial_ns == 0.0f) {
+    if (way->serial_ns == 0.0f) {
         return false;
     }
-    bool placed_wins = st->placed_ns <= st->serial_ns;
-    if (++st->since_probe >= WEFT__CMD_PLACE_PROBE_EVERY) {
-        st->since_probe = 0;
-        return !placed_wins; /* re-measure the slower way */
+    bool split_wins = way->split_ns <= way->serial_ns;
+    if (++way->since_probe >= WEFT__CMD_PLACE_PROBE_EVERY) {
+        way->since_probe = 0;
+        return !split_wins; /* re-measure the slower way */
     }
-    return placed_wins;
+    return split_wins;
 }
 
-void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns) {
-    float *est = placed ? &st->placed_ns : &st->serial_ns;
-    float sample = (float)((double)ns / (double)(st->ops ? st->ops : 1u));
+void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t units) {
+    float *est = split ? &way->split_ns : &way->serial_ns;
+    float sample = (float)((double)ns / (double)(units ? units : 1u));
     if (sample <= 0.0f) {
         sample = 1e-3f; /* a clock too coarse to see the apply: known, and cheap */
     }
