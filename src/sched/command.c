@@ -596,8 +596,8 @@ static weft_result_t scan_rec(scan_acc_t *x, const weft__cmd_rec_t *rec, uint64_
         return WEFT_OK; /* stale: the apply skips it too */
     } else {
         idx = weft_entity_index(rec->entity);
-        sig = (st->sim[idx] & 0xFFFF0000u) == x->tag ? st->sim[idx] & 0xFFFFu
-                                                      : weft__slot_sig(slot);
+        sig =
+            (st->sim[idx] & 0xFFFF0000u) == x->tag ? st->sim[idx] & 0xFFFFu : weft__slot_sig(slot);
     }
     if (sig == STAGE_DEAD) {
         return WEFT_OK;

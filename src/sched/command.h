@@ -126,18 +126,18 @@ typedef struct weft__cmd_stage {
     uint32_t *touched; /* [comp_cap] components with operations, most first */
     uint32_t ntouched; /* entries in touched */
     /* The split dry run (weft__cmd_stage_scan_split): */
-    const weft_cmd_t **bufs;              /* [bufs_cap] the phase's non-empty buffers, in order */
-    uint32_t nbufs, bufs_cap;             /* entries in use, allocated */
-    struct weft__cmd_scan_task *tasks;    /* [tasks_cap] one per buffer */
-    uint32_t tasks_cap;                   /* capacity of tasks */
-    uint32_t *slice;                      /* [slice_cap] 4 entries per record, per buffer */
-    uint32_t slice_cap;                   /* capacity of slice */
-    uint64_t *maps;                       /* [maps_cap] each buffer's placeholder signatures */
-    uint32_t maps_cap;                    /* capacity of maps */
-    weft_atomic_u32 *owner;               /* [owner_cap] by entity index: epoch << 20 | buffer + 1 */
-    uint32_t owner_cap;                   /* capacity of owner */
-    uint32_t owner_epoch;                 /* current split dry run (1 .. 4095) */
-    uint32_t deferred; /* records the last split dry run left to the main thread */
+    const weft_cmd_t **bufs;           /* [bufs_cap] the phase's non-empty buffers, in order */
+    uint32_t nbufs, bufs_cap;          /* entries in use, allocated */
+    struct weft__cmd_scan_task *tasks; /* [tasks_cap] one per buffer */
+    uint32_t tasks_cap;                /* capacity of tasks */
+    uint32_t *slice;                   /* [slice_cap] 4 entries per record, per buffer */
+    uint32_t slice_cap;                /* capacity of slice */
+    uint64_t *maps;                    /* [maps_cap] each buffer's placeholder signatures */
+    uint32_t maps_cap;                 /* capacity of maps */
+    weft_atomic_u32 *owner;            /* [owner_cap] by entity index: epoch << 20 | buffer + 1 */
+    uint32_t owner_cap;                /* capacity of owner */
+    uint32_t owner_epoch;              /* current split dry run (1 .. 4095) */
+    uint32_t deferred;                 /* records the last split dry run left to the main thread */
     /* Measured costs: the placed or serial apply of eligible phases (weft__cmd_place_choose)
      * and the split or serial dry run (weft__cmd_stage_scan_split). */
     weft__cmd_way_t place;

@@ -28,8 +28,7 @@ typedef struct sd_world {
     uint32_t nents;
 } sd_world_t;
 
-static void sd_hook(weft_world_t *w, weft_entity_t e, weft_component_t c, void *data,
-                    void *user) {
+static void sd_hook(weft_world_t *w, weft_entity_t e, weft_component_t c, void *data, void *user) {
     (void)w, (void)e, (void)c, (void)data, (void)user;
 }
 
