@@ -556,19 +556,30 @@ static weft_result_t scan_step(scan_acc_t *x, uint32_t sig, uint32_t c, bool rem
     return WEFT_OK;
 }
 
-/* The sparse page of idx in pool (split: only an existing one, else bail). Its row is
- * reserved with the others by weft__cmd_stage_reserve. */
+static bool has_page(const weft__pool_t *pool, uint32_t idx) {
+    uint32_t p = idx >> WEFT__SPARSE_SHIFT;
+    return p < pool->pages && pool->sparse[p] != NULL;
+}
+
+/* The sparse page of idx in pool, made when missing (its row is reserved with the others by
+ * weft__cmd_stage_reserve). */
+static weft_result_t make_page(weft_world_t *world, weft__pool_t *pool, uint32_t idx) {
+    return has_page(pool, idx) ? WEFT_OK : weft__pool_prepare_page(world, pool, idx);
+}
+
+/* The sparse page of idx in pool (split: only an existing one, else bail). */
 static weft_result_t scan_page(scan_acc_t *x, weft__pool_t *pool, uint32_t idx) {
     if (!x->split) {
-        return weft__pool_prepare_page(x->world, pool, idx);
+        return make_page(x->world, pool, idx);
     }
-    uint32_t p = idx >> WEFT__SPARSE_SHIFT;
-    x->bail |= p >= pool->pages || pool->sparse[p] == NULL;
+    x->bail |= !has_page(pool, idx);
     return WEFT_OK;
 }
 
 /* Dry-run one record: follow its target's simulated signature and count what it needs. */
-static weft_result_t scan_rec(scan_acc_t *x, const weft__cmd_rec_t *rec, uint64_t *map) {
+/* Inlined into each walk, so the serial one keeps its lookups and stores straight. */
+__attribute__((always_inline)) static inline weft_result_t
+scan_rec(scan_acc_t *x, const weft__cmd_rec_t *rec, uint64_t *map) {
     weft__cmd_stage_t *st = x->st;
     weft_world_t *world = x->world;
     if (rec->op == WEFT__CMD_EMIT) {
@@ -917,15 +928,15 @@ static weft_result_t placeholder_pages(const weft__cmd_stage_t *st, weft_world_t
     weft_result_t r = WEFT_OK;
     uint32_t from = world->free_count > st->creates ? world->free_count - st->creates : 0;
     for (uint32_t i = from; i < world->free_count && r == WEFT_OK; i++) {
-        r = weft__pool_prepare(world, pool, world->free_list[i]);
+        r = make_page(world, pool, world->free_list[i]);
     }
     for (uint32_t i = 0; i < st->ndead && r == WEFT_OK; i++) {
-        r = weft__pool_prepare(world, pool, st->dead[i]);
+        r = make_page(world, pool, st->dead[i]);
     }
     uint64_t first = weft_atomic_load_relaxed(&world->slot_count);
     uint64_t end = first + st->creates;
     for (uint64_t i = first; i < end && r == WEFT_OK; i = (i | WEFT__SPARSE_MASK) + 1u) {
-        r = weft__pool_prepare(world, pool, (uint32_t)i); /* one call per page */
+        r = make_page(world, pool, (uint32_t)i); /* one call per page */
     }
     return r;
 }

@@ -17,6 +17,7 @@
 #include "weft/component.h"
 
 #include "jobs/platform/atomic.h"
+#include "src/core/world.h"
 
 struct weft_world;
 struct weft__component;
@@ -188,7 +189,12 @@ weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *
  * table: no hook or observer (either would see the world mid-apply and must fire in command
  * order on the main thread), no group (rows of several pools move together), one instance per
  * entity. */
-bool weft__cmd_plain(const struct weft__component *comp);
+static inline bool weft__cmd_plain(const weft__component_t *comp) {
+    /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
+     * the serial apply's calls; the placed replay would skip that. */
+    return comp->on_add == NULL && comp->on_remove == NULL && comp->on_set == NULL &&
+           comp->pool.group == 0 && comp->pool.multi == NULL && comp->pool.tick_added == NULL;
+}
 
 /* Commands on fewer pool operations than this are applied serially: below it the hand-out
  * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */

@@ -42,13 +42,6 @@ struct weft__cmd_place_op {
 
 _Static_assert(WEFT_MAX_COMPONENTS <= (UINT32_MAX >> 2), "a place op stores id << 2 | kind");
 
-bool weft__cmd_plain(const weft__component_t *comp) {
-    /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
-     * the serial apply's calls; the replay below would skip that. */
-    return comp->on_add == NULL && comp->on_remove == NULL && comp->on_set == NULL &&
-           comp->pool.group == 0 && comp->pool.multi == NULL && comp->pool.tick_added == NULL;
-}
-
 weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
     if (st->ops <= st->log_cap) {
         return WEFT_OK;
@@ -217,7 +210,7 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, weft_world_t *world, weft_cmd_t *c
             resolve_add(st, world, e, rec.component);
             break;
         case WEFT__CMD_SET:
-            if (cmd->created != 0) {
+            if (cmd->created != 0 && world->components[rec.component]->entity_field_count != 0) {
                 weft__cmd_remap_fields(world, (weft_component_t){rec.component}, payload, map);
             }
             resolve_set(st, world, e, rec.component, payload);
