@@ -286,31 +286,19 @@ void weft__cmd_remap_fields(const weft_world_t *world, weft_component_t c, unsig
     }
 }
 
+void weft__cmd_note_stale(const weft_world_t *world, const weft_cmd_t *cmd, uint8_t op,
+                          weft_entity_t e) {
+    /* Documented as lenient (weft/command.h): another command destroyed it first. */
+    (void)WEFT__NOTE(world->log, WEFT_ESTALE,
+                     "command skipped: system %u's %s of entity 0x%llx, which is no "
+                     "longer alive",
+                     cmd->system, weft__cmd_op_name(op), (unsigned long long)e);
+}
+
 weft_entity_t weft__cmd_target(weft_world_t *world, weft_cmd_t *cmd, size_t at,
                                weft__cmd_rec_t *rec, const uint64_t *map) {
-    weft_entity_t e = rec->entity;
-    if (weft__cmd_is_placeholder(e)) {
-        e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
-    }
-    if (rec->op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
-        if (e != rec->entity) {
-            rec->entity = e;
-            memcpy(cmd->data + at, rec, sizeof *rec);
-        }
-        return WEFT_ENTITY_NULL;
-    }
-    if (e == WEFT_ENTITY_NULL) {
-        return e; /* its create failed, which was reported */
-    }
-    if (!weft_entity_is_alive(world, e)) {
-        /* Documented as lenient (weft/command.h): another command destroyed it first. */
-        (void)WEFT__NOTE(world->log, WEFT_ESTALE,
-                         "command skipped: system %u's %s of entity 0x%llx, which is no "
-                         "longer alive",
-                         cmd->system, weft__cmd_op_name(rec->op), (unsigned long long)e);
-        return WEFT_ENTITY_NULL;
-    }
-    return e;
+    uint32_t slot;
+    return weft__cmd_target_slot(world, cmd, at, rec, map, &slot);
 }
 
 /* Each record becomes the public main-thread call that does the same thing, so hooks,
@@ -459,17 +447,6 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, weft_world_t *world,
         st->epoch = 1;
     }
     return WEFT_OK;
-}
-
-static bool sig_has(const weft_world_t *world, uint32_t sig, uint32_t c) {
-    uint32_t n;
-    const uint32_t *ids = weft__sig_ids(world, sig, &n);
-    for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
-        if (ids[i] == c) {
-            return true;
-        }
-    }
-    return false;
 }
 
 /* What one walk of the dry run over a buffer adds up. The serial dry run (split false) adds
@@ -628,7 +605,7 @@ scan_rec(scan_acc_t *x, const weft__cmd_rec_t *rec, uint64_t *map) {
     case WEFT__CMD_ADD:
     case WEFT__CMD_SET: {
         count_op(x, comp);
-        bool has = sig_has(world, sig, rec->component);
+        bool has = weft__cmd_sig_has(world, sig, rec->component);
         bool multi = comp->pool.multi != NULL;
         if (has && (rec->op == WEFT__CMD_SET || !multi)) {
             break; /* a write in place, or EEXIST */
@@ -644,7 +621,7 @@ scan_rec(scan_acc_t *x, const weft__cmd_rec_t *rec, uint64_t *map) {
     }
     case WEFT__CMD_REMOVE:
         count_op(x, comp);
-        if (sig_has(world, sig, rec->component)) {
+        if (weft__cmd_sig_has(world, sig, rec->component)) {
             r = scan_step(x, sig, rec->component, true, &next);
         }
         break;

@@ -13,10 +13,14 @@
 #ifndef WEFT_SRC_COMMAND_H
 #define WEFT_SRC_COMMAND_H
 
+#include <string.h>
+
 #include "weft/command.h"
 #include "weft/component.h"
 
 #include "jobs/platform/atomic.h"
+#include "src/core/entity.h"
+#include "src/core/signature.h"
 #include "src/core/world.h"
 
 struct weft_world;
@@ -237,10 +241,52 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd
  * Thread: main (the caller takes part). */
 void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
 
+/* Note a command skipped because its target is no longer alive (WEFT_LOG_DEBUG). */
+void weft__cmd_note_stale(const struct weft_world *world, const weft_cmd_t *cmd, uint8_t op,
+                          weft_entity_t e);
+
 /* The live entity a record at offset `at` of `cmd` acts on (its placeholder read from `map`),
- * for the apply walks; not for creates. WEFT_ENTITY_NULL when the record has nothing more to
- * do: an event (its placeholder target is rewritten in place for delivery), a target whose
- * create failed, or a stale one (noted at WEFT_LOG_DEBUG as a documented skip). */
+ * and its entity-table slot in *slot, for the apply walks; not for creates. WEFT_ENTITY_NULL
+ * when the record has nothing more to do: an event (its placeholder target is rewritten in
+ * place for delivery), a target whose create failed, or a stale one (noted at WEFT_LOG_DEBUG
+ * as a documented skip). Inline: the placed walk calls it for every record. */
+static inline weft_entity_t weft__cmd_target_slot(struct weft_world *world, weft_cmd_t *cmd,
+                                                  size_t at, weft__cmd_rec_t *rec,
+                                                  const uint64_t *map, uint32_t *slot) {
+    weft_entity_t e = rec->entity;
+    if (weft__cmd_is_placeholder(e)) {
+        e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
+    }
+    if (rec->op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
+        if (e != rec->entity) {
+            rec->entity = e;
+            memcpy(cmd->data + at, rec, sizeof *rec);
+        }
+        return WEFT_ENTITY_NULL;
+    }
+    if (e == WEFT_ENTITY_NULL) {
+        return e; /* its create failed, which was reported */
+    }
+    if (!weft__entity_slot(world, e, slot)) {
+        weft__cmd_note_stale(world, cmd, rec->op, e);
+        return WEFT_ENTITY_NULL;
+    }
+    return e;
+}
+
+/* Whether signature sig holds component c (ids ascending; a signature has few). */
+static inline bool weft__cmd_sig_has(const struct weft_world *world, uint32_t sig, uint32_t c) {
+    uint32_t n;
+    const uint32_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
+        if (ids[i] == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* weft__cmd_target_slot without the slot. */
 weft_entity_t weft__cmd_target(struct weft_world *world, weft_cmd_t *cmd, size_t at,
                                weft__cmd_rec_t *rec, const uint64_t *map);
 
