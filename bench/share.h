@@ -23,8 +23,8 @@
 
 typedef struct wb_share {
     const weft_jobs_t *jobs;
-    uint32_t workers;                    /* min(worker count, WB_SHARE_MAX_WORKERS) */
-    int ranges_only;                     /* count parallel-for ranges only (wb_share_begin_ranges) */
+    uint32_t workers; /* min(worker count, WB_SHARE_MAX_WORKERS) */
+    int ranges_only;  /* count parallel-for ranges only (wb_share_begin_ranges) */
     uint64_t base[WB_SHARE_MAX_WORKERS]; /* items per worker at wb_share_begin */
 } wb_share_t;
 
