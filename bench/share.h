@@ -23,12 +23,18 @@
 
 typedef struct wb_share {
     const weft_jobs_t *jobs;
-    uint32_t workers;                    /* min(worker count, WB_SHARE_MAX_WORKERS) */
+    uint32_t workers; /* min(worker count, WB_SHARE_MAX_WORKERS) */
+    int ranges_only;  /* count parallel-for ranges only (wb_share_begin_ranges) */
     uint64_t base[WB_SHARE_MAX_WORKERS]; /* items per worker at wb_share_begin */
 } wb_share_t;
 
 /* Snapshot every worker's tallies. jobs NULL gives a share of 0. */
 void wb_share_begin(wb_share_t *s, const weft_jobs_t *jobs);
+
+/* The same over parallel-for ranges only, for a figure whose other work runs as jobs or
+ * work-list items (the scheduler's graph phases): the share of that figure's parallel-for
+ * work alone. */
+void wb_share_begin_ranges(wb_share_t *s, const weft_jobs_t *jobs);
 
 /* Items each worker ran since wb_share_begin, into per_worker[0 .. s->workers) when not
  * NULL; returns the share defined above (0 when nothing ran). */

@@ -16,8 +16,11 @@
  * calling thread walks the commands in apply order settling entity ids, generations,
  * signatures and skips, then the row changes are replayed pool by pool on every worker, each
  * pool's in apply order. Which of the two ways runs is measured, not assumed: each is timed
- * per row change, the cheaper one is used and the other re-timed every 16th time. The world
- * is bit-identical either way (weft_world_hash). If any command of the phase
+ * per row change, the cheaper one is used and the other re-timed every 16th time. Likewise,
+ * with more than one worker and at least 512 commands, the check and reservation before the
+ * apply may be split over the workers (buffer by buffer; commands on entities that commands of
+ * other buffers also reach are checked on the calling thread), again timed against the serial
+ * way. The world is bit-identical either way (weft_world_hash). If any command of the phase
  * reaches a component with a hook or observer, the whole phase is applied serially, so hooks
  * and observers always fire in command order on the calling thread and see every earlier
  * command of the phase applied and no later one.

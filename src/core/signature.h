@@ -39,11 +39,10 @@ static inline uint32_t weft__sig_edge_hash(uint64_t key, uint32_t cap) {
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1u);
 }
 
-/* The signature reached from `sig` by adding (remove = false) or removing component c; c must
- * be absent (add) or present (remove). Errors: WEFT_ENOMEM, WEFT_ECAPACITY (nothing the
- * caller can observe changes). */
-static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, uint32_t c,
-                                           bool remove, uint32_t *out) {
+/* The cached step of weft__sig_step only: true and *out when the edge is cached, false when
+ * it is not (nothing changes, so threads may call it while nobody changes the world). */
+static inline bool weft__sig_step_find(const weft_world_t *world, uint32_t sig, uint32_t c,
+                                       bool remove, uint32_t *out) {
     uint64_t key = weft__sig_edge_key(sig, c, remove);
     if (world->edge_cap) {
         uint32_t i = weft__sig_edge_hash(key, world->edge_cap);
@@ -54,12 +53,22 @@ static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, ui
             }
             if ((e >> 16) == key) {
                 *out = (uint32_t)e & 0xFFFFu;
-                return WEFT_OK;
+                return true;
             }
             i = (i + 1u) & (world->edge_cap - 1u);
         }
     }
-    return weft__sig_step_slow(world, sig, c, remove, out);
+    return false;
+}
+
+/* The signature reached from `sig` by adding (remove = false) or removing component c; c must
+ * be absent (add) or present (remove). Errors: WEFT_ENOMEM, WEFT_ECAPACITY (nothing the
+ * caller can observe changes). */
+static inline weft_result_t weft__sig_step(weft_world_t *world, uint32_t sig, uint32_t c,
+                                           bool remove, uint32_t *out) {
+    return weft__sig_step_find(world, sig, c, remove, out)
+               ? WEFT_OK
+               : weft__sig_step_slow(world, sig, c, remove, out);
 }
 
 /* The component ids of signature `sig`, sorted ascending; *count receives their number. */

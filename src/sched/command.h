@@ -13,10 +13,15 @@
 #ifndef WEFT_SRC_COMMAND_H
 #define WEFT_SRC_COMMAND_H
 
+#include <string.h>
+
 #include "weft/command.h"
 #include "weft/component.h"
 
 #include "jobs/platform/atomic.h"
+#include "src/core/entity.h"
+#include "src/core/signature.h"
+#include "src/core/world.h"
 
 struct weft_world;
 struct weft__component;
@@ -84,6 +89,14 @@ void weft__cmd_fini(weft_cmd_t *cmd);
 
 /* ---- staged apply ---- */
 
+/* The measured cost of two ways to do one step of the apply, the serial way and the split way
+ * (spread over the workers), which give the same world (weft__cmd_way_choose). */
+typedef struct weft__cmd_way {
+    float serial_ns;      /* ns per unit of the serial way; 0: not measured yet */
+    float split_ns;       /* ns per unit of the split way; 0: not measured yet */
+    uint32_t since_probe; /* choices since the slower way last ran */
+} weft__cmd_way_t;
+
 /* What applying a phase's buffers will need, found by a dry run (weft__cmd_stage_scan) over
  * the buffers in apply order before any is applied. The dry run follows each entity's
  * component set (signature) through the commands, so it knows which adds really add a row
@@ -117,10 +130,23 @@ typedef struct weft__cmd_stage {
     uint32_t *first;   /* [comp_cap] where each component's operations start in sorted */
     uint32_t *touched; /* [comp_cap] components with operations, most first */
     uint32_t ntouched; /* entries in touched */
-    /* Measured cost of the two ways to apply eligible phases (weft__cmd_place_choose). */
-    float serial_ns;      /* ns per row operation of the serial apply; 0: not measured yet */
-    float placed_ns;      /* ns per row operation of the placed apply; 0: not measured yet */
-    uint32_t since_probe; /* eligible applies since the slower way last ran */
+    /* The split dry run (weft__cmd_stage_scan_split): */
+    const weft_cmd_t **bufs;           /* [bufs_cap] the phase's non-empty buffers, in order */
+    uint32_t nbufs, bufs_cap;          /* entries in use, allocated */
+    struct weft__cmd_scan_task *tasks; /* [tasks_cap] one per buffer */
+    uint32_t tasks_cap;                /* capacity of tasks */
+    uint32_t *slice;                   /* [slice_cap] 4 entries per record, per buffer */
+    uint32_t slice_cap;                /* capacity of slice */
+    uint64_t *maps;                    /* [maps_cap] each buffer's placeholder signatures */
+    uint32_t maps_cap;                 /* capacity of maps */
+    weft_atomic_u32 *owner;            /* [owner_cap] by entity index: epoch << 20 | buffer + 1 */
+    uint32_t owner_cap;                /* capacity of owner */
+    uint32_t owner_epoch;              /* current split dry run (1 .. 4095) */
+    uint32_t deferred;                 /* records the last split dry run left to the main thread */
+    /* Measured costs: the placed or serial apply of eligible phases (weft__cmd_place_choose)
+     * and the split or serial dry run (weft__cmd_stage_scan_split). */
+    weft__cmd_way_t place;
+    weft__cmd_way_t scan;
 } weft__cmd_stage_t;
 
 /* Start a dry run over the current world. Errors: WEFT_ENOMEM (reported). Thread: main. */
@@ -133,6 +159,26 @@ weft_result_t weft__cmd_stage_begin(weft__cmd_stage_t *st, struct weft_world *wo
 weft_result_t weft__cmd_stage_scan(weft__cmd_stage_t *st, struct weft_world *world,
                                    const weft_allocator_t *alloc, const weft_cmd_t *cmd,
                                    uint64_t *map);
+
+/* The split dry run: the same totals, sparse pages and signature steps as
+ * weft__cmd_stage_scan over st->bufs[0 .. nbufs) in order (after weft__cmd_stage_begin),
+ * with the buffers spread over the workers of `jobs`: each buffer claims the entities its
+ * records reach (one atomic per record); a buffer dry-runs the records on entities it alone
+ * reaches and its placeholders' (each entity's records then come from one buffer, in order),
+ * and the main thread sums the buffers and dry-runs the records on shared entities after, in
+ * apply order. Workers only look things up: when a step is not interned yet or a sparse page
+ * is missing, or the split's scratch cannot be allocated, *split is false and nothing but
+ * scratch changed: the caller restarts the stage and runs the serial dry run. Errors (with
+ * *split true): WEFT_ENOMEM, WEFT_ECAPACITY (reported; nothing observable changed). Thread:
+ * main (the caller takes part). */
+weft_result_t weft__cmd_stage_scan_split(weft__cmd_stage_t *st, struct weft_world *world,
+                                         const weft_allocator_t *alloc, weft_jobs_t *jobs,
+                                         bool *split);
+
+/* Append a buffer to st->bufs for weft__cmd_stage_scan_split. False when out of memory (not
+ * reported: the serial dry run runs instead). */
+bool weft__cmd_stage_add(weft__cmd_stage_t *st, const weft_allocator_t *alloc,
+                         const weft_cmd_t *cmd);
 
 /* Reserve what the scanned buffers need: entity slots, free-list room, pool rows and the
  * sparse pages of every index a command can reach, and the instance slot tables of
@@ -147,23 +193,30 @@ weft_result_t weft__cmd_stage_reserve(weft__cmd_stage_t *st, struct weft_world *
  * table: no hook or observer (either would see the world mid-apply and must fire in command
  * order on the main thread), no group (rows of several pools move together), one instance per
  * entity. */
-bool weft__cmd_plain(const struct weft__component *comp);
+static inline bool weft__cmd_plain(const weft__component_t *comp) {
+    /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
+     * the serial apply's calls; the placed replay would skip that. */
+    return comp->on_add == NULL && comp->on_remove == NULL && comp->on_set == NULL &&
+           comp->pool.group == 0 && comp->pool.multi == NULL && comp->pool.tick_added == NULL;
+}
 
 /* Commands on fewer pool operations than this are applied serially: below it the hand-out
  * costs more than placing the rows saves (docs/architecture.md section 2, "Apply"). */
 #define WEFT__CMD_PLACE_MIN_OPS 512u
 
-/* Whether an eligible phase (more than one worker, no hooked component, at least
- * WEFT__CMD_PLACE_MIN_OPS operations) is applied placed, from measured costs: the placed way
- * first, then the serial way, each once, then whichever costs less per row operation, the
- * other re-measured every WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the
- * machine. Both ways give the same world. Thread: main. */
-bool weft__cmd_place_choose(weft__cmd_stage_t *st);
+/* Whether to take the split way, from measured costs: the split way first, then the serial
+ * way, each once, then whichever costs less per unit, the other re-measured every
+ * WEFT__CMD_PLACE_PROBE_EVERY-th time so the choice follows the machine. Used for the apply
+ * of an eligible phase (more than one worker, no hooked component, at least
+ * WEFT__CMD_PLACE_MIN_OPS operations; units: row operations) and for the dry run of a phase
+ * with more than one worker and at least WEFT__CMD_PLACE_MIN_OPS records (units: records).
+ * Thread: main. */
+bool weft__cmd_way_choose(weft__cmd_way_t *way);
 
-/* Fold one eligible apply's wall time (the walk and replay, not the dry run) into the cost
- * of the way it ran. A lower sample replaces the estimate, a higher one is blended in with
- * weight 1/4: interference on a shared machine only ever slows a sample down. */
-void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns);
+/* Fold one run's wall time over `units` into the cost of the way it took. A lower sample
+ * replaces the estimate, a higher one is blended in with weight 1/4: interference on a
+ * shared machine only ever slows a sample down. */
+void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t units);
 
 #define WEFT__CMD_PLACE_PROBE_EVERY 16u
 
@@ -188,10 +241,52 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd
  * Thread: main (the caller takes part). */
 void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
 
+/* Note a command skipped because its target is no longer alive (WEFT_LOG_DEBUG). */
+void weft__cmd_note_stale(const struct weft_world *world, const weft_cmd_t *cmd, uint8_t op,
+                          weft_entity_t e);
+
 /* The live entity a record at offset `at` of `cmd` acts on (its placeholder read from `map`),
- * for the apply walks; not for creates. WEFT_ENTITY_NULL when the record has nothing more to
- * do: an event (its placeholder target is rewritten in place for delivery), a target whose
- * create failed, or a stale one (noted at WEFT_LOG_DEBUG as a documented skip). */
+ * and its entity-table slot in *slot, for the apply walks; not for creates. WEFT_ENTITY_NULL
+ * when the record has nothing more to do: an event (its placeholder target is rewritten in
+ * place for delivery), a target whose create failed, or a stale one (noted at WEFT_LOG_DEBUG
+ * as a documented skip). Inline: the placed walk calls it for every record. */
+static inline weft_entity_t weft__cmd_target_slot(struct weft_world *world, weft_cmd_t *cmd,
+                                                  size_t at, weft__cmd_rec_t *rec,
+                                                  const uint64_t *map, uint32_t *slot) {
+    weft_entity_t e = rec->entity;
+    if (weft__cmd_is_placeholder(e)) {
+        e = map[weft_entity_generation(e) - 1]; /* 0 when its create failed */
+    }
+    if (rec->op == WEFT__CMD_EMIT) { /* delivered after the apply: resolve its target */
+        if (e != rec->entity) {
+            rec->entity = e;
+            memcpy(cmd->data + at, rec, sizeof *rec);
+        }
+        return WEFT_ENTITY_NULL;
+    }
+    if (e == WEFT_ENTITY_NULL) {
+        return e; /* its create failed, which was reported */
+    }
+    if (!weft__entity_slot(world, e, slot)) {
+        weft__cmd_note_stale(world, cmd, rec->op, e);
+        return WEFT_ENTITY_NULL;
+    }
+    return e;
+}
+
+/* Whether signature sig holds component c (ids ascending; a signature has few). */
+static inline bool weft__cmd_sig_has(const struct weft_world *world, uint32_t sig, uint32_t c) {
+    uint32_t n;
+    const uint32_t *ids = weft__sig_ids(world, sig, &n);
+    for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
+        if (ids[i] == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* weft__cmd_target_slot without the slot. */
 weft_entity_t weft__cmd_target(struct weft_world *world, weft_cmd_t *cmd, size_t at,
                                weft__cmd_rec_t *rec, const uint64_t *map);
 

@@ -42,13 +42,6 @@ struct weft__cmd_place_op {
 
 _Static_assert(WEFT_MAX_COMPONENTS <= (UINT32_MAX >> 2), "a place op stores id << 2 | kind");
 
-bool weft__cmd_plain(const weft__component_t *comp) {
-    /* A tracked pool (change filters, src/core/change.h) has its adds and writes marked by
-     * the serial apply's calls; the replay below would skip that. */
-    return comp->on_add == NULL && comp->on_remove == NULL && comp->on_set == NULL &&
-           comp->pool.group == 0 && comp->pool.multi == NULL && comp->pool.tick_added == NULL;
-}
-
 weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
     if (st->ops <= st->log_cap) {
         return WEFT_OK;
@@ -79,24 +72,24 @@ void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     st->log_cap = 0;
 }
 
-bool weft__cmd_place_choose(weft__cmd_stage_t *st) {
-    if (st->placed_ns == 0.0f) {
+bool weft__cmd_way_choose(weft__cmd_way_t *way) {
+    if (way->split_ns == 0.0f) {
         return true;
     }
-    if (st->serial_ns == 0.0f) {
+    if (way->serial_ns == 0.0f) {
         return false;
     }
-    bool placed_wins = st->placed_ns <= st->serial_ns;
-    if (++st->since_probe >= WEFT__CMD_PLACE_PROBE_EVERY) {
-        st->since_probe = 0;
-        return !placed_wins; /* re-measure the slower way */
+    bool split_wins = way->split_ns <= way->serial_ns;
+    if (++way->since_probe >= WEFT__CMD_PLACE_PROBE_EVERY) {
+        way->since_probe = 0;
+        return !split_wins; /* re-measure the slower way */
     }
-    return placed_wins;
+    return split_wins;
 }
 
-void weft__cmd_place_fold(weft__cmd_stage_t *st, bool placed, uint64_t ns) {
-    float *est = placed ? &st->placed_ns : &st->serial_ns;
-    float sample = (float)((double)ns / (double)(st->ops ? st->ops : 1u));
+void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t units) {
+    float *est = split ? &way->split_ns : &way->serial_ns;
+    float sample = (float)((double)ns / (double)(units ? units : 1u));
     if (sample <= 0.0f) {
         sample = 1e-3f; /* a clock too coarse to see the apply: known, and cheap */
     }
@@ -117,26 +110,14 @@ static void log_op(weft__cmd_stage_t *st, place_kind_t kind, uint32_t c, uint32_
     st->per[c]++;
 }
 
-static bool has_component(const weft_world_t *world, uint32_t idx, uint32_t c) {
-    uint32_t n;
-    const uint32_t *ids =
-        weft__sig_ids(world, weft__slot_sig(weft__entity_slot_raw(world, idx)), &n);
-    for (uint32_t i = 0; i < n && ids[i] <= c; i++) {
-        if (ids[i] == c) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Move idx's signature one step (interned by the stage's dry run, so this cannot fail). */
-static void step_sig(weft_world_t *world, uint32_t idx, uint32_t c, bool remove) {
-    uint32_t sig = weft__slot_sig(weft__entity_slot_raw(world, idx));
-    uint32_t next = sig;
-    weft_result_t r = weft__sig_step(world, sig, c, remove, &next);
+/* Move idx's signature one step from sig (interned by the stage's dry run, so this cannot
+ * fail); slot is idx's entity-table slot. */
+static void step_sig(weft_world_t *world, uint32_t idx, uint32_t slot, uint32_t c, bool remove) {
+    uint32_t next = 0;
+    weft_result_t r = weft__sig_step(world, weft__slot_sig(slot), c, remove, &next);
     weft_assert_internal(r == WEFT_OK);
     (void)r;
-    weft__entity_set_sig(world, idx, next);
+    weft_atomic_store_relaxed(&world->slots[idx], weft__slot_make(weft__slot_gen(slot), next));
 }
 
 static void resolve_create(weft_world_t *world, weft_entity_t ph, uint64_t *map) {
@@ -148,50 +129,51 @@ static void resolve_create(weft_world_t *world, weft_entity_t ph, uint64_t *map)
 }
 
 /* Rows go in signature order, as weft__entity_destroy_index removes them. */
-static void resolve_destroy(weft__cmd_stage_t *st, weft_world_t *world, uint32_t idx) {
+static void resolve_destroy(weft__cmd_stage_t *st, weft_world_t *world, uint32_t idx,
+                            uint32_t slot) {
     uint32_t n;
-    const uint32_t *ids =
-        weft__sig_ids(world, weft__slot_sig(weft__entity_slot_raw(world, idx)), &n);
+    const uint32_t *ids = weft__sig_ids(world, weft__slot_sig(slot), &n);
     for (uint32_t i = 0; i < n; i++) {
         log_op(st, PLACE_REMOVE, ids[i], idx, NULL);
     }
     weft__entity_release_index(world, idx);
 }
 
-static void resolve_add(weft__cmd_stage_t *st, weft_world_t *world, weft_entity_t e, uint32_t c) {
+static void resolve_add(weft__cmd_stage_t *st, weft_world_t *world, weft_entity_t e, uint32_t slot,
+                        uint32_t c) {
     uint32_t idx = weft_entity_index(e);
-    if (has_component(world, idx, c)) {
+    if (weft__cmd_sig_has(world, weft__slot_sig(slot), c)) {
         (void)WEFT__NOTE(world->log, WEFT_EEXIST,
                          "weft_component_add: entity 0x%llx already has component '%s'",
                          (unsigned long long)e, weft__component(world, c)->name);
         return;
     }
-    step_sig(world, idx, c, false);
+    step_sig(world, idx, slot, c, false);
     log_op(st, PLACE_PUSH, c, idx, NULL);
 }
 
-static void resolve_set(weft__cmd_stage_t *st, weft_world_t *world, weft_entity_t e, uint32_t c,
-                        const unsigned char *payload) {
+static void resolve_set(weft__cmd_stage_t *st, weft_world_t *world, weft_entity_t e, uint32_t slot,
+                        uint32_t c, const unsigned char *payload) {
     uint32_t idx = weft_entity_index(e);
-    if (has_component(world, idx, c)) {
+    if (weft__cmd_sig_has(world, weft__slot_sig(slot), c)) {
         log_op(st, PLACE_WRITE, c, idx, payload);
         return;
     }
-    step_sig(world, idx, c, false);
+    step_sig(world, idx, slot, c, false);
     log_op(st, PLACE_PUSH, c, idx, payload);
 }
 
 static void resolve_remove(weft__cmd_stage_t *st, weft_world_t *world, weft_entity_t e,
-                           uint32_t c) {
+                           uint32_t slot, uint32_t c) {
     uint32_t idx = weft_entity_index(e);
-    if (!has_component(world, idx, c)) {
+    if (!weft__cmd_sig_has(world, weft__slot_sig(slot), c)) {
         (void)WEFT__NOTE(world->log, WEFT_ENOENT,
                          "weft_component_remove: entity 0x%llx has no "
                          "component '%s'",
                          (unsigned long long)e, weft__component(world, c)->name);
         return;
     }
-    step_sig(world, idx, c, true);
+    step_sig(world, idx, slot, c, true);
     log_op(st, PLACE_REMOVE, c, idx, NULL);
 }
 
@@ -205,25 +187,26 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, weft_world_t *world, weft_cmd_t *c
             resolve_create(world, rec.entity, map);
             continue;
         }
-        weft_entity_t e = weft__cmd_target(world, cmd, at - rec.next, &rec, map);
+        uint32_t slot = 0;
+        weft_entity_t e = weft__cmd_target_slot(world, cmd, at - rec.next, &rec, map, &slot);
         if (e == WEFT_ENTITY_NULL) {
             continue;
         }
         switch ((weft__cmd_op_t)rec.op) {
         case WEFT__CMD_DESTROY:
-            resolve_destroy(st, world, weft_entity_index(e));
+            resolve_destroy(st, world, weft_entity_index(e), slot);
             break;
         case WEFT__CMD_ADD:
-            resolve_add(st, world, e, rec.component);
+            resolve_add(st, world, e, slot, rec.component);
             break;
         case WEFT__CMD_SET:
-            if (cmd->created != 0) {
+            if (cmd->created != 0 && world->components[rec.component]->entity_field_count != 0) {
                 weft__cmd_remap_fields(world, (weft_component_t){rec.component}, payload, map);
             }
-            resolve_set(st, world, e, rec.component, payload);
+            resolve_set(st, world, e, slot, rec.component, payload);
             break;
         case WEFT__CMD_REMOVE:
-            resolve_remove(st, world, e, rec.component);
+            resolve_remove(st, world, e, slot, rec.component);
             break;
         case WEFT__CMD_CREATE:
         case WEFT__CMD_EMIT:

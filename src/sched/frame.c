@@ -249,13 +249,60 @@ static weft_result_t stage_one(struct weft_sched *s, const weft_cmd_t *cmd, bool
     return r;
 }
 
+/* The split dry run of the phase's buffers (weft__cmd_stage_scan_split), when it may be taken
+ * (more than one worker, at least WEFT__CMD_PLACE_MIN_OPS records) and the measured choice
+ * (weft__cmd_way_choose) takes it. *done false: the serial dry run is still to run (the split
+ * was not taken or gave up; the stage is begun afresh). Both give the same stage. */
+static weft_result_t stage_split(struct weft_sched *s, uint32_t ph, bool *any, bool *done) {
+    weft__cmd_stage_t *st = &s->stage;
+    *done = false;
+    st->nbufs = 0;
+    uint64_t bytes = 0;
+    uint32_t created = 0;
+    buffer_cursor_t it = buffers_of(s, ph);
+    for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
+        if (cmd->len != 0) {
+            if (!weft__cmd_stage_add(st, s->alloc, cmd)) {
+                return WEFT_OK;
+            }
+            bytes += cmd->len;
+            created = cmd->created > created ? cmd->created : created;
+        }
+    }
+    uint64_t recs = bytes / sizeof(weft__cmd_rec_t);
+    if (s->workers < 2 || s->jobs == NULL || recs < WEFT__CMD_PLACE_MIN_OPS) {
+        return WEFT_OK;
+    }
+    uint64_t t0 = weft__trace_now();
+    bool split = weft__cmd_way_choose(&st->scan);
+    weft_result_t r = weft__cmd_stage_begin(st, s->world, s->alloc);
+    if (r == WEFT_OK) {
+        r = reserve_map(s, created);
+    }
+    if (r == WEFT_OK && split) {
+        r = weft__cmd_stage_scan_split(st, s->world, s->alloc, s->jobs, done);
+        if (r == WEFT_OK && !*done) {
+            r = weft__cmd_stage_begin(st, s->world, s->alloc); /* forget the split's part */
+        }
+    }
+    for (uint32_t b = 0; r == WEFT_OK && !*done && b < st->nbufs; b++) {
+        r = weft__cmd_stage_scan(st, s->world, s->alloc, st->bufs[b], s->map);
+    }
+    *done = r == WEFT_OK;
+    if (*done) {
+        *any = true;
+        weft__cmd_way_fold(&st->scan, split, weft__trace_now() - t0, (uint32_t)recs);
+    }
+    return r;
+}
+
 /* Stage the phase's apply: dry-run every buffer in apply order, then reserve what they need.
  * Nothing observable changes, so on failure the buffers can be applied later. */
 static weft_result_t stage_phase(struct weft_sched *s, uint32_t ph, bool *any) {
-    bool begun = false;
-    weft_result_t r = WEFT_OK;
+    bool begun = false, done = false;
+    weft_result_t r = stage_split(s, ph, &begun, &done);
     buffer_cursor_t it = buffers_of(s, ph);
-    for (weft_cmd_t *cmd; r == WEFT_OK && (cmd = next_buffer(s, ph, &it)) != NULL;) {
+    for (weft_cmd_t *cmd; r == WEFT_OK && !done && (cmd = next_buffer(s, ph, &it)) != NULL;) {
         r = stage_one(s, cmd, &begun);
     }
     if (r == WEFT_OK && begun) {
@@ -334,7 +381,7 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
     if (any) { /* else nothing was recorded: no buffer to walk again */
         buffer_cursor_t it = buffers_of(s, ph);
         bool eligible = placed_eligible(s);
-        bool placed = eligible && weft__cmd_place_choose(&s->stage) &&
+        bool placed = eligible && weft__cmd_way_choose(&s->stage.place) &&
                       weft__cmd_place_reserve(&s->stage, s->alloc) == WEFT_OK;
         uint64_t t0 = eligible ? weft__trace_now() : 0;
         if (placed) {
@@ -351,7 +398,7 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
             }
         }
         if (eligible) {
-            weft__cmd_place_fold(&s->stage, placed, weft__trace_now() - t0);
+            weft__cmd_way_fold(&s->stage.place, placed, weft__trace_now() - t0, s->stage.ops);
         }
         /* events after the whole phase is applied, in the same order */
         it = buffers_of(s, ph);
