@@ -60,16 +60,18 @@ static double omp_fork_join_us(int iters) {
 }
 #endif
 
-/* With an empty body the caller publishes one helper, claims every range itself before any
- * worker can take the helper, and takes the helper back: the second worker runs nothing (its
- * share reads 0). This is the cost of weft_parallel_for when the work is too small to share,
- * not a fork-join; fork_join_forced below measures a real one. */
+/* With an empty body the caller offers a share, finishes its first batch and takes the
+ * offer back before the idle worker can take it, then claims the rest itself and takes its
+ * unstolen helper back: the second worker runs almost nothing (its share reads about 0). This
+ * is the cost of weft_parallel_for when the work is too small to share, not a fork-join;
+ * fork_join_forced below measures a real one. */
 static void case_fork_join_empty(wb_ctx_t *ctx, weft_jobs_t *jobs) {
     int reps = wb_reps(ctx), iters = wb_quick(ctx) ? 2000 : 20000;
     double *w = calloc((size_t)reps, sizeof *w), *o = calloc((size_t)reps, sizeof *o);
     wb_describe(ctx, SUITE, "fork_join_empty", "weft",
                 "weft_parallel_for over 1024 items, empty body, 2 workers: the caller-only path "
-                "(the caller claims every range; the helper is taken back unrun)");
+                "(the caller takes its offer back and claims the ranges; the helper is taken "
+                "back unrun)");
     wb_describe(ctx, SUITE, "fork_join_empty", "openmp",
                 "omp parallel for num_threads(2) over 1024 items, empty body: forks the team and "
                 "meets at the barrier");

@@ -120,6 +120,27 @@ typedef struct weft__pfor {
 _Static_assert(offsetof(weft__pfor_t, unit_shift) + sizeof(uint32_t) <= WEFT_CACHE_LINE,
                "a claimant must find everything it touches on the slot's first line");
 
+/* The offer line of a worker (parallel_for.c explains the protocol): its outermost loop in
+ * flight hands the first share of the loop to whichever idle worker takes it first. Idle
+ * workers poll the word; one CAS on it, on the line they have just read, takes the share,
+ * and everything the taker needs is on the same line, so noticing the loop and claiming its
+ * first share cost one transfer. Only the owner writes the fields, before its release store
+ * of an open word, and only a taker whose CAS succeeded reads them. */
+#define WEFT__OFFER_OPEN 1u   /* word: gen << 32 | state; the share is up for grabs */
+#define WEFT__OFFER_TAKEN 2u  /* a worker took it and runs it */
+#define WEFT__OFFER_CLOSED 3u /* its owner took it back (nobody came within its first batch) */
+typedef struct weft__offer {
+    _Alignas(WEFT_CACHE_LINE) weft_atomic_u64 word; /* gen << 32 | state (0: never offered) */
+    weft_range_fn_t fn;                             /* the loop's body */
+    void *ctx;                                      /* its context */
+    uint64_t count;                                 /* items */
+    uint64_t grain;                                 /* items per chunk */
+    uint32_t first, n;                              /* the share: claim units [first, first + n) */
+    uint32_t unit_shift;                            /* as the slot's */
+    uint32_t budget; /* helper jobs the taker may publish (0: none, so it skips the slot) */
+} weft__offer_t;
+_Static_assert(sizeof(weft__offer_t) == WEFT_CACHE_LINE, "an offer is one cache line");
+
 struct weft__ctx {
     _Alignas(WEFT_CACHE_LINE) weft__deque_t dq[WEFT_PRIORITY_COUNT]; /* workers only */
     _Alignas(WEFT_CACHE_LINE) weft_jobs_t *jobs;                     /* the job system */
@@ -151,6 +172,7 @@ struct weft__ctx {
     weft_atomic_u64 items_run;  /* weft_jobs_count_items; written by it only */
     _Alignas(WEFT_CACHE_LINE) weft_atomic_ptr free_remote; /* records freed by others */
     weft__pfor_t pfor[WEFT__PFOR_SLOTS]; /* parallel-for loops started by this thread */
+    weft__offer_t offer;                 /* workers: the share its outermost loop offers */
 };
 
 /* ---- shared queues and sleep -------------------------------------------- >>queues */
@@ -262,6 +284,20 @@ void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx);
 /* parallel_for.c: join the loop on the board if it is new to this worker; true if the
  * worker ran part of it. Workers only. */
 bool weft__pfor_join_board(weft_jobs_t *jobs, weft__ctx_t *ctx);
+/* parallel_for.c: take an open offer of another worker and run its share (then go on with
+ * the loop as any participant); true if it ran part of a loop. Workers only. */
+bool weft__pfor_take_offer(weft_jobs_t *jobs, weft__ctx_t *ctx);
+/* True when another worker's offer is open (relaxed peeks, one load per worker; not part of
+ * the sleep handshake: an offer nobody takes goes back to its owner). */
+static inline bool weft__offer_open(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
+    for (uint32_t w = 0; w < jobs->worker_count; ++w) {
+        if (w != ctx->index &&
+            (uint32_t)weft_atomic_load_relaxed(&jobs->ctx[w].offer.word) == WEFT__OFFER_OPEN) {
+            return true;
+        }
+    }
+    return false;
+}
 /* True when the board shows a loop this worker has not looked at (relaxed peek). */
 static inline bool weft__board_changed(weft_jobs_t *jobs, const weft__ctx_t *ctx) {
     return weft_atomic_load_relaxed(&jobs->board) != ctx->board_seen;

@@ -14,8 +14,8 @@
  * record freelist, its tallies, its loop slots' generations, so late helpers of the
  * previous owner's loops still see a stale generation).
  *
- * A worker looks for work in this order: a parallel-for on the loop board that it has not
- * looked at yet (parallel_for.c), (worker 0 only) the main-thread queue, then for each
+ * A worker looks for work in this order: another worker's open parallel-for offer, a
+ * parallel-for on the loop board that it has not looked at yet (parallel_for.c), (worker 0 only) the main-thread queue, then for each
  * priority from high to low: its own deque (LIFO), the injection queue, and the other
  * workers' deques (steal, FIFO), starting from a random victim. Finding nothing, it spins
  * and then sleeps (sleep.c).
@@ -236,7 +236,8 @@ void weft__run_job(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__rec_t *job) {
 }
 
 bool weft__help_once(weft_jobs_t *jobs, weft__ctx_t *ctx) {
-    if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
+    if ((weft__offer_open(jobs, ctx) && weft__pfor_take_offer(jobs, ctx)) ||
+        (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx))) {
         return true;
     }
     weft__rec_t *job = weft__find_job(jobs, ctx);
@@ -259,8 +260,11 @@ void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
 bool weft__worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
     (void)arg;
     (void) final;
-    /* seq_cst: part of the sleep handshake (sleep.c); destroy stores the phase seq_cst */
-    return weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_STOPPED ||
+    /* An open offer first: it is what a spinning worker waits for most often, and taking it
+     * is worth a transfer on the loop's critical path (parallel_for.c). seq_cst: part of the
+     * sleep handshake (sleep.c); destroy stores the phase seq_cst */
+    return weft__offer_open(jobs, ctx) ||
+           weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_STOPPED ||
            weft__has_work(jobs, ctx);
 }
 
@@ -277,7 +281,8 @@ static void worker_main(void *arg) {
         if (phase == WEFT__PHASE_STOPPED) {
             break;
         }
-        if (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx)) {
+        if ((weft__offer_open(jobs, ctx) && weft__pfor_take_offer(jobs, ctx)) ||
+            (weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx))) {
             ctx->spin_backoff = 1;
             ran = true;
             continue;
@@ -401,6 +406,7 @@ static bool ctx_init(weft_jobs_t *jobs, uint32_t i) {
         weft_atomic_init(&pf->left.word, 0);
         weft_atomic_init(&pf->left.waiters, NULL);
     }
+    weft_atomic_init(&ctx->offer.word, 0);
     if (!ctx->is_worker) {
         return true;
     }

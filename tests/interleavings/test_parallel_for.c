@@ -2,12 +2,14 @@
  * under the interleaving checker, on a real two-worker job system.
  *
  * Scenario: worker 0 runs two loops back to back, of 4 and 2 one-item ranges; worker 1 is
- * idle and may join through the loop board or a helper job, which may also arrive late (the
- * first loop done, the second in the slot). With 4 ranges a joiner's first claim takes 2 (a
- * whole share of the 3 the caller left), so a participant counts off a batch and claims the
- * next while the other may be doing the same. Each range reads an input the caller wrote
- * before the loop and writes its output; every range must run exactly once and the caller
- * must see every output when the call returns. */
+ * idle. Each loop offers its next share on worker 0's offer line (2 of the 3 ranges below
+ * the caller's first, then 1 of 1), so worker 1 may take the offer while worker 0 takes it
+ * back after its first batch, take it too late (the offer closed, or the first loop done and
+ * the second offered), or join through the loop board or a helper job instead. After a
+ * taken offer of the 4-range loop, both participants count off a batch and claim the next
+ * from the cursor. Each range reads an input the caller wrote before the loop and writes its
+ * output; every range must run exactly once and the caller must see every output when the
+ * call returns. */
 #include "jobs_scn.h"
 #include "mc_test.h"
 
@@ -59,14 +61,14 @@ static void pf_main(void *arg) {
 }
 
 /* The planted variants run at pre-emption bound 1, where each is caught; the clean scenario
- * at 2 (12,744 executions). */
+ * at 2 (13,721 executions). */
 static mc_result_t run(const char *name, const char *weaken, const char *plant) {
     return mc_test_run(name, pf_main, NULL, 1, weaken, plant);
 }
 
 Test(parallel_for, claims_and_late_helpers_run_each_range_once) {
-    mc_result_t r = mc_test_run("parallel_for: two loops, board joiner and late helper", pf_main,
-                                NULL, 2, NULL, NULL);
+    mc_result_t r = mc_test_run("parallel_for: two loops, offer, board joiner and late helper",
+                                pf_main, NULL, 2, NULL, NULL);
     mc_assert_clean(r);
 }
 
@@ -77,6 +79,23 @@ Test(parallel_for, planted_relaxed_claim_is_caught) {
     mc_result_t r = run("parallel_for planted: claim relaxed",
                         "claim:load_acquire|claim:fetch_add_acq_rel|claim:cas_weak_acq_rel", NULL);
     mc_assert_caught(r, "the weakened claim");
+}
+
+/* Planted: the worker's CAS that takes an offer made relaxed. The offer line is the taker's
+ * only contact with the loop before it runs the offered share, so without the acquire it
+ * runs ranges without seeing their inputs (or the offer's fields). */
+Test(parallel_for, planted_relaxed_offer_take_is_caught) {
+    mc_result_t r = run("parallel_for planted: offer taken relaxed",
+                        "weft__pfor_take_offer:cas_strong_acq_rel", NULL);
+    mc_assert_caught(r, "the weakened take");
+}
+
+/* Planted: the owner's store that opens its offer made relaxed: the taker's acquire then
+ * pairs with nothing, the same missing edge seen from the publishing side. */
+Test(parallel_for, planted_relaxed_offer_publication_is_caught) {
+    mc_result_t r =
+        run("parallel_for planted: offer published relaxed", "post_offer:store_release", NULL);
+    mc_assert_caught(r, "the weakened publication");
 }
 
 /* Planted: the count-down of the loop's `left` counter made relaxed. It is a participant's
