@@ -288,13 +288,20 @@ static void ready_recruit(sim_state_t *st, double work, double now) {
     st->active++;
     st->queued++;
     st->outstanding++;
+    /* a spinning worker notices first; a sleeping one only if none spins (the runtime's
+     * submit wakes a sleeper only when no spinning worker took the job) */
+    uint32_t pick = UINT32_MAX;
     for (uint32_t v = 1; v < st->workers; v++) {
         sim_worker_t *w = &st->w[v];
-        if (w->role == ROLE_IDLE && isinf(w->next)) {
-            w->next = now + latency(st, v, now);
-            st->r->overhead_ns += w->next - now;
-            return;
+        if (w->role == ROLE_IDLE && isinf(w->next) &&
+            (pick == UINT32_MAX || latency(st, v, now) < latency(st, pick, now))) {
+            pick = v;
         }
+    }
+    if (pick != UINT32_MAX) {
+        st->w[pick].next = now + latency(st, pick, now);
+        st->r->overhead_ns += st->w[pick].next - now;
+        return;
     }
     sim_worker_t *w0 = &st->w[0];
     if (w0->role == ROLE_WAITING && isinf(w0->next)) { /* its wait runs the job */

@@ -21,7 +21,7 @@
  *    worker), the rest of their units are published. Whoever publishes units whose work W
  *    satisfies W x (P - 1) / P > handout_ns hands out one drain job (at the start, one per
  *    other worker, each decided on the roots' work) while fewer than P participants are
- *    active: an idle worker takes it after notice_ns or wake_ns, plus job_ns + steal_ns (it
+ *    active: an idle worker (one still spinning first) takes it after notice_ns or wake_ns, plus job_ns + steal_ns (it
  *    is taken from another worker's deque), and joins; a participant that finds nothing
  *    published leaves. Worker 0, once it finds nothing, waits for the drain jobs (running
  *    any that no worker has taken yet, at job_ns), notices the last one ending (notice_ns),
