@@ -769,14 +769,8 @@ static void unblock(weft_iter_t *it) {
 enum {
     PROBE_ABSENT = 1,  /* some entity lacks the component */
     PROBE_PRESENT = 2, /* some entity has it */
-    PROBE_STEPPED = 4, /* the rows do not run on one by one from out[0] */
-    PROBE_FOLDS = 7,   /* the bits above */
-    PROBE_SAME = 8,    /* the rows equal those of the earlier include PROBE_LEAD names */
-    PROBE_LEAD_SHIFT = 8
+    PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
 };
-
-/* The earlier include whose rows a window's include shares (its PROBE_* bits have PROBE_SAME). */
-static inline uint32_t probe_lead(uint32_t flags) { return flags >> PROBE_LEAD_SHIFT; }
 
 /* PROBE_* bits from a window's folds: the largest row (ROW_NONE, the largest value, when
  * some entity is absent), the AND of all rows (ROW_NONE when every one is) and the OR of each
@@ -851,27 +845,13 @@ static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, 
     return probe_bits(most, all, step);
 }
 
-/* PROBE_SAME and the lead for include c when an earlier include's w rows equal `out`
- * (pools whose entities were added together hold them at the same rows, with or without a
- * group): the batch then hands both terms one row array, read once per entry. */
-static uint32_t same_rows(uint32_t *const *rows, const uint32_t *flags, uint32_t c,
-                          const uint32_t *out, uint32_t got, uint32_t w) {
-    for (uint32_t l = 0; l < c; l++) {
-        if (((flags[l] ^ got) & PROBE_FOLDS) == 0 &&
-            memcmp(rows[l], out, (size_t)w * sizeof *out) == 0) {
-            return PROBE_SAME | l << PROBE_LEAD_SHIFT;
-        }
-    }
-    return 0;
-}
-
 /* Probe every check for the w driving entities `ents` (one pool at a time: no per-row
  * branching over checks): rows[c] receives include c's rows, flags[c] its PROBE_* bits, and
- * bad bit i is set for each rejected entity (bad: WEFT__ITER_BLOCK / 64 words). An include
- * whose rows equal an earlier one's gets PROBE_SAME and rows[c] is pointed at the earlier
- * array (its own array holds the same rows). Exclude rows go to `scratch`. */
+ * bad bit i is set for each rejected entity (bad: WEFT__ITER_BLOCK / 64 words). Exclude rows
+ * go to `scratch`. */
 static void resolve_window(const weft__iter_private_t *pv, const uint32_t *ents, uint32_t w,
-                           uint32_t **rows, uint32_t *flags, uint64_t *bad, uint32_t *scratch) {
+                           uint32_t *const *rows, uint32_t *flags, uint64_t *bad,
+                           uint32_t *scratch) {
     memset(bad, 0, WEFT__ITER_BLOCK / 64 * sizeof *bad);
     uint32_t includes = 0;
     for (uint32_t k = 0; k < pv->check_count; k++) {
@@ -882,10 +862,6 @@ static void resolve_window(const weft__iter_private_t *pv, const uint32_t *ents,
             c->follow ? probe_follow(c, ents, w, rows[c->follow - 1u], flags[c->follow - 1u], out)
                       : probe(c, ents, w, out);
         if (include) {
-            got = (got & PROBE_FOLDS) | same_rows(rows, flags, includes, out, got, w);
-            if (got & PROBE_SAME) {
-                rows[includes] = rows[probe_lead(got)];
-            }
             flags[includes++] = got;
         }
         if (include ? (got & PROBE_ABSENT) != 0 : (got & PROBE_PRESENT) != 0) {
@@ -1069,13 +1045,11 @@ static void window_data(weft__iter_private_t *pv, uint32_t win, uint32_t include
     uint32_t wn = pv->cache_rows - ws < WEFT__ITER_BLOCK ? pv->cache_rows - ws : WEFT__ITER_BLOCK;
     *own = false;
     if (weft__join_window_ready(cache, win, pv->cache_epoch)) {
-        const uint32_t *f = weft__join_window_flags(cache, win);
         for (uint32_t c = 0; c < includes; c++) {
-            rows[c] = (f[c] & PROBE_SAME) ? rows[probe_lead(f[c])]
-                                          : weft__join_window_rows(cache, win, c);
+            rows[c] = weft__join_window_rows(cache, win, c);
         }
         *bad = weft__join_window_bad(cache, win);
-        *flags = f;
+        *flags = weft__join_window_flags(cache, win);
         return;
     }
     bool claimed = weft__join_window_claim(cache, win, pv->cache_epoch);
