@@ -88,10 +88,15 @@ typedef enum weft_access {
  * batch hands out (declaring write access on a term marks every row the system iterates).
  * Writes from jobs a system starts itself (a nested weft_parallel_for) carry the world's tick
  * of that phase, so the system itself and those after it in the phase see them again at
- * their next run. Row moves keep ticks. A query with a filter switches tracking on for that
- * component for the world's life (8 bytes per row and 8 per 16 rows; without it the write
- * paths pay one test). Two jobs writing one row at once (a data race on the row itself)
- * leave either one's tick.
+ * their next run. Row moves keep ticks. When a main-thread write outside systems and a
+ * later stamp of an older run's tick meet on one row, the newer tick counts. A query with a filter switches
+ * tracking on for that component for the world's life (8 bytes and 1 bit per row and 8
+ * bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
+ * systems cost a bit per row; the first such write at a newer world tick closes the bits'
+ * epoch inside weft_component_set/set_n, copying them into row ticks only while a query
+ * filtering on the component has not run past them; a changed filter whose window holds
+ * only such writes costs about the changed rows, not the pool size. Two jobs writing one
+ * row at once (a data race on the row itself) leave either one's tick.
  * Multi-instance components take no filter. Rows not written for more than 2^30 ticks (a
  * system run takes 2) count as changed for a query that has not run for that long. */
 typedef enum weft_change_filter {

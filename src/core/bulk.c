@@ -559,10 +559,9 @@ weft_result_t weft_component_set_n(weft_world_t *world, const weft_entity_t *es,
         memcpy(weft__pool_entity_data(&comp->pool, weft_entity_index(es[i])), v + i * size, size);
     }
     if (comp->pool.tick_added != NULL) {
-        uint32_t tick = weft__change_tick_now(world), slot = weft__change_slot_now(world);
         for (uint32_t i = 0; i < n; i++) {
-            weft__change_mark(&comp->pool, weft__pool_row(&comp->pool, weft_entity_index(es[i])),
-                              tick, slot);
+            weft__change_write_now(world, &comp->pool,
+                                   weft__pool_row(&comp->pool, weft_entity_index(es[i])), true);
         }
     }
     if (comp->on_set != NULL) {

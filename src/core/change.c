@@ -16,23 +16,29 @@ static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u)
 
 static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
 
+static size_t dirty_bytes(uint32_t cap) {
+    return (size_t)WEFT__DIRTY_WORDS(cap) * sizeof(uint32_t);
+}
+
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {
     if (pool->tick_added == NULL) {
         return 0;
     }
-    return (size_t)cap * 2u * sizeof(uint32_t) + slot_bytes(cap);
+    return (size_t)cap * 2u * sizeof(uint32_t) + slot_bytes(cap) + dirty_bytes(cap);
 }
 
 typedef struct arrays {
     uint32_t *added;
     weft_atomic_u32 *changed;
     weft_atomic_u32 *blocks; /* two slots per block */
+    weft_atomic_u32 *dirty;  /* a bit per row */
 } arrays_t;
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
     weft__free(world, a->added, (size_t)cap * sizeof(uint32_t));
     weft__free(world, (void *)a->changed, (size_t)cap * sizeof(uint32_t));
     weft__free(world, (void *)a->blocks, slot_bytes(cap));
+    weft__free(world, (void *)a->dirty, dirty_bytes(cap));
 }
 
 static bool alloc_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
@@ -42,7 +48,8 @@ static bool alloc_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
     a->added = weft__alloc(world, (size_t)cap * sizeof(uint32_t), 64);
     a->changed = weft__alloc(world, (size_t)cap * sizeof(uint32_t), 64);
     a->blocks = weft__alloc(world, slot_bytes(cap), 64);
-    if (a->added == NULL || a->changed == NULL || a->blocks == NULL) {
+    a->dirty = weft__alloc(world, dirty_bytes(cap), 64);
+    if (a->added == NULL || a->changed == NULL || a->blocks == NULL || a->dirty == NULL) {
         free_arrays(world, a, cap);
         return false;
     }
@@ -63,11 +70,14 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
     memcpy(a.added, pool->tick_added, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.changed, (void *)pool->tick_changed, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.blocks, (void *)pool->tick_blocks, slot_bytes(old_cap));
-    arrays_t old = {pool->tick_added, pool->tick_changed, pool->tick_blocks};
+    memcpy((void *)a.dirty, (void *)pool->tick_dirty, dirty_bytes(old_cap));
+    memset((char *)a.dirty + dirty_bytes(old_cap), 0, dirty_bytes(cap) - dirty_bytes(old_cap));
+    arrays_t old = {pool->tick_added, pool->tick_changed, pool->tick_blocks, pool->tick_dirty};
     free_arrays(world, &old, old_cap);
     pool->tick_added = a.added;
     pool->tick_changed = a.changed;
     pool->tick_blocks = a.blocks;
+    pool->tick_dirty = a.dirty;
     /* Blocks past the old capacity hold 0, which may read as newer than a last run after the
      * counter wraps: give them the oldest value in reach. */
     uint32_t oldest = world->change_tick - WEFT__TICK_MAX_AGE;
@@ -106,9 +116,17 @@ weft_result_t weft__change_track(weft_world_t *world, weft__pool_t *pool) {
     for (uint32_t b = 0; b < slot_count(cap); b++) {
         weft_atomic_store_relaxed(&a.blocks[b], now);
     }
+    memset((void *)a.dirty, 0, dirty_bytes(cap));
     pool->tick_added = a.added;
     pool->tick_changed = a.changed;
     pool->tick_blocks = a.blocks;
+    pool->tick_dirty = a.dirty;
+    weft_atomic_store_relaxed(&pool->tick_dirty_at, now - WEFT__TICK_MAX_AGE);
+    weft_atomic_store_relaxed(&pool->tick_newest[0], now);
+    weft_atomic_store_relaxed(&pool->tick_newest[1], now);
+    pool->dirty_open = false;
+    pool->dirty_tick = 0;
+    pool->tick_owner = (const void *)&weft__change_current;
     return WEFT_OK;
 }
 
@@ -117,9 +135,7 @@ void weft__change_stamp_added(weft__pool_t *pool, uint32_t first, uint32_t end, 
         return;
     }
     for (uint32_t r = first; r < end; r++) {
-        pool->tick_added[r] = tick;
-        weft_atomic_store_relaxed(&pool->tick_changed[r], tick);
-        weft__change_raise(pool, r, tick);
+        weft__change_mark_added(pool, r, tick);
     }
 }
 
@@ -149,11 +165,63 @@ void weft__change_fini(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
     if (pool->tick_added == NULL) {
         return;
     }
-    arrays_t a = {pool->tick_added, pool->tick_changed, pool->tick_blocks};
+    arrays_t a = {pool->tick_added, pool->tick_changed, pool->tick_blocks, pool->tick_dirty};
     free_arrays(world, &a, cap);
     pool->tick_added = NULL;
     pool->tick_changed = NULL;
     pool->tick_blocks = NULL;
+    pool->tick_dirty = NULL;
+    pool->dirty_open = false;
+}
+
+/* ---- dirty epochs ------------------------------------------------------------ >>dirty */
+
+void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
+    if (pool->tick_added == NULL || !pool->dirty_open) {
+        return;
+    }
+    uint32_t tick = pool->dirty_tick;
+    bool keep = world == NULL || weft__query_window_before(world, pool, tick);
+    uint32_t words = WEFT__DIRTY_WORDS(pool->cap);
+    for (uint32_t w = 0; w < words; w++) {
+        uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
+        if (bits == 0) {
+            continue;
+        }
+        weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
+        for (; keep && bits != 0; bits &= bits - 1u) {
+            uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
+            if (row >= pool->count) {
+                continue; /* left by a removed row */
+            }
+            weft_atomic_u32 *t = &pool->tick_changed[row];
+            if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
+                weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
+            }
+            weft__change_raise(pool, row, tick);
+        }
+    }
+    pool->dirty_open = false;
+    /* Old enough that no window sees it (as the clamp's floor). */
+    weft_atomic_store_relaxed(&pool->tick_dirty_at, tick - WEFT__TICK_MAX_AGE);
+}
+
+void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t now,
+                             bool structural) {
+    bool owner = pool->tick_owner == (const void *)&weft__change_current;
+    if (owner && pool->dirty_open && pool->dirty_tick != now && structural && !world->in_systems) {
+        weft__change_settle(world, pool);
+    }
+    if (owner && !pool->dirty_open) { /* open an epoch at the world's tick */
+        pool->dirty_open = true;
+        pool->dirty_tick = now;
+        weft_atomic_store_relaxed(&pool->tick_dirty_at, now);
+    }
+    if (owner && pool->dirty_tick == now) {
+        weft__change_dirty_put(pool, row, true);
+        return;
+    }
+    weft__change_mark(pool, row, now, WEFT__TICK_SLOT_OTHER);
 }
 
 /* ---- wrap-around ------------------------------------------------------------- >>clamp */
@@ -181,6 +249,14 @@ void weft__change_clamp(weft_world_t *world) {
                 &pool->tick_blocks[b],
                 clamp(weft_atomic_load_relaxed(&pool->tick_blocks[b]), floor));
         }
+        for (uint32_t s = 0; s < 2u; s++) {
+            weft_atomic_store_relaxed(
+                &pool->tick_newest[s],
+                clamp(weft_atomic_load_relaxed(&pool->tick_newest[s]), floor));
+        }
+        weft_atomic_store_relaxed(&pool->tick_dirty_at,
+                                  clamp(weft_atomic_load_relaxed(&pool->tick_dirty_at), floor));
+        pool->dirty_tick = clamp(pool->dirty_tick, floor);
     }
     /* A last run older than the floor goes just below it, so rows clamped to the floor still
      * count as changed for it (conservative). */

@@ -59,32 +59,92 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
 #define WEFT__TICK_SLOT_SYSTEM 0u
 #define WEFT__TICK_SLOT_OTHER 1u
 
-/* The newest of block b's slots, as seen by a filter with window `since`: true when some row
- * of the block may have been written after `since`. */
-static inline bool weft__change_block_dirty(const weft__pool_t *pool, uint32_t b, uint32_t since) {
+/* DIRTY ROWS. Writes by the thread that tracks the pool (the main thread: weft_query_create)
+ * outside system chunks (direct calls, command applies) do not store row ticks: they set the
+ * row's bit in `tick_dirty` (1 bit per row, in L2 for a million rows, where the row tick is a
+ * second random miss per write), and every bit of it stands for tick `tick_dirty_at` (one
+ * "epoch"). A row's changed tick is the newest of tick_changed[row] and, when its bit is
+ * set, tick_dirty_at. An epoch stays open while the world's tick stays the same; a write at
+ * another tick closes it (weft__change_settle) only in a structural call (set, set_n: no
+ * reader runs then, weft/component.h), where the bits are dropped when every query filtering
+ * on the pool has a window at or past the epoch's tick (none can tell them apart from older
+ * ticks), else copied into the row ticks first ("materialised"); otherwise (get_mut,
+ * row_mut) such a write stores its row tick as a system's write does. Row moves carry the
+ * bits (swap-removes) or materialise them first (ordered moves, sorts, growth). So the
+ * cost of tracking follows the rows written, and the memory is one bit per row.
+ * `tick_newest` bounds every row tick: a filter whose window is at or past it reads only
+ * the bits (no slot, no row tick), which is what makes the cost of a `changed` query follow
+ * the changed rows when they were written by the main thread. */
+#define WEFT__DIRTY_WORDS(cap) (((cap) + 127u) / 128u * 4u) /* 32-bit words, whole 128-row groups */
+
+/* True when the dirty bits may hold rows newer than `since`. */
+static inline bool weft__change_dirty_live(const weft__pool_t *pool, uint32_t since) {
+    return weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_dirty_at), since);
+}
+
+/* True when some row tick may be newer than `since` (the dirty bits aside). */
+static inline bool weft__change_ticks_live(const weft__pool_t *pool, uint32_t since) {
+    return weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_newest[0]), since) ||
+           weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_newest[1]), since);
+}
+
+/* The dirty bits of block b's 16 rows. */
+static inline uint32_t weft__change_dirty16(const weft__pool_t *pool, uint32_t b) {
+    uint32_t w = weft_atomic_load_relaxed(&pool->tick_dirty[b >> 1u]);
+    return (b & 1u) ? w >> 16u : w & 0xFFFFu;
+}
+
+/* Bit i (i < 8) set when block first + i (first a multiple of 8) has a dirty bit. */
+static inline uint32_t weft__change_dirty_blocks8(const weft__pool_t *pool, uint32_t first) {
+    const weft_atomic_u32 *w = pool->tick_dirty + (first >> 1u);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < 4u; i++) {
+        uint32_t x = weft_atomic_load_relaxed(&w[i]);
+        m |= ((uint32_t)((x & 0xFFFFu) != 0) | (uint32_t)((x >> 16u) != 0) << 1u) << (2u * i);
+    }
+    return m;
+}
+
+/* True when block b's slots say some row tick of the block may be newer than `since`. */
+static inline bool weft__change_slots_dirty(const weft__pool_t *pool, uint32_t b, uint32_t since) {
     const weft_atomic_u32 *s = pool->tick_blocks + 2u * (size_t)b;
     uint32_t system = weft_atomic_load_relaxed(&s[0]), other = weft_atomic_load_relaxed(&s[1]);
     return weft__tick_newer(system, since) || weft__tick_newer(other, since);
 }
 
-/* The tick of the last write of `row` (pool tracked). */
+/* True when some row of block b may have been written after `since`. */
+static inline bool weft__change_block_dirty(const weft__pool_t *pool, uint32_t b, uint32_t since) {
+    return weft__change_slots_dirty(pool, b, since) ||
+           (weft__change_dirty_live(pool, since) && weft__change_dirty16(pool, b) != 0);
+}
+
+/* True when `row` was written (or added) after `since` (pool tracked). */
+static inline bool weft__change_row_changed(const weft__pool_t *pool, uint32_t row,
+                                            uint32_t since) {
+    if (weft__tick_newer(weft_atomic_load_relaxed(&pool->tick_changed[row]), since)) {
+        return true;
+    }
+    uint32_t w = weft_atomic_load_relaxed(&pool->tick_dirty[row >> 5u]);
+    return ((w >> (row & 31u)) & 1u) && weft__change_dirty_live(pool, since);
+}
+
+/* The tick of the last direct store of `row` (pool tracked; dirty bits aside). */
 static inline uint32_t weft__change_row_tick(const weft__pool_t *pool, uint32_t row) {
     return weft_atomic_load_relaxed(&pool->tick_changed[row]);
 }
 
-/* Bit i set for each of the first `rows` (<= 16) rows of block b whose last write is newer
- * than `since` (pool tracked). Two compares for a block without such rows. */
+/* Bit i set for each of the first `rows` (<= 16) rows of block b written after `since`
+ * (pool tracked). Two compares for a block without such rows. */
 static inline uint32_t weft__change_block_changed(const weft__pool_t *pool, uint32_t b,
                                                   uint32_t since, uint32_t rows) {
-    if (!weft__change_block_dirty(pool, b, since)) {
-        return 0;
+    uint32_t m = weft__change_dirty_live(pool, since) ? weft__change_dirty16(pool, b) : 0u;
+    if (weft__change_slots_dirty(pool, b, since)) {
+        const weft_atomic_u32 *t = pool->tick_changed + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
+        for (uint32_t i = 0; i < rows; i++) {
+            m |= (uint32_t)weft__tick_newer(weft_atomic_load_relaxed(&t[i]), since) << i;
+        }
     }
-    const weft_atomic_u32 *t = pool->tick_changed + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < rows; i++) {
-        m |= (uint32_t)weft__tick_newer(weft_atomic_load_relaxed(&t[i]), since) << i;
-    }
-    return m;
+    return rows >= 16u ? m : m & ((1u << rows) - 1u);
 }
 
 /* VECTOR READS. The changed scan (query.c) reads 8 blocks' slots and a block's 16 row ticks
@@ -121,8 +181,8 @@ static inline uint32_t weft__ticks16_newer(const void *v, uint32_t since) {
 }
 #endif
 
-/* Bit i (i < 8) set when block first + i may hold rows written after `since`, as
- * weft__change_block_dirty for each; first is a multiple of 8 and the 8 blocks lie inside
+/* Bit i (i < 8) set when block first + i has a slot newer than `since`, as
+ * weft__change_slots_dirty for each (dirty bits aside); first is a multiple of 8 and the 8 blocks lie inside
  * the tick arrays. */
 static inline uint32_t weft__change_dirty8(const weft__pool_t *pool, uint32_t first,
                                            uint32_t since) {
@@ -135,7 +195,7 @@ static inline uint32_t weft__change_dirty8(const weft__pool_t *pool, uint32_t fi
 #else
     uint32_t m = 0;
     for (uint32_t i = 0; i < 8u; i++) {
-        m |= (uint32_t)weft__change_block_dirty(pool, first + i, since) << i;
+        m |= (uint32_t)weft__change_slots_dirty(pool, first + i, since) << i;
     }
     return m;
 #endif
@@ -161,10 +221,10 @@ static inline uint32_t weft__change_rows16(const weft__pool_t *pool, uint32_t b,
 #endif
 }
 
-/* The same for `added` filters (adds also count as writes, so the slots bound them). */
+/* The same for `added` filters (adds store row ticks, so the slots bound them). */
 static inline uint32_t weft__change_block_added(const weft__pool_t *pool, uint32_t b,
                                                 uint32_t since, uint32_t rows) {
-    if (!weft__change_block_dirty(pool, b, since)) {
+    if (!weft__change_slots_dirty(pool, b, since)) {
         return 0;
     }
     const uint32_t *t = pool->tick_added + ((size_t)b << WEFT__TICK_BLOCK_SHIFT);
@@ -182,6 +242,10 @@ static inline void weft__change_raise_slot(weft__pool_t *pool, uint32_t b, uint3
     if (weft__tick_newer(tick, weft_atomic_load_relaxed(at))) {
         weft_atomic_store_relaxed(at, tick);
     }
+    at = &pool->tick_newest[slot];
+    if (weft__tick_newer(tick, weft_atomic_load_relaxed(at))) {
+        weft_atomic_store_relaxed(at, tick);
+    }
 }
 
 /* Record a write of `row` at `tick` into slot `slot` (pool tracked; any thread, under the
@@ -194,6 +258,10 @@ static inline void weft__change_mark(weft__pool_t *pool, uint32_t row, uint32_t 
     weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
     weft_atomic_store_relaxed(
         &pool->tick_blocks[2u * (size_t)(row >> WEFT__TICK_BLOCK_SHIFT) + slot], tick);
+    /* The pool's bound: a load of a line every writer shares, stored once per tick. */
+    if (weft_atomic_load_relaxed(&pool->tick_newest[slot]) != tick) {
+        weft_atomic_store_relaxed(&pool->tick_newest[slot], tick);
+    }
 }
 
 /* Record a write of `row` at `tick`, raising the slot only if older (any tick: a stamp of a
@@ -214,19 +282,47 @@ static inline void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t
     weft__change_raise_slot(pool, row >> WEFT__TICK_BLOCK_SHIFT, WEFT__TICK_SLOT_OTHER, tick);
 }
 
-/* Record the add of `row` at `tick` (pool tracked; main thread). */
+/* Set or clear row `row`'s dirty bit (main thread; single writer, so no read-modify-write). */
+static inline void weft__change_dirty_put(weft__pool_t *pool, uint32_t row, bool on) {
+    weft_atomic_u32 *w = &pool->tick_dirty[row >> 5u];
+    uint32_t bit = 1u << (row & 31u), v = weft_atomic_load_relaxed(w);
+    uint32_t nv = on ? v | bit : v & ~bit;
+    if (nv != v) {
+        weft_atomic_store_relaxed(w, nv);
+    }
+}
+
+static inline bool weft__change_dirty_get(const weft__pool_t *pool, uint32_t row) {
+    return (weft_atomic_load_relaxed(&pool->tick_dirty[row >> 5u]) >> (row & 31u)) & 1u;
+}
+
+/* Record the add of `row` at `tick` (pool tracked; main thread). The add's tick is at least
+ * the open epoch's, so the row's dirty bit is dropped. */
 static inline void weft__change_mark_added(weft__pool_t *pool, uint32_t row, uint32_t tick) {
     pool->tick_added[row] = tick;
     weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
+    weft__change_dirty_put(pool, row, false);
     weft__change_raise(pool, row, tick);
 }
 
-/* Copy row `from`'s ticks to row `to` (a row move; pool tracked; main thread). */
+/* Copy row `from`'s ticks and dirty bit to row `to` (a row move; pool tracked; main thread). */
 static inline void weft__change_copy(weft__pool_t *pool, uint32_t from, uint32_t to) {
     uint32_t c = weft__change_row_tick(pool, from);
     pool->tick_added[to] = pool->tick_added[from];
     weft_atomic_store_relaxed(&pool->tick_changed[to], c);
+    weft__change_dirty_put(pool, to, weft__change_dirty_get(pool, from));
     weft__change_raise(pool, to, c);
+}
+
+/* Swap rows a and b's ticks and dirty bits (pool tracked; main thread). */
+static inline void weft__change_swap(weft__pool_t *pool, uint32_t a, uint32_t b) {
+    uint32_t added = pool->tick_added[a], changed = weft__change_row_tick(pool, a);
+    bool dirty = weft__change_dirty_get(pool, a);
+    weft__change_copy(pool, b, a);
+    pool->tick_added[b] = added;
+    weft_atomic_store_relaxed(&pool->tick_changed[b], changed);
+    weft__change_dirty_put(pool, b, dirty);
+    weft__change_raise(pool, b, changed);
 }
 
 /* Publish `tick` as the calling thread's write tick for `world` (a system chunk starts);
@@ -265,6 +361,36 @@ static inline weft__change_scope_t weft__change_enter(const struct weft_world *w
 static inline void weft__change_leave(weft__change_scope_t previous) {
     weft__change_current = previous;
 }
+
+/* A write by the calling thread outside a system chunk that could not take the fast path
+ * of weft__change_write (change.c): opens an epoch, closes the old one when `structural`,
+ * or stores the row tick. */
+void weft__change_write_slow(struct weft_world *world, weft__pool_t *pool, uint32_t row,
+                             uint32_t now, bool structural);
+
+/* Record a write of `row` (pool tracked) by the calling thread; `now` is world->change_tick
+ * (weft__change_write_now passes it). Inside a system chunk: the row tick (weft__change_mark).
+ * On the tracking thread, at the open epoch's tick: the row's dirty bit. Otherwise
+ * weft__change_write_slow. `structural`: the caller is a structural call (no reader runs,
+ * weft/component.h), where an old epoch may be closed. */
+static inline void weft__change_write(struct weft_world *world, weft__pool_t *pool, uint32_t row,
+                                      uint32_t now, bool structural) {
+    if (weft__change_current.world == world) {
+        weft__change_mark(pool, row, weft__change_current.tick, WEFT__TICK_SLOT_SYSTEM);
+    } else if (pool->dirty_open && pool->dirty_tick == now &&
+               pool->tick_owner == (const void *)&weft__change_current) {
+        weft__change_dirty_put(pool, row, true);
+    } else {
+        weft__change_write_slow(world, pool, row, now, structural);
+    }
+}
+#define weft__change_write_now(world, pool, row, structural) \
+    weft__change_write((world), (pool), (row), (world)->change_tick, (structural))
+
+/* Close the pool's dirty epoch (main thread, no reader running): its rows' ticks go into
+ * tick_changed unless no query filtering on the pool needs them (`world` NULL: always), and
+ * the bits are cleared. No-op without an open epoch. */
+void weft__change_settle(struct weft_world *world, weft__pool_t *pool);
 
 /* A fresh tick for a system run being prepared (main thread): *counter (the world's tick)
  * + 1; the counter moves past it. (Takes the counter so that it inlines without world.h.) */

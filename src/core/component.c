@@ -412,8 +412,7 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
         memcpy(data, value, comp->pool.size);
     }
     if (comp->pool.tick_added != NULL) {
-        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
-                          weft__change_slot_now(world));
+        weft__change_write_now(world, &comp->pool, row, true);
     }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
@@ -457,8 +456,7 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
         if (row == WEFT__ROW_NONE) {
             return NULL;
         }
-        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
-                          weft__change_slot_now(world));
+        weft__change_write_now(world, &comp->pool, row, false);
         return weft__pool_at(&comp->pool, row);
     }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));

@@ -50,8 +50,7 @@ void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t r
         return NULL;
     }
     if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
-        weft__change_mark(&comp->pool, row, weft__change_tick_now(world),
-                          weft__change_slot_now(world));
+        weft__change_write_now(world, &comp->pool, row, false);
     }
     return weft__pool_at(&comp->pool, row);
 }
@@ -165,7 +164,8 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
             memcpy(data + (size_t)i * pool->size, weft__pool_at(pool, order[i]), pool->size);
         }
     }
-    if (pool->tick_added != NULL) { /* permute the ticks through the other half of perm */
+    if (pool->tick_added != NULL) {      /* permute the ticks through the other half of perm */
+        weft__change_settle(NULL, pool); /* dirty bits into the ticks before they move */
         uint32_t *tmp = order == perm ? perm + n : perm;
         for (uint32_t i = 0; i < n; i++) {
             tmp[i] = pool->tick_added[order[i]];

@@ -226,12 +226,7 @@ void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
     weft__pool_sparse_set(pool, ia, b);
     weft__pool_sparse_set(pool, ib, a);
     if (pool->tick_added != NULL) {
-        uint32_t added = pool->tick_added[a];
-        uint32_t changed = weft__change_row_tick(pool, a);
-        weft__change_copy(pool, b, a);
-        pool->tick_added[b] = added;
-        weft_atomic_store_relaxed(&pool->tick_changed[b], changed);
-        weft__change_raise(pool, b, changed);
+        weft__change_swap(pool, a, b);
     }
     /* Swap the data in bounded stack chunks; components can be large. */
     unsigned char tmp[256];
@@ -275,6 +270,7 @@ void weft__pool_remove_ordered(weft__pool_t *pool, uint32_t row) {
         memmove(weft__pool_at(pool, row), weft__pool_at(pool, row + 1u), (size_t)tail * pool->size);
     }
     if (pool->tick_added != NULL) {
+        weft__change_settle(NULL, pool); /* dirty bits into the ticks before they move */
         memmove(pool->tick_added + row, pool->tick_added + row + 1,
                 (size_t)tail * sizeof(uint32_t));
         memmove((void *)(pool->tick_changed + row), (void *)(pool->tick_changed + row + 1),
@@ -291,6 +287,7 @@ static void move_ticks(weft__pool_t *pool, uint32_t from, uint32_t to) {
     if (pool->tick_added == NULL) {
         return;
     }
+    weft__change_settle(NULL, pool); /* dirty bits into the ticks before they move */
     uint32_t lo = from < to ? from : to, n = from < to ? to - from : from - to;
     uint32_t added = pool->tick_added[from];
     uint32_t changed = weft_atomic_load_relaxed(&pool->tick_changed[from]);

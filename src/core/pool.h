@@ -51,9 +51,16 @@ typedef struct weft__pool {
                                   first instance, not to a row: use multi.h, never
                                   weft__pool_row() for data. */
     /* Change ticks (change.h); all NULL while no query filters on the pool. */
-    uint32_t *tick_added;          /* [cap] tick of each row's add */
-    weft_atomic_u32 *tick_changed; /* [cap] tick of each row's last write */
-    weft_atomic_u32 *tick_blocks;  /* [2 * WEFT__TICK_BLOCKS(cap)] block slots (change.h) */
+    uint32_t *tick_added;           /* [cap] tick of each row's add */
+    weft_atomic_u32 *tick_changed;  /* [cap] tick of each row's last write */
+    weft_atomic_u32 *tick_blocks;   /* [2 * WEFT__TICK_BLOCKS(cap)] block slots (change.h) */
+    weft_atomic_u32 *tick_dirty;    /* [WEFT__DIRTY_WORDS(cap)] rows the main thread wrote at
+                                      tick_dirty_at, not yet in tick_changed (change.h) */
+    weft_atomic_u32 tick_dirty_at;  /* the tick of every tick_dirty row; old when empty */
+    weft_atomic_u32 tick_newest[2]; /* newest tick stored in tick_changed, per slot kind */
+    uint32_t dirty_tick;            /* main thread: tick of the open dirty epoch */
+    bool dirty_open;                /* main thread: tick_dirty may hold rows */
+    const void *tick_owner;         /* &weft__change_current of the thread that tracks */
 } weft__pool_t;
 
 struct weft_world;

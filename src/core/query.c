@@ -296,6 +296,23 @@ void weft__query_clamp_since(weft_world_t *world, uint32_t floor) {
     }
 }
 
+bool weft__query_window_before(weft_world_t *world, const weft__pool_t *pool, uint32_t tick) {
+    for (weft_query_t *q = world->queries; q != NULL; q = q->next) {
+        if (!q->filtered || !q->seen) {
+            continue;
+        }
+        /* A system's query keeps its last run's window for standalone iteration. */
+        uint32_t window = q->run && !q->run_all ? q->run_since : q->since;
+        for (uint32_t t = 0; t < q->term_count; t++) {
+            if (q->pool[t] == pool && q->desc.terms[t].filter != WEFT_CHANGE_NONE &&
+                weft__tick_newer(tick, window)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 void weft__query_begin_run(weft_query_t *q, uint32_t tick) {
     if (q->plain) {
         return; /* no window to move; write terms stamp the running system's tick */
@@ -1309,10 +1326,10 @@ static bool filters_pass(const weft_iter_t *it, uint32_t r, const uint32_t *rows
             row = rows[k];
         }
         const weft__pool_t *pool = q->pool[t];
-        uint32_t tick = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
-                            ? pool->tick_added[row]
-                            : weft__change_row_tick(pool, row);
-        if (!weft__tick_newer(tick, it->_private.since)) {
+        bool pass = q->desc.terms[t].filter == WEFT_CHANGE_ADDED
+                        ? weft__tick_newer(pool->tick_added[row], it->_private.since)
+                        : weft__change_row_changed(pool, row, it->_private.since);
+        if (!pass) {
             return false;
         }
     }
@@ -1393,33 +1410,53 @@ static void scan_blocks(weft_iter_t *it) {
     const weft__pool_t *pool = q->pool[t];
     const uint32_t since = it->_private.since, end = it->_private.end;
     const uint32_t last = (end + (1u << WEFT__TICK_BLOCK_SHIFT) - 1u) >> WEFT__TICK_BLOCK_SHIFT;
+    bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
+    /* Two sources (change.h): row ticks, read only when some tick is newer than the window,
+     * and the dirty bits of the main thread's open epoch (changed filters only). */
+    bool ticks = weft__change_ticks_live(pool, since);
+    bool dirty = !added && weft__change_dirty_live(pool, since);
     uint32_t n = 0, b = it->_private.scan;
+    if (!ticks && !dirty) {
+        b = last;
+    }
     /* Aligned groups of 8 blocks inside the range are read at once (change.h). */
     while (b < last && n + 8u <= WEFT__ITER_RING) {
         bool group = (b & 7u) == 0 && last - b >= 8u;
-        uint32_t dirty = group ? weft__change_dirty8(pool, b, since)
-                               : (uint32_t)weft__change_block_dirty(pool, b, since);
-        for (; dirty != 0; dirty &= dirty - 1u) {
-            it->_private.ring_block[n++] = b + lowest_bit(dirty);
+        uint32_t m = 0;
+        if (ticks) {
+            m = group ? weft__change_dirty8(pool, b, since)
+                      : (uint32_t)weft__change_slots_dirty(pool, b, since);
+        }
+        if (dirty) {
+            m |= group ? weft__change_dirty_blocks8(pool, b)
+                       : (uint32_t)(weft__change_dirty16(pool, b) != 0);
+        }
+        for (; m != 0; m &= m - 1u) {
+            it->_private.ring_block[n++] = b + lowest_bit(m);
         }
         b += group ? 8u : 1u;
     }
     it->_private.scan = b;
-    bool added = q->desc.terms[t].filter == WEFT_CHANGE_ADDED;
     /* Start loading every dirty block's row ticks (a line each) before reading any. */
-    const void *ticks = added ? (const void *)pool->tick_added : (const void *)pool->tick_changed;
-    for (uint32_t k = 0; k < n; k++) {
-        weft__prefetch((const uint32_t *)ticks +
+    const void *rowticks =
+        added ? (const void *)pool->tick_added : (const void *)pool->tick_changed;
+    for (uint32_t k = 0; ticks && k < n; k++) {
+        weft__prefetch((const uint32_t *)rowticks +
                        ((size_t)it->_private.ring_block[k] << WEFT__TICK_BLOCK_SHIFT));
     }
     for (uint32_t k = 0; k < n; k++) {
         uint32_t blk = it->_private.ring_block[k], first = blk << WEFT__TICK_BLOCK_SHIFT;
-        uint32_t m;
-        if (end - first >= 16u) { /* the slots said dirty: read the 16 ticks */
-            m = weft__change_rows16(pool, blk, since, added);
-        } else {
-            m = added ? weft__change_block_added(pool, blk, since, end - first)
-                      : weft__change_block_changed(pool, blk, since, end - first);
+        uint32_t m = dirty ? weft__change_dirty16(pool, blk) : 0u;
+        if (ticks && end - first >= 16u) { /* the slots said dirty: read the 16 ticks */
+            m |= weft__change_slots_dirty(pool, blk, since)
+                     ? weft__change_rows16(pool, blk, since, added)
+                     : 0u;
+        } else if (ticks) {
+            m |= added ? weft__change_block_added(pool, blk, since, end - first)
+                       : weft__change_block_changed(pool, blk, since, end - first);
+        }
+        if (end - first < 16u) { /* bits past the range: rows of another chunk, or gone */
+            m &= (1u << (end - first)) - 1u;
         }
         if (first < it->_private.row) { /* the chunk starts inside this block */
             m &= ~((1u << (it->_private.row - first)) - 1u);
@@ -1435,6 +1472,116 @@ static void scan_blocks(weft_iter_t *it) {
     it->_private.ring_len = n;
 }
 
+/* Hand out rows [start, end) of the driving range as a run (every term a column). */
+static bool emit_run(weft_iter_t *it, uint32_t start, uint32_t end, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    it->rows = end - start;
+    it->entities = pv->drive_dense + start;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
+        base[t] = start;
+    }
+    return true;
+}
+
+/* Hand out the m gathered rows (block_drive, block_ents) as a resolved block. */
+static bool emit_gathered(weft_iter_t *it, uint32_t m, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    it->rows = m;
+    if (m == 0) {
+        return false;
+    }
+    pv->blocked = 1;
+    it->entities = pv->block_ents;
+    it->present = all_terms(it);
+    for (uint32_t t = 0; t < it->term_count; t++) {
+        it->columns[t] = NULL;
+        pv->terms[t].rows = pv->block_drive;
+        base[t] = WEFT__ROW_NONE;
+    }
+    return true;
+}
+
+/* next_scanned when the dirty bits alone hold the window's changes (no row tick of the lead
+ * pool is newer than the window, change.h): the bits are read a word (32 rows) at a time and
+ * the rows gathered straight into the batch, so the cost follows the changed rows plus one
+ * load per 32 rows (no slot, no row tick, no ring). The batches have next_scanned's shapes:
+ * resolved blocks of up to WEFT__ITER_BLOCK rows, a 16-row block that does not fit going
+ * whole to the next one, and a run for aligned 16-row blocks that changed whole. Called with
+ * the ring empty; pv->scan follows pv->row, so the two paths may take turns. */
+static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    const uint32_t *dense = pv->drive_dense;
+    const weft_atomic_u32 *dirty = pool->tick_dirty;
+    const uint32_t end = pv->end, from = pv->scan << WEFT__TICK_BLOCK_SHIFT;
+    const uint32_t lead = pv->lead - 1u;
+    const unsigned char *data = pv->terms[lead].data;
+    const size_t size = pv->terms[lead].size;
+    uint32_t r = pv->row > from ? pv->row : from, m = 0;
+    unblock(it);
+    if (r >= end) {
+        return false;
+    }
+    const uint32_t wlast = (end - 1u) >> 5u; /* the last word inside the range */
+    uint32_t w = r >> 5u;
+    uint32_t bits = weft_atomic_load_relaxed(&dirty[w]) & (~0u << (r & 31u));
+    /* A word is taken whole, so a batch stops while 32 more rows fit (no block is split). */
+    while (m <= WEFT__ITER_BLOCK - 32u) {
+        while (bits == 0 && w < wlast) { /* the common case at a few percent: skip */
+            bits = weft_atomic_load_relaxed(&dirty[++w]);
+        }
+        uint32_t first = w << 5u;
+        if (w == wlast && end - first < 32u) {
+            bits &= (1u << (end - first)) - 1u;
+        }
+        if (bits == 0) { /* w == wlast: the range is done */
+            w++;
+            break;
+        }
+        if ((bits & 0xFFFFu) == 0xFFFFu || (bits >> 16u) == 0xFFFFu) {
+            /* A 16-row block changed whole: a run of it and the whole blocks after it, once
+             * the rows before it are handed out. */
+            uint32_t hb = (bits & 0xFFFFu) == 0xFFFFu ? first : first + 16u;
+            uint32_t below = hb == first ? 0u : bits & 0xFFFFu;
+            if (m != 0 || below != 0) {
+                for (; below != 0; below &= below - 1u) {
+                    uint32_t row = first + lowest_bit(below);
+                    weft__prefetch(data + (size_t)row * size);
+                    pv->block_drive[m] = row;
+                    pv->block_ents[m++] = dense[row];
+                }
+                pv->row = hb;
+                pv->scan = hb >> WEFT__TICK_BLOCK_SHIFT;
+                return emit_gathered(it, m, base);
+            }
+            uint32_t stop = hb + 16u;
+            while (end - stop >= 16u && stop < end &&
+                   weft__change_dirty16(pool, stop >> WEFT__TICK_BLOCK_SHIFT) == 0xFFFFu) {
+                stop += 16u;
+            }
+            pv->row = stop;
+            pv->scan = stop >> WEFT__TICK_BLOCK_SHIFT;
+            return emit_run(it, hb, stop, base);
+        }
+        for (; bits != 0; bits &= bits - 1u) {
+            uint32_t row = first + lowest_bit(bits);
+            weft__prefetch(data + (size_t)row * size);
+            pv->block_drive[m] = row;
+            pv->block_ents[m++] = dense[row];
+        }
+        if (w == wlast) {
+            w++;
+            break;
+        }
+        bits = weft_atomic_load_relaxed(&dirty[++w]);
+    }
+    uint32_t next = w << 5u;
+    pv->row = next < end ? next : end;
+    pv->scan = pv->row >> WEFT__TICK_BLOCK_SHIFT;
+    return emit_gathered(it, m, base);
+}
+
 /* next_filtered when the lead term alone decides (every term is a driving-range column).
  * Scattered changed rows are gathered into resolved-block batches of up to
  * WEFT__ITER_BLOCK rows (each term's rows[] are the driving rows), so the cost per batch is
@@ -1445,6 +1592,14 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
     const uint32_t last = (pv->end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
     const uint32_t *dense = pv->drive_dense;
     uint32_t m = 0;
+    if (pv->ring_at == pv->ring_len) {
+        const weft_query_t *q = pv->query;
+        const weft__pool_t *lead = q->pool[pv->lead - 1u];
+        if (q->desc.terms[pv->lead - 1u].filter == WEFT_CHANGE_CHANGED &&
+            weft__change_dirty_live(lead, pv->since) && !weft__change_ticks_live(lead, pv->since)) {
+            return next_dirty(it, lead, base);
+        }
+    }
     unblock(it);
     for (;;) {
         while (pv->ring_at < pv->ring_len && pv->ring_mask[pv->ring_at] == 0) {
@@ -1471,14 +1626,7 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
                 pv->ring_mask[pv->ring_at++] = 0;
                 end += 16u;
             }
-            it->rows = end - start;
-            it->entities = dense + start;
-            it->present = all_terms(it);
-            for (uint32_t t = 0; t < it->term_count; t++) {
-                it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
-                base[t] = start;
-            }
-            return true;
+            return emit_run(it, start, end, base);
         }
         if (m + popcount32(bits) > WEFT__ITER_BLOCK) {
             break; /* the block goes to the next batch whole */
@@ -1491,19 +1639,7 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
         pv->ring_mask[k] = 0;
         pv->ring_at++;
     }
-    it->rows = m;
-    if (m == 0) {
-        return false;
-    }
-    pv->blocked = 1;
-    it->entities = pv->block_ents;
-    it->present = all_terms(it);
-    for (uint32_t t = 0; t < it->term_count; t++) {
-        it->columns[t] = NULL;
-        pv->terms[t].rows = pv->block_drive;
-        base[t] = WEFT__ROW_NONE;
-    }
-    return true;
+    return emit_gathered(it, m, base);
 }
 
 /* Record the batch's rows of every stamped term (a write term of a tracked pool) as written

@@ -33,6 +33,13 @@ void weft__query_begin_run(weft_query_t *q, uint32_t tick);
 /* Clamp the previous-run ticks of the world's queries to no older than `floor` (change.c). */
 void weft__query_clamp_since(struct weft_world *world, uint32_t floor);
 
+/* True when some query with a change filter on `pool` has a window older than `tick` (a
+ * row written at `tick` is newer than its previous run), so a write at `tick` must keep its
+ * tick (change.c). Queries with no previous run pass every row and need no tick. Thread:
+ * main. Cost: one pass over the world's queries. */
+bool weft__query_window_before(struct weft_world *world, const struct weft__pool *pool,
+                               uint32_t tick);
+
 /* weft_query_iter() with a plan made by weft__query_plan() (q non-NULL, plan still valid). */
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);
