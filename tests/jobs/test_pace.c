@@ -87,7 +87,8 @@ static uint64_t frames(weft_jobs_t *jobs, int n, bool wake) {
     return t;
 }
 
-Test(jobs, frame_begin_wakes_a_sleeping_worker_on_its_own_before_the_next_predicted_frame) {
+/* One try of the test below: true when worker 1 woke on its own for the predicted frame. */
+static bool woke_for_the_predicted_frame(double *last_ms) {
     pace_counts_t pc = {0};
     weft_jobs_t *jobs = paced_jobs(&pc);
     uint64_t last = frames(jobs, 6, true); /* 5 gaps: the period is known */
@@ -99,10 +100,24 @@ Test(jobs, frame_begin_wakes_a_sleeping_worker_on_its_own_before_the_next_predic
            now_ns() < last + 5u * PERIOD_NS) {
         sched_yield();
     }
-    cr_expect(at >= last + PERIOD_NS / 2 && at <= last + 5u * PERIOD_NS,
-              "no wake-up for the predicted frame (last at %.2f ms after the last call)",
-              ((double)at - (double)last) / 1e6);
     weft_jobs_destroy(jobs);
+    *last_ms = ((double)at - (double)last) / 1e6;
+    return at >= last + PERIOD_NS / 2 && at <= last + 5u * PERIOD_NS;
+}
+
+/* Up to three tries: a worker the OS keeps off the CPU from the last call until past its
+ * planned wake-up (seen under parallel sanitizer suites on 2 vCPUs) sets no timed wait for
+ * that frame, by design. Without the timed wait every try fails. */
+Test(jobs, frame_begin_wakes_a_sleeping_worker_on_its_own_before_the_next_predicted_frame) {
+    double last_ms = 0;
+    bool woke = false;
+    for (int attempt = 0; attempt < 3 && !woke; attempt++) {
+        woke = woke_for_the_predicted_frame(&last_ms);
+    }
+    cr_expect(woke,
+              "no wake-up for the predicted frame in 3 tries (last at %.2f ms after the "
+              "last call)",
+              last_ms);
 }
 
 Test(jobs, a_worker_paced_by_frame_begin_goes_fully_to_sleep_once_frames_stop) {
