@@ -27,14 +27,18 @@ static double sim(const wt_sim_frame_t *f, uint32_t workers) {
     return r.frame_ns;
 }
 
-Test(sim, a_chain_takes_its_sum_at_every_worker_count) {
+/* A chain A (10) -> B (20) -> C (30), one chunk each. */
+static void chain3(wt_sim_system_t sys[3]) {
     static const double d[3] = {10, 20, 30};
     static const uint32_t p1[] = {0}, p2[] = {1};
-    wt_sim_system_t sys[3] = {
-        {.nchunks = 1, .chunk_ns = &d[0]},
-        {.nchunks = 1, .chunk_ns = &d[1], .pred = p1, .npred = 1},
-        {.nchunks = 1, .chunk_ns = &d[2], .pred = p2, .npred = 1},
-    };
+    sys[0] = (wt_sim_system_t){.nchunks = 1, .chunk_ns = &d[0]};
+    sys[1] = (wt_sim_system_t){.nchunks = 1, .chunk_ns = &d[1], .pred = p1, .npred = 1};
+    sys[2] = (wt_sim_system_t){.nchunks = 1, .chunk_ns = &d[2], .pred = p2, .npred = 1};
+}
+
+Test(sim, a_chain_takes_its_sum_at_every_worker_count) {
+    wt_sim_system_t sys[3];
+    chain3(sys);
     wt_sim_phase_t ph;
     wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_GRAPH);
     for (uint32_t w = 1; w <= 64; w *= 2) {
@@ -116,13 +120,8 @@ static const wt_sim_costs_t ready_costs = {.job_ns = 1,
  * repay the hand-out, so worker 1 is woken (arrives at 7, takes the drain job at 10) but
  * finds nothing and leaves; B and C follow A on worker 0 with no claim: 1 + 60. */
 Test(sim, a_ready_chain_runs_on_one_worker_after_one_claim) {
-    static const double d[3] = {10, 20, 30};
-    static const uint32_t p1[] = {0}, p2[] = {1};
-    wt_sim_system_t sys[3] = {
-        {.nchunks = 1, .chunk_ns = &d[0]},
-        {.nchunks = 1, .chunk_ns = &d[1], .pred = p1, .npred = 1},
-        {.nchunks = 1, .chunk_ns = &d[2], .pred = p2, .npred = 1},
-    };
+    wt_sim_system_t sys[3];
+    chain3(sys);
     wt_sim_phase_t ph;
     wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_READY);
     f.costs = ready_costs;

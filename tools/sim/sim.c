@@ -188,7 +188,9 @@ static void find_work(sim_state_t *st, uint32_t v, double now) {
     st->r->jobs++;
 }
 
-static int run_graph(sim_state_t *st, const wt_sim_phase_t *ph) {
+/* Number the phase's jobs (one per chunk, one for a system without chunks) and reset each
+ * system's counts of predecessors and jobs left; returns the jobs. */
+static uint32_t phase_jobs(sim_state_t *st, const wt_sim_phase_t *ph) {
     const wt_sim_frame_t *f = st->f;
     uint32_t njobs = 0;
     for (uint32_t i = ph->first; i < ph->end; i++) {
@@ -201,6 +203,12 @@ static int run_graph(sim_state_t *st, const wt_sim_phase_t *ph) {
         st->left[i] = jobs_of(&f->systems[i]);
     }
     st->jobs_base[ph->end] = njobs;
+    return njobs;
+}
+
+static int run_graph(sim_state_t *st, const wt_sim_phase_t *ph) {
+    const wt_sim_frame_t *f = st->f;
+    uint32_t njobs = phase_jobs(st, ph);
     for (uint32_t v = 0; v < st->workers; v++) {
         st->w[v].head = st->w[v].tail = 0;
         st->w[v].job = UINT32_MAX;
@@ -378,17 +386,7 @@ static void ready_finish(sim_state_t *st, uint32_t v, double now) {
 static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
     const wt_sim_frame_t *f = st->f;
     const wt_sim_costs_t *c = &f->costs;
-    uint32_t njobs = 0;
-    for (uint32_t i = ph->first; i < ph->end; i++) {
-        st->jobs_base[i] = njobs;
-        for (uint32_t k = 0; k < jobs_of(&f->systems[i]); k++) {
-            st->job_sys[njobs + k] = i;
-        }
-        njobs += jobs_of(&f->systems[i]);
-        st->pending[i] = f->systems[i].npred;
-        st->left[i] = jobs_of(&f->systems[i]);
-    }
-    st->jobs_base[ph->end] = njobs;
+    uint32_t njobs = phase_jobs(st, ph);
     st->head = st->tail = 0;
     st->queued = st->outstanding = 0;
     st->active = 1; /* worker 0 */
