@@ -137,6 +137,24 @@ static uint32_t collect_chunks(weft_query_t *q, uint32_t chunk_rows, uint32_t *o
     return n;
 }
 
+/* Iterate `q` in chunks of a random size (one chunk with everything a quarter of the time)
+ * and mark got[slot] for each entity it yields, slot = slot_of_index[entity index], for ln
+ * slots; a slot yielded twice fails with the seed, epoch and query named. found holds at
+ * least ln + 1 entries. Returns the chunk size used. */
+static uint32_t yielded_slots(weft_query_t *q, uint32_t ln, const uint32_t *slot_of_index,
+                              uint32_t *found, bool *got, uint64_t seed, uint32_t ep, int k) {
+    memset(got, 0, ln);
+    uint32_t chunk_rows = below(4) == 0 ? 0u : 1u + below(ln + 100);
+    uint32_t n = collect_chunks(q, chunk_rows, found, ln + 1);
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t sl = slot_of_index[found[j]];
+        cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
+                  (unsigned long long)seed, ep, k, sl);
+        got[sl] = true;
+    }
+    return chunk_rows;
+}
+
 /* Iterate every filtered query in chunks of `chunk` rows, compare with the model, mark seen. */
 static void check_epoch(uint64_t seed, uint32_t op) {
     weft_query_t *qs[5] = {qa, qb, qc, qab, qa_slow};
@@ -555,15 +573,7 @@ Test(change, large_pools_in_random_chunks_match_model, .init = setup, .fini = te
         bool slow_turn = ep % 3u == 2u;
         weft_query_t *qs[3] = {qa, qb, qa_slow};
         for (int k = 0; k < (slow_turn ? 3 : 2); k++) {
-            memset(got, 0, LN);
-            uint32_t chunk_rows = below(4) == 0 ? 0u : 1u + below(LN + 100);
-            uint32_t n = collect_chunks(qs[k], chunk_rows, found, LN + 1);
-            for (uint32_t j = 0; j < n; j++) {
-                uint32_t sl = slot_of_index[found[j]];
-                cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
-                          (unsigned long long)seed, ep, k, sl);
-                got[sl] = true;
-            }
+            uint32_t chunk_rows = yielded_slots(qs[k], LN, slot_of_index, found, got, seed, ep, k);
             for (uint32_t i = 0; i < LN; i++) {
                 bool want = k == 0   ? has_a[i] && chg[i] == ep
                             : k == 1 ? has_b[i] && addb[i] == ep
@@ -767,15 +777,7 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
                 continue;
             }
             bool open_before = pa->dirty_open;
-            memset(got, 0, LN);
-            uint32_t chunk_rows = below(4) == 0 ? 0u : 1u + below(LN + 100);
-            uint32_t n = collect_chunks(qs[k], chunk_rows, found, LN + 1);
-            for (uint32_t j = 0; j < n; j++) {
-                uint32_t sl = slot_of_index[found[j]];
-                cr_assert(not(got[sl]), "seed %llu epoch %u: query %d yields %u twice",
-                          (unsigned long long)seed, ep, k, sl);
-                got[sl] = true;
-            }
+            uint32_t chunk_rows = yielded_slots(qs[k], LN, slot_of_index, found, got, seed, ep, k);
             for (uint32_t i = 0; i < LN; i++) {
                 bool want = has[i][term[k]] && chg[i][term[k]] >= from[k];
                 cr_assert(eq(int, got[i], want),
