@@ -162,9 +162,10 @@ static void dot_node(sbuf_t *sb, const struct weft_sched *s, const weft__system_
         sb_printf(sb, "\\nR ");
         sb_escaped(sb, weft__component_any(s->world, sys->reads[i])->name);
     }
-    for (uint32_t i = 0; i < WEFT_QUERY_MAX_EXCLUDES && sys->desc.exclude[i].id; i++) {
+    const weft_query_desc_t *qd = sys->query ? weft_query_desc(sys->query) : NULL;
+    for (uint32_t i = 0; qd && i < WEFT_QUERY_MAX_EXCLUDES && qd->exclude[i].id; i++) {
         sb_printf(sb, "\\nX ");
-        sb_escaped(sb, weft__component_any(s->world, sys->desc.exclude[i].id)->name);
+        sb_escaped(sb, weft__component_any(s->world, qd->exclude[i].id)->name);
     }
     sb_printf(sb, "\"%s%s];\n", sys->desc.parallel ? ", style=bold" : "",
               sys->desc.main_thread ? ", color=blue" : "");

@@ -798,8 +798,11 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     }
     memset(sys, 0, sizeof *sys);
     weft_counter_init(&sys->done);
-    sys->desc = *d;
-    sys->desc.phase_name = NULL; /* resolved into desc.phase by the caller */
+    sys->desc = (weft__system_conf_t){.phase = d->phase,
+                                      .parallel = d->parallel,
+                                      .main_thread = d->main_thread,
+                                      .run_if = d->run_if,
+                                      .run_if_user = d->run_if_user};
     (void)copy_name(sys->name, d->name);
     static weft__system_names_t no_names; /* never written: only records with names write */
     bool named = false;
@@ -822,16 +825,12 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         if (d->after[i]) {
             (void)copy_name(sys->order_names[1][i], d->after[i]);
         }
-        sys->desc.before[i] = d->before[i] ? sys->order_names[0][i] : NULL;
-        sys->desc.after[i] = d->after[i] ? sys->order_names[1][i] : NULL;
     }
     for (uint32_t k = 0; k < WEFT_SYSTEM_MAX_SETS; k++) {
         if (d->sets[k]) {
             (void)copy_name(sys->set_names[k], d->sets[k]);
         }
-        sys->desc.sets[k] = d->sets[k] ? sys->set_names[k] : NULL;
     }
-    sys->desc.name = sys->name;
     sys->fn = d->fn;
     sys->user = d->user;
     sys->id = s->count + 1;

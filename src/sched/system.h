@@ -42,6 +42,17 @@ typedef struct weft__system_names {
     char sets[WEFT_SYSTEM_MAX_SETS][WEFT_SYSTEM_NAME_MAX + 1];      /* sets it is in */
 } weft__system_names_t;
 
+/* The fields of a system's registration desc read after registration (the rest is copied
+ * into the record's own fields or its query, so the record stays small: a world with
+ * thousands of systems first-touches every byte of it). */
+typedef struct weft__system_conf {
+    uint32_t phase;               /* resolved (desc.phase_name looked up) */
+    bool parallel;                /* desc.parallel */
+    bool main_thread;             /* desc.main_thread (cleared by weft_system_unregister) */
+    weft_system_cond_fn_t run_if; /* desc.run_if */
+    void *run_if_user;            /* desc.run_if_user */
+} weft__system_conf_t;
+
 typedef struct weft__system {
     weft_counter_t done; /* counts this frame's jobs of the system (64-aligned) */
 
@@ -94,7 +105,7 @@ typedef struct weft__system {
     weft_cmd_t cmd1;      /* the chunk tables while cap is 1 (most systems): */
     weft_job_desc_t job1; /*   no allocation per registration */
     weft__chunk_arg_t arg1;
-    weft_system_desc_t desc;             /* copy; name/before/after point into this record */
+    weft__system_conf_t desc;            /* what later steps read of the registration desc */
     char name[WEFT_SYSTEM_NAME_MAX + 1]; /* NUL-terminated name */
     /* before ([0]) and after ([1]) names, and the sets it is in: in the record's names block,
      * or in one shared empty block for a system without any (most), so records stay small */

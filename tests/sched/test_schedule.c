@@ -246,6 +246,11 @@ Test(schedule, conflicts_are_listed_in_registration_order) {
 Test(schedule, dot_shows_access_and_edge_labels) {
     sys_terms("move", (weft_query_term_t)W(f.pos), (weft_query_term_t)R(f.vel));
     sys_terms("draw", (weft_query_term_t)R(f.pos), NONE);
+    must_register(f.world, &(weft_system_desc_t){.name = "still",
+                                                 .fn = noop_system,
+                                                 .terms = {R(f.mass)},
+                                                 .exclude = {f.vel},
+                                                 .parallel = true});
     size_t len = 0, len2 = 0;
     cr_assert(eq(int, weft_schedule_dot(f.world, NULL, 0, &len), WEFT_OK));
     cr_assert(len > 0, "len > 0 (%zu vs %zu)", (size_t)(len), (size_t)(0));
@@ -255,6 +260,7 @@ Test(schedule, dot_shows_access_and_edge_labels) {
     cr_expect(strstr(buf, "digraph") != NULL);
     cr_expect(strstr(buf, "move\\nW Position\\nR Velocity") != NULL, "%s", buf);
     cr_expect(strstr(buf, "s1 -> s2 [label=\"Position\"]") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "still\\nR Mass\\nX Velocity\", style=bold") != NULL, "%s", buf);
     /* Truncation keeps the snprintf contract. */
     char small[16];
     cr_assert(eq(int, weft_schedule_dot(f.world, small, sizeof small, &len2), WEFT_OK));
