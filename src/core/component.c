@@ -515,7 +515,7 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
         return WEFT__NOTE(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
                           (unsigned long long)e, comp->name);
     }
-    if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL)) {
+    if (ordered && (comp->pool.multi != NULL || !weft__group_yield_pool(world, comp))) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
     }

@@ -12,6 +12,7 @@
 #include "access.h"
 #include "change.h"
 #include "entity.h"
+#include "group.h"
 #include "world.h"
 
 /* ---- readers ------------------------------------------------------------------ >>read */
@@ -64,7 +65,7 @@ static weft_result_t ordered_pool(weft_world_t *world, weft_component_t c, const
     if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
     }
-    if (comp->pool.group != 0 || comp->pool.multi != NULL) {
+    if (comp->pool.multi != NULL || !weft__group_yield_pool(world, comp)) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
     }
