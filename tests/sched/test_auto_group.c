@@ -283,3 +283,46 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
     cr_assert(eq(u32, weft_group_of(r.world, r.comp[V]).id, 0));
     weft_world_destroy(r.world);
 }
+
+/* Count the live entities among ents[0 .. n) holding both a and b. */
+static uint32_t holding(const run_state_t *r, uint32_t n, uint32_t a, uint32_t b) {
+    uint32_t k = 0;
+    for (uint32_t e = 0; e < n; e++) {
+        k += weft_component_has(r->world, r->ents[e], r->comp[a]) &&
+             weft_component_has(r->world, r->ents[e], r->comp[b]);
+    }
+    return k;
+}
+
+Test(auto_group, a_snapshot_taken_under_an_older_plan_restores_and_is_re_planned) {
+    run_state_t r = {.rng = 0xD1B54A32D192ED03ull};
+    make_world(&r, 1);
+    for (uint32_t e = 0; e < 200; e++) {
+        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
+        toggle(&r, e, P);
+        toggle(&r, e, e % 3 ? V : H);
+    }
+    cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
+    weft_system_t s;
+    reg(&r, "move", sys_move, P, V, NCOMP, &s);
+    cr_assert(grouped_with(&r, P, V));
+    weft_snapshot_t *snap = NULL;
+    cr_assert(eq(int, weft_snapshot_create(r.world, &snap), WEFT_OK));
+    cr_assert(eq(int, weft_snapshot_capture(r.world, snap), WEFT_OK));
+    uint64_t before = weft_world_hash(r.world);
+    for (uint32_t e = 0; e < 40; e++) { /* rows move inside the group */
+        toggle(&r, e, V);
+    }
+    reg(&r, "heat1", sys_heat, H, P, NCOMP, &s);
+    reg(&r, "heat2", sys_heat, H, P, NCOMP, &s);
+    cr_assert(grouped_with(&r, P, H), "re-planned to {P,H}");
+    cr_assert(eq(int, weft_snapshot_restore(r.world, snap), WEFT_OK), "%s", weft_last_error());
+    cr_assert(eq(u64, weft_world_hash(r.world), before), "the captured rows, in captured order");
+    cr_assert(eq(u32, weft_group_of(r.world, r.comp[P]).id, 0), "the newer plan is dropped");
+    cr_assert(eq(int, weft_world_progress(r.world, 0.016f), WEFT_OK));
+    weft_group_t g = weft_group_of(r.world, r.comp[P]);
+    cr_assert(grouped_with(&r, P, H), "planned again before the frame");
+    cr_assert(eq(u32, weft_group_rows(r.world, g), holding(&r, 200, P, H)));
+    weft_snapshot_destroy(snap);
+    weft_world_destroy(r.world);
+}
