@@ -6,20 +6,6 @@
 #include "group.h"
 #include "jobs/platform/report.h"
 
-/* True when the sorted set a (na ids) is a subset of the sorted set b (nb ids). */
-static bool subset_of(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb) {
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < na; i++) {
-        while (j < nb && b[j] < a[i]) {
-            j++;
-        }
-        if (j == nb || b[j] != a[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool shares(const weft__auto_set_t *a, const weft__auto_set_t *b) {
     for (uint32_t i = 0; i < a->count; i++) {
         for (uint32_t j = 0; j < b->count; j++) {
@@ -144,7 +130,7 @@ void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan) {
             prev[i] = UINT32_MAX;
             for (uint32_t j = 0; j < i; j++) {
                 if (alive[j] && cand[j]->count < cand[i]->count &&
-                    subset_of(cand[j]->ids, cand[j]->count, cand[i]->ids, cand[i]->count) &&
+                    weft__ids_subset(cand[j]->ids, cand[j]->count, cand[i]->ids, cand[i]->count) &&
                     w[i] + best[j] > best[i]) {
                     best[i] = w[i] + best[j];
                     prev[i] = j;

@@ -204,8 +204,7 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
     return WEFT_OK;
 }
 
-/* True when every member of a (count_a ids, sorted) is in b (sorted). */
-static bool subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b) {
+bool weft__ids_subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b) {
     uint32_t j = 0;
     for (uint32_t i = 0; i < count_a; i++) {
         while (j < count_b && b[j] < a[i]) {
@@ -248,8 +247,8 @@ static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint3
         if (!shares) {
             continue;
         }
-        bool in = subset(grp->members, grp->count, ids, count);  /* grp c new */
-        bool out = subset(ids, count, grp->members, grp->count); /* new c grp */
+        bool in = weft__ids_subset(grp->members, grp->count, ids, count);  /* grp c new */
+        bool out = weft__ids_subset(ids, count, grp->members, grp->count); /* new c grp */
         if (in && out) {
             *same = g;
             return WEFT_OK;
@@ -258,10 +257,11 @@ static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint3
          * every other outer one, and the nearest inner group outside every other inner one. */
         const weft__group_t *o = *outer ? &world->groups[*outer] : NULL;
         const weft__group_t *n = *inner ? &world->groups[*inner] : NULL;
-        bool chain = in ? (o == NULL || subset(o->members, o->count, grp->members, grp->count) ||
-                           subset(grp->members, grp->count, o->members, o->count))
-                        : (n == NULL || subset(n->members, n->count, grp->members, grp->count) ||
-                           subset(grp->members, grp->count, n->members, n->count));
+        bool chain =
+            in ? (o == NULL || weft__ids_subset(o->members, o->count, grp->members, grp->count) ||
+                  weft__ids_subset(grp->members, grp->count, o->members, o->count))
+               : (n == NULL || weft__ids_subset(n->members, n->count, grp->members, grp->count) ||
+                  weft__ids_subset(grp->members, grp->count, n->members, n->count));
         if (!in && !out) {
             char want[256], have[256];
             describe(world, ids, count, want, sizeof want);

@@ -42,6 +42,9 @@ void weft__group_drop_auto(weft_world_t *world);
  * around it). Thread: main. */
 bool weft__group_yield_pool(weft_world_t *world, weft__component_t *comp);
 
+/* True when every id of a (count_a ids, sorted ascending) is in b (sorted ascending). */
+bool weft__ids_subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b);
+
 /* True when the group's invariant holds (debug and tests: O(n * members)). */
 bool weft__group_check(const weft_world_t *world, uint32_t g);
 
