@@ -368,15 +368,15 @@ void weft__group_drop_auto(weft_world_t *world) {
     world->auto_stale = world->auto_groups;
 }
 
-bool weft__group_yield_pool(weft_world_t *world, weft__component_t *comp) {
-    if (comp->pool.group != 0 && comp->pool.group <= world->user_groups) {
-        return false;
-    }
+bool weft__group_user_owned(const weft_world_t *world, const weft__pool_t *pool) {
+    return pool->group != 0 && pool->group <= world->user_groups;
+}
+
+void weft__group_yield_pool(weft_world_t *world, weft__component_t *comp) {
     comp->user_ordered = true;
     if (comp->pool.group != 0) {
         weft__group_drop_auto(world);
     }
-    return true;
 }
 
 weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,

@@ -35,12 +35,16 @@ uint32_t weft__group_make_auto(weft_world_t *world, const uint32_t *ids, uint32_
  * re-key; marks them for re-planning when the setting is on. Thread: main, no frame running. */
 void weft__group_drop_auto(weft_world_t *world);
 
-/* An ordered operation (sort, move_row, remove_ordered) wants to order comp's pool. False when
- * a user group holds it (the caller refuses, nothing changed). Otherwise the pool becomes the
- * user's to order: automatic grouping leaves it alone from now on, and if an automatic group
- * held it the automatic groups are dropped (no row moves; re-planned before the next frame
- * around it). Thread: main. */
-bool weft__group_yield_pool(weft_world_t *world, weft__component_t *comp);
+/* True when a user group holds the pool (ordered operations refuse it; automatic groups do not
+ * count: see weft__group_yield_pool). */
+bool weft__group_user_owned(const weft_world_t *world, const weft__pool_t *pool);
+
+/* An ordered operation (sort, move_row, remove_ordered) that passed its checks is about to
+ * order comp's pool (not user-owned): the pool becomes the user's to order, automatic
+ * grouping leaves it alone from now on, and if an automatic group held it the automatic
+ * groups are dropped (no row moves; re-planned before the next frame around it).
+ * Thread: main. */
+void weft__group_yield_pool(weft_world_t *world, weft__component_t *comp);
 
 /* True when every id of a (count_a ids, sorted ascending) is in b (sorted ascending). */
 bool weft__ids_subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b);

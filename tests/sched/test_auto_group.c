@@ -276,10 +276,15 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     reg(&r, "move", sys_move, P, V, NCOMP, &s);
     cr_assert(grouped_with(&r, P, V));
+    cr_assert(eq(int, weft_component_remove_ordered(r.world, r.ents[3], r.comp[P]), WEFT_OK), "%s",
+              weft_last_error());
+    cr_assert(eq(u32, weft_group_of(r.world, r.comp[V]).id, 0), "dropped, not refused");
+    cr_assert(eq(int, weft_world_progress(r.world, 0.016f), WEFT_OK));
+    cr_assert(eq(u32, weft_group_of(r.world, r.comp[V]).id, 0), "P is the user's: {P,V} is not");
     cr_assert(eq(int, weft_component_move_row(r.world, r.comp[V], 0, 5), WEFT_OK), "%s",
               weft_last_error());
     cr_assert(eq(int, weft_world_progress(r.world, 0.016f), WEFT_OK));
-    cr_assert(eq(u32, weft_group_of(r.world, r.comp[P]).id, 0), "V is user-ordered now");
+    cr_assert(eq(u32, weft_group_of(r.world, r.comp[P]).id, 0), "P and V are user-ordered now");
     cr_assert(eq(u32, weft_group_of(r.world, r.comp[V]).id, 0));
     weft_world_destroy(r.world);
 }
