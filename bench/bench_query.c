@@ -421,23 +421,29 @@ static uint32_t join3_weft_columns(const weft_query_t *q) {
     return seen;
 }
 
+/* p += v dt over one batch of a {P write, V} query: its columns to the dense kernel when it
+ * has both, else through weft_iter_get per row. */
+static void join2_batch(const weft_iter_t *it) {
+    if (it->columns[0] && it->columns[1]) {
+        join2_dense(it->columns[0], it->columns[1], it->rows);
+        return;
+    }
+    for (uint32_t i = 0; i < it->rows; i++) {
+        v3_t *p = weft_iter_get(it, 0, i);
+        const v3_t *v = weft_iter_get(it, 1, i);
+        p->x += v->x * JOIN_DT;
+        p->y += v->y * JOIN_DT;
+        p->z += v->z * JOIN_DT;
+    }
+}
+
 static uint32_t join2_weft_columns(const weft_query_t *q) {
     uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
     for (uint32_t c = 0; c < chunks; c++) {
         weft_iter_t it;
         weft_query_iter(q, JOIN_CHUNK, c, &it);
         while (weft_iter_next(&it)) {
-            if (it.columns[0] && it.columns[1]) {
-                join2_dense(it.columns[0], it.columns[1], it.rows);
-            } else {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    v3_t *p = weft_iter_get(&it, 0, i);
-                    const v3_t *v = weft_iter_get(&it, 1, i);
-                    p->x += v->x * JOIN_DT;
-                    p->y += v->y * JOIN_DT;
-                    p->z += v->z * JOIN_DT;
-                }
-            }
+            join2_batch(&it);
             seen += it.rows;
         }
     }
@@ -666,17 +672,7 @@ JOIN_NOINLINE static void ph_dense(v3_t *restrict p, const float *restrict h, ui
 static void auto_sys_pv(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     auto_world_t *a = ctx->user;
     while (weft_iter_next(it)) {
-        if (it->columns[0] && it->columns[1]) {
-            join2_dense(it->columns[0], it->columns[1], it->rows);
-        } else {
-            for (uint32_t i = 0; i < it->rows; i++) {
-                v3_t *p = weft_iter_get(it, 0, i);
-                const v3_t *v = weft_iter_get(it, 1, i);
-                p->x += v->x * JOIN_DT;
-                p->y += v->y * JOIN_DT;
-                p->z += v->z * JOIN_DT;
-            }
-        }
+        join2_batch(it);
         a->rows[0] += it->rows;
     }
 }

@@ -116,6 +116,16 @@ static void churn(run_state_t *r, uint32_t changes) {
     }
 }
 
+/* Create entity e with components a and b, and c unless it is NCOMP (fresh values). */
+static void spawn(run_state_t *r, uint32_t e, uint32_t a, uint32_t b, uint32_t c) {
+    cr_assert(eq(int, weft_entity_create(r->world, &r->ents[e]), WEFT_OK));
+    toggle(r, e, a);
+    toggle(r, e, b);
+    if (c < NCOMP) {
+        toggle(r, e, c);
+    }
+}
+
 /* One run: NENT random entities, three systems over {P,V}, {P,V,M}, {P,H}, FRAMES frames with
  * churn between them. Writes every entity's values (UINT32_MAX where absent) and the world
  * hash after each frame. */
@@ -201,9 +211,7 @@ Test(auto_group, registering_and_unregistering_systems_re_plan_the_chains) {
     run_state_t r = {.rng = 0x9E3779B97F4A7C15ull};
     make_world(&r, 1);
     for (uint32_t e = 0; e < 300; e++) {
-        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
-        toggle(&r, e, P);
-        toggle(&r, e, e % 2 ? V : H); /* 150 {P,V}, 150 {P,H} */
+        spawn(&r, e, P, e % 2 ? V : H, NCOMP); /* 150 {P,V}, 150 {P,H} */
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     cr_assert(weft_world_auto_groups(r.world));
@@ -232,10 +240,7 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
     run_state_t r = {.rng = 0x2545F4914F6CDD1Dull};
     make_world(&r, 1);
     for (uint32_t e = 0; e < 100; e++) {
-        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
-        toggle(&r, e, P);
-        toggle(&r, e, V);
-        toggle(&r, e, e % 2 ? M : H);
+        spawn(&r, e, P, V, e % 2 ? M : H);
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     weft_system_t s;
@@ -269,9 +274,7 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
     r = (run_state_t){.rng = 0x2545F4914F6CDD1Dull};
     make_world(&r, 1);
     for (uint32_t e = 0; e < 100; e++) {
-        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
-        toggle(&r, e, P);
-        toggle(&r, e, V);
+        spawn(&r, e, P, V, NCOMP);
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     reg(&r, "move", sys_move, P, V, NCOMP, &s);
@@ -303,9 +306,7 @@ Test(auto_group, a_snapshot_taken_under_an_older_plan_restores_and_is_re_planned
     run_state_t r = {.rng = 0xD1B54A32D192ED03ull};
     make_world(&r, 1);
     for (uint32_t e = 0; e < 200; e++) {
-        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
-        toggle(&r, e, P);
-        toggle(&r, e, e % 3 ? V : H);
+        spawn(&r, e, P, e % 3 ? V : H, NCOMP);
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     weft_system_t s;
