@@ -421,23 +421,29 @@ static uint32_t join3_weft_columns(const weft_query_t *q) {
     return seen;
 }
 
+/* p += v dt over one batch of a {P write, V} query: its columns to the dense kernel when it
+ * has both, else through weft_iter_get per row. */
+static void join2_batch(const weft_iter_t *it) {
+    if (it->columns[0] && it->columns[1]) {
+        join2_dense(it->columns[0], it->columns[1], it->rows);
+        return;
+    }
+    for (uint32_t i = 0; i < it->rows; i++) {
+        v3_t *p = weft_iter_get(it, 0, i);
+        const v3_t *v = weft_iter_get(it, 1, i);
+        p->x += v->x * JOIN_DT;
+        p->y += v->y * JOIN_DT;
+        p->z += v->z * JOIN_DT;
+    }
+}
+
 static uint32_t join2_weft_columns(const weft_query_t *q) {
     uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
     for (uint32_t c = 0; c < chunks; c++) {
         weft_iter_t it;
         weft_query_iter(q, JOIN_CHUNK, c, &it);
         while (weft_iter_next(&it)) {
-            if (it.columns[0] && it.columns[1]) {
-                join2_dense(it.columns[0], it.columns[1], it.rows);
-            } else {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    v3_t *p = weft_iter_get(&it, 0, i);
-                    const v3_t *v = weft_iter_get(&it, 1, i);
-                    p->x += v->x * JOIN_DT;
-                    p->y += v->y * JOIN_DT;
-                    p->z += v->z * JOIN_DT;
-                }
-            }
+            join2_batch(&it);
             seen += it.rows;
         }
     }
@@ -633,6 +639,217 @@ static void describe_joins(wb_ctx_t *ctx) {
                 "raw loop over plain dense P and V arrays of every entity");
 }
 
+/* ---- automatic grouping ------------------------------------------------- >>auto_groups
+ *
+ * auto_groups_frame_vs_raw: N entities (1,000,000) all with Position; the even ones have
+ * Velocity (N/2), every fourth one also Mass (N/4), the odd ones Health (a float; N/2,
+ * disjoint from the Velocity ones), added entity by entity in that interleaved order. A
+ * 1-worker world (worker_count 1) with weft_world_set_auto_groups(true), registered before the
+ * entities exist, runs three systems each frame: {P write, V} p += v dt, {P write, V, M}
+ * p += v dt / m, {P write, H} p.y += h dt, in that order (all write P). No group code: the
+ * groups are weft's own. Each body hands a batch with a column for every term to the same
+ * dense kernel the raw side runs, any other batch through weft_iter_get per row, and counts
+ * its rows (checked: N/2, N/4, N/2 per frame). The weft side is one weft_world_progress.
+ * The raw side is what an archetype ECS gets here: the three kernels over plain packed
+ * arrays (P and V of the N/2 Velocity entities with the N/4 Mass ones first, Mass, P and H
+ * of the N/2 Health ones). Both sides start from caches evicted by join_cold; ns are per
+ * row visited (N/2 + N/4 + N/2), the ratio the median of the pairs' ratios.
+ * auto_groups_off_frame_vs_raw: the same frame in a world with the setting off (no target:
+ * what automatic grouping changes). */
+
+typedef struct auto_world {
+    weft_world_t *w;
+    weft_component_t pos, vel, mass, hp;
+    uint32_t rows[3]; /* rows each system visited in the last frame */
+} auto_world_t;
+
+JOIN_NOINLINE static void ph_dense(v3_t *restrict p, const float *restrict h, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        p[i].y += h[i] * JOIN_DT;
+    }
+}
+
+static void auto_sys_pv(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    auto_world_t *a = ctx->user;
+    while (weft_iter_next(it)) {
+        join2_batch(it);
+        a->rows[0] += it->rows;
+    }
+}
+
+static void auto_sys_pvm(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    auto_world_t *a = ctx->user;
+    while (weft_iter_next(it)) {
+        if (it->columns[0] && it->columns[1] && it->columns[2]) {
+            join3_dense(it->columns[0], it->columns[1], it->columns[2], it->rows);
+        } else {
+            join3_entries(it);
+        }
+        a->rows[1] += it->rows;
+    }
+}
+
+static void auto_sys_ph(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    auto_world_t *a = ctx->user;
+    while (weft_iter_next(it)) {
+        if (it->columns[0] && it->columns[1]) {
+            ph_dense(it->columns[0], it->columns[1], it->rows);
+        } else {
+            for (uint32_t i = 0; i < it->rows; i++) {
+                v3_t *p = weft_iter_get(it, 0, i);
+                p->y += *(const float *)weft_iter_get(it, 1, i) * JOIN_DT;
+            }
+        }
+        a->rows[2] += it->rows;
+    }
+}
+
+static void auto_setup(auto_world_t *a, uint32_t n, bool on) {
+    memset(a, 0, sizeof *a);
+    weft_world_desc_t d = {.worker_count = 1};
+    must(weft_world_create(&d, &a->w), "world");
+    weft_component_desc_t p = {.name = "Position", .size = sizeof(v3_t)};
+    weft_component_desc_t v = {.name = "Velocity", .size = sizeof(v3_t)};
+    weft_component_desc_t m = {.name = "Mass", .size = sizeof(float)};
+    weft_component_desc_t h = {.name = "Health", .size = sizeof(float)};
+    must(weft_component_register(a->w, &p, &a->pos), "register");
+    must(weft_component_register(a->w, &v, &a->vel), "register");
+    must(weft_component_register(a->w, &m, &a->mass), "register");
+    must(weft_component_register(a->w, &h, &a->hp), "register");
+    must(weft_world_set_auto_groups(a->w, on), "auto groups");
+    weft_system_desc_t s1 = {
+        .name = "move",
+        .fn = auto_sys_pv,
+        .user = a,
+        .terms = {{.component = a->pos, .access = WEFT_ACCESS_WRITE}, {.component = a->vel}}};
+    weft_system_desc_t s2 = {.name = "move_mass",
+                             .fn = auto_sys_pvm,
+                             .user = a,
+                             .terms = {{.component = a->pos, .access = WEFT_ACCESS_WRITE},
+                                       {.component = a->vel},
+                                       {.component = a->mass}}};
+    weft_system_desc_t s3 = {
+        .name = "heal",
+        .fn = auto_sys_ph,
+        .user = a,
+        .terms = {{.component = a->pos, .access = WEFT_ACCESS_WRITE}, {.component = a->hp}}};
+    must(weft_system_register(a->w, &s1, NULL), "system");
+    must(weft_system_register(a->w, &s2, NULL), "system");
+    must(weft_system_register(a->w, &s3, NULL), "system");
+    for (uint32_t i = 0; i < n; i++) {
+        weft_entity_t e;
+        must(weft_entity_create(a->w, &e), "create");
+        v3_t pv = {(float)i, 0.0f, 0.0f}, vv = {1.0f, 2.0f, 3.0f};
+        float mv = 2.0f, hv = 0.5f;
+        must(weft_component_set(a->w, e, a->pos, &pv), "set");
+        if (i % 2u == 0) {
+            must(weft_component_set(a->w, e, a->vel, &vv), "set");
+            if (i % 4u == 0) {
+                must(weft_component_set(a->w, e, a->mass, &mv), "set");
+            }
+        } else {
+            must(weft_component_set(a->w, e, a->hp, &hv), "set");
+        }
+    }
+}
+
+/* One frame of the three systems; ns per row visited. */
+static double auto_frame(unsigned char *cold, auto_world_t *a, uint32_t n, const char *what) {
+    join_cold(cold);
+    memset(a->rows, 0, sizeof a->rows);
+    double t0 = wb_now_ns();
+    must(weft_world_progress(a->w, JOIN_DT), "frame");
+    double t = wb_now_ns() - t0;
+    join_check(a->rows[0], n / 2u, what);
+    join_check(a->rows[1], n / 4u, what);
+    join_check(a->rows[2], n / 2u, what);
+    return t / (double)(n / 2u + n / 4u + n / 2u);
+}
+
+typedef struct auto_raw {
+    v3_t *pv, *v, *ph;
+    float *m, *h;
+} auto_raw_t;
+
+static double auto_raw_frame(unsigned char *cold, const auto_raw_t *r, uint32_t n) {
+    join_cold(cold);
+    double t0 = wb_now_ns();
+    join2_dense(r->pv, r->v, n / 2u);
+    join3_dense(r->pv, r->v, r->m, n / 4u);
+    ph_dense(r->ph, r->h, n / 2u);
+    double t = wb_now_ns() - t0;
+    wb_sink(r->pv);
+    wb_sink(r->ph);
+    return t / (double)(n / 2u + n / 4u + n / 2u);
+}
+
+static void auto_groups(wb_ctx_t *ctx, uint32_t n, int reps) {
+    n &= ~3u;
+    auto_world_t on, off;
+    auto_setup(&on, n, true);
+    auto_setup(&off, n, false);
+    auto_raw_t r;
+    r.pv = malloc((size_t)n / 2u * sizeof *r.pv);
+    r.v = malloc((size_t)n / 2u * sizeof *r.v);
+    r.ph = malloc((size_t)n / 2u * sizeof *r.ph);
+    r.m = malloc((size_t)n / 4u * sizeof *r.m);
+    r.h = malloc((size_t)n / 2u * sizeof *r.h);
+    double *t = malloc((size_t)reps * 4u * sizeof *t);
+    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    if (!r.pv || !r.v || !r.ph || !r.m || !r.h || !t || !cold) {
+        fprintf(stderr, "bench query: out of memory\n");
+        exit(1);
+    }
+    for (uint32_t i = 0; i < n / 2u; i++) {
+        r.pv[i] = (v3_t){(float)i, 0.0f, 0.0f};
+        r.v[i] = (v3_t){1.0f, 2.0f, 3.0f};
+        r.ph[i] = (v3_t){(float)i, 0.0f, 0.0f};
+        r.h[i] = 0.5f;
+    }
+    for (uint32_t i = 0; i < n / 4u; i++) {
+        r.m[i] = 2.0f;
+    }
+    double *t_on = t, *t_raw = t + reps, *t_off = t + 2 * reps, *t_raw2 = t + 3 * reps;
+    (void)auto_frame(cold, &on, n, "auto frame (warm-up)"); /* first frame builds the graph */
+    (void)auto_frame(cold, &off, n, "frame, setting off (warm-up)");
+    for (int k = 0; k < reps; k++) {
+        t_on[k] = auto_frame(cold, &on, n, "auto frame");
+        t_raw[k] = auto_raw_frame(cold, &r, n);
+        t_off[k] = auto_frame(cold, &off, n, "frame, setting off");
+        t_raw2[k] = auto_raw_frame(cold, &r, n);
+    }
+    join_report(ctx, "auto_groups_frame_vs_raw", "weft", t_on, "raw", t_raw, reps, 1.2);
+    wb_report(ctx, SUITE, "auto_groups_off_frame_vs_raw", "weft", 1, wb_median(t_off, reps), "ns",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "auto_groups_off_frame_vs_raw", "raw", 1, wb_median(t_raw2, reps), "ns",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "auto_groups_off_frame_vs_raw", "ratio", 1,
+              wb_median_ratio(t_off, t_raw2, reps), "x", WB_NO_TARGET, 0);
+    free(t);
+    free(cold);
+    free(r.pv);
+    free(r.v);
+    free(r.ph);
+    free(r.m);
+    free(r.h);
+    weft_world_destroy(on.w);
+    weft_world_destroy(off.w);
+}
+
+static void describe_auto_groups(wb_ctx_t *ctx) {
+    wb_describe(ctx, SUITE, "auto_groups_frame_vs_raw", "weft",
+                "one weft_world_progress of systems {P,V}, {P,V,M}, {P,H} on 1 worker with "
+                "automatic grouping on (no group code); full-column batches to the raw kernels, "
+                "others per row; ns per row visited");
+    wb_describe(ctx, SUITE, "auto_groups_frame_vs_raw", "raw",
+                "the three kernels over plain packed arrays (the archetype layout): P,V of the "
+                "Velocity entities, Mass ones first; P,H of the Health ones");
+    wb_describe(ctx, SUITE, "auto_groups_off_frame_vs_raw", "weft",
+                "the same frame in a world with automatic grouping off");
+    wb_describe(ctx, SUITE, "auto_groups_off_frame_vs_raw", "raw",
+                "the raw frame again, timed right after it");
+}
+
 void wb_suite_query(wb_ctx_t *ctx);
 
 void wb_suite_query(wb_ctx_t *ctx) {
@@ -654,4 +871,6 @@ void wb_suite_query(wb_ctx_t *ctx) {
     teardown(&b);
     describe_joins(ctx);
     joins(ctx, n, reps);
+    describe_auto_groups(ctx);
+    auto_groups(ctx, n, wb_reps(ctx));
 }

@@ -64,6 +64,36 @@ WEFT_API void *weft_group_column_mut(weft_world_t *world, weft_group_t g, weft_c
 WEFT_API const void *weft_group_column(const weft_world_t *world, weft_group_t g,
                                        weft_component_t c);
 
+/* ---- automatic grouping ------------------------------------------------ >>auto_groups */
+
+/* Automatic grouping (off by default). When on, weft makes nested group chains itself from
+ * the AND terms of the registered systems: for each set of components some systems iterate,
+ * weighted by the rows those systems visit per frame (estimated when planning as the number
+ * of such systems x (1 + the smallest count among the set's pools)), it takes the heaviest
+ * chain of nested sets ({P,V} c {P,V,M}), then the heaviest among the sets sharing no
+ * component with it, and so on (a pool serves one chain), up to the world's 63 groups.
+ * Those groups drive queries like user groups do, so a frame of systems over {P,V} and
+ * {P,V,M} iterates dense columns with no group code. Re-planned (from the counts of that
+ * moment) when a system registers or unregisters, when the setting is turned on (calling it
+ * with true again re-plans), and before the next frame after the automatic groups were
+ * dropped. Only the order of rows inside pools differs from the setting being off: what
+ * systems compute per entity is the same, but row order, and so weft_world_hash, may
+ * differ. A re-plan moves rows (O(rows of the pools involved)).
+ * Rules with the user's own calls: the user's groups win: weft_group_create sees only user
+ * groups (its errors and ids are as with the setting off) and drops the automatic groups,
+ * which are re-planned around it before the next frame; sets sharing a pool with a user group
+ * are not grouped. A pool the user orders (weft_component_sort, _move_row, remove_ordered)
+ * is the user's from then on: the call drops the automatic groups instead of failing, and
+ * automatic grouping leaves that pool alone. weft_group_of() reports automatic groups too;
+ * their ids come after every user group's and are valid until the next re-plan.
+ * Multi-instance and module-owned components, and sets of more than 8 components, are never
+ * grouped; the first 64 distinct sets are weighed. Errors: WEFT_EINVAL (NULL world),
+ * WEFT_ESTATE (called during weft_world_progress); allocates nothing. Thread: main. */
+WEFT_API weft_result_t weft_world_set_auto_groups(weft_world_t *world, bool on);
+
+/* The automatic grouping setting. Thread: main (or jobs). */
+WEFT_API bool weft_world_auto_groups(const weft_world_t *world);
+
 #ifdef __cplusplus
 }
 #endif

@@ -133,7 +133,7 @@ typedef struct weft_world_stats {
     uint32_t entity_count;    /* live entities */
     uint32_t entity_slots;    /* slots ever handed out (live + free), the table high-water */
     uint32_t component_count; /* registered components */
-    uint32_t group_count;     /* groups created */
+    uint32_t group_count;     /* groups alive: the user's and the automatic ones */
     uint32_t signature_count; /* distinct component sets interned so far */
 } weft_world_stats_t;
 

@@ -515,7 +515,7 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
         return WEFT__NOTE(world->log, WEFT_ENOENT, "%s: entity 0x%llx has no component '%s'", fn,
                           (unsigned long long)e, comp->name);
     }
-    if (ordered && (comp->pool.group != 0 || comp->pool.multi != NULL)) {
+    if (ordered && (comp->pool.multi != NULL || weft__group_user_owned(world, &comp->pool))) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
     }
@@ -523,6 +523,9 @@ static weft_result_t remove_common(weft_world_t *world, weft_entity_t e, weft_co
     r = weft__sig_step(world, weft__slot_sig(slot), c.id, true, &sig);
     if (r != WEFT_OK) {
         return r;
+    }
+    if (ordered) {
+        weft__group_yield_pool(world, comp);
     }
     if (comp->on_remove != NULL) {
         run_hook(world, comp->on_remove, comp, e, idx, true);

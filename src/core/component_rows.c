@@ -12,6 +12,7 @@
 #include "access.h"
 #include "change.h"
 #include "entity.h"
+#include "group.h"
 #include "world.h"
 
 /* ---- readers ------------------------------------------------------------------ >>read */
@@ -57,14 +58,15 @@ void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t r
 
 /* ---- ordered operations -------------------------------------------------------- >>order */
 
-/* The component of an ordered operation, or an error (unknown id, member of a group). */
+/* The component of an ordered operation, or an error (unknown id, member of a user group; the
+ * caller yields an automatic group's pool with weft__group_yield_pool once nothing can fail). */
 static weft_result_t ordered_pool(weft_world_t *world, weft_component_t c, const char *fn,
                                   weft__pool_t **pool) {
     weft__component_t *comp = weft__component(world, c.id);
     if (comp == NULL) {
         return WEFT__FAIL(world->log, WEFT_EINVAL, "%s: unknown component id %u", fn, c.id);
     }
-    if (comp->pool.group != 0 || comp->pool.multi != NULL) {
+    if (comp->pool.multi != NULL || weft__group_user_owned(world, &comp->pool)) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "%s: '%s' is grouped or multi-instance", fn,
                           comp->name);
     }
@@ -85,6 +87,7 @@ weft_result_t weft_component_move_row(weft_world_t *world, weft_component_t c, u
                           "weft_component_move_row: rows %u -> %u out of range (%u rows)", from, to,
                           pool->count);
     }
+    weft__group_yield_pool(world, weft__component(world, c.id));
     weft__pool_move_row(pool, from, to);
     return WEFT_OK;
 }
@@ -153,6 +156,7 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
         }
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_component_sort: out of memory");
     }
+    weft__group_yield_pool(world, weft__component(world, c.id));
     for (uint32_t i = 0; i < n; i++) {
         perm[i] = i;
     }

@@ -17,7 +17,12 @@
  * inner.n <= its row < outer.n), which keeps the outer group's rows where they are. It leaves
  * from the inside out, for the same reason. A pool's `group` is the outermost group that has
  * it as a member; the groups further in all have it too. Groups that share members without
- * nesting cannot be aligned together and are refused at creation. */
+ * nesting cannot be aligned together and are refused at creation.
+ *
+ * Automatic groups (auto_group.c) are ordinary groups made after the user's: ids 1 ..
+ * user_groups are the user's, the ids after them automatic. They never share a pool with a
+ * user group, so dropping them all (a re-plan, or a user group being created) only resets
+ * their pools' `group` and never disturbs a user chain; user ids never change. */
 #include "group.h"
 
 #include <stdio.h>
@@ -199,8 +204,7 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_group_desc
     return WEFT_OK;
 }
 
-/* True when every member of a (count_a ids, sorted) is in b (sorted). */
-static bool subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b) {
+bool weft__ids_subset(const uint32_t *a, uint32_t count_a, const uint32_t *b, uint32_t count_b) {
     uint32_t j = 0;
     for (uint32_t i = 0; i < count_a; i++) {
         while (j < count_b && b[j] < a[i]) {
@@ -229,11 +233,12 @@ static void describe(const weft_world_t *world, const uint32_t *ids, uint32_t co
 /* Where a group over ids fits: among the existing groups sharing a member with it, the
  * nearest one inside (*inner: a strict superset) and outside (*outer: a strict subset); those
  * groups and the new one must form one chain. Returns an existing group with the same members
- * in *same, or an error naming the group that overlaps without nesting. */
+ * in *same, or an error naming the group that overlaps without nesting. Only groups 1 .. upto
+ * are considered. */
 static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint32_t count,
-                           uint32_t *outer, uint32_t *inner, uint32_t *same) {
+                           uint32_t upto, uint32_t *outer, uint32_t *inner, uint32_t *same) {
     *outer = *inner = *same = 0;
-    for (uint32_t g = 1; g <= world->group_count; g++) {
+    for (uint32_t g = 1; g <= upto; g++) {
         const weft__group_t *grp = &world->groups[g];
         bool shares = false;
         for (uint32_t i = 0; i < count && !shares; i++) {
@@ -242,8 +247,8 @@ static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint3
         if (!shares) {
             continue;
         }
-        bool in = subset(grp->members, grp->count, ids, count);  /* grp c new */
-        bool out = subset(ids, count, grp->members, grp->count); /* new c grp */
+        bool in = weft__ids_subset(grp->members, grp->count, ids, count);  /* grp c new */
+        bool out = weft__ids_subset(ids, count, grp->members, grp->count); /* new c grp */
         if (in && out) {
             *same = g;
             return WEFT_OK;
@@ -252,10 +257,11 @@ static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint3
          * every other outer one, and the nearest inner group outside every other inner one. */
         const weft__group_t *o = *outer ? &world->groups[*outer] : NULL;
         const weft__group_t *n = *inner ? &world->groups[*inner] : NULL;
-        bool chain = in ? (o == NULL || subset(o->members, o->count, grp->members, grp->count) ||
-                           subset(grp->members, grp->count, o->members, o->count))
-                        : (n == NULL || subset(n->members, n->count, grp->members, grp->count) ||
-                           subset(grp->members, grp->count, n->members, n->count));
+        bool chain =
+            in ? (o == NULL || weft__ids_subset(o->members, o->count, grp->members, grp->count) ||
+                  weft__ids_subset(grp->members, grp->count, o->members, o->count))
+               : (n == NULL || weft__ids_subset(n->members, n->count, grp->members, grp->count) ||
+                  weft__ids_subset(grp->members, grp->count, n->members, n->count));
         if (!in && !out) {
             char want[256], have[256];
             describe(world, ids, count, want, sizeof want);
@@ -287,28 +293,12 @@ static weft_result_t place(const weft_world_t *world, const uint32_t *ids, uint3
     return WEFT_OK;
 }
 
-weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
-                                weft_group_t *out) {
-    WEFT__MAIN_CALL(world);
-    WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_group_create: out is NULL");
-    out->id = 0;
-    uint32_t ids[WEFT_GROUP_MAX_COMPONENTS];
-    uint32_t count = 0;
-    weft_result_t r = check_desc(world, desc, ids, &count);
-    if (r != WEFT_OK) {
-        return r;
-    }
-    uint32_t outer = 0, inner = 0, same = 0;
-    r = place(world, ids, count, &outer, &inner, &same);
-    if (r != WEFT_OK || same != 0) {
-        out->id = same;
-        return r;
-    }
-    if (world->group_count + 1u >= WEFT__MAX_GROUPS) {
-        return WEFT__FAIL(world->log, WEFT_ECAPACITY, "weft_group_create: %u groups exist",
-                          world->group_count);
-    }
+/* Create the group over ids (sorted, distinct, checked) once place() found where it fits:
+ * link it into its chain and align the entities that already have every member. */
+static uint32_t make(weft_world_t *world, const uint32_t *ids, uint32_t count, uint32_t outer,
+                     uint32_t inner) {
     uint32_t g = ++world->group_count;
+    world->group_epoch++;
     weft__group_t *grp = &world->groups[g];
     memcpy(grp->members, ids, count * sizeof(uint32_t));
     grp->count = count;
@@ -344,7 +334,79 @@ weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *de
         (void)enter(world, g, walk->dense[row]);
     }
     weft_assert_expensive(weft__group_check(world, g));
-    out->id = g;
+    return g;
+}
+
+uint32_t weft__group_make_auto(weft_world_t *world, const uint32_t *ids, uint32_t count) {
+    uint32_t outer = 0, inner = 0, same = 0;
+    if (world->group_count + 1u >= WEFT__MAX_GROUPS ||
+        place(world, ids, count, world->group_count, &outer, &inner, &same) != WEFT_OK ||
+        same != 0) {
+        return 0; /* the planner never asks for these (auto_group.c) */
+    }
+    for (uint32_t m = 0; m < count; m++) {
+        world->components[ids[m]]->pool.layout++; /* join caches re-key under the new plan */
+    }
+    return make(world, ids, count, outer, inner);
+}
+
+void weft__group_drop_auto(weft_world_t *world) {
+    if (world->group_count == world->user_groups) {
+        return;
+    }
+    for (uint32_t g = world->user_groups + 1u; g <= world->group_count; g++) {
+        weft__group_t *grp = &world->groups[g];
+        for (uint32_t m = 0; m < grp->count; m++) {
+            weft__pool_t *pool = member_pool(world, grp, m);
+            pool->group = 0; /* automatic chains never share a pool with a user group */
+            pool->layout++;  /* join caches keyed on the old groups re-resolve */
+        }
+        memset(grp, 0, sizeof *grp);
+    }
+    world->group_count = world->user_groups;
+    world->group_epoch++;
+    world->auto_stale = world->auto_groups;
+}
+
+bool weft__group_user_owned(const weft_world_t *world, const weft__pool_t *pool) {
+    return pool->group != 0 && pool->group <= world->user_groups;
+}
+
+void weft__group_yield_pool(weft_world_t *world, weft__component_t *comp) {
+    comp->user_ordered = true;
+    if (comp->pool.group != 0) {
+        weft__group_drop_auto(world);
+    }
+}
+
+weft_result_t weft_group_create(weft_world_t *world, const weft_group_desc_t *desc,
+                                weft_group_t *out) {
+    WEFT__MAIN_CALL(world);
+    WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_group_create: out is NULL");
+    out->id = 0;
+    uint32_t ids[WEFT_GROUP_MAX_COMPONENTS];
+    uint32_t count = 0;
+    weft_result_t r = check_desc(world, desc, ids, &count);
+    if (r != WEFT_OK) {
+        return r;
+    }
+    /* The user's groups win over automatic ones: only the user's are checked, and the
+     * automatic ones are dropped before the new group is made (re-planned before the next
+     * frame, around the user's groups), which also keeps every user id below every
+     * automatic one. */
+    uint32_t outer = 0, inner = 0, same = 0;
+    r = place(world, ids, count, world->user_groups, &outer, &inner, &same);
+    if (r != WEFT_OK || same != 0) {
+        out->id = same;
+        return r;
+    }
+    if (world->user_groups + 1u >= WEFT__MAX_GROUPS) {
+        return WEFT__FAIL(world->log, WEFT_ECAPACITY, "weft_group_create: %u groups exist",
+                          world->user_groups);
+    }
+    weft__group_drop_auto(world);
+    out->id = make(world, ids, count, outer, inner);
+    world->user_groups = out->id;
     return WEFT_OK;
 }
 

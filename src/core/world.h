@@ -66,6 +66,9 @@ typedef struct weft__component {
     /* A module-owned component (weft/module.h): the module's callbacks; owned.refuse is NULL
      * for every other component. Its pool stays empty. */
     weft_module_component_desc_t owned;
+    /* The user ordered this pool (sort, move_row, remove_ordered): automatic grouping leaves
+     * it alone from then on (auto_group.h), so the user's order is never undone. */
+    bool user_ordered;
 } weft__component_t;
 
 /* One interned component set: ids sorted ascending in world->sig_ids[first .. first+count). */
@@ -138,7 +141,14 @@ struct weft_world {
 
     /* ---- groups and queries (group.c, query.c) ---- */
     weft__group_t groups[WEFT__MAX_GROUPS]; /* [0] unused; ids 1 .. group_count */
-    uint32_t group_count;                   /* groups created */
+    uint32_t group_count;                   /* groups alive: the user's, then the automatic */
+    uint32_t user_groups;                   /* ids 1 .. user_groups are the user's; the ids after
+                                               them are automatic groups (auto_group.h) */
+    uint64_t group_epoch;                   /* bumped by every group creation and every drop
+                                               of the automatic groups (snapshots compare it) */
+    bool auto_groups;                       /* the automatic grouping setting (weft/group.h) */
+    bool auto_stale;                        /* the automatic groups were dropped: re-plan them
+                                               before the next frame */
     struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
 
     /* ---- change ticks (change.h) ---- */

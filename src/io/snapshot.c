@@ -29,6 +29,7 @@
 #include "src/core/access.h"
 #include "src/core/change.h"
 #include "src/core/entity.h"
+#include "src/core/group.h"
 #include "src/core/world.h"
 
 #define ALIGN_DATA 64u /* alignment of each array inside the block */
@@ -57,6 +58,8 @@ struct weft_snapshot {
     uint32_t live;                          /* live entities */
     uint32_t component_count;               /* components registered at capture */
     uint32_t group_count;                   /* groups at capture */
+    uint32_t user_groups;                   /* the user's groups at capture */
+    uint64_t group_epoch;                   /* world->group_epoch at capture */
     uint32_t group_n[WEFT__MAX_GROUPS];     /* aligned rows of each group */
     uint32_t module_count;                  /* module parts captured */
     snap_module_t modules[WEFT_MODULE_MAX]; /* in the world's module order */
@@ -206,6 +209,8 @@ weft_result_t weft_snapshot_capture(weft_world_t *world, weft_snapshot_t *snap) 
     snap->live = world->live;
     snap->component_count = world->component_count;
     snap->group_count = world->group_count;
+    snap->user_groups = world->user_groups;
+    snap->group_epoch = world->group_epoch;
     for (uint32_t g = 1; g <= world->group_count; ++g) {
         snap->group_n[g] = world->groups[g].n;
     }
@@ -336,10 +341,10 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
     if (!snap->valid) {
         return WEFT__FAIL(world->log, WEFT_ESTATE, "weft_snapshot_restore: nothing captured");
     }
-    if (snap->group_count != world->group_count) {
+    if (snap->user_groups != world->user_groups) {
         return WEFT__FAIL(world->log, WEFT_ESTATE,
-                          "weft_snapshot_restore: %u groups now, %u at capture", world->group_count,
-                          snap->group_count);
+                          "weft_snapshot_restore: %u groups now, %u at capture", world->user_groups,
+                          snap->user_groups);
     }
     uint32_t *new_free;
     weft_result_t r = restore_reserve(world, snap, &new_free);
@@ -384,6 +389,11 @@ weft_result_t weft_snapshot_restore(weft_world_t *world, const weft_snapshot_t *
         } else {
             clear_pool(&world->components[c]->pool);
         }
+    }
+    /* Automatic groups planned since the capture would not fit the captured rows: drop them
+     * (the scheduler re-plans before the next frame); the user's groups are the same ones. */
+    if (snap->group_epoch != world->group_epoch) {
+        weft__group_drop_auto(world);
     }
     for (uint32_t g = 1; g <= world->group_count; ++g) {
         world->groups[g].n = snap->group_n[g];

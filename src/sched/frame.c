@@ -712,6 +712,9 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         if (r != WEFT_OK) {
             return r;
         }
+        if (world->auto_stale) { /* dropped since (weft/group.h): plan them again */
+            weft__sched_auto_replan(world);
+        }
         s->dt = dt;
         /* One more deciding frame after the last gated system is gone clears its flag. */
         s->deciding = s->gated != 0 || s->decided_last;

@@ -985,6 +985,7 @@ weft_result_t weft_system_register(weft_world_t *world, const weft_system_desc_t
     if (out) {
         *out = (weft_system_t){sys->id};
     }
+    weft__sched_auto_replan(world);
     return WEFT_OK;
 }
 
@@ -1100,6 +1101,7 @@ weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
     }
     free_derived(s);
     weft__sched_drop_suspended(s); /* its pending commands belong to the old schedule */
+    weft__sched_auto_replan(world);
     return WEFT_OK;
 }
 

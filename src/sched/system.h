@@ -273,4 +273,10 @@ void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx);
 /* Make room for `n` chunk jobs and command buffers in `sys`. Thread: main. */
 weft_result_t weft__sched_reserve_chunks(struct weft_sched *s, weft__system_t *sys, uint32_t n);
 
+/* Re-plan the automatic groups from the registered systems' AND terms (auto_plan.c; with the
+ * setting off it only drops them). Called when a system registers or unregisters, when the
+ * setting is turned on, and before a frame when they were dropped. Cannot fail.
+ * Thread: main, no frame running. */
+void weft__sched_auto_replan(weft_world_t *world);
+
 #endif /* WEFT_SRC_SYSTEM_H */
