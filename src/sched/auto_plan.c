@@ -15,9 +15,10 @@ void weft__sched_auto_replan(weft_world_t *world) {
             continue;
         }
         uint32_t ids[WEFT_QUERY_MAX_TERMS], n = 0;
-        for (uint32_t t = 0; t < sys->term_count; t++) {
-            if (sys->desc.terms[t].oper == WEFT_TERM_AND) {
-                ids[n++] = sys->desc.terms[t].component.id;
+        const weft_query_desc_t *qd = sys->query ? weft_query_desc(sys->query) : NULL;
+        for (uint32_t t = 0; qd && t < sys->term_count; t++) {
+            if (qd->terms[t].oper == WEFT_TERM_AND) {
+                ids[n++] = qd->terms[t].component.id;
             }
         }
         weft__auto_plan_add(world, &plan, ids, n);
