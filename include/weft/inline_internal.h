@@ -69,13 +69,13 @@ static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, u
 /* Private state of an iterator over a query that names module-owned components through
  * their row views (src/core/query_view.c); unused otherwise. */
 typedef struct weft__iter_view {
-    const uint64_t *ents;           /* the driving view's row -> entity handle (0: a hole);
-                                      NULL: a pool drives (drive_dense) */
-    uint32_t holes;                /* the driving view may hold holes */
-    uint32_t slot;                 /* change slot of the stamps of tracked write terms */
-    uint32_t covered;              /* bit t: term t is read at the driving row */
-    const void *check_pool[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES]; /* check k's pool,
-                                      NULL: a lookup in the view of term checks[k].term */
+    const uint64_t *ents; /* the driving view's row -> entity handle (0: a hole);
+                             NULL: a pool drives (drive_dense) */
+    uint32_t holes;       /* the driving view may hold holes */
+    uint32_t slot;        /* change slot of the stamps of tracked write terms */
+    uint32_t covered;     /* bit t: term t is read at the driving row */
+    /* check k's pool; NULL: a lookup in the view of term checks[k].term */
+    const void *check_pool[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
     const uint32_t *const *map[WEFT__ITER_MAX_TERMS]; /* per view term: index -> row pages */
     uint32_t map_pages[WEFT__ITER_MAX_TERMS];
     uint32_t map_shift[WEFT__ITER_MAX_TERMS];

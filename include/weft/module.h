@@ -135,20 +135,20 @@ WEFT_API void weft_world_free(weft_world_t *world, void *p, size_t size);
  * entities reached from other terms. The view is valid until the module's next structural
  * change (which happens only outside frames); data it points at is never copied. */
 typedef struct weft_module_view {
-    uint32_t count;                 /* rows */
-    bool holes;                     /* some row below count may be a hole (0): only then does
-                                       the query test each row's entity */
-    const weft_entity_t *entities;  /* row -> entity handle, 0 for a hole */
-    void *data;                     /* row -> the component's data */
-    const uint32_t *const *map;     /* entity index -> row: map[idx >> map_shift] is a page
-                                       (NULL: no entity of the page) of 1 << map_shift rows,
-                                       UINT32_MAX for an entity without the component */
-    uint32_t map_pages;             /* entries in map */
-    uint32_t map_shift;             /* log2 of a page's entries */
-    uint8_t *marks;                 /* (components with get_mut) row -> a byte the query ORs
-                                       mark_bits into for every row a write term hands out,
-                                       as get_mut marks it; NULL: writes need no mark */
-    uint8_t mark_bits;              /* see marks */
+    uint32_t count;                /* rows */
+    bool holes;                    /* some row below count may be a hole (0): only then does
+                                      the query test each row's entity */
+    const weft_entity_t *entities; /* row -> entity handle, 0 for a hole */
+    void *data;                    /* row -> the component's data */
+    const uint32_t *const *map;    /* entity index -> row: map[idx >> map_shift] is a page
+                                      (NULL: no entity of the page) of 1 << map_shift rows,
+                                      UINT32_MAX for an entity without the component */
+    uint32_t map_pages;            /* entries in map */
+    uint32_t map_shift;            /* log2 of a page's entries */
+    uint8_t *marks;                /* (components with get_mut) row -> a byte the query ORs
+                                      mark_bits into for every row a write term hands out,
+                                      as get_mut marks it; NULL: writes need no mark */
+    uint8_t mark_bits;             /* see marks */
 } weft_module_view_t;
 
 typedef struct weft_module_component_desc {

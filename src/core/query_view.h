@@ -37,8 +37,8 @@ weft_result_t weft__view_check(const struct weft_world *world, const weft_query_
 /* Plan a view query (viewed != 0): the cheapest driver among its pools and views by the
  * planner's cost (weft/query.h), views counting every row, holes included; desc.drive
  * forces one. */
-void weft__view_plan(const struct weft_world *world, const weft_query_desc_t *d,
-                     uint32_t nterms, weft__query_plan_t *p);
+void weft__view_plan(const struct weft_world *world, const weft_query_desc_t *d, uint32_t nterms,
+                     weft__query_plan_t *p);
 
 /* Set up `it` (its chunk range, world, query, term count and view flag already set by
  * weft__query_iter_planned) for a view query under plan p; write terms mark or stamp their

@@ -142,11 +142,12 @@ Test(hier_components, adding_removing_and_writing_world_or_link_are_refused_and_
         refused(weft_component_set_n(w, &child, 1, cs[c], bytes), WEFT_ESTATE, "set_n", hints[c]);
         if (c > 0) {
             weft_query_t *q = NULL;
-            refused(weft_query_create(w,
-                                      &(weft_query_desc_t){.terms = {{.component = cs[c],
-                                                                      .access = WEFT_ACCESS_WRITE}}},
-                                      &q),
-                    WEFT_EINVAL, "a query writing it", hints[c]);
+            refused(
+                weft_query_create(w,
+                                  &(weft_query_desc_t){
+                                      .terms = {{.component = cs[c], .access = WEFT_ACCESS_WRITE}}},
+                                  &q),
+                WEFT_EINVAL, "a query writing it", hints[c]);
             refused(weft_component_set(w, child, cs[c], bytes), WEFT_ESTATE, "set", hints[c]);
             cr_assert(weft_component_get_mut(w, child, cs[c]) == NULL);
             cr_assert(strstr(weft_last_error(), hints[c]) != NULL, "get_mut: %s",

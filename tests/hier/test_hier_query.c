@@ -22,13 +22,13 @@ enum { JN = 360, JROUNDS = 24, JOPS = 24, JQUERIES = 6 };
 /* The model: per entity slot, what the world should hold. */
 typedef struct jmodel {
     weft_entity_t e[JN];
-    uint32_t n;          /* slots in use */
-    bool alive[JN];      /* entity exists */
-    bool node[JN];       /* is a hierarchy node */
-    int32_t parent[JN];  /* parent slot, -1: a root (nodes only) */
-    bool has_val[JN];    /* carries Val */
-    uint32_t val[JN];    /* its Val */
-    bool has_other[JN];  /* carries Other (excluded by one query) */
+    uint32_t n;         /* slots in use */
+    bool alive[JN];     /* entity exists */
+    bool node[JN];      /* is a hierarchy node */
+    int32_t parent[JN]; /* parent slot, -1: a root (nodes only) */
+    bool has_val[JN];   /* carries Val */
+    uint32_t val[JN];   /* its Val */
+    bool has_other[JN]; /* carries Other (excluded by one query) */
 } jmodel_t;
 
 static weft_component_t val_c, other_c;
@@ -106,8 +106,7 @@ static void random_op(weft_world_t *w, jmodel_t *m, hr_rng_t *r) {
         const weft_hier_attach_mode_t mode = op == 0 ? WEFT_HIER_KEEP_WORLD : WEFT_HIER_KEEP_LOCAL;
         const weft_result_t res = weft_hier_attach_ex(w, m->e[a], m->e[b], mode);
         if (model_is_ancestor(m, a, b)) {
-            cr_assert(res == WEFT_ECYCLE, "attach into its own subtree: %s",
-                      weft_result_name(res));
+            cr_assert(res == WEFT_ECYCLE, "attach into its own subtree: %s", weft_result_name(res));
         } else if (res == WEFT_OK) {
             m->parent[a] = b;
         } else {
@@ -153,9 +152,8 @@ static void make_descs(void) {
     jdesc[2] = (weft_query_desc_t){.terms = {{.component = W}, {.component = V}}, .drive = 1};
     jdesc[3] = (weft_query_desc_t){.terms = {{.component = L}, {.component = K}, {.component = V}}};
     jdesc[4] = (weft_query_desc_t){.terms = {{.component = W}, {.component = L}}};
-    jdesc[5] = (weft_query_desc_t){.terms = {{.component = V}, {.component = W}},
-                                   .exclude = {other_c},
-                                   .drive = 2};
+    jdesc[5] = (weft_query_desc_t){
+        .terms = {{.component = V}, {.component = W}}, .exclude = {other_c}, .drive = 2};
 }
 
 /* Whether model slot i should match query q. */
@@ -179,7 +177,7 @@ static void check_entry(weft_world_t *w, const jmodel_t *m, int q, const weft_it
     for (uint32_t t = 0; t < it->term_count; t++) {
         const weft_component_t c = jdesc[q].terms[t].component;
         const void *got = weft_iter_get(it, t, k);
-        const size_t size = c.id == val_c.id     ? sizeof(uint32_t)
+        const size_t size = c.id == val_c.id       ? sizeof(uint32_t)
                             : c.id == jhc.world.id ? sizeof(weft_mat4_t)
                             : c.id == jhc.local.id ? sizeof(weft_transform_t)
                                                    : sizeof(weft_parent_link_t);
@@ -219,8 +217,10 @@ static void check_queries(weft_world_t *w, const jmodel_t *m, weft_query_t *cons
                 }
             }
             for (uint32_t i = 0; i < m->n; i++) {
-                CHECK(!expected(m, q, i) || seen[i] == 1, "query %d (chunks of %u): slot %u "
-                      "missed", q, chunk_rows, i);
+                CHECK(!expected(m, q, i) || seen[i] == 1,
+                      "query %d (chunks of %u): slot %u "
+                      "missed",
+                      q, chunk_rows, i);
             }
         }
     }
@@ -238,9 +238,9 @@ static void check_rows(weft_world_t *w, const jmodel_t *m) {
         const weft_entity_t e = weft_component_entity_at(w, jhc.world, r);
         const void *p = weft_component_row(w, jhc.world, r);
         nodes += e != 0;
-        CHECK(e == 0 ? p == NULL : p == (const void *)weft_hier_world(w, e) &&
-                                       weft_component_row(w, jhc.link, r) ==
-                                           (const void *)weft_hier_link(w, e),
+        CHECK(e == 0 ? p == NULL
+                     : p == (const void *)weft_hier_world(w, e) &&
+                           weft_component_row(w, jhc.link, r) == (const void *)weft_hier_link(w, e),
               "row %u: entity 0x%llx and its data", r, (unsigned long long)e);
     }
     uint32_t model_nodes = 0;
@@ -404,17 +404,17 @@ Test(hier_query, systems_writing_local_and_reading_world_by_terms_match_the_mode
                       &s) == WEFT_OK,
                   "%s", weft_last_error());
         cr_assert(weft_hier_register_system(w, NULL, &s) == WEFT_OK);
-        cr_assert(weft_system_register(
-                      w,
-                      &(weft_system_desc_t){
-                          .name = "reader",
-                          .fn = reader,
-                          .terms = {{.component = seen_c, .access = WEFT_ACCESS_WRITE},
-                                    {.component = jhc.world}},
-                          .chunk_size = 128,
-                      },
-                      &s) == WEFT_OK,
-                  "%s", weft_last_error());
+        cr_assert(
+            weft_system_register(w,
+                                 &(weft_system_desc_t){
+                                     .name = "reader",
+                                     .fn = reader,
+                                     .terms = {{.component = seen_c, .access = WEFT_ACCESS_WRITE},
+                                               {.component = jhc.world}},
+                                     .chunk_size = 128,
+                                 },
+                                 &s) == WEFT_OK,
+            "%s", weft_last_error());
         for (frame = 0; frame < SFRAMES; frame++) {
             cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK, "%s", weft_last_error());
         }
@@ -454,8 +454,7 @@ Test(hier_query, writing_world_or_link_by_a_term_is_refused_at_creation_and_chan
     };
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         weft_query_t *q = (weft_query_t *)&bad; /* must come back NULL */
-        cr_assert(weft_query_create(w, &bad[k].d, &q) == WEFT_EINVAL && q == NULL, "query %zu",
-                  k);
+        cr_assert(weft_query_create(w, &bad[k].d, &q) == WEFT_EINVAL && q == NULL, "query %zu", k);
         cr_assert(strstr(weft_last_error(), bad[k].hint) != NULL, "query %zu: '%s' names %s", k,
                   weft_last_error(), bad[k].hint);
         weft_system_desc_t sd = {.name = "bad", .fn = nothing};
