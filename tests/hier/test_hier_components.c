@@ -217,15 +217,10 @@ static void reader(weft_iter_t *it, const weft_system_ctx_t *ctx) {
 }
 
 static weft_world_t *sys_world(uint32_t workers, hr_rng_t r, weft_entity_t *e) {
-    weft_world_t *w =
-        hw_new_world(workers, workers == 1 ? WEFT_EXECUTION_INLINE : WEFT_EXECUTION_THREADED);
+    weft_world_t *w = hw_world_of(workers);
     build_forest(w, &r, e, SYS_N);
     cr_assert(weft_hier_components(w, &sys_hc) == WEFT_OK);
-    cr_assert(weft_component_register(w,
-                                      &(weft_component_desc_t){.name = "Seen",
-                                                               .size = sizeof(weft_mat4_t),
-                                                               .align = _Alignof(weft_mat4_t)},
-                                      &seen_c) == WEFT_OK);
+    seen_c = hw_component(w, "Seen", sizeof(weft_mat4_t), _Alignof(weft_mat4_t));
     for (uint32_t i = 0; i < SYS_N; i++) {
         cr_assert(weft_component_add(w, e[i], seen_c, NULL) == WEFT_OK);
     }

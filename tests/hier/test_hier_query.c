@@ -256,13 +256,8 @@ Test(hier_query, joins_with_world_local_and_link_see_the_models_rows_through_hol
     jmodel_t *m = calloc(1, sizeof(*m));
     weft_world_t *w = hw_new_world(1, WEFT_EXECUTION_INLINE);
     cr_assert(weft_hier_components(w, &jhc) == WEFT_OK);
-    cr_assert(weft_component_register(w,
-                                      &(weft_component_desc_t){.name = "Val",
-                                                               .size = sizeof(uint32_t),
-                                                               .align = _Alignof(uint32_t)},
-                                      &val_c) == WEFT_OK);
-    cr_assert(weft_component_register(w, &(weft_component_desc_t){.name = "Other"}, &other_c) ==
-              WEFT_OK);
+    val_c = hw_component(w, "Val", sizeof(uint32_t), _Alignof(uint32_t));
+    other_c = hw_component(w, "Other", 0, 0);
     make_descs();
     weft_query_t *qs[JQUERIES];
     for (int q = 0; q < JQUERIES; q++) {
@@ -335,14 +330,9 @@ static void reader(weft_iter_t *it, const weft_system_ctx_t *ctx) {
  * bind that is not the identity), a hole left by a destroyed node every 50, Seen on every
  * node. */
 static weft_world_t *sys_world(uint32_t workers, hr_rng_t r, weft_entity_t *e) {
-    weft_world_t *w =
-        hw_new_world(workers, workers == 1 ? WEFT_EXECUTION_INLINE : WEFT_EXECUTION_THREADED);
+    weft_world_t *w = hw_world_of(workers);
     cr_assert(weft_hier_components(w, &jhc) == WEFT_OK);
-    cr_assert(weft_component_register(w,
-                                      &(weft_component_desc_t){.name = "Seen",
-                                                               .size = sizeof(weft_mat4_t),
-                                                               .align = _Alignof(weft_mat4_t)},
-                                      &seen_c) == WEFT_OK);
+    seen_c = hw_component(w, "Seen", sizeof(weft_mat4_t), _Alignof(weft_mat4_t));
     for (uint32_t i = 0; i < SN; i++) {
         const weft_transform_t t = hr_transform(&r);
         cr_assert(weft_entity_create(w, &e[i]) == WEFT_OK);
