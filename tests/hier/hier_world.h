@@ -39,6 +39,12 @@ static inline weft_component_t hw_component(weft_world_t *w, const char *name, u
     return c;
 }
 
+/* Register the system `d` describes (it must succeed). */
+static inline void hw_system(weft_world_t *w, const weft_system_desc_t *d) {
+    weft_system_t s;
+    cr_assert(weft_system_register(w, d, &s) == WEFT_OK, "%s: %s", d->name, weft_last_error());
+}
+
 /* World of e by the documented formula, recursively through weft_hier_local_read (which
  * marks nothing, so the reference never hides a missed change). */
 static inline weft_mat4_t hw_ref_world(weft_world_t *w, weft_entity_t e) {

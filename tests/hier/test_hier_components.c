@@ -255,27 +255,19 @@ Test(hier_components, systems_declaring_local_and_world_run_around_the_update_at
     for (int wi = 0; wi < 4; wi++) {
         weft_world_t *w = sys_world(workers[wi], seed, e);
         weft_system_t s;
-        cr_assert(weft_system_register(w,
-                                       &(weft_system_desc_t){
-                                           .name = "mover",
+        hw_system(w, &(weft_system_desc_t){.name = "mover",
                                            .fn = mover,
                                            .terms = {{.component = sys_hc.node}},
                                            .writes = {sys_hc.local},
-                                           .chunk_size = 128,
-                                       },
-                                       &s) == WEFT_OK);
+                                           .chunk_size = 128});
         cr_assert(weft_hier_register_system(w, NULL, &s) == WEFT_OK);
-        cr_assert(
-            weft_system_register(w,
-                                 &(weft_system_desc_t){
-                                     .name = "reader",
+        hw_system(
+            w, &(weft_system_desc_t){.name = "reader",
                                      .fn = reader,
                                      .terms = {{.component = sys_hc.node},
                                                {.component = seen_c, .access = WEFT_ACCESS_WRITE}},
                                      .reads = {sys_hc.world},
-                                     .chunk_size = 128,
-                                 },
-                                 &s) == WEFT_OK);
+                                     .chunk_size = 128});
         for (sys_frame = 0; sys_frame < SYS_FRAMES; sys_frame++) {
             cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK, "%s", weft_last_error());
         }

@@ -383,28 +383,20 @@ Test(hier_query, systems_writing_local_and_reading_world_by_terms_match_the_mode
     for (int wi = 0; wi < 3; wi++) {
         weft_world_t *w = sys_world(workers[wi], seed, e);
         weft_system_t s;
-        cr_assert(weft_system_register(
-                      w,
-                      &(weft_system_desc_t){
-                          .name = "mover",
-                          .fn = mover,
-                          .terms = {{.component = jhc.local, .access = WEFT_ACCESS_WRITE}},
-                          .chunk_size = 128,
-                      },
-                      &s) == WEFT_OK,
-                  "%s", weft_last_error());
+        hw_system(w, &(weft_system_desc_t){
+                         .name = "mover",
+                         .fn = mover,
+                         .terms = {{.component = jhc.local, .access = WEFT_ACCESS_WRITE}},
+                         .chunk_size = 128,
+                     });
         cr_assert(weft_hier_register_system(w, NULL, &s) == WEFT_OK);
-        cr_assert(
-            weft_system_register(w,
-                                 &(weft_system_desc_t){
-                                     .name = "reader",
-                                     .fn = reader,
-                                     .terms = {{.component = seen_c, .access = WEFT_ACCESS_WRITE},
-                                               {.component = jhc.world}},
-                                     .chunk_size = 128,
-                                 },
-                                 &s) == WEFT_OK,
-            "%s", weft_last_error());
+        hw_system(w, &(weft_system_desc_t){
+                         .name = "reader",
+                         .fn = reader,
+                         .terms = {{.component = seen_c, .access = WEFT_ACCESS_WRITE},
+                                   {.component = jhc.world}},
+                         .chunk_size = 128,
+                     });
         for (frame = 0; frame < SFRAMES; frame++) {
             cr_assert(weft_world_progress(w, 0.0f) == WEFT_OK, "%s", weft_last_error());
         }
