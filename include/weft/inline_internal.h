@@ -66,6 +66,24 @@ static inline uint32_t weft__sparse_get(const unsigned char *page, uint32_t i, u
     return ((uint32_t)lo | (uint32_t)page[(size_t)i * 3u + 2u] << 16) - 1u;
 }
 
+/* Private state of an iterator over a query that names module-owned components through
+ * their row views (src/core/query_view.c); unused otherwise. */
+typedef struct weft__iter_view {
+    const uint64_t *ents; /* the driving view's row -> entity handle (0: a hole);
+                             NULL: a pool drives (drive_dense) */
+    uint32_t holes;       /* the driving view may hold holes */
+    uint32_t slot;        /* change slot of the stamps of tracked write terms */
+    uint32_t covered;     /* bit t: term t is read at the driving row */
+    /* check k's pool; NULL: a lookup in the view of term checks[k].term */
+    const void *check_pool[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
+    const uint32_t *const *map[WEFT__ITER_MAX_TERMS]; /* per view term: index -> row pages */
+    uint32_t map_pages[WEFT__ITER_MAX_TERMS];
+    uint32_t map_shift[WEFT__ITER_MAX_TERMS];
+    unsigned char *marks[WEFT__ITER_MAX_TERMS]; /* per view term: row marks, NULL: pool term */
+    unsigned char mark_bits[WEFT__ITER_MAX_TERMS];
+    const void *pools[WEFT__ITER_MAX_TERMS]; /* per term: its pool, NULL for a view term */
+} weft__iter_view_t;
+
 /* The private state of weft_iter_t (weft/query.h), filled by weft_query_iter and advanced
  * by weft_iter_next (src/core/query.c). */
 typedef struct weft__iter_private {
@@ -79,7 +97,9 @@ typedef struct weft__iter_private {
     uint32_t since;                 /* change filters pass rows newer than this tick */
     uint32_t tick;                  /* tick stamped on the rows of stamped terms */
     uint32_t filtered;              /* bit t: term t has a change filter to test */
-    uint32_t stamped;               /* bit t: term t writes a pool with change ticks */
+    uint32_t stamped;               /* bit t: term t writes a pool with change ticks (or
+                                       marks a view's rows) */
+    uint32_t view;                  /* nonzero: a view query (weft__iter_view_t below) */
     uint32_t lead;                  /* 1 + the term whose ticks alone decide, 0: none */
     uint32_t loose;                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;              /* entries in or_groups */
@@ -101,6 +121,7 @@ typedef struct weft__iter_private {
     uint32_t block_rows[WEFT__ITER_MAX_TERMS][WEFT__ITER_BLOCK]; /* per include check */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
+    weft__iter_view_t views;
 } weft__iter_private_t;
 
 #ifdef __cplusplus

@@ -123,10 +123,34 @@ WEFT_API void weft_world_free(weft_world_t *world, void *p, size_t size);
  *   - everything that would add or remove a row in the pool (weft_component_add, _remove,
  *     _remove_ordered, the bulk calls, weft_entity_create_with, weft_cmd_add/_set/_remove)
  *     is refused with WEFT_ESTATE and a message ending in `refuse`, which names the module
- *     call to use; nothing changes.
+ *     call to use; nothing changes;
+ *   - with a row view (`view`), queries name it as a term and the row readers see the view's
+ *     rows (holes included: weft_component_entity_at gives 0 and _row NULL for a hole).
  * The access checks and declarations are those of any component: a system that calls
  * get_mut on an owned component declares a write of it, so the scheduler orders it
  * against the module's own systems from their declarations. */
+/* A module's row view of an owned component, for query terms (weft/query.h): the module's
+ * store seen as rows [0, count), each row an entity (0: a hole, skipped) and the component's
+ * data at data + row * size (size: the component's), with an entity index -> row table for
+ * entities reached from other terms. The view is valid until the module's next structural
+ * change (which happens only outside frames); data it points at is never copied. */
+typedef struct weft_module_view {
+    uint32_t count;                /* rows */
+    bool holes;                    /* some row below count may be a hole (0): only then does
+                                      the query test each row's entity */
+    const weft_entity_t *entities; /* row -> entity handle, 0 for a hole */
+    void *data;                    /* row -> the component's data */
+    const uint32_t *const *map;    /* entity index -> row: map[idx >> map_shift] is a page
+                                      (NULL: no entity of the page) of 1 << map_shift rows,
+                                      UINT32_MAX for an entity without the component */
+    uint32_t map_pages;            /* entries in map */
+    uint32_t map_shift;            /* log2 of a page's entries */
+    uint8_t *marks;                /* (components with get_mut) row -> a byte the query ORs
+                                      mark_bits into for every row a write term hands out,
+                                      as get_mut marks it; NULL: writes need no mark */
+    uint8_t mark_bits;             /* see marks */
+} weft_module_view_t;
+
 typedef struct weft_module_component_desc {
     void *user; /* passed to every callback */
     /* e's data (e is live, checked by the caller), or NULL when e has none. Thread: as
@@ -140,6 +164,13 @@ typedef struct weft_module_component_desc {
      * error nothing changes. NULL callback: every set is refused (WEFT_ESTATE). Thread:
      * as weft_component_set. */
     weft_result_t (*set)(weft_world_t *world, void *user, weft_entity_t e, const void *value);
+    /* The component's rows as they stand, into *out (every field set). NULL: no row view;
+     * then query terms on the component are refused (WEFT_EINVAL) and weft_component_rows
+     * reports 0. With a view, queries may name the component as an AND term without a
+     * change filter (read; write only when get_mut is set), and weft_component_rows,
+     * _entity_at, _row and _row_mut read the view's rows. Thread: any, while the module
+     * makes no structural change (it is called when a query is planned). */
+    void (*view)(const weft_world_t *world, void *user, weft_module_view_t *out);
     const char *refuse; /* required, static storage: the end of every refusal message, e.g.
                            "use weft_hier_add" */
     uint32_t _canary;   /* leave 0 */

@@ -45,6 +45,10 @@
  * (it->columns[t], when set, is the same data as a plain array, for code that wants to
  * hand a batch to a vectorised routine.) User code never handles raw pool rows.
  *
+ * Module-owned components with a row view (weft/module.h; the hierarchy's local, world and
+ * link) are terms like any other: their rows may drive (holes skipped) or be looked up, every
+ * batch of such a query is a resolved block, and the data is the module's, read in place.
+ *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently
  * from any number of jobs (each with its own weft_iter_t) while no structural change runs;
  * they never mutate the query or the world. In debug builds, weft_query_iter checks every term
@@ -142,7 +146,9 @@ typedef struct weft_query_desc {
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
  * repeated components, a component both included and excluded, a bad filter or a filter on a
  * multi-instance component or on a term that is not AND, a bad oper, no AND term, an OR
- * group of one term, a multi-instance term that is not AND), WEFT_ENOMEM (also when a filter's change tracking cannot start).
+ * group of one term, a multi-instance term that is not AND; for module-owned components
+ * (weft/module.h): one without a row view, written when its module takes no writes, excluded,
+ * or beside a change filter, an OPTIONAL/OR term or a multi-instance term), WEFT_ENOMEM (also when a filter's change tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);

@@ -13,13 +13,21 @@
 #include "change.h"
 #include "entity.h"
 #include "group.h"
+#include "query_view.h"
 #include "world.h"
 
 /* ---- readers ------------------------------------------------------------------ >>read */
 
+/* A module-owned component's rows are its module's row view (weft/module.h): holes read as
+ * the null entity and NULL data; writes go where get_mut's go, marked the same way. */
+
 uint32_t weft_component_rows(const weft_world_t *world, weft_component_t c) {
     WEFT__NONNULL(world, 0);
     const weft__component_t *comp = weft__component(world, c.id);
+    weft_module_view_t v;
+    if (weft__view_of(world, comp, &v)) {
+        return v.count;
+    }
     return comp ? comp->pool.count : 0;
 }
 
@@ -27,16 +35,36 @@ weft_entity_t weft_component_entity_at(const weft_world_t *world, weft_component
                                        uint32_t row) {
     WEFT__NONNULL(world, WEFT_ENTITY_NULL);
     const weft__component_t *comp = weft__component(world, c.id);
+    weft_module_view_t v;
+    if (weft__view_of(world, comp, &v)) {
+        return row < v.count ? v.entities[row] : WEFT_ENTITY_NULL;
+    }
     if (comp == NULL || row >= comp->pool.count) {
         return WEFT_ENTITY_NULL;
     }
     return weft_entity_from_index(world, comp->pool.dense[row]);
 }
 
+/* Row `row` of c's view (NULL: out of range or a hole), or `pool` when c has no view. */
+static unsigned char *view_row(const weft_world_t *world, const weft__component_t *comp,
+                               uint32_t row, weft_module_view_t *v, bool *viewed) {
+    *viewed = weft__view_of(world, comp, v);
+    if (!*viewed || row >= v->count || v->entities[row] == 0) {
+        return NULL;
+    }
+    return (unsigned char *)v->data + (size_t)row * comp->pool.size;
+}
+
 const void *weft_component_row(const weft_world_t *world, weft_component_t c, uint32_t row) {
     WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_READ);
     const weft__component_t *comp = weft__component(world, c.id);
+    weft_module_view_t v;
+    bool viewed;
+    const void *data = view_row(world, comp, row, &v, &viewed);
+    if (viewed) {
+        return data;
+    }
     if (comp == NULL || row >= comp->pool.count) {
         return NULL;
     }
@@ -47,6 +75,19 @@ void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t r
     WEFT__NONNULL(world, NULL);
     WEFT__ACCESS(world, c.id, WEFT__ACCESS_WRITE);
     weft__component_t *comp = weft__component(world, c.id);
+    weft_module_view_t v;
+    bool viewed;
+    unsigned char *data = view_row(world, comp, row, &v, &viewed);
+    if (viewed && comp->owned.get_mut == NULL) {
+        (void)weft__owned_refuse(world, comp, "weft_component_row_mut");
+        return NULL;
+    }
+    if (viewed) {
+        if (data != NULL && v.marks != NULL) {
+            v.marks[row] |= v.mark_bits;
+        }
+        return data;
+    }
     if (comp == NULL || row >= comp->pool.count) {
         return NULL;
     }

@@ -42,6 +42,7 @@
 #include "entity.h"
 #include "group.h"
 #include "join_cache.h"
+#include "query_view.h"
 #include "world.h"
 
 /* The first cache line holds what planning and iterator setup read: the term pools are
@@ -60,6 +61,8 @@ struct weft_query {
     uint32_t loose;                                 /* bit t: term t is OPTIONAL or OR */
     uint32_t or_count;                              /* OR groups */
     uint32_t or_groups[WEFT_QUERY_MAX_TERMS / 2];   /* per OR group: its terms' bits */
+    uint32_t viewed;                                /* bit t: term t reads a module's row view
+                                                       (query_view.h) */
     bool run;                /* a system's query: the run_* window below applies */
     bool run_all;            /* this run has no previous one: filters pass every row */
     uint32_t run_since;      /* this run's window: rows newer than this pass */
@@ -114,13 +117,6 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
             return WEFT__FAIL(log, WEFT_EINVAL,
                               "weft_query_create: id %u is no component (unknown, or a resource)",
                               c);
-        }
-        if (world->components[c]->owned.refuse != NULL) { /* weft/module.h: its pool is empty */
-            return WEFT__FAIL(log, WEFT_EINVAL,
-                              "weft_query_create: '%s' is module-owned and has no pool rows to "
-                              "iterate; iterate a component its entities carry in a pool and "
-                              "read it with weft_component_get",
-                              world->components[c]->name);
         }
         for (uint32_t j = 0; j < i; j++) { /* at most 24 ids: pairs are cheap */
             if ((j < nt ? d->terms[j].component.id : d->exclude[j - nt].id) == c) {
@@ -193,8 +189,9 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     WEFT__NONNULL(world, WEFT_EINVAL);
     WEFT__CONTRACT(out != NULL, world->log, WEFT_EINVAL, "weft_query_create: out is NULL");
     *out = NULL;
-    uint32_t nterms = 0, nexcl = 0;
+    uint32_t nterms = 0, nexcl = 0, viewed = 0;
     weft_result_t r = check_desc(world, desc, &nterms, &nexcl);
+    r = r ? r : weft__view_check(world, desc, nterms, nexcl, &viewed);
     if (r != WEFT_OK) {
         return r;
     }
@@ -211,6 +208,7 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     q->filtered = false;
     q->loose = 0;
     q->or_count = 0;
+    q->viewed = viewed;
     for (uint32_t t = 0; t < nterms; t++) {
         weft_term_oper_t op = desc->terms[t].oper;
         if (op != WEFT_TERM_AND) {
@@ -360,6 +358,10 @@ static uint64_t plan_cost(uint32_t rows, uint32_t probes) {
 
 static void make_plan(const weft_query_t *q, plan_t *p) {
     const weft_world_t *world = q->world;
+    if (q->viewed != 0) {
+        weft__view_plan(world, &q->desc, q->term_count, p);
+        return;
+    }
     p->group = 0;
     for (uint32_t t = 0; t < q->term_count; t++) {
         if (q->pool[t]->multi != NULL) { /* every instance is an entry: it must drive */
@@ -600,11 +602,18 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
     it->_private.end = end < p->rows ? (uint32_t)end : p->rows;
-    it->_private.drive_dense = p->drive->dense;
     it->_private.query = q;
     it->_private.cache = NULL;
     it->_private.cache_drive = NULL;
     it->present = 0;
+    it->_private.view = q->viewed;
+    if (q->viewed != 0) {
+        weft__view_iter(q->world, &q->desc, q->term_count, q->exclude_count, p,
+                        q->run ? q->run_tick : weft__change_tick_now(q->world),
+                        q->run ? WEFT__TICK_SLOT_SYSTEM : weft__change_slot_now(q->world), it);
+        return;
+    }
+    it->_private.drive_dense = p->drive->dense;
     if (q->plain) {
         iter_plain(q, p, it);
         return;
@@ -1671,8 +1680,12 @@ static void stamp_batch(const weft_iter_t *it, const uint32_t *base) {
 }
 
 bool weft_iter_next(weft_iter_t *it) {
-    if ((it->_private.filtered | it->_private.stamped | it->_private.loose) == 0) {
+    if ((it->_private.filtered | it->_private.stamped | it->_private.loose | it->_private.view) ==
+        0) {
         return it->_private.check_count == 0 ? whole_chunk(it, NULL) : next_batch(it, NULL);
+    }
+    if (it->_private.view != 0) {
+        return weft__view_next(it);
     }
     uint32_t base[WEFT_QUERY_MAX_TERMS];
     bool more = it->_private.lead                              ? next_scanned(it, base)

@@ -13,9 +13,11 @@
 struct weft__pool;
 
 typedef struct weft__query_plan {
-    const struct weft__pool *drive; /* pool whose dense array drives */
+    const struct weft__pool *drive; /* pool whose dense array drives; NULL: a module's row
+                                       view drives (query_view.h) */
     uint32_t rows;                  /* driving rows */
-    uint32_t group;                 /* driving group id, 0: a pool drives */
+    uint32_t group;                 /* driving group id, 0: a pool drives; when drive is
+                                       NULL, 1 + the term whose view drives */
 } weft__query_plan_t;
 
 /* Plan `q` from the current data; returns plan->rows. The plan stays valid until the next

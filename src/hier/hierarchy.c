@@ -174,18 +174,57 @@ static weft_result_t owned_local_set(weft_world_t *world, void *user, weft_entit
     return WEFT_OK;
 }
 
+/* The row views of the three (weft/module.h): the store's rows as they stand, holes
+ * included, its entity map as the lookup table; `local` rows handed out for writing get
+ * the node's changed bits, as weft_hier_local sets them. */
+static void owned_view(const weft__hstore_t *s, weft_module_view_t *out, void *data) {
+    *out = (weft_module_view_t){0};
+    if (s != NULL) {
+        *out = (weft_module_view_t){.count = s->count,
+                                    .holes = s->holes != 0,
+                                    .entities = s->rows.ent,
+                                    .data = data,
+                                    .map = (const uint32_t *const *)s->map.pages,
+                                    .map_pages = s->map.page_count,
+                                    .map_shift = WEFT__HMAP_PAGE_BITS};
+    }
+}
+
+static void owned_local_view(const weft_world_t *world, void *user, weft_module_view_t *out) {
+    (void)user;
+    const weft__hstore_t *s = store_of(world);
+    owned_view(s, out, s != NULL ? s->rows.local : NULL);
+    out->marks = s != NULL ? s->rows.flags : NULL;
+    out->mark_bits = WEFT__HFLAG_CHANGED;
+}
+
+static void owned_world_view(const weft_world_t *world, void *user, weft_module_view_t *out) {
+    (void)user;
+    const weft__hstore_t *s = store_of(world);
+    owned_view(s, out, s != NULL ? s->rows.world : NULL);
+}
+
+static void owned_link_view(const weft_world_t *world, void *user, weft_module_view_t *out) {
+    (void)user;
+    const weft__hstore_t *s = store_of(world);
+    owned_view(s, out, s != NULL ? s->rows.link : NULL);
+}
+
 /* Hand the three data components to the hierarchy module. All or nothing. */
 static weft_result_t own_components(weft_world_t *world, const weft_hier_components_t *ids) {
     const weft_module_component_desc_t descs[3] = {
         {.get = owned_local,
          .get_mut = owned_local_mut,
          .set = owned_local_set,
+         .view = owned_local_view,
          .refuse = "hierarchy nodes are added with weft_hier_add and removed with "
                    "weft_hier_destroy"},
         {.get = owned_world,
+         .view = owned_world_view,
          .refuse = "world matrices are written only by the hierarchy update (weft_hier_update "
                    "or its system); write `local` instead"},
         {.get = owned_link,
+         .view = owned_link_view,
          .refuse = "parent links change only through weft_hier_attach / weft_hier_detach "
                    "(weft_hier_cmd_attach / _detach from systems)"},
     };

@@ -12,7 +12,7 @@
 #include "jobs/platform/alloc.h"
 #include "jobs/platform/report.h"
 
-#define MAP_PAGE_BITS 12u
+#define MAP_PAGE_BITS WEFT__HMAP_PAGE_BITS
 #define MAP_PAGE_SIZE (1u << MAP_PAGE_BITS)
 
 /* ---- memory ------------------------------------------------------------- >>hstore_mem */

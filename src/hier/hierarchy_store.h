@@ -71,7 +71,9 @@ typedef struct weft__hlink {
                                 always set together with DIRTY */
 #define WEFT__HFLAG_CHANGED (WEFT__HFLAG_DIRTY | WEFT__HFLAG_LOCAL)
 
-/* Paged map from entity index to row (pages of 4096 entries, allocated on first use). */
+/* Paged map from entity index to row (pages of 4096 entries, allocated on first use); the
+ * module's row views hand it to queries as their entity -> row table (weft/module.h). */
+#define WEFT__HMAP_PAGE_BITS 12u
 typedef struct weft__hmap {
     uint32_t **pages;    /* page table; NULL page: every entry absent */
     uint32_t page_count; /* entries in pages */
