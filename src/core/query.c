@@ -1503,13 +1503,25 @@ static bool emit_gathered(weft_iter_t *it, uint32_t m, uint32_t *base) {
     return true;
 }
 
+/* Load the entities of the m gathered rows (block_drive) into block_ents: after the gather,
+ * whose prefetches have started loading their lines (a load in the gather would wait in
+ * line behind the scan of the bits). */
+static void gather_entities(weft__iter_private_t *pv, uint32_t m) {
+    const uint32_t *dense = pv->drive_dense;
+    for (uint32_t i = 0; i < m; i++) {
+        pv->block_ents[i] = dense[pv->block_drive[i]];
+    }
+}
+
 /* next_scanned when the dirty bits alone hold the window's changes (no row tick of the lead
- * pool is newer than the window, change.h): the bits are read a word (32 rows) at a time and
- * the rows gathered straight into the batch, so the cost follows the changed rows plus one
- * load per 32 rows (no slot, no row tick, no ring). The batches have next_scanned's shapes:
- * resolved blocks of up to WEFT__ITER_BLOCK rows, a 16-row block that does not fit going
- * whole to the next one, and a run for aligned 16-row blocks that changed whole. Called with
- * the ring empty; pv->scan follows pv->row, so the two paths may take turns. */
+ * pool is newer than the window, change.h): the summary names the words that hold bits,
+ * which are read a word (32 rows) at a time and the rows gathered in ascending order into the
+ * batch, each row's data and entity prefetched as it is found, so the cost follows the
+ * changed rows plus one load per 1,024 rows (no slot, no row tick, no ring, no branch per
+ * empty word) and the rows' misses overlap. The batches have next_scanned's shapes: resolved
+ * blocks of up to WEFT__ITER_BLOCK rows, a 16-row block that does not fit going whole to the
+ * next one, and a run for aligned 16-row blocks that changed whole. Called with the ring
+ * empty; pv->scan follows pv->row, so the two paths may take turns. */
 static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base) {
     weft__iter_private_t *pv = &it->_private;
     const uint32_t *dense = pv->drive_dense;
@@ -1526,18 +1538,10 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
     const uint32_t wlast = (end - 1u) >> 5u; /* the last word inside the range */
     uint32_t w = r >> 5u;
     uint32_t bits = weft_atomic_load_relaxed(&dirty[w]) & (~0u << (r & 31u));
-    /* A word is taken whole, so a batch stops while 32 more rows fit (no block is split). */
-    while (m <= WEFT__ITER_BLOCK - 32u) {
-        while (bits == 0 && w < wlast) { /* the common case at a few percent: skip */
-            bits = weft_atomic_load_relaxed(&dirty[++w]);
-        }
+    for (;;) {
         uint32_t first = w << 5u;
         if (w == wlast && end - first < 32u) {
             bits &= (1u << (end - first)) - 1u;
-        }
-        if (bits == 0) { /* w == wlast: the range is done */
-            w++;
-            break;
         }
         if ((bits & 0xFFFFu) == 0xFFFFu || (bits >> 16u) == 0xFFFFu) {
             /* A 16-row block changed whole: a run of it and the whole blocks after it, once
@@ -1548,9 +1552,9 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
                 for (; below != 0; below &= below - 1u) {
                     uint32_t row = first + lowest_bit(below);
                     weft__prefetch(data + (size_t)row * size);
-                    pv->block_drive[m] = row;
-                    pv->block_ents[m++] = dense[row];
+                    pv->block_drive[m++] = row;
                 }
+                gather_entities(pv, m);
                 pv->row = hb;
                 pv->scan = hb >> WEFT__TICK_BLOCK_SHIFT;
                 return emit_gathered(it, m, base);
@@ -1567,15 +1571,21 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
         for (; bits != 0; bits &= bits - 1u) {
             uint32_t row = first + lowest_bit(bits);
             weft__prefetch(data + (size_t)row * size);
-            pv->block_drive[m] = row;
-            pv->block_ents[m++] = dense[row];
+            weft__prefetch(dense + row);
+            pv->block_drive[m++] = row;
         }
-        if (w == wlast) {
+        /* A word is taken whole, so a batch stops while 32 more rows fit (no block is split). */
+        if (m > WEFT__ITER_BLOCK - 32u || w == wlast) {
             w++;
             break;
         }
-        bits = weft_atomic_load_relaxed(&dirty[++w]);
+        w = weft__change_dirty_next(pool, w + 1u, wlast + 1u);
+        if (w > wlast) {
+            break;
+        }
+        bits = weft_atomic_load_relaxed(&dirty[w]);
     }
+    gather_entities(pv, m);
     uint32_t next = w << 5u;
     pv->row = next < end ? next : end;
     pv->scan = pv->row >> WEFT__TICK_BLOCK_SHIFT;
