@@ -12,6 +12,11 @@
  * every row (the same sum): what a system pays to find the frame's changes with and without
  * change detection. The ratio is the median over repetitions of the pair timed back to back.
  * The changed iteration must yield exactly the written entities (checked every repetition).
+ * changed_1pct_gather_floor: context for that ratio, no target: what a loop that already knew
+ * the frame's changed rows (sorted, found outside the timing) pays to read each one's data
+ * (the same sum) and entity, i.e. what any change detection must at least pay for the
+ * changed query's contract, against the same full iteration. Separate frames of the same
+ * shape (draw, writes, then the timed pair), so that the changed case keeps its order.
  *
  * change_tracking_write_cost: the same writes to Position (tracked: a query filters on it)
  * and to Velocity (untracked: no query filters on it), both pools identical in size and row
@@ -206,6 +211,68 @@ static void changed_vs_full(wb_ctx_t *ctx, bench_t *b, int reps) {
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "changed_1pct_vs_full", "ratio", 1, ratio, "x", WB_AT_MOST, 0.1);
     free(tc);
+    free(tf);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* changed_1pct_gather_floor (see DESIGN). The pool's rows follow entity order (one
+ * create_with run, checked), so a pick's position is its row. */
+static void gather_floor(wb_ctx_t *ctx, bench_t *b, int reps) {
+    weft_iter_t it;
+    weft_query_iter(b->full, 0, 0, &it);
+    if (!weft_iter_next(&it) || it.rows != b->n || it.columns[0] == NULL) {
+        fprintf(stderr, "bench query: the full query is not one run of every row\n");
+        exit(1);
+    }
+    const v3_t *data = it.columns[0];
+    const uint32_t *ents = it.entities;
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (ents[i] != weft_entity_index(b->es[i])) {
+            fprintf(stderr, "bench query: rows do not follow entity order\n");
+            exit(1);
+        }
+    }
+    double *tg = times(reps), *tf = times(reps);
+    wb_describe(ctx, SUITE, "changed_1pct_gather_floor", "gather",
+                "a raw loop over the frame's changed rows (sorted outside the timing, right after "
+                "the writes): the same sum of each row's Position and a read of its entity");
+    wb_describe(ctx, SUITE, "changed_1pct_gather_floor", "full",
+                "the full iteration of changed_1pct_vs_full, timed right after");
+    wb_describe(ctx, SUITE, "changed_1pct_gather_floor", "ratio",
+                "median over reps of gather ns / full ns: the floor of changed_1pct_vs_full");
+    for (int r = 0; r < reps; r++) {
+        draw(b);
+        write_picks(b, b->pos);
+        qsort(b->pick, b->npick, sizeof *b->pick, cmp_u32);
+        uint32_t nf = 0, e = 0;
+        float sg = 0;
+        double t0 = wb_now_ns();
+        for (uint32_t k = 0; k < b->npick; k++) {
+            const v3_t *p = &data[b->pick[k]];
+            sg += p->x + p->y + p->z;
+            e += ents[b->pick[k]];
+        }
+        double t1 = wb_now_ns();
+        double sf = iterate(b->full, &nf);
+        double t2 = wb_now_ns();
+        double sgd = sg + (double)e;
+        wb_sink(&sgd);
+        wb_sink(&sf);
+        weft_query_mark_seen(b->changed); /* the frame's epoch ends, as in the changed case */
+        tg[r] = t1 - t0;
+        tf[r] = t2 - t1;
+    }
+    wb_report(ctx, SUITE, "changed_1pct_gather_floor", "gather", 1, wb_median(tg, reps) / 1e3, "us",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "changed_1pct_gather_floor", "full", 1, wb_median(tf, reps) / 1e3, "us",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "changed_1pct_gather_floor", "ratio", 1, wb_median_ratio(tg, tf, reps),
+              "x", WB_NO_TARGET, 0);
+    free(tg);
     free(tf);
 }
 
@@ -642,6 +709,7 @@ void wb_suite_query(wb_ctx_t *ctx) {
     setup(&b, n);
     wb_note(ctx, SUITE, "%u entities with Position and Velocity, 1%% written per frame", n);
     changed_vs_full(ctx, &b, reps);
+    gather_floor(ctx, &b, reps);
     write_cost(ctx, &b, reps, "change_tracking_write_cost");
     /* A second filtering query that saw the first frame only: every epoch is materialised. */
     weft_query_desc_t ql = {

@@ -40,7 +40,7 @@ static void set_arrays(weft__pool_t *pool, const arrays_t *a, uint32_t cap) {
     pool->tick_changed = a->changed;
     pool->tick_blocks = a->blocks;
     pool->tick_dirty = a->dirty;
-    pool->tick_dirty_sum = a->dirty == NULL ? NULL : a->dirty + WEFT__DIRTY_WORDS(cap);
+    pool->dirty_sum = a->dirty == NULL ? NULL : a->dirty + WEFT__DIRTY_WORDS(cap);
 }
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
@@ -81,8 +81,9 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
     memcpy((void *)a.blocks, (void *)pool->tick_blocks, slot_bytes(old_cap));
     /* The bits and the summary each keep their words, the new ones empty. */
     memset((void *)a.dirty, 0, dirty_bytes(cap));
-    memcpy((void *)a.dirty, (void *)pool->tick_dirty, WEFT__DIRTY_WORDS(old_cap) * sizeof(uint32_t));
-    memcpy((void *)(a.dirty + WEFT__DIRTY_WORDS(cap)), (void *)pool->tick_dirty_sum,
+    memcpy((void *)a.dirty, (void *)pool->tick_dirty,
+           WEFT__DIRTY_WORDS(old_cap) * sizeof(uint32_t));
+    memcpy((void *)(a.dirty + WEFT__DIRTY_WORDS(cap)), (void *)pool->dirty_sum,
            WEFT__DIRTY_SUM_WORDS(old_cap) * sizeof(uint32_t));
     arrays_t old = {pool->tick_added, pool->tick_changed, pool->tick_blocks, pool->tick_dirty};
     free_arrays(world, &old, old_cap);
@@ -180,14 +181,14 @@ void weft__change_fini(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
 
 /* ---- dirty epochs ------------------------------------------------------------ >>dirty */
 
-/* Clear dirty word w, first copying its rows' tick into tick_changed when `keep`. */
-static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick, bool keep) {
+/* Copy dirty word w's rows' tick into tick_changed and clear the word. */
+static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
     if (bits == 0) {
         return; /* emptied by row moves after its summary bit was set */
     }
     weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
-    for (; keep && bits != 0; bits &= bits - 1u) {
+    for (; bits != 0; bits &= bits - 1u) {
         uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
         if (row >= pool->count) {
             continue; /* left by a removed row */
@@ -207,14 +208,20 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     uint32_t tick = pool->dirty_tick;
     bool keep = world == NULL || weft__query_window_before(world, pool, tick);
     /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
-    uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap);
+    uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
     for (uint32_t s = 0; s < sums; s++) {
-        uint32_t named = weft_atomic_load_relaxed(&pool->tick_dirty_sum[s]);
-        if (named != 0) {
-            weft_atomic_store_relaxed(&pool->tick_dirty_sum[s], 0u);
+        uint32_t named = weft_atomic_load_relaxed(&pool->dirty_sum[s]);
+        if (named == 0) {
+            continue;
+        }
+        weft_atomic_store_relaxed(&pool->dirty_sum[s], 0u);
+        if (!keep) { /* the bits go: clear the summary word's 32 words (128 bytes) at once */
+            uint32_t first = s * 32u, n = words - first < 32u ? words - first : 32u;
+            memset((void *)(pool->tick_dirty + first), 0, n * sizeof(uint32_t));
+            continue;
         }
         for (; named != 0; named &= named - 1u) {
-            settle_word(pool, s * 32u + (uint32_t)__builtin_ctz(named), tick, keep);
+            settle_word(pool, s * 32u + (uint32_t)__builtin_ctz(named), tick);
         }
     }
     pool->dirty_open = false;

@@ -76,7 +76,7 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * the bits (no slot, no row tick), which is what makes the cost of a `changed` query follow
  * the changed rows when they were written by the main thread. */
 #define WEFT__DIRTY_WORDS(cap) (((cap) + 127u) / 128u * 4u) /* 32-bit words, whole 128-row groups */
-/* SUMMARY. Bit w of `tick_dirty_sum` is set whenever word w of `tick_dirty` holds a bit (it
+/* SUMMARY. Bit w of `dirty_sum` is set whenever word w of `tick_dirty` holds a bit (it
  * may stay set after the word empties), so the readers of the bits (next_dirty in query.c,
  * weft__change_settle) visit only the words that hold rows: their cost follows the written
  * rows plus one load per 1,024 rows, where reading every word was a data-dependent branch per
@@ -293,7 +293,7 @@ static inline void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t
  * (4 KiB of summary per million rows stays in the L1 cache). */
 static inline void weft__change_dirty_set(weft__pool_t *pool, uint32_t row) {
     uint32_t wi = row >> 5u;
-    weft_atomic_u32 *w = &pool->tick_dirty[wi], *s = &pool->tick_dirty_sum[wi >> 5u];
+    weft_atomic_u32 *w = &pool->tick_dirty[wi], *s = &pool->dirty_sum[wi >> 5u];
     weft_atomic_store_relaxed(w, weft_atomic_load_relaxed(w) | 1u << (row & 31u));
     weft_atomic_store_relaxed(s, weft_atomic_load_relaxed(s) | 1u << (wi & 31u));
 }
@@ -316,7 +316,7 @@ static inline void weft__change_dirty_put(weft__pool_t *pool, uint32_t row, bool
 static inline uint32_t weft__change_dirty_next(const weft__pool_t *pool, uint32_t w,
                                                uint32_t limit) {
     while (w < limit) {
-        uint32_t s = weft_atomic_load_relaxed(&pool->tick_dirty_sum[w >> 5u]) >> (w & 31u);
+        uint32_t s = weft_atomic_load_relaxed(&pool->dirty_sum[w >> 5u]) >> (w & 31u);
         if (s != 0) {
             w += (uint32_t)__builtin_ctz(s);
             return w < limit ? w : limit;
