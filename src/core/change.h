@@ -71,7 +71,8 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * ticks), else copied into the row ticks first ("materialised"); otherwise (get_mut,
  * row_mut) such a write stores its row tick as a system's write does. Row moves carry the
  * bits (swap-removes) or materialise them first (ordered moves, sorts, growth). So the
- * cost of tracking follows the rows written, and the memory is one bit per row.
+ * cost of tracking follows the rows written, and the memory is one bit per row (plus the
+ * summary below: one bit per 32 rows).
  * `tick_newest` bounds every row tick: a filter whose window is at or past it reads only
  * the bits (no slot, no row tick), which is what makes the cost of a `changed` query follow
  * the changed rows when they were written by the main thread. */
