@@ -94,8 +94,8 @@ typedef enum weft_access {
  * of that phase, so the system itself and those after it in the phase see them again at
  * their next run. Row moves keep ticks. When a main-thread write outside systems and a
  * later stamp of an older run's tick meet on one row, the newer tick counts. A query with a filter switches
- * tracking on for that component for the world's life (8 bytes and 1 bit per row and 8
- * bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
+ * tracking on for that component for the world's life (8 bytes and 1 bit per row, 1 bit
+ * per 32 rows and 8 bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
  * systems cost a bit per row; the first such write at a newer world tick closes the bits'
  * epoch inside weft_component_set/set_n, copying them into row ticks only while a query
  * filtering on the component has not run past them; a changed filter whose window holds

@@ -16,8 +16,9 @@ static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u)
 
 static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
 
+/* The dirty bits and, after them, their summary (change.h). */
 static size_t dirty_bytes(uint32_t cap) {
-    return (size_t)WEFT__DIRTY_WORDS(cap) * sizeof(uint32_t);
+    return (size_t)(WEFT__DIRTY_WORDS(cap) + WEFT__DIRTY_SUM_WORDS(cap)) * sizeof(uint32_t);
 }
 
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {
@@ -31,8 +32,16 @@ typedef struct arrays {
     uint32_t *added;
     weft_atomic_u32 *changed;
     weft_atomic_u32 *blocks; /* two slots per block */
-    weft_atomic_u32 *dirty;  /* a bit per row */
+    weft_atomic_u32 *dirty;  /* a bit per row, then the summary */
 } arrays_t;
+
+static void set_arrays(weft__pool_t *pool, const arrays_t *a, uint32_t cap) {
+    pool->tick_added = a->added;
+    pool->tick_changed = a->changed;
+    pool->tick_blocks = a->blocks;
+    pool->tick_dirty = a->dirty;
+    pool->dirty_sum = a->dirty == NULL ? NULL : a->dirty + WEFT__DIRTY_WORDS(cap);
+}
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
     weft__free(world, a->added, (size_t)cap * sizeof(uint32_t));
@@ -70,14 +79,15 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
     memcpy(a.added, pool->tick_added, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.changed, (void *)pool->tick_changed, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.blocks, (void *)pool->tick_blocks, slot_bytes(old_cap));
-    memcpy((void *)a.dirty, (void *)pool->tick_dirty, dirty_bytes(old_cap));
-    memset((char *)a.dirty + dirty_bytes(old_cap), 0, dirty_bytes(cap) - dirty_bytes(old_cap));
+    /* The bits and the summary each keep their words, the new ones empty. */
+    memset((void *)a.dirty, 0, dirty_bytes(cap));
+    memcpy((void *)a.dirty, (void *)pool->tick_dirty,
+           WEFT__DIRTY_WORDS(old_cap) * sizeof(uint32_t));
+    memcpy((void *)(a.dirty + WEFT__DIRTY_WORDS(cap)), (void *)pool->dirty_sum,
+           WEFT__DIRTY_SUM_WORDS(old_cap) * sizeof(uint32_t));
     arrays_t old = {pool->tick_added, pool->tick_changed, pool->tick_blocks, pool->tick_dirty};
     free_arrays(world, &old, old_cap);
-    pool->tick_added = a.added;
-    pool->tick_changed = a.changed;
-    pool->tick_blocks = a.blocks;
-    pool->tick_dirty = a.dirty;
+    set_arrays(pool, &a, cap);
     /* Blocks past the old capacity hold 0, which may read as newer than a last run after the
      * counter wraps: give them the oldest value in reach. */
     uint32_t oldest = world->change_tick - WEFT__TICK_MAX_AGE;
@@ -117,10 +127,7 @@ weft_result_t weft__change_track(weft_world_t *world, weft__pool_t *pool) {
         weft_atomic_store_relaxed(&a.blocks[b], now);
     }
     memset((void *)a.dirty, 0, dirty_bytes(cap));
-    pool->tick_added = a.added;
-    pool->tick_changed = a.changed;
-    pool->tick_blocks = a.blocks;
-    pool->tick_dirty = a.dirty;
+    set_arrays(pool, &a, cap);
     weft_atomic_store_relaxed(&pool->tick_dirty_at, now - WEFT__TICK_MAX_AGE);
     weft_atomic_store_relaxed(&pool->tick_newest[0], now);
     weft_atomic_store_relaxed(&pool->tick_newest[1], now);
@@ -167,14 +174,32 @@ void weft__change_fini(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
     }
     arrays_t a = {pool->tick_added, pool->tick_changed, pool->tick_blocks, pool->tick_dirty};
     free_arrays(world, &a, cap);
-    pool->tick_added = NULL;
-    pool->tick_changed = NULL;
-    pool->tick_blocks = NULL;
-    pool->tick_dirty = NULL;
+    arrays_t none = {NULL, NULL, NULL, NULL};
+    set_arrays(pool, &none, cap);
     pool->dirty_open = false;
 }
 
 /* ---- dirty epochs ------------------------------------------------------------ >>dirty */
+
+/* Copy dirty word w's rows' tick into tick_changed and clear the word. */
+static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
+    uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
+    if (bits == 0) {
+        return; /* emptied by row moves after its summary bit was set */
+    }
+    weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
+    for (; bits != 0; bits &= bits - 1u) {
+        uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
+        if (row >= pool->count) {
+            continue; /* left by a removed row */
+        }
+        weft_atomic_u32 *t = &pool->tick_changed[row];
+        if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
+            weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
+        }
+        weft__change_raise(pool, row, tick);
+    }
+}
 
 void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     if (pool->tick_added == NULL || !pool->dirty_open) {
@@ -182,23 +207,21 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     }
     uint32_t tick = pool->dirty_tick;
     bool keep = world == NULL || weft__query_window_before(world, pool, tick);
-    uint32_t words = WEFT__DIRTY_WORDS(pool->cap);
-    for (uint32_t w = 0; w < words; w++) {
-        uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
-        if (bits == 0) {
+    /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
+    uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
+    for (uint32_t s = 0; s < sums; s++) {
+        uint32_t named = weft_atomic_load_relaxed(&pool->dirty_sum[s]);
+        if (named == 0) {
             continue;
         }
-        weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
-        for (; keep && bits != 0; bits &= bits - 1u) {
-            uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
-            if (row >= pool->count) {
-                continue; /* left by a removed row */
-            }
-            weft_atomic_u32 *t = &pool->tick_changed[row];
-            if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
-                weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
-            }
-            weft__change_raise(pool, row, tick);
+        weft_atomic_store_relaxed(&pool->dirty_sum[s], 0u);
+        if (!keep) { /* the bits go: clear the summary word's 32 words (128 bytes) at once */
+            uint32_t first = s * 32u, n = words - first < 32u ? words - first : 32u;
+            memset((void *)(pool->tick_dirty + first), 0, n * sizeof(uint32_t));
+            continue;
+        }
+        for (; named != 0; named &= named - 1u) {
+            settle_word(pool, s * 32u + (uint32_t)__builtin_ctz(named), tick);
         }
     }
     pool->dirty_open = false;

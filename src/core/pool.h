@@ -56,6 +56,8 @@ typedef struct weft__pool {
     weft_atomic_u32 *tick_blocks;   /* [2 * WEFT__TICK_BLOCKS(cap)] block slots (change.h) */
     weft_atomic_u32 *tick_dirty;    /* [WEFT__DIRTY_WORDS(cap)] rows the main thread wrote at
                                       tick_dirty_at, not yet in tick_changed (change.h) */
+    weft_atomic_u32 *dirty_sum;     /* [WEFT__DIRTY_SUM_WORDS(cap)] bit w: tick_dirty[w] may
+                                      hold rows (change.h); in tick_dirty's allocation */
     weft_atomic_u32 tick_dirty_at;  /* the tick of every tick_dirty row; old when empty */
     weft_atomic_u32 tick_newest[2]; /* newest tick stored in tick_changed, per slot kind */
     uint32_t dirty_tick;            /* main thread: tick of the open dirty epoch */

@@ -1512,17 +1512,43 @@ static bool emit_gathered(weft_iter_t *it, uint32_t m, uint32_t *base) {
     return true;
 }
 
+/* Rows a gather prefetches ahead of the row it reads: about the misses one core keeps in
+ * flight (two lines a row: its data and its entity). Prefetching the whole batch at once
+ * asked for more lines than can be outstanding, and the rest waited in the load queue. */
+#define WEFT__GATHER_AHEAD 16u
+
+/* Load the entities of the m gathered rows (block_drive) into block_ents, each row's data and
+ * entity line prefetched WEFT__GATHER_AHEAD rows ahead, so the rows' misses overlap (and the
+ * body finds the data loaded). */
+static void gather_entities(weft__iter_private_t *pv, const unsigned char *data, size_t size,
+                            uint32_t m) {
+    const uint32_t *dense = pv->drive_dense, *rows = pv->block_drive;
+    for (uint32_t i = 0; i < m && i < WEFT__GATHER_AHEAD; i++) {
+        weft__prefetch(data + (size_t)rows[i] * size);
+        weft__prefetch(dense + rows[i]);
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        if (i + WEFT__GATHER_AHEAD < m) {
+            uint32_t ahead = rows[i + WEFT__GATHER_AHEAD];
+            weft__prefetch(data + (size_t)ahead * size);
+            weft__prefetch(dense + ahead);
+        }
+        pv->block_ents[i] = dense[rows[i]];
+    }
+}
+
 /* next_scanned when the dirty bits alone hold the window's changes (no row tick of the lead
- * pool is newer than the window, change.h): the bits are read a word (32 rows) at a time and
- * the rows gathered straight into the batch, so the cost follows the changed rows plus one
- * load per 32 rows (no slot, no row tick, no ring). The batches have next_scanned's shapes:
- * resolved blocks of up to WEFT__ITER_BLOCK rows, a 16-row block that does not fit going
- * whole to the next one, and a run for aligned 16-row blocks that changed whole. Called with
- * the ring empty; pv->scan follows pv->row, so the two paths may take turns. */
+ * pool is newer than the window, change.h): the summary names the words that hold bits,
+ * which are read a word (32 rows) at a time and the rows gathered in ascending order into the
+ * batch, then their entities loaded with their data prefetched (gather_entities), so the cost
+ * follows the changed rows plus one load per 1,024 rows (no slot, no row tick, no ring, no
+ * branch per empty word) and the rows' misses overlap. The batches have next_scanned's
+ * shapes: resolved blocks of up to WEFT__ITER_BLOCK rows, a 16-row block that does not fit
+ * going whole to the next one, and a run for aligned 16-row blocks that changed whole. Called
+ * with the ring empty; pv->scan follows pv->row, so the two paths may take turns. */
 static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base) {
     weft__iter_private_t *pv = &it->_private;
-    const uint32_t *dense = pv->drive_dense;
-    const weft_atomic_u32 *dirty = pool->tick_dirty;
+    const weft_atomic_u32 *dirty = pool->tick_dirty, *sum = pool->dirty_sum;
     const uint32_t end = pv->end, from = pv->scan << WEFT__TICK_BLOCK_SHIFT;
     const uint32_t lead = pv->lead - 1u;
     const unsigned char *data = pv->terms[lead].data;
@@ -1533,33 +1559,25 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
         return false;
     }
     const uint32_t wlast = (end - 1u) >> 5u; /* the last word inside the range */
-    uint32_t w = r >> 5u;
+    const uint32_t lastmask = (end & 31u) ? (1u << (end & 31u)) - 1u : ~0u;
+    uint32_t w = r >> 5u, sw = w >> 5u;
     uint32_t bits = weft_atomic_load_relaxed(&dirty[w]) & (~0u << (r & 31u));
-    /* A word is taken whole, so a batch stops while 32 more rows fit (no block is split). */
-    while (m <= WEFT__ITER_BLOCK - 32u) {
-        while (bits == 0 && w < wlast) { /* the common case at a few percent: skip */
-            bits = weft_atomic_load_relaxed(&dirty[++w]);
-        }
+    /* The summary's bits of the words after w (change.h), a summary word at a time. */
+    uint32_t named = weft_atomic_load_relaxed(&sum[sw]) & (~1u << (w & 31u));
+    for (;;) {
         uint32_t first = w << 5u;
-        if (w == wlast && end - first < 32u) {
-            bits &= (1u << (end - first)) - 1u;
-        }
-        if (bits == 0) { /* w == wlast: the range is done */
-            w++;
-            break;
-        }
-        if ((bits & 0xFFFFu) == 0xFFFFu || (bits >> 16u) == 0xFFFFu) {
+        bits &= w == wlast ? lastmask : ~0u;
+        if ((bits & (bits - 1u)) != 0 && /* two rows or more: maybe a whole 16-row block */
+            ((bits & 0xFFFFu) == 0xFFFFu || (bits >> 16u) == 0xFFFFu)) {
             /* A 16-row block changed whole: a run of it and the whole blocks after it, once
              * the rows before it are handed out. */
             uint32_t hb = (bits & 0xFFFFu) == 0xFFFFu ? first : first + 16u;
             uint32_t below = hb == first ? 0u : bits & 0xFFFFu;
             if (m != 0 || below != 0) {
                 for (; below != 0; below &= below - 1u) {
-                    uint32_t row = first + lowest_bit(below);
-                    weft__prefetch(data + (size_t)row * size);
-                    pv->block_drive[m] = row;
-                    pv->block_ents[m++] = dense[row];
+                    pv->block_drive[m++] = first + lowest_bit(below);
                 }
+                gather_entities(pv, data, size, m);
                 pv->row = hb;
                 pv->scan = hb >> WEFT__TICK_BLOCK_SHIFT;
                 return emit_gathered(it, m, base);
@@ -1574,17 +1592,24 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
             return emit_run(it, hb, stop, base);
         }
         for (; bits != 0; bits &= bits - 1u) {
-            uint32_t row = first + lowest_bit(bits);
-            weft__prefetch(data + (size_t)row * size);
-            pv->block_drive[m] = row;
-            pv->block_ents[m++] = dense[row];
+            pv->block_drive[m++] = first + lowest_bit(bits);
         }
-        if (w == wlast) {
+        /* A word is taken whole, so a batch stops while 32 more rows fit (no block is split). */
+        if (m > WEFT__ITER_BLOCK - 32u) {
             w++;
             break;
         }
-        bits = weft_atomic_load_relaxed(&dirty[++w]);
+        while (named == 0 && sw < wlast >> 5u) {
+            named = weft_atomic_load_relaxed(&sum[++sw]);
+        }
+        w = named == 0 ? wlast + 1u : (sw << 5u) + lowest_bit(named);
+        if (w > wlast) { /* the range is done */
+            break;
+        }
+        named &= named - 1u;
+        bits = weft_atomic_load_relaxed(&dirty[w]);
     }
+    gather_entities(pv, data, size, m);
     uint32_t next = w << 5u;
     pv->row = next < end ? next : end;
     pv->scan = pv->row >> WEFT__TICK_BLOCK_SHIFT;
