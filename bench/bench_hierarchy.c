@@ -195,8 +195,9 @@ static void fixture_build(fixture_t *f, shape_t shape, uint32_t n) {
     }
     /* The floor's inputs: node order is creation order, parents first in every shape. */
     f->parent = malloc((size_t)n * sizeof(*f->parent));
-    f->local = malloc((size_t)n * sizeof(*f->local));
-    f->floor_world = malloc((size_t)n * sizeof(*f->floor_world));
+    /* 64-byte aligned, as the hierarchy store allocates its matrices: one cache line each */
+    f->local = aligned_alloc(64, (size_t)n * sizeof(*f->local));
+    f->floor_world = aligned_alloc(64, (size_t)n * sizeof(*f->floor_world));
     for (uint32_t i = 0; i < n; i++) {
         const pnode_t *p = f->nodes[i];
         f->parent[i] = parent_of(shape, i, n);
@@ -369,7 +370,11 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n) {
  * recomputed row of the two kinds of rows such an update mixes: scattered rows (1% of the
  * leaves changed: each recomputes its own row only, far from the others) and rows in runs
  * (one depth-2 node changed: its n/16 descendants lie in contiguous runs, one per depth, in
- * this layout), against a full update's cost per row. */
+ * this layout), against a full update's cost per row. The floor of the 1% update
+ * (pass_dirty1_floor): the floor's arrays given the same new local transforms recompute a list
+ * of exactly the changed nodes and their descendants, listed beforehand (not timed), so it does
+ * none of the finding weft does; dirty1_floor_vs_full reads it against the floor's full pass of
+ * the same rep, the bound hier_dirty1_vs_full can reach with this method on the machine. */
 static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     fixture_t f;
     fixture_build(&f, SHAPE_BALANCED, n);
@@ -381,16 +386,29 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     double *row_scattered = malloc((size_t)reps * sizeof(double));
     double *row_runs = malloc((size_t)reps * sizeof(double));
     const uint32_t first_leaf = (n - 2) / BRANCH + 1; /* node i has children iff 4i + 1 < n */
+    double *flr_full = malloc((size_t)reps * sizeof(double));
+    double *flr_d1 = malloc((size_t)reps * sizeof(double));
+    uint8_t *changed = calloc(n, 1);
+    uint8_t *need = malloc(n);
+    uint32_t *list = malloc((size_t)n * sizeof(*list));
+    weft_transform_t *new_local = malloc((size_t)n * sizeof(*new_local));
     double touched = 0;
+    uint32_t bad_floor = 0;
     uint64_t seed = 11;
     const uint32_t k = n / 100;
     for (int r = 0; r < reps; r++) {
+        const double tf0 = wb_now_ns();
+        wb_floor_hier_update(f.parent, f.local, f.floor_world, n);
+        wb_sink(f.floor_world);
         double t0 = wb_now_ns();
         weft_hier_invalidate(f.world);
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "full pass");
         double t1 = wb_now_ns();
         for (uint32_t i = 0; i < k; i++) {
-            *weft_hier_local(f.world, f.ents[rng_next(&seed) % n]) = random_transform(&seed);
+            const uint32_t node = (uint32_t)(rng_next(&seed) % n);
+            new_local[node] = random_transform(&seed);
+            changed[node] = 1;
+            *weft_hier_local(f.world, f.ents[node]) = new_local[node];
         }
         double t2 = wb_now_ns();
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "dirty pass");
@@ -400,6 +418,27 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         touched += (double)st.recomputed / n / reps;
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "clean pass");
         double t4 = wb_now_ns();
+        /* The floor's dirty pass, after weft's two so that they run as they would alone:
+         * the changed nodes and their descendants are listed (not timed), then recomputed. */
+        /* The floor's list: the changed nodes and their descendants, parents first. */
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            need[i] = changed[i] || (f.parent[i] != UINT32_MAX && need[f.parent[i]]);
+            list[m] = i;
+            m += need[i];
+        }
+        const double tf1 = wb_now_ns();
+        wb_floor_hier_update_list(f.parent, f.local, f.floor_world, list, m, changed, new_local);
+        flr_d1[r] = (wb_now_ns() - tf1) / 1e6;
+        flr_full[r] = (t0 - tf0) / 1e6;
+        wb_sink(f.floor_world);
+        memset(changed, 0, n);
+        if (r == 0) { /* later reps change weft's nodes below without telling the floor */
+            for (uint32_t i = 0; i < n; i += 997) {
+                bad_floor += memcmp(weft_hier_world(f.world, f.ents[i]), &f.floor_world[i],
+                                    sizeof(weft_mat4_t)) != 0;
+            }
+        }
         full[r] = (t1 - t0) / 1e6;
         d1[r] = (t3 - t2) / 1e6;
         d0[r] = (t4 - t3) / 1e6;
@@ -432,6 +471,15 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "dirty_row_runs", "weft", 1, wb_median(row_runs, reps), "ns",
               WB_NO_TARGET, 0);
+    if (bad_floor != 0) {
+        fprintf(stderr,
+                "bench hierarchy: dirty1: %u sampled world matrices differ from the floor\n",
+                bad_floor);
+    }
+    wb_report(ctx, SUITE, "pass_dirty1_floor", "raw", 1, wb_median(flr_d1, reps), "ms",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty1_floor_vs_full", "raw", 1, wb_median_ratio(flr_d1, flr_full, reps),
+              "x", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "hier_dirty1_vs_full", "ratio", 1, wb_median_ratio(d1, full, reps), "x",
               WB_AT_MOST, 0.25);
     wb_report(ctx, SUITE, "hier_dirty0_vs_full", "ratio", 1, wb_median_ratio(d0, full, reps), "x",
@@ -442,6 +490,12 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     free(row_full);
     free(row_scattered);
     free(row_runs);
+    free(flr_full);
+    free(flr_d1);
+    free(changed);
+    free(need);
+    free(list);
+    free(new_local);
     fixture_free(&f);
 }
 
@@ -485,6 +539,11 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "new local (writes not timed) / after no change / after weft_hier_invalidate; "
                 "dirty_row_*: ns per recomputed row, full update / 1% of leaves changed "
                 "(scattered rows) / one depth-2 node changed (its subtree in runs)");
+    wb_describe(ctx, SUITE, "dirty1", "raw",
+                "the floor of the dirty1 update: the floor's arrays recompute a list (made "
+                "beforehand, not timed) of exactly the changed nodes and their descendants, "
+                "composing the changed ones, prefetching two stages ahead as weft does; "
+                "dirty1_floor_vs_full: against the floor's full pass in the same rep");
     wb_describe(ctx, SUITE, "pass", "raw",
                 "the floor: flat parent-index loop in creation order (parents first), "
                 "world = world[parent] x local, one 4x4 multiply, local (bind included) composed "

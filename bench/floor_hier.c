@@ -14,3 +14,43 @@ void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft
         }
     }
 }
+
+#define AHEAD 8u
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p, rw) __builtin_prefetch((p), (rw))
+#else
+#define PREFETCH(p, rw) ((void)(p))
+#endif
+
+void wb_floor_hier_update_list(const uint32_t *parent, weft_mat4_t *local, weft_mat4_t *world,
+                               const uint32_t *list, uint32_t k, const uint8_t *changed,
+                               const weft_transform_t *new_local) {
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * AHEAD < k) {
+            const uint32_t q = list[i + 2 * AHEAD];
+            PREFETCH(&parent[q], 0);
+            PREFETCH(&changed[q], 0);
+            PREFETCH(&local[q], 1);
+            PREFETCH(&world[q], 1);
+        }
+        if (i + AHEAD < k) {
+            const uint32_t q = list[i + AHEAD];
+            if (parent[q] != UINT32_MAX) {
+                PREFETCH(&world[parent[q]], 0);
+            }
+            if (changed[q]) {
+                PREFETCH(&new_local[q], 0);
+            }
+        }
+        const uint32_t r = list[i];
+        if (changed[r]) {
+            const weft_transform_t *t = &new_local[r];
+            local[r] = weft_mat4_compose(t->position, t->rotation, t->scale);
+        }
+        if (parent[r] == UINT32_MAX) {
+            world[r] = local[r];
+        } else {
+            wb_mat4_mul(&world[r], &world[parent[r]], &local[r]);
+        }
+    }
+}

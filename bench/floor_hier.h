@@ -19,4 +19,14 @@
 void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
                           uint32_t n);
 
+/* The floor of an update after a few local transforms changed: recompute only the nodes
+ * list[0, k) (ascending, so parents come first: the changed nodes and their descendants,
+ * listed beforehand). A node with changed[i] set first composes local[i] from new_local[i]
+ * (weft_mat4_compose: weft's formula and bits), then each multiplies as above. The nodes'
+ * lines are prefetched in two stages, as weft's sparse pass fetches its rows: scattered
+ * nodes miss the cache on every array, so without it the loop measures memory latency. */
+void wb_floor_hier_update_list(const uint32_t *parent, weft_mat4_t *local, weft_mat4_t *world,
+                               const uint32_t *list, uint32_t k, const uint8_t *changed,
+                               const weft_transform_t *new_local);
+
 #endif /* WEFT_BENCH_FLOOR_HIER_H */

@@ -313,17 +313,26 @@ static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t
     return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
 }
 
-/* Compute world[] for the rows list[0, k) (ascending, scattered), prefetching the matrices
- * a few rows ahead; `clear` drops each row's DIRTY and LOCAL bits once it is computed. */
+/* Compute world[] for the rows list[0, k) (ascending, scattered); `clear` drops each row's
+ * DIRTY and LOCAL bits once it is computed. The rows' lines are fetched in two stages, since
+ * scattered rows miss the cache on every array: 2 * HIER_AHEAD rows ahead, the row's own
+ * lines (parent row, flags, matrices); HIER_AHEAD rows ahead, the lines those name (the
+ * parent's world matrix, the local transform when it must be recomposed), whose addresses
+ * the first stage brought in. A stage that waited for its own load would stall the loop. */
 static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k,
                                 bool clear) {
     const uint32_t *parent = w->parent;
     uint8_t *flags = w->flags;
     for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * HIER_AHEAD < k) {
+            const uint32_t q = list[i + 2 * HIER_AHEAD];
+            HIER_PREFETCH(&parent[q], 0);
+            HIER_PREFETCH(&flags[q], 0);
+            HIER_PREFETCH(&w->lmat[q], 1);
+            HIER_PREFETCH(&w->world[q], 1);
+        }
         if (i + HIER_AHEAD < k) {
             const uint32_t q = list[i + HIER_AHEAD];
-            HIER_PREFETCH(&w->lmat[q], 0);
-            HIER_PREFETCH(&w->world[q], 1);
             if (parent[q] != WEFT__HROW_NONE) {
                 HIER_PREFETCH(&w->world[parent[q]], 0);
             }
@@ -387,10 +396,28 @@ static inline void update_one(const weft__hrows_t *w, uint32_t r) {
     }
 }
 
-/* A full update's walk over rows [begin, end) (no holes among them). */
+/* A full update's walk over rows [begin, end) (no holes among them): update_one with the
+ * array pointers held in locals, since a flag-byte store may alias anything and would make
+ * the loop reload them from the struct on every row. */
 static void update_all(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    const uint32_t *parent = w->parent;
+    const weft_mat4_t *lmat = w->lmat;
+    weft_mat4_t *world = w->world;
+    uint8_t *flags = w->flags;
     for (uint32_t r = begin; r < end; r++) {
-        update_one(w, r);
+        const uint8_t f = flags[r];
+        const uint32_t p = parent[r];
+        if ((f & WEFT__HFLAG_CHANGED) != 0) {
+            if ((f & WEFT__HFLAG_LOCAL) != 0) {
+                recompose(w, r, p, f);
+            }
+            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        }
+        if (p == WEFT__HROW_NONE) {
+            world[r] = lmat[r];
+        } else {
+            weft__mat4_mul_into(&world[r], &world[p], &lmat[r]);
+        }
     }
 }
 
@@ -676,8 +703,16 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
         r++;
     }
     for (uint32_t head = 0; head < tail && tail <= budget; head++) {
+        /* Two stages, as in compute_list: a row's child-list head, then its first child's
+         * sibling link, whose address the first stage brought in. */
+        if (head + 2 * HIER_AHEAD < tail) {
+            HIER_PREFETCH(&w->first_child[queue[head + 2 * HIER_AHEAD]], 0);
+        }
         if (head + HIER_AHEAD < tail) {
-            HIER_PREFETCH(&w->first_child[queue[head + HIER_AHEAD]], 0);
+            const uint32_t c = w->first_child[queue[head + HIER_AHEAD]];
+            if (c != WEFT__HROW_NONE) {
+                HIER_PREFETCH(&w->next_sib[c], 0);
+            }
         }
         for (uint32_t c = w->first_child[queue[head]]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             if (!marked(mark, c)) {
