@@ -98,8 +98,8 @@ typedef struct weft__iter_private {
     uint32_t misaligned;     /* the last block's include rows did not run in step */
     uint32_t merge;          /* 1: a merge-join iterator (src/core/merge_join.c) */
     uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
-    uint32_t block_ents[WEFT__ITER_BLOCK];                       /* a block's entity indices */
-    uint32_t block_drive[WEFT__ITER_BLOCK];                      /* a block's driving rows */
+    uint32_t block_ents[WEFT__ITER_BLOCK];   /* a block's entity indices */
+    uint32_t block_drive[WEFT__ITER_BLOCK];  /* a block's driving rows */
     uint32_t block_rows[WEFT__ITER_MAX_TERMS][WEFT__ITER_BLOCK]; /* per include check */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];

@@ -153,9 +153,9 @@ typedef struct weft_query_desc {
     weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* required, at least one; distinct
                                                           components; ends at the first zero */
     weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
-    uint32_t drive;   /* 0: the planner chooses the driving set; t + 1: AND term t's pool
-                       drives (all of its rows, the other terms probed unless join is
-                       WEFT_JOIN_MERGE) */
+    uint32_t drive;         /* 0: the planner chooses the driving set; t + 1: AND term t's
+                               pool drives (all of its rows, the other terms probed unless
+                               join is WEFT_JOIN_MERGE) */
     weft_query_join_t join; /* 0 (AUTO): the planner chooses between probing and merge-join */
     uint32_t _canary;       /* must stay 0 */
 } weft_query_desc_t;

@@ -105,8 +105,8 @@ uint64_t weft__merge_join_cost(const weft__pool_t *const *pools, uint32_t n) {
             return 0;
         }
         lo = pools[i]->dense[0] > lo ? pools[i]->dense[0] : lo;
-        hi = pools[i]->dense[pools[i]->count - 1u] < hi ? pools[i]->dense[pools[i]->count - 1u]
-                                                         : hi;
+        hi =
+            pools[i]->dense[pools[i]->count - 1u] < hi ? pools[i]->dense[pools[i]->count - 1u] : hi;
     }
     if (lo > hi) {
         return 0; /* the ranges do not meet: the first gallops end it */
@@ -145,13 +145,6 @@ uint64_t weft__merge_join_key(const weft__pool_t *const *pools, uint32_t n) {
     return h;
 }
 
-void weft__merge_join_begin(weft_iter_t *it) {
-    it->_private.merge = 1;
-    for (uint32_t k = 0; k < it->_private.check_count; k++) {
-        it->_private.merge_at[k] = 0;
-    }
-}
-
 /* Include checks of the iterator (they come first among the checks). */
 static uint32_t includes_of(const weft__iter_private_t *pv) {
     uint32_t n = 0;
@@ -159,6 +152,13 @@ static uint32_t includes_of(const weft__iter_private_t *pv) {
         n++;
     }
     return n;
+}
+
+void weft__merge_join_begin(weft_iter_t *it) {
+    it->_private.merge = 1;
+    for (uint32_t k = 0; k < includes_of(&it->_private); k++) { /* excludes have no cursor */
+        it->_private.merge_at[k] = 0;
+    }
 }
 
 /* True when entity index idx has a component of an exclude check (checks [from, count)). */

@@ -391,7 +391,8 @@ static uint16_t merge_wins(const weft_query_t *q, const plan_t *p, uint64_t prob
     }
     /* One answer per layout of the join's pools; concurrent planners store the same one. */
     weft_atomic_u64 *memo = &((weft_query_t *)q)->merge;
-    uint64_t key = (weft__merge_join_key(pools, n) ^ probe) | 2u, seen = weft_atomic_load_relaxed(memo);
+    uint64_t key = (weft__merge_join_key(pools, n) ^ probe) | 2u,
+             seen = weft_atomic_load_relaxed(memo);
     if ((seen & ~UINT64_C(1)) == (key & ~UINT64_C(1))) {
         return (uint16_t)(seen & 1u);
     }

@@ -109,7 +109,9 @@ static void check(const weft_query_t *q, const uint32_t *terms, uint32_t nterms,
     uint32_t total = 0;
     uint32_t chunks = weft_query_chunk_count(q, chunk_rows);
     if (forced != NULL) {
-        chunks = forced->rows == 0 ? 0 : chunk_rows ? (forced->rows + chunk_rows - 1) / chunk_rows : 1;
+        chunks = forced->rows == 0 ? 0
+                 : chunk_rows      ? (forced->rows + chunk_rows - 1) / chunk_rows
+                                   : 1;
     }
     for (uint32_t k = 0; k < chunks; k++) {
         weft_iter_t it;
