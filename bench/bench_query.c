@@ -421,6 +421,17 @@ static uint32_t join3_weft_columns(const weft_query_t *q) {
     return seen;
 }
 
+/* The documented body loop over one batch of the {P write, V} query: p += v * dt. */
+static inline void join2_entries(const weft_iter_t *it) {
+    for (uint32_t i = 0; i < it->rows; i++) {
+        v3_t *p = weft_iter_get(it, 0, i);
+        const v3_t *v = weft_iter_get(it, 1, i);
+        p->x += v->x * JOIN_DT;
+        p->y += v->y * JOIN_DT;
+        p->z += v->z * JOIN_DT;
+    }
+}
+
 static uint32_t join2_weft_columns(const weft_query_t *q) {
     uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
     for (uint32_t c = 0; c < chunks; c++) {
@@ -430,13 +441,7 @@ static uint32_t join2_weft_columns(const weft_query_t *q) {
             if (it.columns[0] && it.columns[1]) {
                 join2_dense(it.columns[0], it.columns[1], it.rows);
             } else {
-                for (uint32_t i = 0; i < it.rows; i++) {
-                    v3_t *p = weft_iter_get(&it, 0, i);
-                    const v3_t *v = weft_iter_get(&it, 1, i);
-                    p->x += v->x * JOIN_DT;
-                    p->y += v->y * JOIN_DT;
-                    p->z += v->z * JOIN_DT;
-                }
+                join2_entries(&it);
             }
             seen += it.rows;
         }
@@ -667,13 +672,7 @@ static uint32_t join2_weft(const weft_query_t *q) {
         weft_iter_t it;
         weft_query_iter(q, JOIN_CHUNK, c, &it);
         while (weft_iter_next(&it)) {
-            for (uint32_t i = 0; i < it.rows; i++) {
-                v3_t *p = weft_iter_get(&it, 0, i);
-                const v3_t *v = weft_iter_get(&it, 1, i);
-                p->x += v->x * JOIN_DT;
-                p->y += v->y * JOIN_DT;
-                p->z += v->z * JOIN_DT;
-            }
+            join2_entries(&it);
             seen += it.rows;
         }
     }
