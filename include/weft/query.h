@@ -163,7 +163,8 @@ typedef struct weft_query_desc {
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
  * repeated components, a component both included and excluded, a bad filter or a filter on a
  * multi-instance component or on a term that is not AND, a bad oper, no AND term, an OR
- * group of one term, a multi-instance term that is not AND), WEFT_ENOMEM (also when a filter's change tracking cannot start).
+ * group of one term, a multi-instance term that is not AND, a join outside
+ * weft_query_join_t), WEFT_ENOMEM (also when a filter's change tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);

@@ -478,6 +478,15 @@ Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
     weft_query_destroy(q);
 }
 
+Test(plan, a_join_outside_the_enum_is_einval) {
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}},
+                           .join = WEFT_JOIN_COUNT};
+    cr_expect(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "join") != NULL, "%s", weft_last_error());
+    cr_expect(q == NULL);
+}
+
 Test(plan, a_drive_naming_no_and_term_is_einval) {
     weft_query_t *q = NULL;
     weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}}, .drive = 3};
