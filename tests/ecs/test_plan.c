@@ -547,9 +547,10 @@ static void run_workers(uint32_t workers, int groups) {
     }
     char name[64];
     snprintf(name, sizeof name, "plan workers %u%s", workers,
-             groups == 2   ? " nested"
-             : groups == 1 ? " grouped"
-                           : "");
+             groups == 2    ? " nested"
+             : groups == 1  ? " grouped"
+             : groups == -1 ? " sorted"
+                            : "");
     uint64_t seed = wt_seed(name);
     rng.s = seed;
     memset(alive, 0, sizeof alive);
@@ -583,8 +584,24 @@ static void run_workers(uint32_t workers, int groups) {
                  WEFT_OK),
               "%s", weft_last_error());
     static uint32_t want[NENT][NCOMP];
+    uint32_t merged = 0; /* frames whose join system is merge-joined (groups -1) */
     for (uint32_t f = 0; f < 9; f++) {
         churn(f % 3 == 0 ? 0 : 100); /* frames without churn reuse the join caches */
+        if (groups == -1) {          /* pools sorted by entity, C0 and C1 overlapping in part */
+            keep_range(0, 0, NENT / 2);
+            keep_range(1, NENT * 2 / 5, NENT);
+            for (uint32_t c = 0; c < NCOMP; c++) {
+                sort_pool(c);
+            }
+            weft_query_desc_t d = {
+                .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
+            weft_query_t *q = NULL;
+            weft__query_plan_t p;
+            cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+            weft__query_plan(q, &p);
+            merged += p.merge;
+            weft_query_destroy(q);
+        }
         for (uint32_t e = 0; e < NENT; e++) {
             for (uint32_t c = 0; c < NCOMP && alive[e]; c++) {
                 if (has[e][c]) { /* rewrite: churn gave fresh values, frames added more */
@@ -611,8 +628,11 @@ static void run_workers(uint32_t workers, int groups) {
             }
         }
     }
+    cr_assert(groups != -1 || merged > 0, "seed %llu: no frame was merge-joined",
+              (unsigned long long)seed);
 }
 
 Test(plan, systems_on_2_workers_match_the_model) { run_workers(2, 0); }
 Test(plan, systems_on_4_workers_with_a_group_match_the_model) { run_workers(4, 1); }
 Test(plan, systems_on_8_workers_with_nested_groups_match_the_model) { run_workers(8, 2); }
+Test(plan, systems_on_4_workers_over_sorted_pools_match_the_model) { run_workers(4, -1); }
