@@ -96,13 +96,14 @@ typedef struct weft__iter_private {
     uint32_t cache_group;    /* the plan's driving group */
     uint32_t cache_rows;     /* driving rows of the plan (the windows cover them) */
     uint32_t misaligned;     /* the last block's include rows did not run in step */
-    uint32_t merge;          /* 1: a merge-join iterator (src/core/merge_join.c) */
-    uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
-    uint32_t block_ents[WEFT__ITER_BLOCK];   /* a block's entity indices */
-    uint32_t block_drive[WEFT__ITER_BLOCK];  /* a block's driving rows */
+    uint32_t block_ents[WEFT__ITER_BLOCK];                       /* a block's entity indices */
+    uint32_t block_drive[WEFT__ITER_BLOCK];                      /* a block's driving rows */
     uint32_t block_rows[WEFT__ITER_MAX_TERMS][WEFT__ITER_BLOCK]; /* per include check */
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
+    /* Last, so the fields above keep the offsets the hot paths were measured with. */
+    uint32_t merge;                          /* 1: a merge-join iterator (src/core/merge_join.c) */
+    uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
 } weft__iter_private_t;
 
 #ifdef __cplusplus
