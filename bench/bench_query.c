@@ -501,6 +501,7 @@ static void join2_batch(const weft_iter_t *it) {
     }
 }
 
+/* p += v dt through q, batch by batch (join2_batch): returns entities visited. */
 static uint32_t join2_weft_columns(const weft_query_t *q) {
     uint32_t seen = 0, chunks = weft_query_chunk_count(q, JOIN_CHUNK);
     for (uint32_t c = 0; c < chunks; c++) {
@@ -573,13 +574,14 @@ static void join_cold(unsigned char *buf) {
     wb_sink(buf);
 }
 
-/* Report a pair timed back to back (per-entity ns arrays a and b over reps). */
+/* Report a pair timed back to back (per-entity ns arrays a and b over reps; target 0: none). */
 static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a, const char *ib,
                         double *b, int reps, double target) {
     double ratio = wb_median_ratio(a, b, reps);
     wb_report(ctx, SUITE, name, ia, 1, wb_median(a, reps), "ns", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, name, ib, 1, wb_median(b, reps), "ns", WB_NO_TARGET, 0);
-    wb_report(ctx, SUITE, name, "ratio", 1, ratio, "x", WB_AT_MOST, target);
+    wb_report(ctx, SUITE, name, "ratio", 1, ratio, "x", target > 0 ? WB_AT_MOST : WB_NO_TARGET,
+              target);
 }
 
 static void join_check(uint32_t got, uint32_t want, const char *what) {
@@ -673,7 +675,139 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     weft_world_destroy(nested.w);
 }
 
+/* ---- merge-join against probing (issue 16, item 5) ------------------------- >>merge
+ *
+ * Both sides of each case iterate the same query over the same world (every pool sorted by
+ * entity: entities get their components in ascending entity order) with the same body loop;
+ * only weft_query_desc_t.join differs: WEFT_JOIN_MERGE (the pools walked together with
+ * galloping cursors) against WEFT_JOIN_PROBE (each driving entity looked up in the other
+ * pools' sparse indices). Both plans drive from the same pool. Before each timed loop the
+ * world's layout changes with the same data and order (join_relayout: the entity holding the
+ * last row of a pool loses the component and gets it back, appended at the same row, so the
+ * pools stay sorted) and the caches are evicted: the probe side resolves every window again
+ * instead of reading its join cache, as in a frame after any add or remove; the merge side
+ * has no cache. The order of the two sides alternates per repetition; ns are per match.
+ *
+ * merge_join_vs_probe_dense: the join3 world (P and V on every entity, Mass on every second),
+ * query {P write, V, M}, body p += v * dt / m (join3_entries); Mass's 500,000 rows drive.
+ * merge_join_vs_probe_sparse1: P on the entities whose index mod 100 is 0..50, V on 50..99:
+ * 1% of the entities have both, spread evenly; query {P write, V}, body p += v * dt; V's
+ * rows drive (the smaller pool). */
+
+typedef struct merge_world {
+    weft_world_t *w;
+    weft_component_t pos, vel;
+    weft_query_t *merge, *probe; /* {P write, V}, join MERGE / PROBE */
+    weft_entity_t last_vel;      /* the entity holding V's last row */
+    uint32_t matches;
+} merge_world_t;
+
+static void merge_sparse_setup(merge_world_t *m, uint32_t n) {
+    memset(m, 0, sizeof *m);
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE};
+    must(weft_world_create(&d, &m->w), "world");
+    weft_component_desc_t p = {.name = "Position", .size = sizeof(v3_t)};
+    weft_component_desc_t v = {.name = "Velocity", .size = sizeof(v3_t)};
+    must(weft_component_register(m->w, &p, &m->pos), "register");
+    must(weft_component_register(m->w, &v, &m->vel), "register");
+    for (uint32_t i = 0; i < n; i++) {
+        weft_entity_t e;
+        must(weft_entity_create(m->w, &e), "create");
+        v3_t pv = {(float)i, 0.0f, 0.0f}, vv = {1.0f, 2.0f, 3.0f};
+        if (i % 100u <= 50u) {
+            must(weft_component_set(m->w, e, m->pos, &pv), "position");
+        }
+        if (i % 100u >= 50u) {
+            must(weft_component_set(m->w, e, m->vel, &vv), "velocity");
+            m->last_vel = e;
+        }
+        m->matches += i % 100u == 50u;
+    }
+    weft_query_desc_t qd = {.terms = {{.component = m->pos, .access = WEFT_ACCESS_WRITE},
+                                      {.component = m->vel, .access = WEFT_ACCESS_READ}}};
+    qd.join = WEFT_JOIN_MERGE;
+    must(weft_query_create(m->w, &qd, &m->merge), "query");
+    qd.join = WEFT_JOIN_PROBE;
+    must(weft_query_create(m->w, &qd, &m->probe), "query");
+}
+
+
+/* ns per match of one side: relayout (same data and order), evict the caches, iterate. */
+static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query_t *q) {
+    v3_t vv = {1.0f, 2.0f, 3.0f};
+    must(weft_component_remove(m->w, m->last_vel, m->vel), "relayout remove");
+    must(weft_component_set(m->w, m->last_vel, m->vel, &vv), "relayout add");
+    join_cold(cold);
+    double t0 = wb_now_ns();
+    join_check(join2_weft_columns(q), m->matches, "merge_join_vs_probe_sparse1");
+    return (wb_now_ns() - t0) / m->matches;
+}
+
+/* ns per match of the dense case's query q (join3 world j, matches raw->nm). */
+static double merge_dense_side(unsigned char *cold, join_world_t *j, const weft_query_t *q,
+                               uint32_t nm) {
+    join_relayout(j);
+    join_cold(cold);
+    double t0 = wb_now_ns();
+    join_check(join3_weft(q), nm, "merge_join_vs_probe_dense");
+    return (wb_now_ns() - t0) / nm;
+}
+
+static void merge_joins(wb_ctx_t *ctx, uint32_t n, int reps) {
+    join_world_t dense;
+    join_setup(&dense, n, 0u);
+    weft_query_desc_t d3 = {.terms = {{.component = dense.pos, .access = WEFT_ACCESS_WRITE},
+                                      {.component = dense.vel, .access = WEFT_ACCESS_READ},
+                                      {.component = dense.mass, .access = WEFT_ACCESS_READ}}};
+    weft_query_t *dm = NULL, *dp = NULL;
+    d3.join = WEFT_JOIN_MERGE;
+    must(weft_query_create(dense.w, &d3, &dm), "query");
+    d3.join = WEFT_JOIN_PROBE;
+    must(weft_query_create(dense.w, &d3, &dp), "query");
+    const uint32_t nm = (n + 1u) / 2u;
+    merge_world_t sp;
+    merge_sparse_setup(&sp, n);
+    double *t = malloc((size_t)reps * 4u * sizeof *t);
+    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    if (t == NULL || cold == NULL) {
+        fprintf(stderr, "bench query: out of memory\n");
+        exit(1);
+    }
+    double *t_dm = t, *t_dp = t + reps, *t_sm = t + 2 * reps, *t_sp = t + 3 * reps;
+    for (int r = 0; r < reps; r++) {
+        if (r % 2 == 0) {
+            t_dm[r] = merge_dense_side(cold, &dense, dm, nm);
+            t_dp[r] = merge_dense_side(cold, &dense, dp, nm);
+            t_sm[r] = merge_side(cold, &sp, sp.merge);
+            t_sp[r] = merge_side(cold, &sp, sp.probe);
+        } else {
+            t_dp[r] = merge_dense_side(cold, &dense, dp, nm);
+            t_dm[r] = merge_dense_side(cold, &dense, dm, nm);
+            t_sp[r] = merge_side(cold, &sp, sp.probe);
+            t_sm[r] = merge_side(cold, &sp, sp.merge);
+        }
+    }
+    join_report(ctx, "merge_join_vs_probe_dense", "merge", t_dm, "probe", t_dp, reps, 0);
+    join_report(ctx, "merge_join_vs_probe_sparse1", "merge", t_sm, "probe", t_sp, reps, 0);
+    free(t);
+    free(cold);
+    weft_world_destroy(dense.w);
+    weft_world_destroy(sp.w);
+}
+
 static void describe_joins(wb_ctx_t *ctx) {
+    wb_describe(ctx, SUITE, "merge_join_vs_probe_dense", "merge",
+                "query {P write, V, M} (P, V on every entity, M on every second; pools sorted by "
+                "entity) with join = WEFT_JOIN_MERGE, the documented body loop, after a relayout "
+                "and a cache eviction; ns per match");
+    wb_describe(ctx, SUITE, "merge_join_vs_probe_dense", "probe",
+                "the same query, world and loop with join = WEFT_JOIN_PROBE");
+    wb_describe(ctx, SUITE, "merge_join_vs_probe_sparse1", "merge",
+                "query {P write, V}, P on entities i%100 in 0..50, V on 50..99 (1% have both), "
+                "join = WEFT_JOIN_MERGE, per batch the dense kernel when both columns are given, "
+                "else weft_iter_get per row, after a relayout and a cache eviction; ns per match");
+    wb_describe(ctx, SUITE, "merge_join_vs_probe_sparse1", "probe",
+                "the same query, world and loop with join = WEFT_JOIN_PROBE");
     wb_describe(ctx, SUITE, "join3_ungrouped_vs_gather", "weft",
                 "query {P write, V, M} in a world without groups, the documented body loop "
                 "(weft_iter_get per term and row, chunks of 4096 driving rows); ns per match. No "
@@ -938,4 +1072,5 @@ void wb_suite_query(wb_ctx_t *ctx) {
     joins(ctx, n, reps);
     describe_auto_groups(ctx);
     auto_groups(ctx, n, wb_reps(ctx));
+    merge_joins(ctx, n, reps);
 }

@@ -122,6 +122,9 @@ typedef struct weft__iter_private {
     weft__iter_term_t terms[WEFT__ITER_MAX_TERMS];
     weft__iter_check_t checks[WEFT__ITER_MAX_TERMS + WEFT__ITER_MAX_EXCLUDES];
     weft__iter_view_t views;
+    /* Last, so the fields above keep the offsets the hot paths were measured with. */
+    uint32_t merge;                          /* 1: a merge-join iterator (src/core/merge_join.c) */
+    uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
 } weft__iter_private_t;
 
 #ifdef __cplusplus

@@ -12,6 +12,17 @@
  * depends only on the data, so every caller that starts an iteration while no structural
  * change runs gets the same driving range.
  *
+ * Merge-join: when a pool drives, the query has no change filter, OPTIONAL/OR or
+ * multi-instance term, and every include pool keeps its rows in ascending entity order (a
+ * weft_component_sort by entity index, or adds in ascending entity order, make it so; any
+ * add out of order, swap-remove of a row other than the last two, move_row or group
+ * reordering ends it), the iterator can walk the pools together like sorted lists, one
+ * cursor each, skipping ahead by galloping (exponential then binary search) instead of
+ * probing every driving entity. Same driving range, chunks, entries and order; only the
+ * batch cut may differ. The planner takes it when its estimated cost (src/core/merge_join.h:
+ * the pools' rows inside the entity range they share, and the galloping between them) is
+ * below the probe plan's; desc.join forces either.
+ *
  * Chunks: chunk k covers driving rows [k * chunk_rows, (k + 1) * chunk_rows), so boundaries
  * depend only on chunk_rows and the data, never on worker counts. Inside a chunk the iterator
  * hands out batches of matching entities in driving-row order, each of one of two forms:
@@ -124,6 +135,14 @@ typedef enum weft_term_oper {
     WEFT_TERM_OPER_COUNT = 3
 } weft_term_oper_t;
 
+/* How the include terms outside the driving range are found (weft_query_desc_t.join). */
+typedef enum weft_query_join {
+    WEFT_JOIN_AUTO = 0,  /* default: the planner chooses from costs (below) */
+    WEFT_JOIN_PROBE = 1, /* look each driving entity up in the other pools' sparse indices */
+    WEFT_JOIN_MERGE = 2, /* merge-join whenever the query allows it (below), else as AUTO */
+    WEFT_JOIN_COUNT = 3
+} weft_query_join_t;
+
 typedef struct weft_query_term {
     weft_component_t component;  /* required */
     weft_access_t access;        /* 0: read */
@@ -138,17 +157,21 @@ typedef struct weft_query_desc {
     weft_query_term_t terms[WEFT_QUERY_MAX_TERMS];     /* required, at least one; distinct
                                                           components; ends at the first zero */
     weft_component_t exclude[WEFT_QUERY_MAX_EXCLUDES]; /* {0}: none; owners are skipped */
-    uint32_t drive;   /* 0: the planner chooses the driving set; t + 1: AND term t's pool
-                       drives (all of its rows, the other terms probed) */
-    uint32_t _canary; /* must stay 0 */
+    uint32_t drive;         /* 0: the planner chooses the driving set; t + 1: AND term t's
+                               pool drives (all of its rows, the other terms probed unless
+                               join is WEFT_JOIN_MERGE) */
+    weft_query_join_t join; /* 0 (AUTO): the planner chooses between probing and merge-join */
+    uint32_t _canary;       /* must stay 0 */
 } weft_query_desc_t;
 
 /* Create a query over `world`. The desc is copied. Errors: WEFT_EINVAL (bad desc, unknown or
  * repeated components, a component both included and excluded, a bad filter or a filter on a
  * multi-instance component or on a term that is not AND, a bad oper, no AND term, an OR
- * group of one term, a multi-instance term that is not AND; for module-owned components
- * (weft/module.h): one without a row view, written when its module takes no writes, excluded,
- * or beside a change filter, an OPTIONAL/OR term or a multi-instance term), WEFT_ENOMEM (also when a filter's change tracking cannot start).
+ * group of one term, a multi-instance term that is not AND, a join outside
+ * weft_query_join_t; for module-owned components (weft/module.h): one without a row view,
+ * written when its module takes no writes, excluded, or beside a change filter, an
+ * OPTIONAL/OR term or a multi-instance term), WEFT_ENOMEM (also when a filter's change
+ * tracking cannot start).
  * Thread: main. The caller owns *out (weft_query_destroy, or the world frees it at destroy). */
 WEFT_API weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                          weft_query_t **out);

@@ -228,6 +228,7 @@ static void push_absent(weft_world_t *world, weft__component_t *comp, const weft
         (void)r;
         weft__entity_set_sig(world, idx, sig);
     }
+    weft__pool_check_order(pool, first);
     weft__change_stamp_added(pool, first, pool->count, weft__change_tick_now(world));
     if (pool->size != 0 && pool->count > first) { /* data may still be NULL otherwise */
         memset(weft__pool_at(pool, first), 0, (size_t)(pool->count - first) * pool->size);
@@ -370,6 +371,7 @@ static weft_result_t create_with_in(weft_world_t *world, uint32_t n,
             weft__pool_sparse_set(pool, idx, first + i);
         }
         pool->count = first + n;
+        weft__pool_check_order(pool, first);
         base[j] = first;
         weft__change_stamp_added(pool, first, first + n, weft__change_tick_now(world));
         if (pool->size != 0) {

@@ -234,6 +234,7 @@ weft_result_t weft_component_sort(weft_world_t *world, weft_component_t c, weft_
     for (uint32_t i = 0; i < n; i++) {
         weft__pool_sparse_set(pool, dense[i], i);
     }
+    weft__pool_check_order(pool, 0); /* a sort by entity makes the pool merge-joinable */
     return WEFT_OK;
 }
 

@@ -147,6 +147,7 @@ uint32_t weft__multi_push(weft__pool_t *pool, uint32_t idx) {
     }
     uint32_t row = pool->count++;
     pool->dense[row] = idx;
+    weft__pool_check_order(pool, row);
     if (pool->size) {
         memset(weft__pool_at(pool, row), 0, pool->size);
     }
@@ -185,6 +186,7 @@ void weft__multi_remove_slot(weft__pool_t *pool, uint32_t slot) {
         m->slot_row[m->row_slot[row]] = row;
     }
     pool->count = last;
+    pool->ascending = false; /* not tracked for multi-instance pools (never merge-joined) */
     m->slot_row[slot] = WEFT__ROW_NONE;
     m->slot_gen[slot] = (m->slot_gen[slot] + 1u) & WEFT__INSTANCE_GEN_MASK;
     m->slot_next[slot] = m->free_head;

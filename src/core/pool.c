@@ -215,10 +215,20 @@ static void copy_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
     }
 }
 
+void weft__pool_check_order(weft__pool_t *pool, uint32_t from) {
+    bool asc = from == 0 || pool->ascending;
+    uint32_t r = from == 0 ? 1u : from;
+    for (; asc && r < pool->count; r++) {
+        asc = pool->dense[r - 1u] < pool->dense[r];
+    }
+    pool->ascending = asc;
+}
+
 void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
     if (a == b) {
         return;
     }
+    pool->ascending = false; /* two rows of an ascending pool out of place */
     uint32_t ia = pool->dense[a];
     uint32_t ib = pool->dense[b];
     pool->dense[a] = ib;
@@ -243,6 +253,8 @@ void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b) {
 void weft__pool_remove_swap(weft__pool_t *pool, uint32_t row) {
     uint32_t idx = pool->dense[row];
     uint32_t last = pool->count - 1u;
+    /* The largest entity lands at `row`: still ascending only when that is the new end. */
+    pool->ascending = last <= 1u || (pool->ascending && row + 1u >= last);
     if (row != last) {
         copy_row(pool, last, row);
     }
@@ -278,6 +290,7 @@ void weft__pool_remove_ordered(weft__pool_t *pool, uint32_t row) {
         weft__change_fix_blocks(pool, row, row + tail);
     }
     pool->count--;
+    pool->ascending = pool->ascending || pool->count <= 1u; /* order kept */
     fix_sparse(pool, row, pool->count);
     weft__pool_sparse_set(pool, idx, WEFT__ROW_NONE);
 }
@@ -304,6 +317,7 @@ void weft__pool_move_row(weft__pool_t *pool, uint32_t from, uint32_t to) {
     if (from == to) {
         return;
     }
+    pool->ascending = false; /* one row of an ascending pool taken out of place */
     /* Rows up to 256 bytes: park the row in a stack buffer and shift the block between in
      * one memmove; larger rows bubble with swaps (no allocation either way). */
     uint32_t idx = pool->dense[from];

@@ -44,6 +44,11 @@ typedef struct weft__pool {
     uint32_t align;            /* data alignment (power of two) */
     uint32_t group;            /* outermost group owning this pool (group.c), 0: none */
     uint32_t id;               /* component id */
+    bool ascending;            /* dense[0, count) is strictly ascending by entity index:
+                                  set by appends in ascending order (from an empty pool) and
+                                  by weft__pool_check_order, cleared by every row move that
+                                  breaks it (kept exactly, never by a scan of its own; the
+                                  merge-join plan relies on it, merge_join.h) */
     uint64_t layout;           /* sparse entry writes so far: bumped by every add, move and
                                   remove of a row (query join caches compare it) */
     struct weft__multi *multi; /* multi-instance bookkeeping (multi.h); NULL: one row per
@@ -127,6 +132,7 @@ weft_result_t weft__pool_reserve(struct weft_world *world, weft__pool_t *pool, u
 /* Append entity index idx with zeroed data (prepare must have succeeded); returns its row. */
 static inline uint32_t weft__pool_push(weft__pool_t *pool, uint32_t idx) {
     uint32_t row = pool->count++;
+    pool->ascending = row == 0 || (pool->ascending && pool->dense[row - 1u] < idx);
     pool->dense[row] = idx;
     if (pool->size) {
         memset(weft__pool_at(pool, row), 0, pool->size);
@@ -134,6 +140,10 @@ static inline uint32_t weft__pool_push(weft__pool_t *pool, uint32_t idx) {
     weft__pool_sparse_set(pool, idx, row);
     return row;
 }
+
+/* Recompute pool->ascending after rows [from, count) were written by a bulk path (appends
+ * from row `from`, or from = 0 after a rewrite of the whole dense array): O(count - from). */
+void weft__pool_check_order(weft__pool_t *pool, uint32_t from);
 
 /* Exchange rows a and b, fixing both sparse entries. */
 void weft__pool_swap_rows(weft__pool_t *pool, uint32_t a, uint32_t b);

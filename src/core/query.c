@@ -42,8 +42,11 @@
 #include "entity.h"
 #include "group.h"
 #include "join_cache.h"
+#include "merge_join.h"
 #include "query_view.h"
 #include "world.h"
+
+_Static_assert(WEFT__MAX_GROUPS <= UINT16_MAX, "a plan keeps the group id in 16 bits");
 
 /* The first cache line holds what planning and iterator setup read: the term pools are
  * resolved once (components never move or go away), so a frame does not walk
@@ -68,6 +71,8 @@ struct weft_query {
     uint32_t run_since;      /* this run's window: rows newer than this pass */
     uint32_t run_tick;       /* this run's tick, stamped by write terms */
     weft_atomic_ptr join;    /* the join cache (join_cache.h), NULL until a plain join runs */
+    weft_atomic_u64 merge;   /* the planner's merge-join answer (merge_join.h): bit 0, and the
+                                layout key it holds for in the other bits; 0: none */
     struct weft_query *prev; /* world list; guarded by the main thread */
     struct weft_query *next; /* world list */
 };
@@ -166,6 +171,10 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
                               "weft_query_create: terms[%u] is an OR group of one term", t);
         }
     }
+    if ((uint32_t)d->join >= WEFT_JOIN_COUNT) {
+        return WEFT__FAIL(log, WEFT_EINVAL, "weft_query_create: join %u is not a weft_query_join_t",
+                          (unsigned)d->join);
+    }
     if (d->drive > nt || (d->drive != 0 && d->terms[d->drive - 1u].oper != WEFT_TERM_AND)) {
         return WEFT__FAIL(log, WEFT_EINVAL,
                           "weft_query_create: drive %u names no AND term (%u terms)", d->drive, nt);
@@ -239,6 +248,7 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     }
     q->plain = !q->filtered && q->loose == 0;
     weft_atomic_init(&q->join, NULL);
+    weft_atomic_init(&q->merge, (uint64_t)0);
     q->prev = NULL;
     q->next = world->queries;
     if (world->queries != NULL) {
@@ -356,8 +366,42 @@ static uint64_t plan_cost(uint32_t rows, uint32_t probes) {
     return (uint64_t)rows * (1u + 2u * (uint64_t)probes);
 }
 
+/* Merge-join the includes (merge_join.h) when the query is plain, every include pool keeps
+ * entity order, and desc.join asks for it or the merge-join's estimated cost is below
+ * `probe`, the probe plan's. */
+static uint16_t merge_wins(const weft_query_t *q, const plan_t *p, uint64_t probe) {
+    if (q->desc.join == WEFT_JOIN_PROBE || !q->plain || !p->drive->ascending) {
+        return 0;
+    }
+    const weft__pool_t *pools[WEFT_QUERY_MAX_TERMS];
+    uint32_t n = 1;
+    pools[0] = p->drive;
+    for (uint32_t t = 0; t < q->term_count; t++) {
+        if (q->pool[t] != p->drive) {
+            if (!q->pool[t]->ascending) {
+                return 0;
+            }
+            pools[n++] = q->pool[t];
+        }
+    }
+    if (n < 2 || q->desc.join == WEFT_JOIN_MERGE || probe == 0) {
+        return (uint16_t)(n >= 2 && q->desc.join == WEFT_JOIN_MERGE);
+    }
+    /* One answer per layout of the join's pools; concurrent planners store the same one. */
+    weft_atomic_u64 *memo = &((weft_query_t *)q)->merge;
+    uint64_t key = (weft__merge_join_key(pools, n) ^ probe) | 2u,
+             seen = weft_atomic_load_relaxed(memo);
+    if ((seen & ~UINT64_C(1)) == (key & ~UINT64_C(1))) {
+        return (uint16_t)(seen & 1u);
+    }
+    uint64_t wins = weft__merge_join_cost(pools, n) < probe;
+    weft_atomic_store_relaxed(memo, (key & ~UINT64_C(1)) | wins);
+    return (uint16_t)wins;
+}
+
 static void make_plan(const weft_query_t *q, plan_t *p) {
     const weft_world_t *world = q->world;
+    p->merge = 0;
     if (q->viewed != 0) {
         weft__view_plan(world, &q->desc, q->term_count, p);
         return;
@@ -373,6 +417,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
     if (q->desc.drive != 0) {
         p->drive = q->pool[q->desc.drive - 1u];
         p->rows = p->drive->count;
+        p->merge = merge_wins(q, p, 0); /* only when desc.join asks */
         return;
     }
     const uint32_t ands = and_bits(q), nand = popcount32(ands);
@@ -397,7 +442,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         if (cost < best || (cost == best && grp->count > best_members)) {
             best = cost;
             best_members = grp->count;
-            p->group = g;
+            p->group = (uint16_t)g;
         }
     }
     p->drive = NULL;
@@ -418,6 +463,7 @@ static void make_plan(const weft_query_t *q, plan_t *p) {
         return;
     }
     p->rows = p->drive->count;
+    p->merge = merge_wins(q, p, best);
 }
 
 uint32_t weft__query_plan(const weft_query_t *q, weft__query_plan_t *plan) {
@@ -567,7 +613,9 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         place_term(q, it, p, pool, t);
     }
     add_excludes(q, it);
-    if (it->_private.check_count != 0) {
+    if (p->merge) {
+        weft__merge_join_begin(it); /* no join cache: cursors find the rows */
+    } else if (it->_private.check_count != 0) {
         it->_private.cache_drive = p->drive; /* opened by the first block batch */
         it->_private.cache_group = p->group;
         it->_private.cache_rows = p->rows;
@@ -598,6 +646,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.contiguous = 0;
     it->_private.blocked = 0;
     it->_private.misaligned = 0;
+    it->_private.merge = 0;
     uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p->rows : 0u);
     uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
@@ -1218,6 +1267,9 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
     unblock(it);
     if (it->_private.check_count == 0) {
         return whole_chunk(it, base);
+    }
+    if (it->_private.merge) {
+        return weft__merge_join_next(it, base);
     }
     if (it->_private.cache != NULL) {
         return cached_batch(it, base);

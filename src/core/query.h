@@ -16,8 +16,10 @@ typedef struct weft__query_plan {
     const struct weft__pool *drive; /* pool whose dense array drives; NULL: a module's row
                                        view drives (query_view.h) */
     uint32_t rows;                  /* driving rows */
-    uint32_t group;                 /* driving group id, 0: a pool drives; when drive is
-                                       NULL, 1 + the term whose view drives */
+    uint16_t group;                 /* driving group id (< WEFT__MAX_GROUPS), 0: a pool drives;
+                                       when drive is NULL, 1 + the term whose view drives */
+    uint16_t merge;                 /* 1: the includes are merge-joined (merge_join.h); the
+                                       two halves keep a plan in a system's hot cache line */
 } weft__query_plan_t;
 
 /* Plan `q` from the current data; returns plan->rows. The plan stays valid until the next

@@ -96,7 +96,7 @@ void weft__view_plan(const weft_world_t *world, const weft_query_desc_t *d, uint
         uint64_t cost = (uint64_t)rows * (1u + 2u * (uint64_t)(nterms - covered));
         if (cost < best) { /* strictly: ties go to the earlier term */
             best = cost;
-            p->group = is_view[t] ? t + 1u : 0u; /* drive NULL: the view term (query.h) */
+            p->group = (uint16_t)(is_view[t] ? t + 1u : 0u); /* drive NULL: the view term */
             p->drive = is_view[t] ? NULL : &world->components[d->terms[t].component.id]->pool;
             p->rows = rows;
         }

@@ -307,6 +307,7 @@ static void commit_section(weft__stage_t *st, uint32_t i) {
         remap_fields(st, sc->comp, dst, ac->rows);
     }
     pool->count = base + (uint32_t)ac->rows;
+    weft__pool_check_order(pool, base);
     weft__change_stamp_added(pool, base, pool->count, st->world->change_tick);
 }
 

@@ -264,6 +264,7 @@ static void restore_pool(weft__pool_t *p, const unsigned char *block, const snap
             weft__pool_sparse_set(p, dense[r], r);
         }
         p->count = sp->count;
+        weft__pool_check_order(p, 0);
     }
     if (p->size && sp->count) {
         memcpy(p->data, block + sp->data_off, (size_t)sp->count * p->size);
@@ -276,6 +277,7 @@ static void clear_pool(weft__pool_t *p) {
         weft__pool_sparse_set(p, p->dense[r], WEFT__ROW_NONE);
     }
     p->count = 0;
+    p->ascending = true;
 }
 
 /* The captured part of the module called `name` (NULL when the capture held none). */

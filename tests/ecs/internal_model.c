@@ -116,9 +116,12 @@ static void check_all(void) {
             want += m.handle[s] && m.has[s][c];
         }
         cr_assert(eq(u32, p->count, want), "row count of c=%d", c);
+        bool ascending = true;
         for (uint32_t r = 0; r < p->count; r++) {
             cr_assert(eq(u32, weft__pool_row(p, p->dense[r]), r), "dense -> sparse agreement");
+            ascending = ascending && (r == 0 || p->dense[r - 1] < p->dense[r]);
         }
+        cr_assert(not(p->ascending && !ascending), "c=%d is flagged ascending but is not", c);
     }
     cr_assert(weft__group_check(world, pool_of(0)->group), "group alignment");
     /* the query sees exactly the model's matches, with the right data */

@@ -1,6 +1,7 @@
 /* test_plan.c: query planning and block batches — every plan (a group, the planner's pick,
- * each AND term forced to drive through weft_query_desc_t.drive) against a naive model on
- * random worlds with churn, and systems using the queries on 2-8 workers.
+ * each AND term forced to drive through weft_query_desc_t.drive, the merge-join over pools
+ * sorted by entity) against a naive model on random worlds with churn, and systems using the
+ * queries on 2-8 workers.
  * The seed is printed; WT_SEED=<n> replays a run. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -8,6 +9,9 @@
 #include <time.h>
 
 #include "ecs_fixture.h"
+#include "src/core/pool.h"
+#include "src/core/query.h"
+#include "src/core/world.h"
 #include "weft_test.h"
 
 #define NCOMP 4
@@ -96,14 +100,26 @@ static int32_t model_of(uint32_t index) {
 
 /* Iterate q (terms[] are component numbers, excl -1 or one) in chunks of chunk_rows; every
  * entry must match the model with the right data, each matching entity exactly once. */
+static const weft__query_plan_t *forced; /* non-NULL: check() iterates this plan */
+
 static void check(const weft_query_t *q, const uint32_t *terms, uint32_t nterms, int excl,
                   uint32_t chunk_rows, uint64_t seed, const char *plan) {
     static bool seen[NENT];
     memset(seen, 0, sizeof seen);
     uint32_t total = 0;
-    for (uint32_t k = 0; k < weft_query_chunk_count(q, chunk_rows); k++) {
+    uint32_t chunks = weft_query_chunk_count(q, chunk_rows);
+    if (forced != NULL) {
+        chunks = forced->rows == 0 ? 0
+                 : chunk_rows      ? (forced->rows + chunk_rows - 1) / chunk_rows
+                                   : 1;
+    }
+    for (uint32_t k = 0; k < chunks; k++) {
         weft_iter_t it;
-        cr_assert(eq(int, weft_query_iter(q, chunk_rows, k, &it), WEFT_OK));
+        if (forced != NULL) {
+            weft__query_iter_planned(q, forced, chunk_rows, k, &it);
+        } else {
+            cr_assert(eq(int, weft_query_iter(q, chunk_rows, k, &it), WEFT_OK));
+        }
         while (weft_iter_next(&it)) {
             for (uint32_t i = 0; i < it.rows; i++) {
                 int32_t e = model_of(it.entities[i]);
@@ -276,6 +292,160 @@ Test(plan, kept_queries_match_the_model_across_churn_with_nested_groups) {
     run_model_kept("nested {C0,C1} c {C0,C1,C2}");
 }
 
+/* ---- merge-join ------------------------------------------------------------ >>merge */
+
+static weft__pool_t *pool_of(uint32_t c) { return &world->components[comp[c].id]->pool; }
+
+static int by_entity(weft_entity_t ea, const void *a, weft_entity_t eb, const void *b, void *u) {
+    (void)a, (void)b, (void)u;
+    uint32_t x = weft_entity_index(ea), y = weft_entity_index(eb);
+    return (x > y) - (x < y);
+}
+
+/* The pool's order as it is, by a scan (what the ascending flag must say). */
+static bool scanned_ascending(uint32_t c) {
+    const weft__pool_t *p = pool_of(c);
+    for (uint32_t r = 1; r < p->count; r++) {
+        if (p->dense[r - 1] >= p->dense[r]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void sort_pool(uint32_t c) {
+    cr_assert(eq(int, weft_component_sort(world, comp[c], by_entity, NULL), WEFT_OK));
+    cr_assert(pool_of(c)->ascending, "a sort by entity sets the flag");
+}
+
+/* Give C`c` to a live entity below the pool's last entity that lacks it (an insert out of
+ * order); false when there is none. */
+static bool insert_out_of_order(uint32_t c) {
+    const weft__pool_t *p = pool_of(c);
+    for (uint32_t e = 0; p->count != 0 && e < NENT; e++) {
+        if (alive[e] && !has[e][c] && weft_entity_index(ents[e]) < p->dense[p->count - 1]) {
+            give(e, c);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Keep C`c` only on entities whose index is in [lo, hi) (sets ranges that overlap in part,
+ * the shape where the planner's cost rule prefers the merge-join). */
+static void keep_range(uint32_t c, uint32_t lo, uint32_t hi) {
+    for (uint32_t e = 0; e < NENT; e++) {
+        uint32_t idx = alive[e] ? weft_entity_index(ents[e]) : 0;
+        if (alive[e] && has[e][c] && (idx < lo || idx >= hi)) {
+            take(e, c);
+        }
+    }
+}
+
+/* Random worlds with churn whose pools are sorted by entity, one of them then broken by an
+ * insert (and in some rounds sorted again): every random query, under every drive, runs
+ * with the merge-join forced wherever its pools are all ascending, and with the planner's
+ * pick; all against the model. The ascending flag must always agree with a scan. */
+Test(plan, merge_join_matches_the_model_on_sorted_pools) {
+    uint64_t seed = start_model("merge", "sorted pools");
+    uint32_t merged = 0, picked = 0;
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        churn(round == 0 ? 0 : 150);
+        if (round % 2 == 1) {
+            keep_range(0, 0, NENT / 2);
+            keep_range(1, NENT * 2 / 5, NENT);
+        }
+        for (uint32_t c = 0; c < NCOMP; c++) { /* the churn kept no false flag */
+            cr_assert(not(pool_of(c)->ascending && !scanned_ascending(c)), "seed %llu C%u",
+                      (unsigned long long)seed, c);
+            sort_pool(c);
+        }
+        uint32_t broken = below(NCOMP);
+        if (round % 3 != 0 && insert_out_of_order(broken)) {
+            cr_assert(not(pool_of(broken)->ascending), "an insert out of order clears the flag");
+            if (round % 3 == 2) {
+                sort_pool(broken);
+            }
+        }
+        for (uint32_t c = 0; c < NCOMP; c++) {
+            cr_assert(eq(int, pool_of(c)->ascending, scanned_ascending(c)), "seed %llu C%u",
+                      (unsigned long long)seed, c);
+        }
+        for (uint32_t qn = 0; qn < 6; qn++) {
+            model_query_t mq;
+            random_query(&mq);
+            bool sorted = true;
+            for (uint32_t t = 0; t < mq.nterms; t++) {
+                sorted = sorted && pool_of(mq.terms[t])->ascending;
+            }
+            for (uint32_t drive = 0; drive <= mq.nterms; drive++) {
+                mq.desc.drive = drive;
+                weft_query_t *q = NULL;
+                cr_assert(eq(int, weft_query_create(world, &mq.desc, &q), WEFT_OK), "%s",
+                          weft_last_error());
+                weft__query_plan_t p;
+                weft__query_plan(q, &p);
+                cr_assert(p.merge == 0 || (sorted && drive == 0), "merge-join on unsorted pools");
+                picked += p.merge;
+                char plan[64];
+                snprintf(plan, sizeof plan, "round %u query %u drive %u", round, qn, drive);
+                check(q, mq.terms, mq.nterms, mq.excl, chunk_sizes[below(5)], seed, plan);
+                if (sorted && mq.nterms >= 2) {
+                    p.merge = 1;
+                    forced = &p;
+                    snprintf(plan, sizeof plan, "round %u query %u drive %u merge", round, qn,
+                             drive);
+                    check(q, mq.terms, mq.nterms, mq.excl, chunk_sizes[below(5)], seed, plan);
+                    forced = NULL;
+                    merged++;
+                }
+                weft_query_destroy(q);
+            }
+        }
+    }
+    cr_assert(gt(u32, merged, 0), "seed %llu: no query ran merge-joined", (unsigned long long)seed);
+    cr_assert(gt(u32, picked, 0), "seed %llu: the planner never chose the merge-join",
+              (unsigned long long)seed);
+}
+
+/* The planner declines the merge-join for queries it does not serve: OPTIONAL/OR terms and
+ * change filters, even over sorted pools (C0 on the first 330 entities, C1 and C2 on the last
+ * 300: a plain {C0,C1} join is merge-joined, 30 candidates instead of 300 probes). */
+Test(plan, merge_join_is_declined_for_optional_or_and_filtered_terms) {
+    for (uint32_t e = 0; e < NENT; e++) {
+        ents[e] = test_entity(world);
+        alive[e] = true;
+        if (e < NENT / 2 + 30) {
+            give(e, 0);
+        }
+        if (e >= NENT / 2) {
+            give(e, 1);
+            give(e, 2);
+        }
+    }
+    weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}}};
+    weft_query_t *q = NULL;
+    weft__query_plan_t p;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    weft__query_plan(q, &p);
+    cr_expect(eq(u32, p.merge, 1), "a plain join over sorted pools is merge-joined");
+    weft_query_destroy(q);
+    static const weft_term_oper_t opers[] = {WEFT_TERM_OPTIONAL, WEFT_TERM_OR};
+    for (uint32_t k = 0; k < 3; k++) {
+        weft_query_desc_t o = {.terms = {{.component = comp[0]}, {.component = comp[1]}}};
+        if (k < 2) {
+            o.terms[1].oper = opers[k];
+            o.terms[2] = (weft_query_term_t){.component = comp[2], .oper = opers[k]};
+        } else {
+            o.terms[1].filter = WEFT_CHANGE_CHANGED;
+        }
+        cr_assert(eq(int, weft_query_create(world, &o, &q), WEFT_OK), "%s", weft_last_error());
+        weft__query_plan(q, &p);
+        cr_expect(eq(u32, p.merge, 0), "case %u is not merge-joined", k);
+        weft_query_destroy(q);
+    }
+}
+
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
  * pool; the query {C0,C1,C2} drives from C2 (100 rows, 2 probes: cost 500) rather than the
  * group (600 rows, 1 probe: 1,800). */
@@ -306,6 +476,15 @@ Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
     cr_expect(eq(u32, weft_query_rows(q), NENT), "drive = 1 forces C0's pool");
     check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "forced C0");
     weft_query_destroy(q);
+}
+
+Test(plan, a_join_outside_the_enum_is_einval) {
+    weft_query_t *q = NULL;
+    weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}},
+                           .join = WEFT_JOIN_COUNT};
+    cr_expect(eq(int, weft_query_create(world, &d, &q), WEFT_EINVAL));
+    cr_expect(strstr(weft_last_error(), "join") != NULL, "%s", weft_last_error());
+    cr_expect(q == NULL);
 }
 
 Test(plan, a_drive_naming_no_and_term_is_einval) {
@@ -368,9 +547,10 @@ static void run_workers(uint32_t workers, int groups) {
     }
     char name[64];
     snprintf(name, sizeof name, "plan workers %u%s", workers,
-             groups == 2   ? " nested"
-             : groups == 1 ? " grouped"
-                           : "");
+             groups == 2    ? " nested"
+             : groups == 1  ? " grouped"
+             : groups == -1 ? " sorted"
+                            : "");
     uint64_t seed = wt_seed(name);
     rng.s = seed;
     memset(alive, 0, sizeof alive);
@@ -404,8 +584,24 @@ static void run_workers(uint32_t workers, int groups) {
                  WEFT_OK),
               "%s", weft_last_error());
     static uint32_t want[NENT][NCOMP];
+    uint32_t merged = 0; /* frames whose join system is merge-joined (groups -1) */
     for (uint32_t f = 0; f < 9; f++) {
         churn(f % 3 == 0 ? 0 : 100); /* frames without churn reuse the join caches */
+        if (groups == -1) {          /* pools sorted by entity, C0 and C1 overlapping in part */
+            keep_range(0, 0, NENT / 2);
+            keep_range(1, NENT * 2 / 5, NENT);
+            for (uint32_t c = 0; c < NCOMP; c++) {
+                sort_pool(c);
+            }
+            weft_query_desc_t d = {
+                .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
+            weft_query_t *q = NULL;
+            weft__query_plan_t p;
+            cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+            weft__query_plan(q, &p);
+            merged += p.merge;
+            weft_query_destroy(q);
+        }
         for (uint32_t e = 0; e < NENT; e++) {
             for (uint32_t c = 0; c < NCOMP && alive[e]; c++) {
                 if (has[e][c]) { /* rewrite: churn gave fresh values, frames added more */
@@ -432,8 +628,11 @@ static void run_workers(uint32_t workers, int groups) {
             }
         }
     }
+    cr_assert(groups != -1 || merged > 0, "seed %llu: no frame was merge-joined",
+              (unsigned long long)seed);
 }
 
 Test(plan, systems_on_2_workers_match_the_model) { run_workers(2, 0); }
 Test(plan, systems_on_4_workers_with_a_group_match_the_model) { run_workers(4, 1); }
 Test(plan, systems_on_8_workers_with_nested_groups_match_the_model) { run_workers(8, 2); }
+Test(plan, systems_on_4_workers_over_sorted_pools_match_the_model) { run_workers(4, -1); }
