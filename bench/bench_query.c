@@ -731,7 +731,6 @@ static void merge_sparse_setup(merge_world_t *m, uint32_t n) {
     must(weft_query_create(m->w, &qd, &m->probe), "query");
 }
 
-
 /* ns per match of one side: relayout (same data and order), evict the caches, iterate. */
 static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query_t *q) {
     v3_t vv = {1.0f, 2.0f, 3.0f};
