@@ -2,8 +2,10 @@
  *
  * DESIGN: each system touches only what it declares, so the scheduler's DAG is the real
  * dependency structure: movement feeds the grid chain (bin → count → merge → neighbours →
- * state machine) and the hierarchy chain (sync → spin → hierarchy → mount bounds → bounds →
- * culling → stats), while lifetimes, emitters and steering fill the gaps. Reductions that
+ * state machine), the movers' chain (bounds → culling → stats) and the hierarchy chain
+ * (carrier steering → sync → hierarchy → mount bounds → mount culling), while spin, the other
+ * movers' steering, lifetimes and emitters fill the gaps. Work on one component is split by entity set where the sets are
+ * disjoint (movers and mounts), so the movers' part need not wait for the hierarchy. Reductions that
  * would need a shared counter (grid counts, statistics) write per-chunk partial results into
  * a singleton component, each chunk its own slot, and a small single-job system sums the slots
  * in chunk order: no atomics, no locks, and the sums are the same for every worker count. */
@@ -406,17 +408,49 @@ static weft_result_t add(demo_world_t *d, weft_system_desc_t desc) {
 weft_result_t demo_register_systems(demo_world_t *d) {
     const demo_components_t *c = &d->c;
     const uint32_t big = 16384; /* chunk rows of the big systems: ~70 jobs each at 1.2M rows */
+    /* Registration order is declaration order for systems that conflict, and where two
+     * systems write one component on disjoint entities the one off the hierarchy chain comes
+     * first (same values, shorter critical path): spin writes the mounts' local transforms,
+     * sync_transforms the carriers', so spin runs beside movement; steering is split into
+     * the carriers (before sync_transforms, which reads their velocity) and every other mover
+     * (after it), both before the grid and state systems whose last frame's crowding and
+     * health they read; bounds, culling and stats cover the movers (they carry a radius and a
+     * velocity, mounts do neither) and run beside the hierarchy chain; mount_bounds and
+     * mount_culling do the mounts after the update. */
     weft_system_desc_t s[] = {
+        {.name = "spin",
+         .fn = sys_spin,
+         .parallel = true,
+         .chunk_size = big,
+         .terms = {R(c->mount)},
+         .writes = {c->hier.local}},
         {.name = "movement",
          .fn = sys_movement,
          .parallel = true,
          .chunk_size = big,
          .terms = {W(c->position), R(c->velocity)}},
-        {.name = "steering",
+        {.name = "bounds",
+         .fn = sys_bounds,
+         .parallel = true,
+         .chunk_size = big,
+         .terms = {R(c->position), R(c->radius), W(c->bounds)}},
+        {.name = "carrier_steering", /* the carriers first: sync_transforms reads them */
          .fn = sys_steering,
          .parallel = true,
          .chunk_size = big,
-         .terms = {W(c->velocity), R(c->health), R(c->crowding)}},
+         .terms = {W(c->velocity), R(c->health), R(c->crowding), R(c->carrier)}},
+        {.name = "sync_transforms",
+         .fn = sys_sync_transforms,
+         .parallel = true,
+         .chunk_size = 8192,
+         .terms = {R(c->carrier), R(c->position), R(c->velocity)},
+         .writes = {c->hier.local}},
+        {.name = "steering", /* every other mover, beside the hierarchy chain */
+         .fn = sys_steering,
+         .parallel = true,
+         .chunk_size = big,
+         .terms = {W(c->velocity), R(c->health), R(c->crowding)},
+         .exclude = {c->carrier}},
         {.name = "grid_bin",
          .fn = sys_grid_bin,
          .parallel = true,
@@ -453,18 +487,17 @@ weft_result_t demo_register_systems(demo_world_t *d) {
          .parallel = true,
          .chunk_size = 256,
          .terms = {W(c->emitter), R(c->position)}},
-        {.name = "sync_transforms",
-         .fn = sys_sync_transforms,
-         .parallel = true,
-         .chunk_size = 8192,
-         .terms = {R(c->carrier), R(c->position), R(c->velocity)},
-         .writes = {c->hier.local}},
-        {.name = "spin",
-         .fn = sys_spin,
+        {.name = "culling", /* the movers (they carry a radius); mount_culling the mounts */
+         .fn = sys_culling,
          .parallel = true,
          .chunk_size = big,
-         .terms = {R(c->mount)},
-         .writes = {c->hier.local}},
+         .terms = {R(c->bounds), W(c->visible), R(c->radius)}},
+        {.name = "stats",
+         .fn = sys_stats,
+         .parallel = true,
+         .chunk_size = big,
+         .terms = {R(c->visible), R(c->velocity)},
+         .writes = {c->stats_partials}},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         weft_result_t r = add(d, s[i]);
@@ -488,22 +521,11 @@ weft_result_t demo_register_systems(demo_world_t *d) {
          .chunk_size = big,
          .terms = {R(c->mount), W(c->bounds)},
          .reads = {c->hier.world}},
-        {.name = "bounds",
-         .fn = sys_bounds,
-         .parallel = true,
-         .chunk_size = big,
-         .terms = {R(c->position), R(c->radius), W(c->bounds)}},
-        {.name = "culling",
+        {.name = "mount_culling",
          .fn = sys_culling,
          .parallel = true,
          .chunk_size = big,
-         .terms = {R(c->bounds), W(c->visible)}},
-        {.name = "stats",
-         .fn = sys_stats,
-         .parallel = true,
-         .chunk_size = big,
-         .terms = {R(c->visible), R(c->velocity)},
-         .writes = {c->stats_partials}},
+         .terms = {R(c->bounds), W(c->visible), R(c->mount)}},
         {.name = "stats_reduce",
          .fn = sys_stats_reduce,
          .phase = 1,
