@@ -9,6 +9,7 @@
  * back: across batches of a chunk the work is one pass over each pool's overlapping rows. A
  * pool whose cursor reaches its end ends the chunk (nothing later can match). */
 #include "merge_join.h"
+#include "query.h"
 
 #include "weft/query.h"
 
@@ -212,24 +213,8 @@ static bool emit(weft_iter_t *it, uint32_t includes, bool run, uint32_t start, u
     weft__iter_private_t *pv = &it->_private;
     it->rows = n;
     it->entities = run ? pv->drive_dense + start : pv->block_ents;
-    it->present = it->term_count >= 32u ? UINT32_MAX : (1u << it->term_count) - 1u;
     pv->blocked = !run;
-    for (uint32_t t = 0; t < it->term_count; t++) {
-        it->columns[t] = NULL;
-        if (base != NULL) {
-            base[t] = WEFT__ROW_NONE;
-        }
-        if ((pv->contiguous >> t) & 1u) {
-            if (run) {
-                it->columns[t] = pv->terms[t].data + (size_t)start * pv->terms[t].size;
-                if (base != NULL) {
-                    base[t] = start;
-                }
-            } else {
-                pv->terms[t].rows = pv->block_drive;
-            }
-        }
-    }
+    weft__query_drive_terms(it, start, run, base);
     for (uint32_t k = 0; k < includes; k++) {
         uint32_t t = pv->checks[k].term;
         if (run) {

@@ -950,7 +950,7 @@ static void resolve_window(const weft__iter_private_t *pv, const uint32_t *ents,
 /* A batch's presence bits and its driving-range terms, from driving row `start`: columns
  * when the batch is gapless, else the driving rows kept in block_drive; every other term's
  * column and base are cleared for the caller to set. */
-static void drive_terms(weft_iter_t *it, uint32_t start, bool gapless, uint32_t *base) {
+void weft__query_drive_terms(weft_iter_t *it, uint32_t start, bool gapless, uint32_t *base) {
     weft__iter_private_t *pv = &it->_private;
     it->present = all_terms(it);
     for (uint32_t t = 0; t < it->term_count; t++) {
@@ -1040,7 +1040,7 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
     pv->blocked = 1;
     it->rows = m;
     it->entities = gapless ? ents : pv->block_ents;
-    drive_terms(it, start, gapless, base);
+    weft__query_drive_terms(it, start, gapless, base);
     uint32_t k = 0;
     for (uint32_t c = 0; c < includes; c++) {
         while (pv->checks[k].term == UINT32_MAX) {
@@ -1160,7 +1160,7 @@ static bool columns_batch(weft_iter_t *it, uint32_t start, uint32_t n, const uin
     pv->row = start + n;
     it->rows = n;
     it->entities = pv->drive_dense + start;
-    drive_terms(it, start, true, base);
+    weft__query_drive_terms(it, start, true, base);
     for (uint32_t c = 0; c < pv->check_count && pv->checks[c].term != UINT32_MAX; c++) {
         uint32_t t = pv->checks[c].term;
         it->columns[t] = pv->terms[t].data + (size_t)first[c] * pv->terms[t].size;

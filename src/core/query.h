@@ -45,6 +45,11 @@ bool weft__query_window_before(struct weft_world *world, const struct weft__pool
                                uint32_t tick);
 
 /* weft_query_iter() with a plan made by weft__query_plan() (q non-NULL, plan still valid). */
+/* A batch's presence bits and its driving-range terms from driving row `start`: columns when
+ * the batch is gapless, else the driving rows kept in block_drive; every other term's column
+ * and base cleared for the plan to set (query.c's probe plan, merge_join.c). */
+void weft__query_drive_terms(weft_iter_t *it, uint32_t start, bool gapless, uint32_t *base);
+
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);
 
