@@ -9,7 +9,7 @@
  * generation, the free list, and a chunked query with an exclude against the model). Each
  * pool switches to 4-byte sparse entries at a random operation (it is a one-way switch
  * normally reached only past 2^24 rows), so both encodings, and the re-encoding of a live
- * index, face the same checks. The seed is printed; WEFT_TEST_SEED=<n> replays a run and
+ * index, face the same checks. The seed is printed; WT_SEED=<n> replays a run and
  * WEFT_MODEL_OPS=<n> changes the number of operations. Includes private headers to see the
  * invariants. */
 #include <criterion/criterion.h>
@@ -23,6 +23,7 @@
 #include "src/core/pool.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
+#include "weft_test.h"
 
 enum {
     MAX_E = 256,      /* model entity slots */
@@ -311,18 +312,12 @@ static int op(void) {
     return -1;
 }
 
-static uint64_t env_u64(const char *name, uint64_t fallback) {
-    const char *v = getenv(name);
-    return v && *v ? strtoull(v, NULL, 0) : fallback;
-}
-
 TestSuite(model, .timeout = 300);
 
 Test(model, a_million_random_operations_agree_with_the_reference_model) {
-    uint64_t seed = env_u64("WEFT_TEST_SEED", (uint64_t)time(NULL) * 2654435761u + 1u);
-    uint64_t ops = env_u64("WEFT_MODEL_OPS", 1000000);
-    fprintf(stderr, "model: seed %llu (replay with WEFT_TEST_SEED=%llu), %llu operations\n",
-            (unsigned long long)seed, (unsigned long long)seed, (unsigned long long)ops);
+    uint64_t seed = wt_seed("model");
+    uint64_t ops = wt_env_u64("WEFT_MODEL_OPS", 1000000);
+    fprintf(stderr, "model: %llu operations\n", (unsigned long long)ops);
     rng = seed ? seed : 1;
     test_alloc_t a = {0};
     world = test_world(&a);

@@ -5,7 +5,7 @@
  *   single calls only on world B, and a plain-array reference model. After every operation
  *   the two world hashes and the hook counts must agree (bulk calls promise the world the
  *   single calls make, row for row); every few operations every value is compared with the
- *   model and the group is checked. The seed is printed; WEFT_TEST_SEED=<n> replays a run.
+ *   model and the group is checked. The seed is printed; WT_SEED=<n> replays a run.
  * - errors_*: every error path returns its code and leaves the world hash unchanged.
  * - oom_*: a scenario of bulk calls with the k-th allocation failing, for every k.
  * - hooks_* and groups_*: the documented hook order and group alignment. */
@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ecs_fixture.h"
+#include "weft_test.h"
 
 /* ---- shared ------------------------------------------------------------------- >>shared */
 
@@ -134,10 +135,7 @@ static uint64_t rnd(void) {
 static uint32_t below(uint32_t n) { return n ? (uint32_t)(rnd() % n) : 0; }
 
 static uint64_t test_seed(const char *what) {
-    const char *v = getenv("WEFT_TEST_SEED");
-    uint64_t seed = v && *v ? strtoull(v, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + 1u;
-    fprintf(stderr, "bulk %s: seed %llu (replay with WEFT_TEST_SEED=%llu)\n", what,
-            (unsigned long long)seed, (unsigned long long)seed);
+    uint64_t seed = wt_seed(what);
     return seed ? seed : 1;
 }
 

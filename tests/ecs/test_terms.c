@@ -7,13 +7,14 @@
  * random chunk size, iterates every chunk and checks every batch against the model: each row
  * matches, the batch's `present` bits equal each row's own set of OPTIONAL/OR terms, every
  * present term reads back the entity's value, and the matched set is exactly the model's.
- * The seed is printed; WEFT_TEST_SEED=<n> replays a run. */
+ * The seed is printed; WT_SEED=<n> replays a run. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "ecs_fixture.h"
+#include "weft_test.h"
 
 enum { NCOMP = 16, NENT = 400, ROUNDS = 400 };
 
@@ -213,10 +214,7 @@ static void check_query(const drawn_t *d, uint64_t seed, uint32_t round) {
 }
 
 Test(terms, optional_and_or_against_model, .init = setup, .fini = teardown, .timeout = 120) {
-    const char *env = getenv("WEFT_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) * 2654435761u + 7u;
-    fprintf(stderr, "terms model: seed %llu (replay with WEFT_TEST_SEED=%llu)\n",
-            (unsigned long long)seed, (unsigned long long)seed);
+    uint64_t seed = wt_seed("terms model");
     rng = seed ? seed : 1;
     populate();
     for (uint32_t round = 0; round < ROUNDS; round++) {

@@ -11,6 +11,7 @@
 #include <criterion/new/assert.h>
 
 #include "weft.h"
+#include "weft_test.h"
 
 /* ---- a world with n uint32_t types named T<id> ---- */
 
@@ -38,10 +39,7 @@ static uint32_t rnd(uint32_t n) {
 }
 
 static uint64_t seed_from_env(void) {
-    const char *s = getenv("WEFT_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 0x19a5eedull;
-    printf("many_types seed: 0x%llx (WEFT_TEST_SEED)\n", (unsigned long long)seed);
-    return seed;
+    return wt_seed("many_types");
 }
 
 /* ---- the reference model ---- */
