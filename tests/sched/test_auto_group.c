@@ -102,8 +102,8 @@ static void toggle(run_state_t *r, uint32_t e, uint32_t c) {
 }
 
 /* Move entity e to the other family: from {P,V}(M) to {P,H} or back (V and H swap; an entity
- * in neither gets V). The order of the two steps is random, so some moves pass through both
- * families and some through neither. */
+ * with neither gets V, one with both loses V). The order of the two steps is random, so some
+ * moves pass through both families and some through neither. */
 static void move_family(run_state_t *r, uint32_t e) {
     weft_world_t *w = r->world;
     uint32_t from = weft_component_has(w, r->ents[e], r->comp[V]) ? V : H;
