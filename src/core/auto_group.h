@@ -18,6 +18,16 @@
  *   with fewer components, then the smaller ids), every candidate sharing a component with
  *   it is dropped (a pool serves one chain), and the next heaviest is taken from what is
  *   left, until none is left or the world's 63 groups are used.
+ * Why a pool serves one chain: two chains sharing a pool X ({P,V} and {P,H} on P) would need X
+ * ordered in segments, one per family, each aligned row by row with its family's other pools.
+ * A pool has no spare rows, so when the pools are tight (every V and H entity in its family,
+ * every P entity in one of the two) X is exactly [first segment][second segment], and an add
+ * that grows the first family must shift the whole second segment by one row of X while the
+ * rows of its other pools (H) stay where they are: Omega(rows of the second family) moves for
+ * one add. Moving only the boundary row (first to last) keeps the segment contiguous but
+ * breaks its alignment with H. Single aligned runs for both families need spare rows in X
+ * (reserved rows between segments, which every pool reader would have to skip) or per-family
+ * storage of X; aligning a family in several runs instead needs periodic O(rows) re-packing.
  * Applying compares the result with the automatic groups that exist and, when it differs,
  * drops them and creates the new ones outermost first (O(rows of the pools involved)).
  * Planning reads counts only when it runs: when a system registers or unregisters, when the

@@ -101,17 +101,39 @@ static void toggle(run_state_t *r, uint32_t e, uint32_t c) {
     }
 }
 
-/* Random churn: components come and go (rows move inside the groups), entities die and are
- * born again. */
+/* Move entity e to the other family: from {P,V}(M) to {P,H} or back (V and H swap; an entity
+ * with neither gets V, one with both loses V). The order of the two steps is random, so some
+ * moves pass through both families and some through neither. */
+static void move_family(run_state_t *r, uint32_t e) {
+    weft_world_t *w = r->world;
+    uint32_t from = weft_component_has(w, r->ents[e], r->comp[V]) ? V : H;
+    uint32_t to = from == V ? H : V;
+    bool had = weft_component_has(w, r->ents[e], r->comp[from]);
+    bool first_add = next_u32(r) % 2u == 0;
+    if (first_add && !weft_component_has(w, r->ents[e], r->comp[to])) {
+        toggle(r, e, to);
+    }
+    if (had) {
+        toggle(r, e, from);
+    }
+    if (!first_add && !weft_component_has(w, r->ents[e], r->comp[to])) {
+        toggle(r, e, to);
+    }
+}
+
+/* Random churn: components come and go (rows move inside the groups), entities move between
+ * the {P,V} and {P,H} families, die and are born again. */
 static void churn(run_state_t *r, uint32_t changes) {
     for (uint32_t k = 0; k < changes; k++) {
         uint32_t e = next_u32(r) % NENT, roll = next_u32(r) % 16u;
         if (roll == 0) {
             cr_assert(eq(int, weft_entity_destroy(r->world, r->ents[e]), WEFT_OK));
             cr_assert(eq(int, weft_entity_create(r->world, &r->ents[e]), WEFT_OK));
+        } else if (roll >= 13) {
+            move_family(r, e);
         } else {
             /* P most often present, as in an engine; V and H rarely both */
-            toggle(r, e, roll < 3 ? P : roll < 8 ? V : roll < 11 ? M : H);
+            toggle(r, e, roll < 3 ? P : roll < 7 ? V : roll < 10 ? M : H);
         }
     }
 }
