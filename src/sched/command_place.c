@@ -242,6 +242,45 @@ static void place_op(weft_world_t *world, const struct weft__cmd_place_op *op) {
     }
 }
 
+/* A prefetch the compiler keeps (gcc 12 drops a __builtin_prefetch in a loop it otherwise
+ * finds empty, as src/core/query.c notes). */
+static inline void place_prefetch(const void *p) {
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
+#define PLACE_AHEAD 8u /* operations between a prefetch stage and the next */
+
+/* The lines a later operation of this lane will miss on, in two stages (a replay is bound by
+ * misses: about one random line per operation, and a remove's row is found through its
+ * sparse entry): PLACE_AHEAD * 2 operations ahead its sparse entry, PLACE_AHEAD ahead the
+ * row that entry names (a row that moves meanwhile only wastes the prefetch). */
+static void place_ahead(weft_world_t *world, const struct weft__cmd_place_op *op, bool row) {
+    const weft__pool_t *pool = &world->components[op->what >> 2]->pool;
+    uint32_t p = op->idx >> WEFT__SPARSE_SHIFT;
+    if (p >= pool->pages || pool->sparse[p] == NULL) {
+        return;
+    }
+    if (!row) {
+        uint32_t i = op->idx & WEFT__SPARSE_MASK;
+        place_prefetch(pool->sparse[p] + (size_t)i * (pool->sparse_wide ? 4u : 3u));
+        return;
+    }
+    if ((op->what & 3u) == PLACE_PUSH) {
+        return; /* it lands at the end, which the previous pushes keep in cache */
+    }
+    uint32_t r = weft__pool_row(pool, op->idx);
+    if (r < pool->count) {
+        place_prefetch(pool->dense + r);
+        if (pool->size) {
+            place_prefetch(weft__pool_at(pool, r));
+        }
+    }
+}
+
 /* Follow the log until the walk is over, replaying the operations of lane `lane`'s pools in
  * log order; returns how many it replayed. Empty-handed, it spins, then yields: the walk
  * publishes every few hundred nanoseconds unless its thread was descheduled. */
@@ -262,6 +301,13 @@ static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
             continue;
         }
         for (; done < n; done++) {
+            uint32_t a = done + PLACE_AHEAD;
+            if (a + PLACE_AHEAD < n && lane_of[log[a + PLACE_AHEAD].what >> 2] == lane) {
+                place_ahead(world, &log[a + PLACE_AHEAD], false);
+            }
+            if (a < n && lane_of[log[a].what >> 2] == lane) {
+                place_ahead(world, &log[a], true);
+            }
             if (lane_of[log[done].what >> 2] == lane) {
                 place_op(world, &log[done]);
                 mine++;
