@@ -1,6 +1,6 @@
 /* command_place.c: the placed command apply: the phase-end apply split into a serial walk
- * over the commands that settles everything entity-wide, and a parallel replay of the row
- * changes, one pool per range.
+ * over the commands that settles everything entity-wide, and a replay of the row changes in
+ * lanes of pools that follow the walk on the other workers.
  *
  * DESIGN
  * Serially, a phase's commands are replayed as public calls (command.c, weft__cmd_apply).
