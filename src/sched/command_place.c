@@ -332,8 +332,9 @@ static uint32_t lane_weight(const weft__cmd_stage_t *st, uint32_t c) {
  * walk and so gets less: about (total - (lanes - 1) * st->lead_ops) / lanes operations, where
  * lead_ops is what a job lane replays while the walk runs (measured in weft__cmd_place). The
  * heaviest components go first, each onto the lane furthest below its share. Only the
- * balance depends on this, never the result. */
-static void split_lanes(weft__cmd_stage_t *st, uint32_t lanes) {
+ * balance depends on this, never the result. Returns the lanes in use, the main thread's
+ * last. */
+static uint32_t split_lanes(weft__cmd_stage_t *st, uint32_t lanes) {
     uint32_t n = 0;
     double total = 0;
     for (uint32_t c = 1; c < st->ncomp; c++) {
@@ -364,13 +365,27 @@ static void split_lanes(weft__cmd_stage_t *st, uint32_t lanes) {
         load[best] += lane_weight(st, c);
         st->lane[c] = (uint8_t)best;
     }
+    /* Number the job lanes that received components first, the main thread's last: a job
+     * with nothing to replay would only spin until the walk ends. */
+    uint8_t id[WEFT__CMD_PLACE_LANES_MAX];
+    uint32_t used = 0;
+    for (uint32_t l = 0; l + 1u < lanes; l++) {
+        id[l] = (uint8_t)(load[l] > 0 ? used++ : 0u);
+    }
+    id[lanes - 1u] = (uint8_t)used;
+    for (uint32_t l = 0; l + 1u < lanes; l++) {
+        id[l] = load[l] > 0 ? id[l] : (uint8_t)used; /* (none of its components exist) */
+    }
+    for (uint32_t c = 1; c < st->ncomp; c++) {
+        st->lane[c] = id[st->lane[c]];
+    }
+    return used + 1u;
 }
 
 void weft__cmd_place_begin(weft__cmd_stage_t *st, weft_world_t *world, weft_jobs_t *jobs,
                            uint32_t workers) {
     uint32_t lanes = workers < WEFT__CMD_PLACE_LANES_MAX ? workers : WEFT__CMD_PLACE_LANES_MAX;
-    lanes = lanes ? lanes : 1u;
-    split_lanes(st, lanes);
+    lanes = split_lanes(st, lanes ? lanes : 1u);
     memset(st->per, 0, (size_t)st->ncomp * sizeof *st->per);
     st->nlog = 0;
     st->place_world = world;
