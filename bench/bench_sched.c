@@ -19,7 +19,8 @@
  *   (churn_apply, from the trace's apply events) with churn_apply_speedup (serial apply at 1
  *   worker vs the split dry run and placed apply at 2, as the measured rules pick) and its
  *   share of the 1-worker frame; churn_apply_share counts parallel-for ranges only, which in
- *   this world are the apply's alone (its systems run as ready-list items).
+ *   this world are the split dry run's alone (its systems run as ready-list items; the placed
+ *   apply's replay lanes run as jobs, beside the systems' drain jobs, and are not counted).
  * - many_systems: 250 independent chains of 3 systems, each chain on its own component, 4 or
  *   64 rows per system, 0, 1 or 5 us of work per system, at every count of wb_worker_counts
  *   (1 and 2 on a 2-core machine; paired speedups at each, and at 2 workers the 0 us ratio
@@ -977,8 +978,9 @@ static void case_churn(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
     double share = time_paired(w1, w2, 20, frames, reps, 1e6, t1, t2);
-    /* The apply's share: its split dry run and row replay are the only parallel-for work
-     * of the churn world (its phase has edges, so its systems run as ready-list items). */
+    /* The apply's share: its split dry run is the only parallel-for work of the churn world
+     * (its phase has edges, so its systems run as ready-list items; the replay lanes are
+     * jobs, as are the systems' drain jobs, so they cannot be told apart here). */
     wb_share_t sha;
     wb_share_begin_ranges(&sha, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {

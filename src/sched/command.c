@@ -398,11 +398,12 @@ static bool grow_u32(const weft_allocator_t *alloc, uint32_t **arr, uint32_t *ca
     return true;
 }
 
-/* Bytes of the per-component tables for `cap` ids: rows, per, first, touched, placeholder. */
-static size_t tables_bytes(uint32_t cap) { return (size_t)cap * (4u * sizeof(uint32_t) + 1u); }
+/* Bytes of the per-component tables for `cap` ids: rows, per, touched, placeholder, lane. */
+static size_t tables_bytes(uint32_t cap) { return (size_t)cap * (3u * sizeof(uint32_t) + 2u); }
 
 /* Grow the per-component tables to `need` entries (one block; contents not kept: each dry run
- * and placed apply starts them afresh). False when out of memory (nothing changed). */
+ * and placed apply starts them afresh, the lane weights from zero after a growth). False when
+ * out of memory (nothing changed). */
 static bool grow_tables(weft__cmd_stage_t *st, const weft_allocator_t *alloc, uint32_t need) {
     uint32_t cap = st->comp_cap ? st->comp_cap : 256u;
     while (cap < need) {
@@ -417,9 +418,10 @@ static bool grow_tables(weft__cmd_stage_t *st, const weft_allocator_t *alloc, ui
     }
     st->rows = block;
     st->per = block + cap;
-    st->first = block + 2u * (size_t)cap;
-    st->touched = block + 3u * (size_t)cap;
-    st->placeholder = (uint8_t *)(block + 4u * (size_t)cap);
+    st->touched = block + 2u * (size_t)cap;
+    st->placeholder = (uint8_t *)(block + 3u * (size_t)cap);
+    st->lane = st->placeholder + cap;
+    memset(st->per, 0, (size_t)cap * sizeof *st->per);
     st->comp_cap = cap;
     return true;
 }
@@ -957,8 +959,8 @@ void weft__cmd_stage_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) 
     if (st->comp_cap) {
         weft__sched_free(alloc, st->rows, tables_bytes(st->comp_cap));
     }
-    st->rows = st->per = st->first = st->touched = NULL;
-    st->placeholder = NULL;
+    st->rows = st->per = st->touched = NULL;
+    st->placeholder = st->lane = NULL;
     st->comp_cap = st->ncomp = 0;
     weft__sched_free(alloc, st->bufs, (size_t)st->bufs_cap * sizeof *st->bufs);
     weft__sched_free(alloc, st->tasks, (size_t)st->tasks_cap * sizeof *st->tasks);

@@ -18,6 +18,8 @@
 #include "weft/command.h"
 #include "weft/component.h"
 
+#include "weft/jobs.h"
+
 #include "jobs/platform/atomic.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
@@ -119,17 +121,27 @@ typedef struct weft__cmd_stage {
     uint32_t ndead;       /* entries in dead */
     uint32_t dead_cap;    /* capacity of dead */
     /* The placed apply (command_place.c): */
-    uint32_t ops;                      /* upper bound on the pool operations to apply */
-    bool hooked;                       /* a command reaches a component that is not plain
-                                               (weft__cmd_plain): only the serial apply may run */
-    struct weft__cmd_place_op *log;    /* [log_cap] pool operations in apply order */
-    struct weft__cmd_place_op *sorted; /* [log_cap] the same, grouped by component */
-    uint32_t log_cap;                  /* capacity of log and sorted */
-    uint32_t nlog;                     /* entries in log */
-    uint32_t *per;                     /* [comp_cap] logged operations per component */
-    uint32_t *first;   /* [comp_cap] where each component's operations start in sorted */
-    uint32_t *touched; /* [comp_cap] components with operations, most first */
-    uint32_t ntouched; /* entries in touched */
+    uint32_t ops;                   /* upper bound on the pool operations to apply */
+    bool hooked;                    /* a command reaches a component that is not plain
+                                       (weft__cmd_plain): only the serial apply may run */
+    struct weft__cmd_place_op *log; /* [log_cap] pool operations in apply order */
+    uint32_t log_cap;               /* capacity of log */
+    uint32_t nlog;                  /* entries in log */
+    uint32_t *per;                  /* [comp_cap] logged operations per component (kept until
+                                       the next placed apply: it weighs the lanes) */
+    uint32_t *touched;              /* [comp_cap] scratch: components by weight, most first */
+    uint8_t *lane;                  /* [comp_cap] the replay lane of each component */
+    uint32_t lanes;                 /* replay lanes of the running placed apply */
+    uint32_t lanes_started;         /* lanes [0, lanes_started) run as jobs, the rest on the
+                                       main thread once the walk is over */
+    struct weft_world *place_world; /* the world being applied, for the lane jobs */
+    weft_atomic_u32 published;      /* log entries the lanes may replay (release), with
+                                       WEFT__CMD_PLACE_FINAL once the walk is over */
+    weft_counter_t lanes_done;      /* counts the lane jobs down */
+    uint64_t walk_begin;            /* weft__time_ns() when the walk started */
+    float lead_ops;                 /* operations a lane replays while the walk runs (measured:
+                                       the walk's time over the main thread's replay time per
+                                       operation; 0: not yet) */
     /* The split dry run (weft__cmd_stage_scan_split): */
     const weft_cmd_t **bufs;           /* [bufs_cap] the phase's non-empty buffers, in order */
     uint32_t nbufs, bufs_cap;          /* entries in use, allocated */
@@ -224,22 +236,39 @@ void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t 
  * reported: the caller applies serially instead). Thread: main. */
 weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc);
 
-/* Start a placed apply of the scanned buffers (after weft__cmd_stage_reserve succeeded and
- * st->hooked is false). Thread: main. */
-void weft__cmd_place_begin(weft__cmd_stage_t *st);
+/* Replay lanes of a placed apply at most (one per worker; lane ids are bytes). */
+#define WEFT__CMD_PLACE_LANES_MAX 64u
+
+/* In weft__cmd_stage_t.published: the walk is over, every entry is in the log. */
+#define WEFT__CMD_PLACE_FINAL 0x80000000u
+
+/* Start a placed apply of the scanned buffers (after weft__cmd_stage_reserve and
+ * weft__cmd_place_reserve succeeded and st->hooked is false): split the touched pools into
+ * replay lanes (one per worker up to WEFT__CMD_PLACE_LANES_MAX, weighed by the last placed apply's
+ * operations and this one's rows, the main thread's lane lighter by what the others replay
+ * while it walks) and start a job per lane but the main thread's on `jobs`, which replays its
+ * pools' operations while the walk appends them. A lane whose job could not be submitted is
+ * replayed by weft__cmd_place. Thread: main. */
+void weft__cmd_place_begin(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs,
+                           uint32_t workers);
 
 /* The serial half of the placed apply for `cmd`, the next buffer in apply order: everything
  * weft__cmd_apply does to the entity table (creates, destroys, signatures, placeholder map,
  * set payload and event target remapping, skips), in write order, with each pool change
- * appended to the log instead of made. Cannot fail (the stage reserved it all). Thread: main. */
+ * appended to the log instead of made, and published to the lanes every
+ * WEFT__CMD_PLACE_PUBLISH_EVERY entries. Touches no pool (the lanes own them until
+ * weft__cmd_place returns). Cannot fail (the stage reserved it all). Thread: main. */
 void weft__cmd_resolve(weft__cmd_stage_t *st, struct weft_world *world, weft_cmd_t *cmd,
                        uint64_t *map);
 
-/* The parallel half: replay the log's operations pool by pool, each pool's in log order, on
- * every worker of `jobs` (one pool per range). Each pool ends exactly as weft__cmd_apply would
- * leave it, since a pool's rows depend only on the operations on that pool and their order.
- * Thread: main (the caller takes part). */
-void weft__cmd_place(weft__cmd_stage_t *st, struct weft_world *world, weft_jobs_t *jobs);
+#define WEFT__CMD_PLACE_PUBLISH_EVERY 64u
+
+/* End the placed apply after the walk: publish the whole log, replay the main thread's lane
+ * and those whose job did not start, and wait for the lane jobs (the caller runs ready jobs meanwhile). Each pool
+ * ends exactly as weft__cmd_apply would leave it, since a pool's rows depend only on the
+ * operations on that pool and their order, and each pool is replayed by one lane in log
+ * order. Thread: main. */
+void weft__cmd_place(weft__cmd_stage_t *st, weft_jobs_t *jobs);
 
 /* Note a command skipped because its target is no longer alive (WEFT_LOG_DEBUG). */
 void weft__cmd_note_stale(const struct weft_world *world, const weft_cmd_t *cmd, uint8_t op,

@@ -1,6 +1,6 @@
 /* command_place.c: the placed command apply: the phase-end apply split into a serial walk
- * over the commands that settles everything entity-wide, and a parallel replay of the row
- * changes, one pool per range.
+ * over the commands that settles everything entity-wide, and a replay of the row changes in
+ * lanes of pools that follow the walk on the other workers.
  *
  * DESIGN
  * Serially, a phase's commands are replayed as public calls (command.c, weft__cmd_apply).
@@ -9,19 +9,24 @@
  * free list) and that component's pool. A pool's rows after the apply depend only on the
  * operations made on that pool (push, write in place, swap-remove) and their order. So the
  * placed apply walks the commands in apply order on the main thread, doing the entity-table
- * part for real and logging each pool operation (weft__cmd_resolve), then groups the log by
- * component keeping log order, and replays each pool's operations on one worker
- * (weft__cmd_place). Every pool and the entity table end bit-identical to the serial apply
- * at any worker count. Pools are disjoint memory, so the replay needs no synchronisation
- * beyond the parallel-for's own. The stage (command.c) reserved every row, sparse page,
- * slot and free-list entry first, and the log here is allocated before anything changes,
- * so the all-or-nothing out-of-memory rule holds: a failed log allocation only means the
- * serial apply runs. */
+ * part for real and logging each pool operation (weft__cmd_resolve), while replay lanes on
+ * the other workers follow the log as it grows, each replaying the operations of its own
+ * pools in log order (weft__cmd_place_begin / weft__cmd_place): the walk and the replay
+ * overlap. Every pool and the entity table end bit-identical to the serial apply at any
+ * worker count and any lane split. Pools are disjoint memory and the walk touches none, so
+ * the lanes need no lock: the walk publishes the log's length with a release store every
+ * WEFT__CMD_PLACE_PUBLISH_EVERY entries, which orders the entries (and the set payloads the
+ * walk remapped before logging them) before a lane's acquire load. The stage (command.c)
+ * reserved every row, sparse page, slot and free-list entry first, and the log here is
+ * allocated before anything changes, so the all-or-nothing out-of-memory rule holds: a
+ * failed log allocation only means the serial apply runs, a lane job that could not be
+ * submitted is replayed on the main thread after the walk. */
 #include "command.h"
 
 #include <string.h>
 
 #include "jobs/platform/report.h"
+#include "jobs/platform/thread.h"
 #include "schedule.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
@@ -43,6 +48,9 @@ struct weft__cmd_place_op {
 _Static_assert(WEFT_MAX_COMPONENTS <= (UINT32_MAX >> 2), "a place op stores id << 2 | kind");
 
 weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
+    if (st->ops >= WEFT__CMD_PLACE_FINAL) {
+        return WEFT_ENOMEM; /* the published length keeps its top bit: apply serially */
+    }
     if (st->ops <= st->log_cap) {
         return WEFT_OK;
     }
@@ -52,23 +60,18 @@ weft_result_t weft__cmd_place_reserve(weft__cmd_stage_t *st, const weft_allocato
     }
     size_t bytes = (size_t)cap * sizeof(struct weft__cmd_place_op);
     struct weft__cmd_place_op *log = weft__sched_alloc(alloc, bytes);
-    struct weft__cmd_place_op *sorted = log ? weft__sched_alloc(alloc, bytes) : NULL;
-    if (sorted == NULL) {
-        weft__sched_free(alloc, log, bytes);
+    if (log == NULL) {
         return WEFT_ENOMEM; /* not a failure of the frame: the serial apply runs instead */
     }
     weft__cmd_place_fini(st, alloc);
     st->log = log;
-    st->sorted = sorted;
     st->log_cap = cap;
     return WEFT_OK;
 }
 
 void weft__cmd_place_fini(weft__cmd_stage_t *st, const weft_allocator_t *alloc) {
-    size_t bytes = (size_t)st->log_cap * sizeof(struct weft__cmd_place_op);
-    weft__sched_free(alloc, st->log, bytes);
-    weft__sched_free(alloc, st->sorted, bytes);
-    st->log = st->sorted = NULL;
+    weft__sched_free(alloc, st->log, (size_t)st->log_cap * sizeof(struct weft__cmd_place_op));
+    st->log = NULL;
     st->log_cap = 0;
 }
 
@@ -96,11 +99,6 @@ void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t 
     *est = (*est == 0.0f || sample < *est) ? sample : *est + (sample - *est) * 0.25f;
 }
 
-void weft__cmd_place_begin(weft__cmd_stage_t *st) {
-    st->nlog = 0;
-    memset(st->per, 0, (size_t)st->ncomp * sizeof *st->per);
-}
-
 /* ---- the serial walk: one function per verb ----------------------------------- >>resolve */
 
 static void log_op(weft__cmd_stage_t *st, place_kind_t kind, uint32_t c, uint32_t idx,
@@ -108,6 +106,9 @@ static void log_op(weft__cmd_stage_t *st, place_kind_t kind, uint32_t c, uint32_
     st->log[st->nlog++] = (struct weft__cmd_place_op){
         .payload = payload, .idx = idx, .what = c << 2 | (uint32_t)kind};
     st->per[c]++;
+    if (st->nlog % WEFT__CMD_PLACE_PUBLISH_EVERY == 0u) {
+        weft_atomic_store_release(&st->published, st->nlog); /* the lanes may replay them */
+    }
 }
 
 /* Move idx's signature one step from sig (interned by the stage's dry run, so this cannot
@@ -216,87 +217,211 @@ void weft__cmd_resolve(weft__cmd_stage_t *st, weft_world_t *world, weft_cmd_t *c
     }
 }
 
-/* ---- the parallel replay --------------------------------------------------------- >>place */
+/* ---- the replay lanes ------------------------------------------------------------ >>place */
 
-/* Group the log by component (a stable counting sort: each pool keeps log order) and list
- * the components with most operations first, so the longest pools start first. */
-static void group_log(weft__cmd_stage_t *st) {
-    st->ntouched = 0;
-    st->first[0] = 0; /* id 0 is no component: never logged */
-    uint32_t off = 0;
-    for (uint32_t c = 1; c < st->ncomp; c++) {
-        uint32_t n = st->per[c];
-        st->first[c] = off;
-        off += n;
-        if (n == 0) {
+/* Replay one operation on its (plain) pool: what add_index / weft_component_set /
+ * remove_common / weft__entity_destroy_index do to such a pool. */
+static void place_op(weft_world_t *world, const struct weft__cmd_place_op *op) {
+    weft__pool_t *pool = &world->components[op->what >> 2]->pool;
+    switch ((place_kind_t)(op->what & 3u)) {
+    case PLACE_PUSH: {
+        uint32_t row = weft__pool_push(pool, op->idx);
+        if (op->payload != NULL && pool->size) {
+            memcpy(weft__pool_at(pool, row), op->payload, pool->size);
+        }
+        break;
+    }
+    case PLACE_WRITE:
+        if (pool->size) {
+            memcpy(weft__pool_at(pool, weft__pool_row(pool, op->idx)), op->payload, pool->size);
+        }
+        break;
+    case PLACE_REMOVE:
+        weft__pool_remove_swap(pool, weft__pool_row(pool, op->idx));
+        break;
+    }
+}
+
+/* A prefetch the compiler keeps (gcc 12 drops a __builtin_prefetch in a loop it otherwise
+ * finds empty, as src/core/query.c notes). */
+static inline void place_prefetch(const void *p) {
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
+#define PLACE_AHEAD 8u /* operations between a prefetch stage and the next */
+
+/* The lines a later operation of this lane will miss on, in two stages (a replay is bound by
+ * misses: about one random line per operation, and a remove's row is found through its
+ * sparse entry): PLACE_AHEAD * 2 operations ahead its sparse entry, PLACE_AHEAD ahead the
+ * row that entry names (a row that moves meanwhile only wastes the prefetch). */
+static void place_ahead(weft_world_t *world, const struct weft__cmd_place_op *op, bool row) {
+    const weft__pool_t *pool = &world->components[op->what >> 2]->pool;
+    uint32_t p = op->idx >> WEFT__SPARSE_SHIFT;
+    if (p >= pool->pages || pool->sparse[p] == NULL) {
+        return;
+    }
+    if (!row) {
+        uint32_t i = op->idx & WEFT__SPARSE_MASK;
+        place_prefetch(pool->sparse[p] + (size_t)i * (pool->sparse_wide ? 4u : 3u));
+        return;
+    }
+    if ((op->what & 3u) == PLACE_PUSH) {
+        return; /* it lands at the end, which the previous pushes keep in cache */
+    }
+    uint32_t r = weft__pool_row(pool, op->idx);
+    if (r < pool->count) {
+        place_prefetch(pool->dense + r);
+        if (pool->size) {
+            place_prefetch(weft__pool_at(pool, r));
+        }
+    }
+}
+
+/* Follow the log until the walk is over, replaying the operations of lane `lane`'s pools in
+ * log order; returns how many it replayed. Empty-handed, it spins, then yields: the walk
+ * publishes every few hundred nanoseconds unless its thread was descheduled. */
+static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
+    weft_world_t *world = st->place_world;
+    const struct weft__cmd_place_op *log = st->log;
+    const uint8_t *lane_of = st->lane;
+    uint32_t done = 0, idle = 0, mine = 0;
+    for (;;) {
+        uint32_t pub = weft_atomic_load_acquire(&st->published);
+        uint32_t n = pub & ~WEFT__CMD_PLACE_FINAL;
+        if (n == done && (pub & WEFT__CMD_PLACE_FINAL) == 0u) {
+            if (++idle % 1024u == 0u) {
+                weft__thread_yield();
+            } else {
+                weft_cpu_relax();
+            }
             continue;
         }
-        uint32_t k = st->ntouched++;
-        for (; k > 0 && st->per[st->touched[k - 1]] < n; k--) {
+        for (; done < n; done++) {
+            uint32_t a = done + PLACE_AHEAD;
+            if (a + PLACE_AHEAD < n && lane_of[log[a + PLACE_AHEAD].what >> 2] == lane) {
+                place_ahead(world, &log[a + PLACE_AHEAD], false);
+            }
+            if (a < n && lane_of[log[a].what >> 2] == lane) {
+                place_ahead(world, &log[a], true);
+            }
+            if (lane_of[log[done].what >> 2] == lane) {
+                place_op(world, &log[done]);
+                mine++;
+            }
+        }
+        if (pub & WEFT__CMD_PLACE_FINAL) {
+            return mine;
+        }
+    }
+}
+
+static void lane_job(void *arg, const weft_job_ctx_t *ctx) { (void)replay_lane(arg, ctx->tag); }
+
+/* A component's weight in the lane split: its operations in the last placed apply, or its
+ * rows in this one when it had none. */
+static uint32_t lane_weight(const weft__cmd_stage_t *st, uint32_t c) {
+    return st->per[c] ? st->per[c] : st->rows[c];
+}
+
+/* Split the components into `lanes` lanes: lanes [0, lanes - 1) for the jobs, which replay
+ * while the walk runs, and the last for the main thread, which replays its lane after the
+ * walk and so gets less: about (total - (lanes - 1) * st->lead_ops) / lanes operations, where
+ * lead_ops is what a job lane replays while the walk runs (measured in weft__cmd_place). The
+ * heaviest components go first, each onto the lane furthest below its share. Only the
+ * balance depends on this, never the result. Returns the lanes in use, the main thread's
+ * last. */
+static uint32_t split_lanes(weft__cmd_stage_t *st, uint32_t lanes) {
+    uint32_t n = 0;
+    double total = 0;
+    for (uint32_t c = 1; c < st->ncomp; c++) {
+        uint32_t w = lane_weight(st, c);
+        st->lane[c] = (uint8_t)(lanes - 1u); /* weightless: the main thread's */
+        if (w == 0) {
+            continue;
+        }
+        total += w;
+        uint32_t k = n++;
+        for (; k > 0 && lane_weight(st, st->touched[k - 1]) < w; k--) {
             st->touched[k] = st->touched[k - 1];
         }
         st->touched[k] = c;
     }
-    for (uint32_t i = 0; i < st->nlog; i++) { /* first[c] as the cursor, then back */
-        st->sorted[st->first[st->log[i].what >> 2]++] = st->log[i];
+    double share[WEFT__CMD_PLACE_LANES_MAX], load[WEFT__CMD_PLACE_LANES_MAX];
+    double mine = (total - (double)(lanes - 1u) * (double)st->lead_ops) / (double)lanes;
+    mine = mine < 0 ? 0 : mine;
+    for (uint32_t l = 0; l < lanes; l++) {
+        share[l] = l + 1u < lanes ? (total - mine) / (double)(lanes - 1u) : mine;
+        load[l] = 0;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t c = st->touched[k], best = 0;
+        for (uint32_t l = 1; l < lanes; l++) {
+            best = share[l] - load[l] > share[best] - load[best] ? l : best;
+        }
+        load[best] += lane_weight(st, c);
+        st->lane[c] = (uint8_t)best;
+    }
+    /* Number the job lanes that received components first, the main thread's last: a job
+     * with nothing to replay would only spin until the walk ends. */
+    uint8_t id[WEFT__CMD_PLACE_LANES_MAX];
+    uint32_t used = 0;
+    for (uint32_t l = 0; l + 1u < lanes; l++) {
+        id[l] = (uint8_t)(load[l] > 0 ? used++ : 0u);
+    }
+    id[lanes - 1u] = (uint8_t)used;
+    for (uint32_t l = 0; l + 1u < lanes; l++) {
+        id[l] = load[l] > 0 ? id[l] : (uint8_t)used; /* (none of its components exist) */
     }
     for (uint32_t c = 1; c < st->ncomp; c++) {
-        st->first[c] -= st->per[c];
+        st->lane[c] = id[st->lane[c]];
     }
+    return used + 1u;
 }
 
-/* Replay one pool's operations: what add_index / weft_component_set / remove_common /
- * weft__entity_destroy_index do to a plain pool, in the same order. */
-static void place_pool(weft_world_t *world, uint32_t c, const struct weft__cmd_place_op *op,
-                       const struct weft__cmd_place_op *end) {
-    weft__pool_t *pool = &world->components[c]->pool;
-    for (; op < end; op++) {
-        switch ((place_kind_t)(op->what & 3u)) {
-        case PLACE_PUSH: {
-            uint32_t row = weft__pool_push(pool, op->idx);
-            if (op->payload != NULL && pool->size) {
-                memcpy(weft__pool_at(pool, row), op->payload, pool->size);
-            }
-            break;
+void weft__cmd_place_begin(weft__cmd_stage_t *st, weft_world_t *world, weft_jobs_t *jobs,
+                           uint32_t workers) {
+    uint32_t lanes = workers < WEFT__CMD_PLACE_LANES_MAX ? workers : WEFT__CMD_PLACE_LANES_MAX;
+    lanes = split_lanes(st, lanes ? lanes : 1u);
+    memset(st->per, 0, (size_t)st->ncomp * sizeof *st->per);
+    st->nlog = 0;
+    st->place_world = world;
+    st->lanes = lanes;
+    st->lanes_started = 0;
+    weft_atomic_store_relaxed(&st->published, 0u);
+    weft_counter_init(&st->lanes_done);
+    for (uint32_t l = 0; jobs != NULL && l + 1u < lanes; l++) {
+        const weft_job_desc_t d = {.fn = lane_job, .arg = st, .name = "weft_apply_lane", .tag = l};
+        if (weft_job_submit(jobs, &d, 1, &st->lanes_done) != WEFT_OK) {
+            break; /* the main thread replays the rest after the walk */
         }
-        case PLACE_WRITE:
-            if (pool->size) {
-                memcpy(weft__pool_at(pool, weft__pool_row(pool, op->idx)), op->payload, pool->size);
-            }
-            break;
-        case PLACE_REMOVE:
-            weft__pool_remove_swap(pool, weft__pool_row(pool, op->idx));
-            break;
-        }
+        st->lanes_started++;
     }
+    st->walk_begin = weft__time_ns();
 }
 
-typedef struct place_ctx {
-    weft__cmd_stage_t *st;
-    weft_world_t *world;
-} place_ctx_t;
-
-static void place_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
-    (void)worker;
-    place_ctx_t *p = ctx;
-    const weft__cmd_stage_t *st = p->st;
-    for (uint64_t k = begin; k < end; k++) {
-        uint32_t c = st->touched[k];
-        const struct weft__cmd_place_op *first = st->sorted + st->first[c];
-        place_pool(p->world, c, first, first + st->per[c]);
+void weft__cmd_place(weft__cmd_stage_t *st, weft_jobs_t *jobs) {
+    weft_atomic_store_release(&st->published, st->nlog | WEFT__CMD_PLACE_FINAL);
+    uint64_t t0 = weft__time_ns();
+    uint32_t mine = 0;
+    for (uint32_t l = st->lanes_started; l < st->lanes; l++) {
+        mine += replay_lane(st, l);
     }
-}
-
-void weft__cmd_place(weft__cmd_stage_t *st, weft_world_t *world, weft_jobs_t *jobs) {
-    group_log(st);
-    place_ctx_t ctx = {st, world};
-    if (st->ntouched <= 1 || jobs == NULL) {
-        place_range(&ctx, 0, st->ntouched, 0);
-        return;
+    uint64_t t1 = weft__time_ns();
+    if (st->lanes_started != 0) {
+        /* On the main thread (worker 0) of a live job system, waiting on jobs it submitted:
+         * none of its errors can occur. */
+        weft_result_t r = weft_counter_wait(jobs, &st->lanes_done);
+        weft_assert_internal(r == WEFT_OK);
+        (void)r;
     }
-    /* Called from the frame on the main thread (worker 0) of a live job system: none of
-     * its errors (EINVAL, ESHUTDOWN) can occur, and it never fails for lack of memory. */
-    weft_result_t r = weft_parallel_for(jobs, st->ntouched, 1, place_range, &ctx);
-    weft_assert_internal(r == WEFT_OK);
-    (void)r;
+    if (mine != 0 && t1 > t0) { /* what a lane replays while the walk runs, in operations */
+        float lead = (float)((double)(t0 - st->walk_begin) * (double)mine / (double)(t1 - t0));
+        st->lead_ops = st->lead_ops == 0.0f ? lead : st->lead_ops + (lead - st->lead_ops) * 0.25f;
+    } else {
+        st->lead_ops *= 0.75f; /* nothing to measure it by: give the main thread work again */
+    }
 }

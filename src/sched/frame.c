@@ -384,14 +384,14 @@ static weft_result_t apply_phase(struct weft_sched *s, uint32_t ph, bool known_e
         bool placed = eligible && weft__cmd_way_choose(&s->stage.place) &&
                       weft__cmd_place_reserve(&s->stage, s->alloc) == WEFT_OK;
         uint64_t t0 = eligible ? weft__trace_now() : 0;
-        if (placed) {
-            weft__cmd_place_begin(&s->stage);
+        if (placed) { /* the walk here, the pools' replay on the lanes at the same time */
+            weft__cmd_place_begin(&s->stage, s->world, s->jobs, s->workers);
             for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
                 if (cmd->len != 0) {
                     weft__cmd_resolve(&s->stage, s->world, cmd, s->map);
                 }
             }
-            weft__cmd_place(&s->stage, s->world, s->jobs);
+            weft__cmd_place(&s->stage, s->jobs);
         } else {
             for (weft_cmd_t *cmd; (cmd = next_buffer(s, ph, &it)) != NULL;) {
                 first_err = apply_one(s, cmd, first_err);
