@@ -148,11 +148,14 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
 
 /* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
  * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
- * Before anything runs, so a failure changes nothing. */
+ * *ready: the phase may run from the ready list, which is then set up in the same pass
+ * (weft__ready_note), while each record is hot. Before anything runs, so a failure changes
+ * nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
-                                   bool *run_inline, double *estimate) {
+                                   bool *run_inline, double *estimate, bool *ready) {
     double work = 0;
     bool all_known = true;
+    *ready = !s->phase_flat[ph] && s->phase_ready[ph] && weft__ready_begin(s, end - first);
     for (uint32_t p = first; p < end; p++) {
         weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t rows;
@@ -161,6 +164,9 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
             return r;
         }
         weft__cost_estimate(&sys->cost, &work, &all_known);
+        if (*ready) {
+            weft__ready_note(s, p, sys);
+        }
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
                                         weft__cost_sample_frame(s->frame_no), &s->sampling);
@@ -502,16 +508,6 @@ static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32
     return weft_parallel_for(s->jobs, units, 1, run_flat_units, &f);
 }
 
-/* Units of the prepared phase at run positions [first, end): chunks, at least 1 a system. */
-static uint32_t phase_units(const struct weft_sched *s, uint32_t first, uint32_t end) {
-    uint32_t units = 0;
-    for (uint32_t p = first; p < end; p++) {
-        uint32_t n = s->systems[s->graph.order[p]]->nchunks;
-        units += n ? n : 1u;
-    }
-    return units;
-}
-
 static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
     for (uint32_t p = first; p < end; p++) {
         run_system_inline(s, s->systems[s->graph.order[p]]);
@@ -593,10 +589,10 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             /* a resumed pass did not see the buffers of the systems before `pos` */
             known_empty = pos == UINT32_MAX && !recorded;
         } else {
-            bool run_inline = false;
+            bool run_inline = false, ready = false;
             double estimate = 0;
             weft_atomic_store_relaxed(&s->recorded, 0u);
-            r = prepare_phase(s, ph, first, end, &run_inline, &estimate);
+            r = prepare_phase(s, ph, first, end, &run_inline, &estimate, &ready);
             if (r == WEFT_OK) {
                 /* a sampled inline phase is timed as a whole, its chunks are not */
                 bool whole = run_inline && s->sampling && s->trace == NULL;
@@ -611,8 +607,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                     run_phase_inline(s, first, end);
                 } else if (s->phase_flat[ph]) {
                     r = run_phase_flat(s, first, end);
-                } else if (s->phase_ready[ph] &&
-                           weft__ready_reserve(s, phase_units(s, first, end))) {
+                } else if (ready && weft__ready_reserve(s)) {
                     r = weft__ready_run(s, first, end, weft__cost_dispatch(&s->phase_cost[ph]));
                 } else {
                     r = run_phase_jobs(s, ph, first, end);
