@@ -148,14 +148,15 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
 
 /* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
  * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
- * *ready: the phase may run from the ready list, which is then set up in the same pass
- * (weft__ready_note), while each record is hot. Before anything runs, so a failure changes
- * nothing. */
+ * When the phase may run from the ready list and its last decision handed it out, the ready
+ * list is set up in the same pass (weft__ready_note), while each record is hot. Before
+ * anything runs, so a failure changes nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
-                                   bool *run_inline, double *estimate, bool *ready) {
+                                   bool *run_inline, double *estimate) {
     double work = 0;
     bool all_known = true;
-    *ready = !s->phase_flat[ph] && s->phase_ready[ph] && weft__ready_begin(s, end - first);
+    bool note = weft__ready_begin(
+        s, first, end, !s->phase_flat[ph] && s->phase_ready[ph] && s->phase_cost[ph].threaded_last);
     for (uint32_t p = first; p < end; p++) {
         weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t rows;
@@ -164,7 +165,7 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
             return r;
         }
         weft__cost_estimate(&sys->cost, &work, &all_known);
-        if (*ready) {
+        if (note) {
             weft__ready_note(s, p, sys);
         }
     }
@@ -589,10 +590,10 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
             /* a resumed pass did not see the buffers of the systems before `pos` */
             known_empty = pos == UINT32_MAX && !recorded;
         } else {
-            bool run_inline = false, ready = false;
+            bool run_inline = false;
             double estimate = 0;
             weft_atomic_store_relaxed(&s->recorded, 0u);
-            r = prepare_phase(s, ph, first, end, &run_inline, &estimate, &ready);
+            r = prepare_phase(s, ph, first, end, &run_inline, &estimate);
             if (r == WEFT_OK) {
                 /* a sampled inline phase is timed as a whole, its chunks are not */
                 bool whole = run_inline && s->sampling && s->trace == NULL;
@@ -607,7 +608,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                     run_phase_inline(s, first, end);
                 } else if (s->phase_flat[ph]) {
                     r = run_phase_flat(s, first, end);
-                } else if (ready && weft__ready_reserve(s)) {
+                } else if (s->phase_ready[ph] && weft__ready_reserve(s, first, end)) {
                     r = weft__ready_run(s, first, end, weft__cost_dispatch(&s->phase_cost[ph]));
                 } else {
                     r = run_phase_jobs(s, ph, first, end);

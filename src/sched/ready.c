@@ -145,15 +145,20 @@ static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
     (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
 }
 
-bool weft__ready_begin(struct weft_sched *s, uint32_t systems) {
+bool weft__ready_begin(struct weft_sched *s, uint32_t first, uint32_t end, bool want) {
     weft__ready_t *r = &s->ready;
-    if (systems > r->roots_cap) {
+    r->noted_first = UINT32_MAX;
+    if (!want) {
+        return false;
+    }
+    if (end - first > r->roots_cap) {
         void *roots = r->roots;
-        if (!weft__sched_scratch(s->alloc, &roots, &r->roots_cap, systems, sizeof *r->roots)) {
+        if (!weft__sched_scratch(s->alloc, &roots, &r->roots_cap, end - first, sizeof *r->roots)) {
             return false;
         }
         r->roots = roots;
     }
+    r->noted_first = first;
     r->nroots = 0;
     r->units = 0;
     r->root_work = 0;
@@ -175,8 +180,16 @@ void weft__ready_note(struct weft_sched *s, uint32_t pos, weft__system_t *sys) {
     }
 }
 
-bool weft__ready_reserve(struct weft_sched *s) {
+bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end) {
     weft__ready_t *r = &s->ready;
+    if (r->noted_first != first) {
+        if (!weft__ready_begin(s, first, end, true)) {
+            return false;
+        }
+        for (uint32_t p = first; p < end; p++) {
+            weft__ready_note(s, p, s->systems[s->graph.order[p]]);
+        }
+    }
     uint32_t units = r->units;
     if (units <= r->cap) {
         return true;
@@ -218,7 +231,9 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     r->drain = (weft_job_desc_t){.fn = drain_job, .arg = r, .name = "weft ready list"};
     uint32_t total = r->units;
     weft_assert_internal(total <= r->cap);
-    (void)first; /* the noted phase's, checked below */
+    weft_assert_internal(r->noted_first == first);
+    r->noted_first = UINT32_MAX; /* this run uses the notes up */
+    (void)first;                 /* the noted phase's, checked below */
     (void)end;
     /* the roots' slots first, then the rest unpublished: no drain job runs yet, so its
      * submission publishes these plain stores */
