@@ -148,11 +148,15 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
 
 /* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
  * measured costs whether it runs on the calling thread (phase_cost.h); sets s->sampling.
- * Before anything runs, so a failure changes nothing. */
+ * When the phase may run from the ready list and its last decision handed it out, the ready
+ * list is set up in the same pass (weft__ready_note), while each record is hot. Before
+ * anything runs, so a failure changes nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
                                    bool *run_inline, double *estimate) {
     double work = 0;
     bool all_known = true;
+    bool note = weft__ready_begin(
+        s, first, end, !s->phase_flat[ph] && s->phase_ready[ph] && s->phase_cost[ph].threaded_last);
     for (uint32_t p = first; p < end; p++) {
         weft__system_t *sys = s->systems[s->graph.order[p]];
         uint32_t rows;
@@ -161,6 +165,9 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
             return r;
         }
         weft__cost_estimate(&sys->cost, &work, &all_known);
+        if (note) {
+            weft__ready_note(s, p, sys);
+        }
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
                                         weft__cost_sample_frame(s->frame_no), &s->sampling);
@@ -502,16 +509,6 @@ static weft_result_t run_phase_flat(struct weft_sched *s, uint32_t first, uint32
     return weft_parallel_for(s->jobs, units, 1, run_flat_units, &f);
 }
 
-/* Units of the prepared phase at run positions [first, end): chunks, at least 1 a system. */
-static uint32_t phase_units(const struct weft_sched *s, uint32_t first, uint32_t end) {
-    uint32_t units = 0;
-    for (uint32_t p = first; p < end; p++) {
-        uint32_t n = s->systems[s->graph.order[p]]->nchunks;
-        units += n ? n : 1u;
-    }
-    return units;
-}
-
 static void run_phase_inline(struct weft_sched *s, uint32_t first, uint32_t end) {
     for (uint32_t p = first; p < end; p++) {
         run_system_inline(s, s->systems[s->graph.order[p]]);
@@ -611,8 +608,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                     run_phase_inline(s, first, end);
                 } else if (s->phase_flat[ph]) {
                     r = run_phase_flat(s, first, end);
-                } else if (s->phase_ready[ph] &&
-                           weft__ready_reserve(s, phase_units(s, first, end))) {
+                } else if (s->phase_ready[ph] && weft__ready_reserve(s, first, end)) {
                     r = weft__ready_run(s, first, end, weft__cost_dispatch(&s->phase_cost[ph]));
                 } else {
                     r = run_phase_jobs(s, ph, first, end);

@@ -52,6 +52,7 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
                            bool sample_frame, bool *sample) {
     if (!all_known || ph->nsamples < TRUST_AFTER) {
         *sample = true;
+        ph->threaded_last = true;
         return false;
     }
     double d = weft__cost_dispatch(ph);
@@ -67,6 +68,7 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
         }
     }
     *sample = sample_frame;
+    ph->threaded_last = !run_inline;
     return run_inline;
 }
 

@@ -69,6 +69,8 @@ typedef struct weft__phase_cost {
     uint32_t nsamples;      /* D samples taken so far (the ring holds the latest) */
     uint32_t inline_runs;   /* sampled frames run inline since the last threaded one */
     uint32_t threaded_runs; /* sampled threaded runs so far (the first is not a sample) */
+    bool threaded_last;     /* the last decision handed the phase out (frame.c prepares
+                               the ready list in its prepare pass when it expects that) */
 } weft__phase_cost_t;
 
 /* True when frame number `frame` samples every phase. */
@@ -87,7 +89,8 @@ static inline void weft__cost_add_chunk(weft__sys_cost_t *c, uint64_t ns) {
  * *all_known when the system has rows but no measured cost yet. */
 void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_known);
 
-/* Decide a phase from its estimated work: true to run it on the calling thread. *sample
+/* Decide a phase from its estimated work: true to run it on the calling thread (and keeps
+ * the answer in ph->threaded_last for the next frame's prepare). *sample
  * receives whether this frame must measure the phase: when something is still unknown, when
  * probing an inline phase, and on every sampled frame (`sample_frame`). */
 bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, uint32_t workers,

@@ -145,8 +145,52 @@ static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
     (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u);
 }
 
-bool weft__ready_reserve(struct weft_sched *s, uint32_t units) {
+bool weft__ready_begin(struct weft_sched *s, uint32_t first, uint32_t end, bool want) {
     weft__ready_t *r = &s->ready;
+    r->noted_first = UINT32_MAX;
+    if (!want) {
+        return false;
+    }
+    if (end - first > r->roots_cap) {
+        void *roots = r->roots;
+        if (!weft__sched_scratch(s->alloc, &roots, &r->roots_cap, end - first, sizeof *r->roots)) {
+            return false;
+        }
+        r->roots = roots;
+    }
+    r->noted_first = first;
+    r->nroots = 0;
+    r->units = 0;
+    r->root_work = 0;
+    return true;
+}
+
+void weft__ready_note(struct weft_sched *s, uint32_t pos, weft__system_t *sys) {
+    weft__ready_t *r = &s->ready;
+    uint32_t n = units_of(sys);
+    r->units += n;
+    /* relaxed: published to the participants by the drain jobs' submission and the slots'
+     * release stores */
+    weft_atomic_store_relaxed(&sys->left, n);
+    weft_atomic_store_relaxed(&sys->pending, sys->npreds_in);
+    if (sys->npreds_in == 0) {
+        weft_assert_internal(r->nroots < r->roots_cap);
+        r->roots[r->nroots++] = (uint64_t)pos << 32 | n;
+        r->root_work += work_of(sys, n);
+    }
+}
+
+bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end) {
+    weft__ready_t *r = &s->ready;
+    if (r->noted_first != first) {
+        if (!weft__ready_begin(s, first, end, true)) {
+            return false;
+        }
+        for (uint32_t p = first; p < end; p++) {
+            weft__ready_note(s, p, s->systems[s->graph.order[p]]);
+        }
+    }
+    uint32_t units = r->units;
     if (units <= r->cap) {
         return true;
     }
@@ -168,8 +212,13 @@ void weft__ready_fini(struct weft_sched *s) {
     if (r->slots) {
         weft__sched_free(s->alloc, r->slots, (size_t)r->cap * sizeof *r->slots);
     }
+    if (r->roots) {
+        weft__sched_free(s->alloc, r->roots, (size_t)r->roots_cap * sizeof *r->roots);
+    }
     r->slots = NULL;
     r->cap = 0;
+    r->roots = NULL;
+    r->roots_cap = 0;
 }
 
 weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
@@ -180,32 +229,32 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     r->workers = s->workers;
     r->handout_ns = dispatch_ns;
     r->drain = (weft_job_desc_t){.fn = drain_job, .arg = r, .name = "weft ready list"};
-    uint32_t total = 0;
-    for (uint32_t p = first; p < end; p++) {
-        weft__system_t *sys = s->systems[s->graph.order[p]];
-        total += units_of(sys);
-        /* relaxed: published to the participants by the slots' release stores and the
-         * drain jobs' submission */
-        weft_atomic_store_relaxed(&sys->left, units_of(sys));
-        weft_atomic_store_relaxed(&sys->pending, sys->npreds_in);
-    }
+    uint32_t total = r->units;
     weft_assert_internal(total <= r->cap);
-    for (uint32_t i = 0; i < total; i++) {
+    weft_assert_internal(r->noted_first == first);
+    r->noted_first = UINT32_MAX; /* this run uses the notes up */
+    (void)first;                 /* the noted phase's, checked below */
+    (void)end;
+    /* the roots' slots first, then the rest unpublished: no drain job runs yet, so its
+     * submission publishes these plain stores */
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < r->nroots; k++) {
+        uint32_t pos = (uint32_t)(r->roots[k] >> 32), n = (uint32_t)r->roots[k];
+        weft_assert_internal(pos >= first && pos < end);
+        for (uint32_t c = 0; c < n; c++) {
+            weft_atomic_store_relaxed(&r->slots[at++], slot_of(pos, c));
+        }
+    }
+    for (uint32_t i = at; i < total; i++) {
         weft_atomic_store_relaxed(&r->slots[i], 0u);
     }
     weft_atomic_store_relaxed(&r->head, 0u);
-    weft_atomic_store_relaxed(&r->tail, 0u);
+    weft_atomic_store_relaxed(&r->tail, at);
     weft_atomic_store_relaxed(&r->active, 1u); /* the main thread */
     weft_atomic_store_relaxed(&r->ran, 0u);
-    double work = 0;
-    for (uint32_t p = first; p < end; p++) {
-        if (s->systems[s->graph.order[p]]->npreds_in == 0) {
-            work += publish(r, p, 0);
-        }
-    }
     /* the roots: as many drain jobs as the rule allows, each a separate decision */
     for (uint32_t k = 1; k < r->workers; k++) {
-        recruit(r, work);
+        recruit(r, r->root_work);
     }
     uint32_t worker = weft_jobs_worker_index(s->jobs);
     uint32_t ran = drain(r, worker);

@@ -25,8 +25,15 @@
  * (running jobs meanwhile, or sleeping) and claims again until nothing is left. Nothing is
  * allocated per frame and nothing fails: a drain job that cannot be submitted leaves its
  * work to the participants there are.
- * Thread: weft__ready_reserve and weft__ready_run on the main thread; the rest of the run on
- * any worker. */
+ * Setting up costs no pass of its own over the phase's system records (750 of them are more
+ * than L2 holds, and the other workers idle until the roots are out) when the phase's last
+ * decision was to hand it out (phase_cost.h): prepare_phase then notes each system as it
+ * prepares it (weft__ready_note: its counts for the run, and whether it is a root with its
+ * units and estimated work), so the run writes the roots' slots from that list and hands
+ * them out at once. A phase expected to run inline is not noted (its frames pay nothing
+ * for it); if it is handed out after all, weft__ready_reserve notes it in a pass of its own.
+ * Thread: weft__ready_begin, _note, _reserve and _run on the main thread; the rest of the run
+ * on any worker. */
 #ifndef WEFT_SRC_READY_H
 #define WEFT_SRC_READY_H
 
@@ -35,6 +42,7 @@
 #include "jobs/platform/atomic.h"
 
 struct weft_sched;
+struct weft__system;
 
 typedef struct weft__ready {
     weft_counter_t drains; /* counts the drain jobs of this run */
@@ -48,6 +56,12 @@ typedef struct weft__ready {
     weft_atomic_u64 *slots; /* [cap] 0: not yet published; else (run position + 1) << 32 |
                                 chunk; written once per run */
     uint32_t cap;           /* capacity of slots (main thread) */
+    uint64_t *roots;        /* [nroots] noted roots: run position << 32 | units (main) */
+    uint32_t nroots;        /* roots noted for the phase being prepared */
+    uint32_t noted_first;   /* first run position of the noted phase (UINT32_MAX: none) */
+    uint32_t roots_cap;     /* capacity of roots */
+    uint32_t units;         /* units noted for the phase being prepared */
+    double root_work;       /* the noted roots' estimated work (ns; phase_cost.h) */
     uint32_t workers;       /* P */
     double handout_ns;      /* D of the running phase (0: not known yet) */
     weft_jobs_t *jobs;      /* the job system */
@@ -55,12 +69,26 @@ typedef struct weft__ready {
     weft_job_desc_t drain;  /* the drain job's desc */
 } weft__ready_t;
 
-/* Make room for `units` slots (grows, never shrinks). False when out of memory (nothing
- * changed; the phase then runs as one job per system). Thread: main. */
-bool weft__ready_reserve(struct weft_sched *s, uint32_t units);
+/* Called by prepare_phase before it prepares the graph phase at run positions [first, end):
+ * when `want`, start noting it (grows the root list, never shrinks) and return true; else,
+ * or when out of memory, forget any phase noted before and return false (its run, if any,
+ * then notes it in weft__ready_reserve). Thread: main. */
+bool weft__ready_begin(struct weft_sched *s, uint32_t first, uint32_t end, bool want);
 
-/* Run the prepared graph phase at run positions [first, end) from the ready list; returns
- * when every unit has run. `dispatch_ns`: the phase's measured dispatch cost (0 unknown).
+/* Note the system at run position `pos`, just prepared (its chunks and cost known): sets
+ * its counts for the run and, when it has no predecessor in the phase, adds it to the
+ * roots. Only between a weft__ready_begin that returned true and the phase's run, once per
+ * position. Thread: main. */
+void weft__ready_note(struct weft_sched *s, uint32_t pos, struct weft__system *sys);
+
+/* Before running the prepared graph phase at run positions [first, end): note it if its
+ * prepare did not, then make room for its units' slots (grows, never shrinks). False when
+ * out of memory (nothing changed that matters; the phase then runs as one job per system).
+ * Thread: main. */
+bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end);
+
+/* Run the prepared and noted graph phase at run positions [first, end) from the ready list;
+ * returns when every unit has run. `dispatch_ns`: the phase's measured dispatch cost (0 unknown).
  * Errors: those of weft_counter_wait (the job system is unusable; reported). Thread: main. */
 weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
                               double dispatch_ns);
