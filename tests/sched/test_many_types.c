@@ -38,9 +38,7 @@ static uint32_t rnd(uint32_t n) {
     return (uint32_t)(rng_state >> 33) % n;
 }
 
-static uint64_t seed_from_env(void) {
-    return wt_seed("many_types");
-}
+static uint64_t seed_from_env(void) { return wt_seed("many_types"); }
 
 /* ---- the reference model ---- */
 
