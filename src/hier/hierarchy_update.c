@@ -67,6 +67,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
     s->holes = 0;
     s->index_valid = false;
     s->blocks_valid = false;
+    s->kids_rows = 0; /* rows renumbered: the parent bitset is rebuilt when next needed */
     s->auto_known = false;
     return WEFT_OK;
 }
@@ -227,6 +228,10 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
 #define HIER_PREFETCH(p, rw) ((void)(p))
 #endif
 
+/* Fetch both ends of a row of an array whose rows straddle cache lines (local transforms,
+ * 40 bytes: half of them span two lines; parent links, 72 bytes: every one does). */
+#define HIER_PREFETCH_ROW(p) (HIER_PREFETCH((p), 0), HIER_PREFETCH((const char *)((p) + 1) - 1, 0))
+
 /* Rows per block, how far ahead the sparse path prefetches, and the widest parent range a
  * block summary is scanned for (wider: the block is pulled row by row instead). */
 #define HIER_BLOCK WEFT__HIER_BLOCK
@@ -313,14 +318,13 @@ static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t
     return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
 }
 
-/* Compute world[] for the rows list[0, k) (ascending, scattered); `clear` drops each row's
- * DIRTY and LOCAL bits once it is computed. The rows' lines are fetched in two stages, since
+/* Compute world[] for the rows list[0, k) (ascending, scattered; flags already pulled). The
+ * rows' lines are fetched in two stages, since
  * scattered rows miss the cache on every array: 2 * HIER_AHEAD rows ahead, the row's own
  * lines (parent row, flags, matrices); HIER_AHEAD rows ahead, the lines those name (the
  * parent's world matrix, the local transform when it must be recomposed), whose addresses
  * the first stage brought in. A stage that waited for its own load would stall the loop. */
-static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k,
-                                bool clear) {
+static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k) {
     const uint32_t *parent = w->parent;
     uint8_t *flags = w->flags;
     for (uint32_t i = 0; i < k; i++) {
@@ -337,15 +341,12 @@ static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, ui
                 HIER_PREFETCH(&w->world[parent[q]], 0);
             }
             if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
-                HIER_PREFETCH(&w->local[q], 0);
+                HIER_PREFETCH_ROW(&w->local[q]);
             }
         }
         const uint32_t r = list[i];
         const uint8_t f = flags[r];
         compute_row(w, r, parent[r], f);
-        if (clear) {
-            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
-        }
     }
 }
 
@@ -382,7 +383,7 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
             list[k] = r;
             k += f & WEFT__HFLAG_DIRTY;
         }
-        compute_list(w, list, k, false);
+        compute_list(w, list, k);
     }
 }
 
@@ -621,6 +622,42 @@ static weft_result_t build_blocks(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* Build the parent bitset over rows [0, count) unless it already covers at least half of
+ * them (rows beyond it count as parents: correct, only slower), so that adding nodes costs
+ * a rebuild only each time the rows double. On WEFT_ENOMEM it stays as it was. */
+static weft_result_t build_kids(weft__hstore_t *s) {
+    if (s->kids_rows != 0 && s->kids_rows >= s->count / 2) {
+        return WEFT_OK;
+    }
+    const uint32_t words = s->count / 64u + 1u;
+    if (words > s->kids_words) {
+        uint32_t n = s->kids_words ? s->kids_words : 64u;
+        while (n < words) {
+            n *= 2; /* words <= 2^26: no overflow */
+        }
+        uint64_t *k = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
+        if (k == NULL) {
+            return WEFT_ENOMEM;
+        }
+        weft__hstore_free(s, s->kids, (size_t)s->kids_words * sizeof(uint64_t));
+        s->kids = k;
+        s->kids_words = n;
+        s->kids_rows = 0;
+    }
+    memset(s->kids, 0, (size_t)words * sizeof(uint64_t));
+    const uint32_t *first_child = s->rows.first_child;
+    for (uint32_t r = 0; r < s->count; r++) {
+        s->kids[r / 64u] |= (uint64_t)(first_child[r] != WEFT__HROW_NONE) << (r % 64u);
+    }
+    s->kids_rows = s->count;
+    return WEFT_OK;
+}
+
+/* True when row r may have a child (see the parent bitset in hierarchy_store.h). */
+static inline bool may_have_kids(const weft__hstore_t *s, uint32_t r) {
+    return r >= s->kids_rows || ((s->kids[r / 64u] >> (r % 64u)) & 1u) != 0;
+}
+
 /* ---- sparse pass ----------------------------------------------------------- >>hier_sparse */
 
 /* The sequential pass either scans every row (update_rows: pulls every row's flags, a few
@@ -684,7 +721,7 @@ static void set_mark(uint64_t *mark, uint32_t r) { mark[r / 64u] |= 1ull << (r %
  * DIRTY row inside a subtree queued before it is marked once: it is queued only as a root
  * (children already marked are not queued again), and its own children are queued from
  * there. */
-static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
+static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots) {
     const weft__hrows_t *w = &s->rows;
     const uint8_t *flags = w->flags;
     uint64_t *mark = s->mark;
@@ -702,17 +739,29 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
         }
         r++;
     }
+    *roots = tail;
+    /* Rows without children (most changed rows in a wide tree) are known from the parent
+     * bitset, which is small enough to stay cached: their child-list line is never read. */
     for (uint32_t head = 0; head < tail && tail <= budget; head++) {
         /* Two stages, as in compute_list: a row's child-list head, then its first child's
          * sibling link, whose address the first stage brought in. */
         if (head + 2 * HIER_AHEAD < tail) {
-            HIER_PREFETCH(&w->first_child[queue[head + 2 * HIER_AHEAD]], 0);
+            const uint32_t q = queue[head + 2 * HIER_AHEAD];
+            if (may_have_kids(s, q)) {
+                HIER_PREFETCH(&w->first_child[q], 0);
+            }
         }
         if (head + HIER_AHEAD < tail) {
-            const uint32_t c = w->first_child[queue[head + HIER_AHEAD]];
-            if (c != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&w->next_sib[c], 0);
+            const uint32_t q = queue[head + HIER_AHEAD];
+            if (may_have_kids(s, q)) {
+                const uint32_t c = w->first_child[q];
+                if (c != WEFT__HROW_NONE) {
+                    HIER_PREFETCH(&w->next_sib[c], 0);
+                }
             }
+        }
+        if (!may_have_kids(s, queue[head])) {
+            continue;
         }
         for (uint32_t c = w->first_child[queue[head]]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             if (!marked(mark, c)) {
@@ -729,9 +778,91 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
     return tail;
 }
 
+/* First step of the sparse pass, over the DIRTY rows queue[0, k) (ascending: the roots
+ * mark_changed queued, whose subtrees are all marked): recompose each one's cached local
+ * matrix where LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the
+ * only rows with either bit set). A row whose parent is not marked (or that has none) reads
+ * a final parent world matrix, so its own is computed here too, while its lines are in, and
+ * its mark is dropped; rows inside another changed subtree keep theirs and are computed in
+ * row order after their parents. Either way a world matrix is parent world * lmat of the
+ * same inputs. Lines are fetched in two stages as in compute_list. */
+static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t *queue,
+                          uint32_t k) {
+    const uint32_t *parent = w->parent;
+    uint8_t *flags = w->flags;
+    weft_mat4_t *world = w->world;
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * HIER_AHEAD < k) {
+            const uint32_t q = queue[i + 2 * HIER_AHEAD];
+            HIER_PREFETCH(&parent[q], 0);
+            HIER_PREFETCH(&w->lmat[q], 1);
+            HIER_PREFETCH(&world[q], 1);
+        }
+        if (i + HIER_AHEAD < k) {
+            const uint32_t q = queue[i + HIER_AHEAD];
+            const uint32_t p = parent[q];
+            if (p != WEFT__HROW_NONE) {
+                HIER_PREFETCH(&world[p], 0);
+            }
+            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
+                HIER_PREFETCH_ROW(&w->local[q]);
+                if ((flags[q] & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
+                    HIER_PREFETCH_ROW(&w->link[q]);
+                }
+            }
+        }
+        const uint32_t r = queue[i];
+        const uint32_t p = parent[r];
+        const uint8_t f = flags[r];
+        if ((f & WEFT__HFLAG_LOCAL) != 0) {
+            recompose(w, r, p, f);
+        }
+        flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        if (p == WEFT__HROW_NONE) {
+            world[r] = w->lmat[r];
+        } else if (!marked(mark, p)) {
+            weft__mat4_mul_into(&world[r], &world[p], &w->lmat[r]);
+        } else {
+            continue; /* computed after its parent, in row order */
+        }
+        mark[r / 64u] &= ~(1ull << (r % 64u));
+    }
+}
+
+/* World matrices of the rows list[0, k) (ascending, scattered), whose cached local matrices
+ * are current: world = parent world * lmat, nothing else read. Fetched in two stages as in
+ * compute_list. */
+static void compute_worlds(const weft__hrows_t *w, const uint32_t *list, uint32_t k) {
+    const uint32_t *parent = w->parent;
+    const weft_mat4_t *lmat = w->lmat;
+    weft_mat4_t *world = w->world;
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * HIER_AHEAD < k) {
+            const uint32_t q = list[i + 2 * HIER_AHEAD];
+            HIER_PREFETCH(&parent[q], 0);
+            HIER_PREFETCH(&lmat[q], 0);
+            HIER_PREFETCH(&world[q], 1);
+        }
+        if (i + HIER_AHEAD < k) {
+            const uint32_t p = parent[list[i + HIER_AHEAD]];
+            if (p != WEFT__HROW_NONE) {
+                HIER_PREFETCH(&world[p], 0);
+            }
+        }
+        const uint32_t r = list[i];
+        const uint32_t p = parent[r];
+        if (p == WEFT__HROW_NONE) {
+            world[r] = lmat[r];
+        } else {
+            weft__mat4_mul_into(&world[r], &world[p], &lmat[r]);
+        }
+    }
+}
+
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
- * marks and flags. */
-static void update_marked(weft__hstore_t *s, uint32_t first) {
+ * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). */
+static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
+    compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
     uint32_t list[HIER_BLOCK];
     uint32_t k = 0;
     const uint32_t words = s->count / 64u + 1u;
@@ -742,7 +873,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first) {
         }
         s->mark[i] = 0;
         if (k + 64 > HIER_BLOCK) {
-            compute_list(&s->rows, list, k, true);
+            compute_worlds(&s->rows, list, k);
             k = 0;
         }
         while (m != 0) {
@@ -750,7 +881,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first) {
             m &= m - 1;
         }
     }
-    compute_list(&s->rows, list, k, true);
+    compute_worlds(&s->rows, list, k);
 }
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
@@ -786,9 +917,11 @@ weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool re
             return WEFT_OK;
         }
         if (!full && reserve_marks(s)) {
-            const uint32_t n = mark_changed(s, first);
+            (void)build_kids(s); /* without it the marking reads more child lists */
+            uint32_t roots = 0;
+            const uint32_t n = mark_changed(s, first, &roots);
             if (n != UINT32_MAX) {
-                update_marked(s, first);
+                update_marked(s, first, roots);
                 s->recomputed = n;
                 return WEFT_OK;
             }
