@@ -318,20 +318,25 @@ static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t
     return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
 }
 
-/* Compute world[] for the rows list[0, k) (ascending, scattered; flags already pulled). The
- * rows' lines are fetched in two stages, since
- * scattered rows miss the cache on every array: 2 * HIER_AHEAD rows ahead, the row's own
- * lines (parent row, flags, matrices); HIER_AHEAD rows ahead, the lines those name (the
- * parent's world matrix, the local transform when it must be recomposed), whose addresses
- * the first stage brought in. A stage that waited for its own load would stall the loop. */
-static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k) {
+/* Compute world[] for the rows list[0, k) (ascending, scattered). `flagged`: their flags
+ * (already pulled) say whether each must recompose its local matrix first; else every
+ * cached local matrix is current and no flag is read (one line fewer per row). The rows'
+ * lines are fetched in two stages, since scattered rows miss the cache on every array:
+ * 2 * HIER_AHEAD rows ahead, the row's own lines (parent row, flags, matrices); HIER_AHEAD
+ * rows ahead, the lines those name (the parent's world matrix, the local transform when it
+ * must be recomposed), whose addresses the first stage brought in. A stage that waited for
+ * its own load would stall the loop. */
+static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k,
+                                bool flagged) {
     const uint32_t *parent = w->parent;
-    uint8_t *flags = w->flags;
+    const uint8_t *flags = w->flags;
     for (uint32_t i = 0; i < k; i++) {
         if (i + 2 * HIER_AHEAD < k) {
             const uint32_t q = list[i + 2 * HIER_AHEAD];
             HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&flags[q], 0);
+            if (flagged) {
+                HIER_PREFETCH(&flags[q], 0);
+            }
             HIER_PREFETCH(&w->lmat[q], 1);
             HIER_PREFETCH(&w->world[q], 1);
         }
@@ -340,13 +345,12 @@ static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, ui
             if (parent[q] != WEFT__HROW_NONE) {
                 HIER_PREFETCH(&w->world[parent[q]], 0);
             }
-            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
+            if (flagged && (flags[q] & WEFT__HFLAG_LOCAL) != 0) {
                 HIER_PREFETCH_ROW(&w->local[q]);
             }
         }
         const uint32_t r = list[i];
-        const uint8_t f = flags[r];
-        compute_row(w, r, parent[r], f);
+        compute_row(w, r, parent[r], flagged ? flags[r] : 0);
     }
 }
 
@@ -383,7 +387,7 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
             list[k] = r;
             k += f & WEFT__HFLAG_DIRTY;
         }
-        compute_list(w, list, k);
+        compute_list(w, list, k, true);
     }
 }
 
@@ -622,6 +626,27 @@ static weft_result_t build_blocks(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* Make *bits (a bitset of *cap words) hold at least `words` words, doubling; a new array
+ * is all zero. False when out of memory (nothing changed). */
+static bool grow_bits(const weft__hstore_t *s, uint64_t **bits, uint32_t *cap, uint32_t words) {
+    if (words <= *cap) {
+        return true;
+    }
+    uint32_t n = *cap ? *cap : 64u;
+    while (n < words) {
+        n *= 2; /* words <= 2^26: no overflow */
+    }
+    uint64_t *b = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
+    if (b == NULL) {
+        return false;
+    }
+    memset(b, 0, (size_t)n * sizeof(uint64_t));
+    weft__hstore_free(s, *bits, (size_t)*cap * sizeof(uint64_t));
+    *bits = b;
+    *cap = n;
+    return true;
+}
+
 /* Build the parent bitset over rows [0, count) unless it already covers at least half of
  * them (rows beyond it count as parents: correct, only slower), so that adding nodes costs
  * a rebuild only each time the rows double. On WEFT_ENOMEM it stays as it was. */
@@ -630,19 +655,8 @@ static weft_result_t build_kids(weft__hstore_t *s) {
         return WEFT_OK;
     }
     const uint32_t words = s->count / 64u + 1u;
-    if (words > s->kids_words) {
-        uint32_t n = s->kids_words ? s->kids_words : 64u;
-        while (n < words) {
-            n *= 2; /* words <= 2^26: no overflow */
-        }
-        uint64_t *k = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
-        if (k == NULL) {
-            return WEFT_ENOMEM;
-        }
-        weft__hstore_free(s, s->kids, (size_t)s->kids_words * sizeof(uint64_t));
-        s->kids = k;
-        s->kids_words = n;
-        s->kids_rows = 0;
+    if (!grow_bits(s, &s->kids, &s->kids_words, words)) {
+        return WEFT_ENOMEM;
     }
     memset(s->kids, 0, (size_t)words * sizeof(uint64_t));
     const uint32_t *first_child = s->rows.first_child;
@@ -672,25 +686,10 @@ static inline bool may_have_kids(const weft__hstore_t *s, uint32_t r) {
  * parent_world * lmat with the same inputs, parents first, either way. */
 #define HIER_MARK_SHARE 4u
 
-/* Make the mark bitset cover every row (all bits zero). False when out of memory. */
+/* Make the mark bitset cover every row (all bits zero: marks are cleared after each use).
+ * False when out of memory. */
 static bool reserve_marks(weft__hstore_t *s) {
-    const uint32_t words = s->count / 64u + 1u;
-    if (words <= s->mark_words) {
-        return true;
-    }
-    uint32_t n = s->mark_words ? s->mark_words : 64u;
-    while (n < words) {
-        n *= 2; /* words <= 2^26: no overflow */
-    }
-    uint64_t *m = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
-    if (m == NULL) {
-        return false;
-    }
-    memset(m, 0, (size_t)n * sizeof(uint64_t));
-    weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
-    s->mark = m;
-    s->mark_words = n;
-    return true;
+    return grow_bits(s, &s->mark, &s->mark_words, s->count / 64u + 1u);
 }
 
 /* Index of the lowest set bit of m (m nonzero). */
@@ -829,36 +828,6 @@ static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t
     }
 }
 
-/* World matrices of the rows list[0, k) (ascending, scattered), whose cached local matrices
- * are current: world = parent world * lmat, nothing else read. Fetched in two stages as in
- * compute_list. */
-static void compute_worlds(const weft__hrows_t *w, const uint32_t *list, uint32_t k) {
-    const uint32_t *parent = w->parent;
-    const weft_mat4_t *lmat = w->lmat;
-    weft_mat4_t *world = w->world;
-    for (uint32_t i = 0; i < k; i++) {
-        if (i + 2 * HIER_AHEAD < k) {
-            const uint32_t q = list[i + 2 * HIER_AHEAD];
-            HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&lmat[q], 0);
-            HIER_PREFETCH(&world[q], 1);
-        }
-        if (i + HIER_AHEAD < k) {
-            const uint32_t p = parent[list[i + HIER_AHEAD]];
-            if (p != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&world[p], 0);
-            }
-        }
-        const uint32_t r = list[i];
-        const uint32_t p = parent[r];
-        if (p == WEFT__HROW_NONE) {
-            world[r] = lmat[r];
-        } else {
-            weft__mat4_mul_into(&world[r], &world[p], &lmat[r]);
-        }
-    }
-}
-
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
  * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). */
 static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
@@ -873,7 +842,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
         }
         s->mark[i] = 0;
         if (k + 64 > HIER_BLOCK) {
-            compute_worlds(&s->rows, list, k);
+            compute_list(&s->rows, list, k, false);
             k = 0;
         }
         while (m != 0) {
@@ -881,7 +850,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
             m &= m - 1;
         }
     }
-    compute_worlds(&s->rows, list, k);
+    compute_list(&s->rows, list, k, false);
 }
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
