@@ -130,6 +130,7 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->block_hi, (size_t)s->block_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
+    weft__hstore_free(s, s->kids, (size_t)s->kids_words * sizeof(uint64_t));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
 }
@@ -485,6 +486,9 @@ weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
         s->levels_valid = false;
     }
     link_child(w, rp, rc);
+    if (rp < s->kids_rows) { /* the only way a row covered by the bitset gains a child */
+        s->kids[rp / 64u] |= 1ull << (rp % 64u);
+    }
     w->link[rc].parent = parent;
     w->link[rc].inverse_bind = inverse_bind;
     w->flags[rc] = (uint8_t)(plain_flag(&inverse_bind) | WEFT__HFLAG_CHANGED);

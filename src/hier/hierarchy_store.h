@@ -138,6 +138,14 @@ typedef struct weft__hstore {
      * all zero between updates. */
     uint64_t *mark;      /* mark_words words (NULL until the first sparse pass) */
     uint32_t mark_words; /* words allocated in mark */
+    /* Parent bitset for the sparse pass, so that marking skips childless rows' lists: for
+     * rows [0, kids_rows), bit r is set when row r has a child (it may stay set after the
+     * last child left); rows from kids_rows on count as parents. Built by a sparse pass,
+     * kept by attach (which sets the new parent's bit), dropped by row rewrites (level
+     * sort, compaction: kids_rows = 0). */
+    uint64_t *kids;      /* kids_words words (NULL until the first sparse pass) */
+    uint32_t kids_words; /* words allocated in kids */
+    uint32_t kids_rows;  /* rows the bitset describes (0: none) */
     bool touched_all;    /* weft__hstore_touch_all since the last update: the next one
                             recomputes every live row, whatever their DIRTY bits say */
     bool auto_known;     /* auto_choice holds for the current structure */

@@ -67,6 +67,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
     s->holes = 0;
     s->index_valid = false;
     s->blocks_valid = false;
+    s->kids_rows = 0; /* rows renumbered: the parent bitset is rebuilt when next needed */
     s->auto_known = false;
     return WEFT_OK;
 }
@@ -227,6 +228,10 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
 #define HIER_PREFETCH(p, rw) ((void)(p))
 #endif
 
+/* Fetch both ends of a row of an array whose rows straddle cache lines (local transforms,
+ * 40 bytes: half of them span two lines; parent links, 72 bytes: every one does). */
+#define HIER_PREFETCH_ROW(p) (HIER_PREFETCH((p), 0), HIER_PREFETCH((const char *)((p) + 1) - 1, 0))
+
 /* Rows per block, how far ahead the sparse path prefetches, and the widest parent range a
  * block summary is scanned for (wider: the block is pulled row by row instead). */
 #define HIER_BLOCK WEFT__HIER_BLOCK
@@ -313,21 +318,25 @@ static bool block_clean(const uint8_t *flags, const uint32_t *lo, const uint32_t
     return hi[g] - lo[g] < HIER_SPAN && !any_dirty(flags, lo[g], hi[g] + 1);
 }
 
-/* Compute world[] for the rows list[0, k) (ascending, scattered); `clear` drops each row's
- * DIRTY and LOCAL bits once it is computed. The rows' lines are fetched in two stages, since
- * scattered rows miss the cache on every array: 2 * HIER_AHEAD rows ahead, the row's own
- * lines (parent row, flags, matrices); HIER_AHEAD rows ahead, the lines those name (the
- * parent's world matrix, the local transform when it must be recomposed), whose addresses
- * the first stage brought in. A stage that waited for its own load would stall the loop. */
+/* Compute world[] for the rows list[0, k) (ascending, scattered). `flagged`: their flags
+ * (already pulled) say whether each must recompose its local matrix first; else every
+ * cached local matrix is current and no flag is read (one line fewer per row). The rows'
+ * lines are fetched in two stages, since scattered rows miss the cache on every array:
+ * 2 * HIER_AHEAD rows ahead, the row's own lines (parent row, flags, matrices); HIER_AHEAD
+ * rows ahead, the lines those name (the parent's world matrix, the local transform when it
+ * must be recomposed), whose addresses the first stage brought in. A stage that waited for
+ * its own load would stall the loop. */
 static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, uint32_t k,
-                                bool clear) {
+                                bool flagged) {
     const uint32_t *parent = w->parent;
-    uint8_t *flags = w->flags;
+    const uint8_t *flags = w->flags;
     for (uint32_t i = 0; i < k; i++) {
         if (i + 2 * HIER_AHEAD < k) {
             const uint32_t q = list[i + 2 * HIER_AHEAD];
             HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&flags[q], 0);
+            if (flagged) {
+                HIER_PREFETCH(&flags[q], 0);
+            }
             HIER_PREFETCH(&w->lmat[q], 1);
             HIER_PREFETCH(&w->world[q], 1);
         }
@@ -336,16 +345,12 @@ static inline void compute_list(const weft__hrows_t *w, const uint32_t *list, ui
             if (parent[q] != WEFT__HROW_NONE) {
                 HIER_PREFETCH(&w->world[parent[q]], 0);
             }
-            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
-                HIER_PREFETCH(&w->local[q], 0);
+            if (flagged && (flags[q] & WEFT__HFLAG_LOCAL) != 0) {
+                HIER_PREFETCH_ROW(&w->local[q]);
             }
         }
         const uint32_t r = list[i];
-        const uint8_t f = flags[r];
-        compute_row(w, r, parent[r], f);
-        if (clear) {
-            flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
-        }
+        compute_row(w, r, parent[r], flagged ? flags[r] : 0);
     }
 }
 
@@ -382,7 +387,7 @@ static void update_rows(const weft__hrows_t *w, uint32_t begin, uint32_t end, co
             list[k] = r;
             k += f & WEFT__HFLAG_DIRTY;
         }
-        compute_list(w, list, k, false);
+        compute_list(w, list, k, true);
     }
 }
 
@@ -621,6 +626,52 @@ static weft_result_t build_blocks(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
+/* Make *bits (a bitset of *cap words) hold at least `words` words, doubling; a new array
+ * is all zero. False when out of memory (nothing changed). */
+static bool grow_bits(const weft__hstore_t *s, uint64_t **bits, uint32_t *cap, uint32_t words) {
+    if (words <= *cap) {
+        return true;
+    }
+    uint32_t n = *cap ? *cap : 64u;
+    while (n < words) {
+        n *= 2; /* words <= 2^26: no overflow */
+    }
+    uint64_t *b = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
+    if (b == NULL) {
+        return false;
+    }
+    memset(b, 0, (size_t)n * sizeof(uint64_t));
+    weft__hstore_free(s, *bits, (size_t)*cap * sizeof(uint64_t));
+    *bits = b;
+    *cap = n;
+    return true;
+}
+
+/* Build the parent bitset over rows [0, count) unless it already covers at least half of
+ * them (rows beyond it count as parents: correct, only slower), so that adding nodes costs
+ * a rebuild only each time the rows double. On WEFT_ENOMEM it stays as it was. */
+static weft_result_t build_kids(weft__hstore_t *s) {
+    if (s->kids_rows != 0 && s->kids_rows >= s->count / 2) {
+        return WEFT_OK;
+    }
+    const uint32_t words = s->count / 64u + 1u;
+    if (!grow_bits(s, &s->kids, &s->kids_words, words)) {
+        return WEFT_ENOMEM;
+    }
+    memset(s->kids, 0, (size_t)words * sizeof(uint64_t));
+    const uint32_t *first_child = s->rows.first_child;
+    for (uint32_t r = 0; r < s->count; r++) {
+        s->kids[r / 64u] |= (uint64_t)(first_child[r] != WEFT__HROW_NONE) << (r % 64u);
+    }
+    s->kids_rows = s->count;
+    return WEFT_OK;
+}
+
+/* True when row r may have a child (see the parent bitset in hierarchy_store.h). */
+static inline bool may_have_kids(const weft__hstore_t *s, uint32_t r) {
+    return r >= s->kids_rows || ((s->kids[r / 64u] >> (r % 64u)) & 1u) != 0;
+}
+
 /* ---- sparse pass ----------------------------------------------------------- >>hier_sparse */
 
 /* The sequential pass either scans every row (update_rows: pulls every row's flags, a few
@@ -635,25 +686,10 @@ static weft_result_t build_blocks(weft__hstore_t *s) {
  * parent_world * lmat with the same inputs, parents first, either way. */
 #define HIER_MARK_SHARE 4u
 
-/* Make the mark bitset cover every row (all bits zero). False when out of memory. */
+/* Make the mark bitset cover every row (all bits zero: marks are cleared after each use).
+ * False when out of memory. */
 static bool reserve_marks(weft__hstore_t *s) {
-    const uint32_t words = s->count / 64u + 1u;
-    if (words <= s->mark_words) {
-        return true;
-    }
-    uint32_t n = s->mark_words ? s->mark_words : 64u;
-    while (n < words) {
-        n *= 2; /* words <= 2^26: no overflow */
-    }
-    uint64_t *m = weft__hstore_alloc(s, (size_t)n * sizeof(uint64_t));
-    if (m == NULL) {
-        return false;
-    }
-    memset(m, 0, (size_t)n * sizeof(uint64_t));
-    weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
-    s->mark = m;
-    s->mark_words = n;
-    return true;
+    return grow_bits(s, &s->mark, &s->mark_words, s->count / 64u + 1u);
 }
 
 /* Index of the lowest set bit of m (m nonzero). */
@@ -684,7 +720,7 @@ static void set_mark(uint64_t *mark, uint32_t r) { mark[r / 64u] |= 1ull << (r %
  * DIRTY row inside a subtree queued before it is marked once: it is queued only as a root
  * (children already marked are not queued again), and its own children are queued from
  * there. */
-static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
+static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots) {
     const weft__hrows_t *w = &s->rows;
     const uint8_t *flags = w->flags;
     uint64_t *mark = s->mark;
@@ -702,17 +738,29 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
         }
         r++;
     }
+    *roots = tail;
+    /* Rows without children (most changed rows in a wide tree) are known from the parent
+     * bitset, which is small enough to stay cached: their child-list line is never read. */
     for (uint32_t head = 0; head < tail && tail <= budget; head++) {
         /* Two stages, as in compute_list: a row's child-list head, then its first child's
          * sibling link, whose address the first stage brought in. */
         if (head + 2 * HIER_AHEAD < tail) {
-            HIER_PREFETCH(&w->first_child[queue[head + 2 * HIER_AHEAD]], 0);
+            const uint32_t q = queue[head + 2 * HIER_AHEAD];
+            if (may_have_kids(s, q)) {
+                HIER_PREFETCH(&w->first_child[q], 0);
+            }
         }
         if (head + HIER_AHEAD < tail) {
-            const uint32_t c = w->first_child[queue[head + HIER_AHEAD]];
-            if (c != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&w->next_sib[c], 0);
+            const uint32_t q = queue[head + HIER_AHEAD];
+            if (may_have_kids(s, q)) {
+                const uint32_t c = w->first_child[q];
+                if (c != WEFT__HROW_NONE) {
+                    HIER_PREFETCH(&w->next_sib[c], 0);
+                }
             }
+        }
+        if (!may_have_kids(s, queue[head])) {
+            continue;
         }
         for (uint32_t c = w->first_child[queue[head]]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             if (!marked(mark, c)) {
@@ -729,9 +777,61 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first) {
     return tail;
 }
 
+/* First step of the sparse pass, over the DIRTY rows queue[0, k) (ascending: the roots
+ * mark_changed queued, whose subtrees are all marked): recompose each one's cached local
+ * matrix where LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the
+ * only rows with either bit set). A row whose parent is not marked (or that has none) reads
+ * a final parent world matrix, so its own is computed here too, while its lines are in, and
+ * its mark is dropped; rows inside another changed subtree keep theirs and are computed in
+ * row order after their parents. Either way a world matrix is parent world * lmat of the
+ * same inputs. Lines are fetched in two stages as in compute_list. */
+static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t *queue,
+                          uint32_t k) {
+    const uint32_t *parent = w->parent;
+    uint8_t *flags = w->flags;
+    weft_mat4_t *world = w->world;
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * HIER_AHEAD < k) {
+            const uint32_t q = queue[i + 2 * HIER_AHEAD];
+            HIER_PREFETCH(&parent[q], 0);
+            HIER_PREFETCH(&w->lmat[q], 1);
+            HIER_PREFETCH(&world[q], 1);
+        }
+        if (i + HIER_AHEAD < k) {
+            const uint32_t q = queue[i + HIER_AHEAD];
+            const uint32_t p = parent[q];
+            if (p != WEFT__HROW_NONE) {
+                HIER_PREFETCH(&world[p], 0);
+            }
+            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
+                HIER_PREFETCH_ROW(&w->local[q]);
+                if ((flags[q] & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
+                    HIER_PREFETCH_ROW(&w->link[q]);
+                }
+            }
+        }
+        const uint32_t r = queue[i];
+        const uint32_t p = parent[r];
+        const uint8_t f = flags[r];
+        if ((f & WEFT__HFLAG_LOCAL) != 0) {
+            recompose(w, r, p, f);
+        }
+        flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        if (p == WEFT__HROW_NONE) {
+            world[r] = w->lmat[r];
+        } else if (!marked(mark, p)) {
+            weft__mat4_mul_into(&world[r], &world[p], &w->lmat[r]);
+        } else {
+            continue; /* computed after its parent, in row order */
+        }
+        mark[r / 64u] &= ~(1ull << (r % 64u));
+    }
+}
+
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
- * marks and flags. */
-static void update_marked(weft__hstore_t *s, uint32_t first) {
+ * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). */
+static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
+    compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
     uint32_t list[HIER_BLOCK];
     uint32_t k = 0;
     const uint32_t words = s->count / 64u + 1u;
@@ -742,7 +842,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first) {
         }
         s->mark[i] = 0;
         if (k + 64 > HIER_BLOCK) {
-            compute_list(&s->rows, list, k, true);
+            compute_list(&s->rows, list, k, false);
             k = 0;
         }
         while (m != 0) {
@@ -750,7 +850,7 @@ static void update_marked(weft__hstore_t *s, uint32_t first) {
             m &= m - 1;
         }
     }
-    compute_list(&s->rows, list, k, true);
+    compute_list(&s->rows, list, k, false);
 }
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
@@ -786,9 +886,11 @@ weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool re
             return WEFT_OK;
         }
         if (!full && reserve_marks(s)) {
-            const uint32_t n = mark_changed(s, first);
+            (void)build_kids(s); /* without it the marking reads more child lists */
+            uint32_t roots = 0;
+            const uint32_t n = mark_changed(s, first, &roots);
             if (n != UINT32_MAX) {
-                update_marked(s, first);
+                update_marked(s, first, roots);
                 s->recomputed = n;
                 return WEFT_OK;
             }

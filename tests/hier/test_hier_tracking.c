@@ -315,6 +315,66 @@ Test(hier_tracking, a_static_hierarchy_recomputes_nothing_and_reading_marks_noth
     weft_world_destroy(w);
 }
 
+/* Worlds after the update just made equal those of a full update, bit for bit. */
+static bool equals_full_update(weft_world_t *w, const weft_entity_t *e, uint32_t n) {
+    weft_mat4_t *got = malloc(n * sizeof(*got));
+    for (uint32_t i = 0; i < n; i++) {
+        got[i] = *weft_hier_world(w, e[i]);
+    }
+    weft_hier_invalidate(w);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    bool same = true;
+    for (uint32_t i = 0; i < n; i++) {
+        same = same && hr_mat_eq(&got[i], weft_hier_world(w, e[i]));
+    }
+    free(got);
+    return same;
+}
+
+/* The sparse pass (few changed rows) skips the child lists of rows it knows to be childless
+ * and computes a changed row at once unless its parent is changed too: a leaf that gains a
+ * child passes its next change down, and a changed row under a changed parent waits for it. */
+Test(hier_tracking, the_sparse_pass_follows_new_children_and_computes_parents_first) {
+    enum { N = 64 };
+    weft_world_t *w = new_world();
+    weft_entity_t e[N];
+    hr_rng_t r = hr_seeded(&fail, "sparse");
+    for (uint32_t i = 0; i < N; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+    }
+    cr_assert(weft_hier_attach(w, e[1], e[0]) == WEFT_OK);
+    cr_assert(weft_hier_attach(w, e[2], e[1]) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_hier_stats_t st;
+    for (int mode = 0; mode < 2; mode++) {
+        const weft_entity_t leaf = e[5 + mode], child = e[7 + mode];
+        *weft_hier_local(w, leaf) = hr_transform(&r);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        weft_hier_stats(w, &st);
+        cr_assert(st.recomputed == 1, "%s: a changed leaf alone", mode_names[mode]);
+        cr_assert(weft_hier_attach_ex(w, child, leaf, modes[mode]) == WEFT_OK);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        *weft_hier_local(w, leaf) = hr_transform(&r);
+        cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+        weft_hier_stats(w, &st);
+        cr_assert(st.recomputed == 2, "%s: the former leaf and its new child, not %u",
+                  mode_names[mode], st.recomputed);
+        cr_assert(equals_full_update(w, e, N), "%s: the new child missed its parent's change",
+                  mode_names[mode]);
+    }
+    /* A node and its grandchild changed together: the grandchild waits for its unchanged
+     * parent, which waits for the changed grandparent. */
+    *weft_hier_local(w, e[2]) = hr_transform(&r);
+    *weft_hier_local(w, e[0]) = hr_transform(&r);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    weft_hier_stats(w, &st);
+    cr_assert(st.recomputed == 3);
+    cr_assert(equals_full_update(w, e, N), "the grandchild read its parent's old world matrix");
+    weft_world_destroy(w);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
 /* ---- the hierarchy in the world hash -------------------------------------- */
 
 static uint64_t updated_hash(weft_world_t *w) {
