@@ -28,16 +28,7 @@
 /* Under ThreadSanitizer a user handler for SIGPROF was seen to keep Criterion's timeout
  * signal from ever acting (TSan defers it), turning a timeout into a hang; there the SIGPROF
  * hook stays off and only wt_watchdog_arm's timer prints stacks. */
-#if defined(__SANITIZE_THREAD__)
-#define WT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WT_TSAN 1
-#endif
-#endif
-#ifndef WT_TSAN
-#define WT_TSAN 0
-#endif
+#include "wt_sanitizer.h"
 
 #define GDB_SECONDS_DEFAULT 30 /* a gdb that has not finished by then is killed */
 #define THREAD_WAIT_MS 1000    /* per-thread wait for a fallback backtrace */
