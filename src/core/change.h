@@ -306,11 +306,16 @@ static inline void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t
 /* Set row `row`'s dirty bit and its word's summary bit (main thread; single writer, so plain
  * loads and stores: no read-modify-write). No branch: the summary word is stored every time
  * (4 KiB of summary per million rows stays in the L1 cache). */
-static inline void weft__change_dirty_set(weft__pool_t *pool, uint32_t row) {
+static inline void weft__change_dirty_set_in(weft_atomic_u32 *bits, weft_atomic_u32 *sum,
+                                             uint32_t row) {
     uint32_t wi = row >> 5u;
-    weft_atomic_u32 *w = &pool->tick_dirty[wi], *s = &pool->dirty_sum[wi >> 5u];
+    weft_atomic_u32 *w = &bits[wi], *s = &sum[wi >> 5u];
     weft_atomic_store_relaxed(w, weft_atomic_load_relaxed(w) | 1u << (row & 31u));
     weft_atomic_store_relaxed(s, weft_atomic_load_relaxed(s) | 1u << (wi & 31u));
+}
+
+static inline void weft__change_dirty_set(weft__pool_t *pool, uint32_t row) {
+    weft__change_dirty_set_in(pool->tick_dirty, pool->dirty_sum, row);
 }
 
 /* Set or clear row `row`'s dirty bit (main thread). A clear leaves the summary bit. */
