@@ -239,6 +239,18 @@ void weft__change_publish_slow(weft__pool_t *pool) {
 }
 
 /* Copy dirty word w's rows' tick into tick_changed and clear the word. */
+/* Copy the epoch's tick into row `row`'s tick (a row of the epoch). */
+static void settle_row(weft__pool_t *pool, uint32_t row, uint32_t tick) {
+    if (row >= pool->count) {
+        return; /* left by a removed row */
+    }
+    weft_atomic_u32 *t = &pool->tick_changed[row];
+    if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
+        weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
+    }
+    weft__change_raise(pool, row, tick);
+}
+
 static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
     if (bits == 0) {
@@ -246,15 +258,7 @@ static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     }
     weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
     for (; bits != 0; bits &= bits - 1u) {
-        uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
-        if (row >= pool->count) {
-            continue; /* left by a removed row */
-        }
-        weft_atomic_u32 *t = &pool->tick_changed[row];
-        if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
-            weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
-        }
-        weft__change_raise(pool, row, tick);
+        settle_row(pool, w * 32u + (uint32_t)__builtin_ctz(bits), tick);
     }
 }
 
@@ -264,12 +268,13 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     }
     uint32_t tick = pool->dirty_tick;
     bool keep = world == NULL || weft__query_window_before(world, pool, tick);
-    if (keep) {
-        weft__change_log_drain(pool);
-    } else { /* no query needs the epoch's rows: the log goes unread */
-        pool->dirty_log_len = 0;
-        weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
-    }
+    if (keep) { /* the log's rows straight into their ticks (no bits set on the way) */
+        for (uint32_t i = 0; i < pool->dirty_log_len; i++) {
+            settle_row(pool, pool->dirty_log[i], tick);
+        }
+    } /* else no query needs the epoch's rows: the log goes unread */
+    pool->dirty_log_len = 0;
+    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
     /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
     uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
     for (uint32_t s = 0; s < sums; s++) {

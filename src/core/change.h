@@ -72,7 +72,7 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * row_mut) such a write stores its row tick as a system's write does. Row moves carry the
  * bits (swap-removes) or materialise them first (ordered moves, sorts, growth). So the
  * cost of tracking follows the rows written, and the memory is one bit per row (plus the
- * summary below: one bit per 32 rows).
+ * summary below, one bit per 32 rows, and the log, one row index per 32 rows).
  * `tick_newest` bounds every row tick: a filter whose window is at or past it reads only
  * the bits (no slot, no row tick), which is what makes the cost of a `changed` query follow
  * the changed rows when they were written by the main thread. */
@@ -86,13 +86,16 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
 /* LOG. The fast write (weft__change_write) does not set the row's bit either: it appends the
  * row to `dirty_log`, a store to a line the previous append loaded, where the bit was a
  * read-modify-write of a random line (the write waited for its miss: measured 1.28x an
- * untracked write with the bit, 1.08x without). The log holds up to WEFT__DIRTY_LOG_CAP(cap)
+ * untracked write with the bit, 1.08x without). The bits are set later, by the first
+ * reader, with each row's line fetched 16 rows ahead so the misses overlap (about 28
+ * instructions a row), or never when the epoch is dropped unread. The log holds up to WEFT__DIRTY_LOG_CAP(cap)
  * rows (as many bytes as the bits, allocated with them: no allocation on the write path); a
  * write that finds it full moves it into the bits first. Every reader of the bits
  * publishes the log before reading: an iteration with a change filter (weft__change_publish,
  * any thread: the first reader moves the rows into the bits, others wait for it), and the
  * main thread's row moves, adds, growth and epoch closes (weft__change_log_drain). An epoch
- * close that drops the bits drops the log unread. A row may be in the log more than once;
+ * close that drops the bits drops the log unread; one that copies them copies the log's rows
+ * straight into their row ticks. A row may be in the log more than once;
  * moving it into the bits sets its bit (and summary bit) with the lines fetched ahead. The
  * tracking thread's writes never run beside an iteration of the same pool (the bits' rule),
  * so the log's writer and its publishers never meet. */
