@@ -207,14 +207,15 @@ static inline void prefetch_write(const void *p) {
 void weft__change_log_flush(weft__pool_t *pool) {
     const uint32_t *log = pool->dirty_log;
     weft_atomic_u32 *bits = pool->tick_dirty, *sum = pool->dirty_sum; /* once: the stores alias */
-    uint32_t n = pool->dirty_log_len;
-    for (uint32_t i = 0; i < n && i < LOG_AHEAD; i++) {
-        prefetch_write(&bits[log[i] >> 5u]);
+    uint32_t n = pool->dirty_log_len, i = 0;
+    for (uint32_t k = 0; k < n && k < LOG_AHEAD; k++) {
+        prefetch_write(&bits[log[k] >> 5u]);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        if (i + LOG_AHEAD < n) {
-            prefetch_write(&bits[log[i + LOG_AHEAD] >> 5u]);
-        }
+    for (; i + LOG_AHEAD < n; i++) { /* no bound test on the fetch ahead */
+        prefetch_write(&bits[log[i + LOG_AHEAD] >> 5u]);
+        weft__change_dirty_set_in(bits, sum, log[i]);
+    }
+    for (; i < n; i++) {
         weft__change_dirty_set_in(bits, sum, log[i]);
     }
     pool->dirty_log_len = 0;
