@@ -62,7 +62,9 @@
  *
  * Thread: create/destroy are main-only. weft_query_iter/weft_iter_next may run concurrently
  * from any number of jobs (each with its own weft_iter_t) while no structural change runs;
- * they never mutate the query or the world. In debug builds, weft_query_iter checks every term
+ * they never mutate the query or the world (one exception, invisible to callers: the first
+ * iteration with a change filter after main-thread writes sets the written rows' dirty bits,
+ * under a claim that other iterators wait on). In debug builds, weft_query_iter checks every term
  * against the access declared by the system running on the calling thread. */
 #ifndef WEFT_QUERY_H
 #define WEFT_QUERY_H
@@ -106,8 +108,8 @@ typedef enum weft_access {
  * their next run. Row moves keep ticks. When a main-thread write outside systems and a
  * later stamp of an older run's tick meet on one row, the newer tick counts. A query with a filter switches
  * tracking on for that component for the world's life (8 bytes and 1 bit per row, 1 bit
- * per 32 rows and 8 bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
- * systems cost a bit per row; the first such write at a newer world tick closes the bits'
+ * and 4 bytes per 32 rows and 8 bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
+ * systems cost a bit per row (set by the next filtered iteration); the first such write at a newer world tick closes the bits'
  * epoch inside weft_component_set/set_n, copying them into row ticks only while a query
  * filtering on the component has not run past them; a changed filter whose window holds
  * only such writes costs about the changed rows, not the pool size. Two jobs writing one

@@ -16,9 +16,11 @@ static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u)
 
 static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
 
-/* The dirty bits and, after them, their summary (change.h). */
+/* The dirty bits and, after them, their summary and the log (change.h). */
 static size_t dirty_bytes(uint32_t cap) {
-    return (size_t)(WEFT__DIRTY_WORDS(cap) + WEFT__DIRTY_SUM_WORDS(cap)) * sizeof(uint32_t);
+    return (size_t)(WEFT__DIRTY_WORDS(cap) + WEFT__DIRTY_SUM_WORDS(cap) +
+                    WEFT__DIRTY_LOG_CAP(cap)) *
+           sizeof(uint32_t);
 }
 
 size_t weft__change_bytes(const weft__pool_t *pool, uint32_t cap) {
@@ -41,6 +43,10 @@ static void set_arrays(weft__pool_t *pool, const arrays_t *a, uint32_t cap) {
     pool->tick_blocks = a->blocks;
     pool->tick_dirty = a->dirty;
     pool->dirty_sum = a->dirty == NULL ? NULL : a->dirty + WEFT__DIRTY_WORDS(cap);
+    pool->dirty_log = a->dirty == NULL
+                          ? NULL
+                          : (uint32_t *)(void *)(pool->dirty_sum + WEFT__DIRTY_SUM_WORDS(cap));
+    pool->dirty_log_cap = a->dirty == NULL ? 0u : WEFT__DIRTY_LOG_CAP(cap);
 }
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
@@ -75,6 +81,7 @@ weft_result_t weft__change_grow(weft_world_t *world, weft__pool_t *pool, uint32_
         return WEFT__FAIL(world->log, WEFT_ENOMEM,
                           "component pool %u: out of memory growing its change ticks", pool->id);
     }
+    weft__change_log_drain(pool); /* the log's rows into the bits, which are copied */
     /* Nobody iterates while a pool grows (main thread, outside frames): plain copies. */
     memcpy(a.added, pool->tick_added, (size_t)pool->count * sizeof(uint32_t));
     memcpy((void *)a.changed, (void *)pool->tick_changed, (size_t)pool->count * sizeof(uint32_t));
@@ -133,6 +140,8 @@ weft_result_t weft__change_track(weft_world_t *world, weft__pool_t *pool) {
     weft_atomic_store_relaxed(&pool->tick_newest[1], now);
     pool->dirty_open = false;
     pool->dirty_tick = 0;
+    pool->dirty_log_len = 0;
+    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
     pool->tick_owner = (const void *)&weft__change_current;
     return WEFT_OK;
 }
@@ -177,11 +186,72 @@ void weft__change_fini(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
     arrays_t none = {NULL, NULL, NULL, NULL};
     set_arrays(pool, &none, cap);
     pool->dirty_open = false;
+    pool->dirty_log_len = 0;
+    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
 }
 
 /* ---- dirty epochs ------------------------------------------------------------ >>dirty */
 
+/* Rows the log moves into the bits ahead of the row it sets: each is a read-modify-write of a
+ * random line, so their misses overlap only when fetched ahead. */
+#define LOG_AHEAD 16u
+
+static inline void prefetch_write(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+}
+
+void weft__change_log_flush(weft__pool_t *pool) {
+    const uint32_t *log = pool->dirty_log;
+    weft_atomic_u32 *bits = pool->tick_dirty, *sum = pool->dirty_sum; /* once: the stores alias */
+    uint32_t n = pool->dirty_log_len, i = 0;
+    for (uint32_t k = 0; k < n && k < LOG_AHEAD; k++) {
+        prefetch_write(&bits[log[k] >> 5u]);
+    }
+    for (; i + LOG_AHEAD < n; i++) { /* no bound test on the fetch ahead */
+        prefetch_write(&bits[log[i + LOG_AHEAD] >> 5u]);
+        weft__change_dirty_set_in(bits, sum, log[i]);
+    }
+    for (; i < n; i++) {
+        weft__change_dirty_set_in(bits, sum, log[i]);
+    }
+    pool->dirty_log_len = 0;
+}
+
+void weft__change_log_full(weft__pool_t *pool, uint32_t row) {
+    weft__change_log_flush(pool);
+    pool->dirty_log[0] = row;
+    pool->dirty_log_len = 1;
+}
+
+void weft__change_publish_slow(weft__pool_t *pool) {
+    uint32_t pending = 1u;
+    if (weft_atomic_cas_strong_acq_rel(&pool->dirty_pending, &pending, 2u)) {
+        weft__change_log_flush(pool);
+        weft_atomic_store_release(&pool->dirty_pending, 0u);
+        return;
+    }
+    while (weft_atomic_load_acquire(&pool->dirty_pending) != 0u) {
+        weft_cpu_relax(); /* another reader is moving the log (a few microseconds) */
+    }
+}
+
 /* Copy dirty word w's rows' tick into tick_changed and clear the word. */
+/* Copy the epoch's tick into row `row`'s tick (a row of the epoch). */
+static void settle_row(weft__pool_t *pool, uint32_t row, uint32_t tick) {
+    if (row >= pool->count) {
+        return; /* left by a removed row */
+    }
+    weft_atomic_u32 *t = &pool->tick_changed[row];
+    if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
+        weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
+    }
+    weft__change_raise(pool, row, tick);
+}
+
 static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
     if (bits == 0) {
@@ -189,15 +259,7 @@ static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     }
     weft_atomic_store_relaxed(&pool->tick_dirty[w], 0u);
     for (; bits != 0; bits &= bits - 1u) {
-        uint32_t row = w * 32u + (uint32_t)__builtin_ctz(bits);
-        if (row >= pool->count) {
-            continue; /* left by a removed row */
-        }
-        weft_atomic_u32 *t = &pool->tick_changed[row];
-        if (weft__tick_newer(tick, weft_atomic_load_relaxed(t))) {
-            weft_atomic_store_relaxed(t, tick); /* the newest tick stays */
-        }
-        weft__change_raise(pool, row, tick);
+        settle_row(pool, w * 32u + (uint32_t)__builtin_ctz(bits), tick);
     }
 }
 
@@ -207,6 +269,13 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     }
     uint32_t tick = pool->dirty_tick;
     bool keep = world == NULL || weft__query_window_before(world, pool, tick);
+    if (keep) { /* the log's rows straight into their ticks (no bits set on the way) */
+        for (uint32_t i = 0; i < pool->dirty_log_len; i++) {
+            settle_row(pool, pool->dirty_log[i], tick);
+        }
+    } /* else no query needs the epoch's rows: the log goes unread */
+    pool->dirty_log_len = 0;
+    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
     /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
     uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
     for (uint32_t s = 0; s < sums; s++) {

@@ -72,7 +72,7 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * row_mut) such a write stores its row tick as a system's write does. Row moves carry the
  * bits (swap-removes) or materialise them first (ordered moves, sorts, growth). So the
  * cost of tracking follows the rows written, and the memory is one bit per row (plus the
- * summary below: one bit per 32 rows).
+ * summary below, one bit per 32 rows, and the log, one row index per 32 rows).
  * `tick_newest` bounds every row tick: a filter whose window is at or past it reads only
  * the bits (no slot, no row tick), which is what makes the cost of a `changed` query follow
  * the changed rows when they were written by the main thread. */
@@ -83,6 +83,23 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * rows plus one load per 1,024 rows, where reading every word was a data-dependent branch per
  * 32 rows (a misprediction for about every third word at 1% random rows). */
 #define WEFT__DIRTY_SUM_WORDS(cap) ((WEFT__DIRTY_WORDS(cap) + 31u) / 32u)
+/* LOG. The fast write (weft__change_write) does not set the row's bit either: it appends the
+ * row to `dirty_log`, a store to a line the previous append loaded, where the bit was a
+ * read-modify-write of a random line (the write waited for its miss: measured 1.28x an
+ * untracked write with the bit, 1.08x without). The bits are set later, by the first
+ * reader, with each row's line fetched 16 rows ahead so the misses overlap (about 28
+ * instructions a row), or never when the epoch is dropped unread. The log holds up to WEFT__DIRTY_LOG_CAP(cap)
+ * rows (as many bytes as the bits, allocated with them: no allocation on the write path); a
+ * write that finds it full moves it into the bits first. Every reader of the bits
+ * publishes the log before reading: an iteration with a change filter (weft__change_publish,
+ * any thread: the first reader moves the rows into the bits, others wait for it), and the
+ * main thread's row moves, adds, growth and epoch closes (weft__change_log_drain). An epoch
+ * close that drops the bits drops the log unread; one that copies them copies the log's rows
+ * straight into their row ticks. A row may be in the log more than once;
+ * moving it into the bits sets its bit (and summary bit) with the lines fetched ahead. The
+ * tracking thread's writes never run beside an iteration of the same pool (the bits' rule),
+ * so the log's writer and its publishers never meet. */
+#define WEFT__DIRTY_LOG_CAP(cap) WEFT__DIRTY_WORDS(cap)
 
 /* True when the dirty bits may hold rows newer than `since`. */
 static inline bool weft__change_dirty_live(const weft__pool_t *pool, uint32_t since) {
@@ -292,11 +309,16 @@ static inline void weft__change_raise(weft__pool_t *pool, uint32_t row, uint32_t
 /* Set row `row`'s dirty bit and its word's summary bit (main thread; single writer, so plain
  * loads and stores: no read-modify-write). No branch: the summary word is stored every time
  * (4 KiB of summary per million rows stays in the L1 cache). */
-static inline void weft__change_dirty_set(weft__pool_t *pool, uint32_t row) {
+static inline void weft__change_dirty_set_in(weft_atomic_u32 *bits, weft_atomic_u32 *sum,
+                                             uint32_t row) {
     uint32_t wi = row >> 5u;
-    weft_atomic_u32 *w = &pool->tick_dirty[wi], *s = &pool->dirty_sum[wi >> 5u];
+    weft_atomic_u32 *w = &bits[wi], *s = &sum[wi >> 5u];
     weft_atomic_store_relaxed(w, weft_atomic_load_relaxed(w) | 1u << (row & 31u));
     weft_atomic_store_relaxed(s, weft_atomic_load_relaxed(s) | 1u << (wi & 31u));
+}
+
+static inline void weft__change_dirty_set(weft__pool_t *pool, uint32_t row) {
+    weft__change_dirty_set_in(pool->tick_dirty, pool->dirty_sum, row);
 }
 
 /* Set or clear row `row`'s dirty bit (main thread). A clear leaves the summary bit. */
@@ -309,6 +331,30 @@ static inline void weft__change_dirty_put(weft__pool_t *pool, uint32_t row, bool
     uint32_t bit = 1u << (row & 31u), v = weft_atomic_load_relaxed(w);
     if (v & bit) {
         weft_atomic_store_relaxed(w, v & ~bit);
+    }
+}
+
+/* Move the log's rows into the bits and empty it (the tracking thread, or a publisher that
+ * claimed the log; change.c). */
+void weft__change_log_flush(weft__pool_t *pool);
+
+/* Publish the log before a main-thread reader or mover of the bits (pool tracked). */
+static inline void weft__change_log_drain(weft__pool_t *pool) {
+    if (pool->dirty_log_len != 0) {
+        weft__change_log_flush(pool);
+        weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
+    }
+}
+
+/* The slow half of weft__change_publish (change.c). */
+void weft__change_publish_slow(weft__pool_t *pool);
+
+/* Publish the log before reading the bits (pool tracked; any thread, any number at once):
+ * the first caller that finds rows pending moves them into the bits, the others wait for it.
+ * Logically const: the pool's set of changed rows stays the same. */
+static inline void weft__change_publish(weft__pool_t *pool) {
+    if (weft_atomic_load_acquire(&pool->dirty_pending) != 0u) {
+        weft__change_publish_slow(pool);
     }
 }
 
@@ -334,6 +380,7 @@ static inline bool weft__change_dirty_get(const weft__pool_t *pool, uint32_t row
 /* Record the add of `row` at `tick` (pool tracked; main thread). The add's tick is at least
  * the open epoch's, so the row's dirty bit is dropped. */
 static inline void weft__change_mark_added(weft__pool_t *pool, uint32_t row, uint32_t tick) {
+    weft__change_log_drain(pool);
     pool->tick_added[row] = tick;
     weft_atomic_store_relaxed(&pool->tick_changed[row], tick);
     weft__change_dirty_put(pool, row, false);
@@ -342,6 +389,7 @@ static inline void weft__change_mark_added(weft__pool_t *pool, uint32_t row, uin
 
 /* Copy row `from`'s ticks and dirty bit to row `to` (a row move; pool tracked; main thread). */
 static inline void weft__change_copy(weft__pool_t *pool, uint32_t from, uint32_t to) {
+    weft__change_log_drain(pool);
     uint32_t c = weft__change_row_tick(pool, from);
     pool->tick_added[to] = pool->tick_added[from];
     weft_atomic_store_relaxed(&pool->tick_changed[to], c);
@@ -351,6 +399,7 @@ static inline void weft__change_copy(weft__pool_t *pool, uint32_t from, uint32_t
 
 /* Swap rows a and b's ticks and dirty bits (pool tracked; main thread). */
 static inline void weft__change_swap(weft__pool_t *pool, uint32_t a, uint32_t b) {
+    weft__change_log_drain(pool);
     uint32_t added = pool->tick_added[a], changed = weft__change_row_tick(pool, a);
     bool dirty = weft__change_dirty_get(pool, a);
     weft__change_copy(pool, b, a);
@@ -403,10 +452,13 @@ static inline void weft__change_leave(weft__change_scope_t previous) {
 void weft__change_write_slow(struct weft_world *world, weft__pool_t *pool, uint32_t row,
                              uint32_t now, bool structural);
 
+/* The log is full: move it into the bits, then log `row` (change.c). */
+void weft__change_log_full(weft__pool_t *pool, uint32_t row);
+
 /* Record a write of `row` (pool tracked) by the calling thread; `now` is world->change_tick
  * (weft__change_write_now passes it). Inside a system chunk: the row tick (weft__change_mark).
- * On the tracking thread, at the open epoch's tick: the row's dirty bit. Otherwise
- * weft__change_write_slow. `structural`: the caller is a structural call (no reader runs,
+ * On the tracking thread, at the open epoch's tick: the row goes to the log (LOG above).
+ * Otherwise weft__change_write_slow. `structural`: the caller is a structural call (no reader runs,
  * weft/component.h), where an old epoch may be closed. */
 static inline void weft__change_write(struct weft_world *world, weft__pool_t *pool, uint32_t row,
                                       uint32_t now, bool structural) {
@@ -414,7 +466,14 @@ static inline void weft__change_write(struct weft_world *world, weft__pool_t *po
         weft__change_mark(pool, row, weft__change_current.tick, WEFT__TICK_SLOT_SYSTEM);
     } else if (pool->dirty_open && pool->dirty_tick == now &&
                pool->tick_owner == (const void *)&weft__change_current) {
-        weft__change_dirty_set(pool, row);
+        uint32_t n = pool->dirty_log_len;
+        if (n < pool->dirty_log_cap) {
+            pool->dirty_log[n] = row;
+            pool->dirty_log_len = n + 1u;
+            weft_atomic_store_release(&pool->dirty_pending, 1u);
+        } else {
+            weft__change_log_full(pool, row);
+        }
     } else {
         weft__change_write_slow(world, pool, row, now, structural);
     }

@@ -63,6 +63,12 @@ typedef struct weft__pool {
                                       tick_dirty_at, not yet in tick_changed (change.h) */
     weft_atomic_u32 *dirty_sum;     /* [WEFT__DIRTY_SUM_WORDS(cap)] bit w: tick_dirty[w] may
                                       hold rows (change.h); in tick_dirty's allocation */
+    uint32_t *dirty_log;            /* [WEFT__DIRTY_LOG_CAP(cap)] rows the main thread wrote in
+                                      the open epoch, not yet in tick_dirty (change.h); in
+                                      tick_dirty's allocation */
+    uint32_t dirty_log_len;         /* rows in dirty_log */
+    uint32_t dirty_log_cap;         /* WEFT__DIRTY_LOG_CAP(cap) */
+    weft_atomic_u32 dirty_pending;  /* dirty_log: 0 empty, 1 rows, 2 being published (change.h) */
     weft_atomic_u32 tick_dirty_at;  /* the tick of every tick_dirty row; old when empty */
     weft_atomic_u32 tick_newest[2]; /* newest tick stored in tick_changed, per slot kind */
     uint32_t dirty_tick;            /* main thread: tick of the open dirty epoch */

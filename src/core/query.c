@@ -684,6 +684,8 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         }
         if (q->desc.terms[t].filter != WEFT_CHANGE_NONE && !all) {
             it->_private.filtered |= 1u << t;
+            /* The main thread's logged writes into the dirty bits before they are read. */
+            weft__change_publish((weft__pool_t *)pool);
         }
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;

@@ -673,6 +673,16 @@ Test(change, out_of_memory_leaves_world_unchanged, .init = setup, .fini = teardo
 
 /* ---- dirty epochs (change.h: main-thread writes as dirty bits) ---------------------------- */
 
+/* Row `row` is pending in the open epoch: its dirty bit, or an entry of the log (change.h). */
+static bool dirty_pending(const weft__pool_t *pool, uint32_t row) {
+    for (uint32_t i = 0; i < pool->dirty_log_len; i++) {
+        if (pool->dirty_log[i] == row) {
+            return true;
+        }
+    }
+    return weft__change_dirty_get(pool, row);
+}
+
 /* Main-thread writes at the world's tick go to the pool's dirty bits: three queries on A with
  * windows 1, 2 and 5 epochs long (so a closing epoch is sometimes dropped, sometimes copied
  * into the row ticks), random first writes of an epoch (get_mut: no epoch change, set: closes
@@ -697,7 +707,7 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
     uint32_t *found = calloc(LN + 1, sizeof *found);
     cr_assert(h && chg && has && got && slot_of_index && found);
     uint32_t from[NQ] = {0}; /* first epoch each query has not seen */
-    uint32_t deferred = 0, settled = 0;
+    uint32_t deferred = 0, settled = 0, logged = 0, full = 0;
     for (uint32_t i = 0; i < LN; i++) {
         h[i] = test_entity(world);
         slot_of_index[weft_entity_index(h[i])] = i;
@@ -708,6 +718,20 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
     }
     weft__pool_t *pa = &world->components[comp[0].id]->pool;
     for (uint32_t ep = 1; ep <= EPOCHS; ep++) {
+        if (ep % 8u == 0) { /* a burst of get_mut on A: more rows than the log holds */
+            uint32_t first = below(LN);
+            unsigned char buf[16] = {0}; /* a set opens the epoch at this tick */
+            cr_assert(eq(int, weft_component_set(world, h[first], comp[0], buf), WEFT_OK));
+            has[first][0] = true;
+            chg[first][0] = ep;
+            for (uint32_t n = 0; n < LN / 8u; n++) {
+                uint32_t i = below(LN), before = pa->dirty_log_len;
+                if (weft_component_get_mut(world, h[i], comp[0]) != NULL) {
+                    chg[i][0] = ep;
+                    full += before == pa->dirty_log_cap && pa->dirty_log_len == 1u;
+                }
+            }
+        }
         /* This epoch's changes: about 2% of the rows. */
         for (uint32_t n = 0; n < LN / 50u; n++) {
             uint32_t i = below(LN);
@@ -726,7 +750,8 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
                     chg[i][c] = ep;
                     uint32_t row = weft__pool_row(pa, weft_entity_index(h[i]));
                     if (c == 0 && pa->dirty_open && pa->dirty_tick == world->change_tick) {
-                        cr_assert(weft__change_dirty_get(pa, row));
+                        cr_assert(dirty_pending(pa, row));
+                        logged += pa->dirty_log_len != 0;
                         deferred += !weft__tick_newer(weft__change_row_tick(pa, row),
                                                       world->change_tick - 1u);
                     }
@@ -792,5 +817,7 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
     }
     /* The test went through the deferred path (rows whose tick was not stored). */
     cr_assert(deferred > 0 && settled > 0, "deferred %u, settled %u", deferred, settled);
+    /* ... and through the log, full at times (moved into the bits by a write). */
+    cr_assert(logged > 0 && full > 0, "logged %u, full %u", logged, full);
     free(h), free(chg), free(has), free(got), free(slot_of_index), free(found);
 }
