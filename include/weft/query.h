@@ -247,11 +247,15 @@ static inline bool weft_iter_has(const weft_iter_t *it, uint32_t t) {
  * with change filters or OPTIONAL/OR terms, outside the driving range) a sparse lookup. */
 static inline void *weft_iter_get(const weft_iter_t *it, uint32_t t, uint32_t i) {
     const weft__iter_term_t *term = &it->_private.terms[t];
-    if (it->columns[t]) {
-        return (unsigned char *)it->columns[t] + (size_t)i * term->size;
-    }
+    /* Rows first (when a batch keeps rows for a term they agree with its column): the
+     * test's load is then the same on every row, so a body's row loop keeps it out of the
+     * loop; with the column test first, gcc -O2 reloaded rows and data on every row
+     * (callgrind: 10% fewer instructions in the join3 body of bench/bench_query.c). */
     if (term->rows) {
         return term->data + (size_t)term->rows[i] * term->size;
+    }
+    if (it->columns[t]) {
+        return (unsigned char *)it->columns[t] + (size_t)i * term->size;
     }
     uint32_t idx = it->entities[i];
     uint32_t row = weft__sparse_get(term->sparse[idx >> WEFT__SPARSE_SHIFT],

@@ -846,7 +846,8 @@ static void unblock(weft_iter_t *it) {
 enum {
     PROBE_ABSENT = 1,  /* some entity lacks the component */
     PROBE_PRESENT = 2, /* some entity has it */
-    PROBE_STEPPED = 4  /* the rows do not run on one by one from out[0] */
+    PROBE_STEPPED = 4, /* the rows do not run on one by one from out[0] */
+    PROBE_SAME = 8     /* a following include's rows are its lead's (probe_follow) */
 };
 
 /* PROBE_* bits from a window's folds: the largest row (ROW_NONE, the largest value, when
@@ -908,7 +909,7 @@ static uint32_t probe_follow(const weft__iter_check_t *c, const uint32_t *ents, 
     }
     memcpy(out, lead, (size_t)w * sizeof *out);
     if (!far) {
-        return lead_flags; /* the same rows */
+        return lead_flags | PROBE_SAME; /* the same rows */
     }
     uint32_t most = 0, all = WEFT__ROW_NONE, step = 0;
     for (uint32_t i = 0; i < w; i++) {
@@ -980,13 +981,19 @@ void weft__query_drive_terms(weft_iter_t *it, uint32_t start, bool gapless, uint
  * rows run on is a column too. Rejected entries are squeezed out into the iterator's arrays
  * (src may be those arrays: m <= i, in place); otherwise the batch reads src itself. Same
  * base contract as next_batch. */
-static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32_t *const *src,
-                       const uint64_t *bad, uint32_t stepped, uint32_t *base) {
+static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32_t *const *in,
+                       const uint64_t *bad, uint32_t stepped, uint32_t same, uint32_t *base) {
     weft__iter_private_t *pv = &it->_private;
     const uint32_t *ents = pv->drive_dense + start;
     uint32_t includes = 0;
     for (uint32_t k = 0; k < pv->check_count && pv->checks[k].term != UINT32_MAX; k++) {
         includes++;
+    }
+    /* An include whose rows are its lead's (same bit) reads the lead's array: the batch and
+     * the body touch one array for both terms. */
+    const uint32_t *src[WEFT_QUERY_MAX_TERMS];
+    for (uint32_t c = 0; c < includes; c++) {
+        src[c] = (same >> c) & 1u ? src[pv->checks[c].follow - 1u] : in[c];
     }
     bool inline_rows = stepped == 0; /* every include's rows run on in step with the window */
     bool gapless = true;
@@ -1030,7 +1037,9 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
             pv->block_ents[m] = ents[i];
             pv->block_drive[m] = start + i;
             for (uint32_t k = 0; k < includes; k++) {
-                pv->block_rows[k][m] = src[k][i];
+                if (!((same >> k) & 1u)) {
+                    pv->block_rows[k][m] = src[k][i];
+                }
             }
             m++;
         }
@@ -1057,7 +1066,8 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
             }
             continue;
         }
-        term->rows = gapless ? src[c] : pv->block_rows[c];
+        uint32_t from = (same >> c) & 1u ? pv->checks[c].follow - 1u : c;
+        term->rows = gapless ? src[c] : pv->block_rows[from];
     }
     return true;
 }
@@ -1069,6 +1079,15 @@ static uint32_t stepped_bits(const uint32_t *flags, uint32_t includes) {
         stepped |= (uint32_t)((flags[c] & PROBE_STEPPED) != 0) << c;
     }
     return stepped;
+}
+
+/* Bit c set for each include whose PROBE_* bits say its rows are its lead's. */
+static uint32_t same_bits(const uint32_t *flags, uint32_t includes) {
+    uint32_t same = 0;
+    for (uint32_t c = 0; c < includes; c++) {
+        same |= (uint32_t)((flags[c] & PROBE_SAME) != 0) << c;
+    }
+    return same;
 }
 
 /* Include checks of the iterator (they come first among the checks). */
@@ -1094,7 +1113,7 @@ static bool block_batch(weft_iter_t *it, uint32_t start, uint32_t *base) {
     }
     resolve_window(pv, pv->drive_dense + start, w, rows, flags, bad, pv->block_drive);
     return emit_block(it, start, w, (const uint32_t *const *)rows, bad,
-                      stepped_bits(flags, includes), base);
+                      stepped_bits(flags, includes), same_bits(flags, includes), base);
 }
 
 /* Bits [off, off + w) of a window's rejected-entry words, moved down to bit 0 (none past w). */
@@ -1235,7 +1254,8 @@ static bool cached_batch(weft_iter_t *it, uint32_t *base) {
         for (uint32_t c = 0; c < includes; c++) {
             src[c] = rows[c] + off;
         }
-        return emit_block(it, ws + off, stop - off, src, part, stepped_bits(flags, includes), base);
+        return emit_block(it, ws + off, stop - off, src, part, stepped_bits(flags, includes),
+                          same_bits(flags, includes), base);
     }
     it->rows = 0;
     return false;
