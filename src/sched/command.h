@@ -155,7 +155,7 @@ typedef struct weft__cmd_stage {
     uint32_t owner_cap;                /* capacity of owner */
     uint32_t owner_epoch;              /* current split dry run (1 .. 4095) */
     uint32_t deferred;                 /* records the last split dry run left to the main thread */
-    /* Measured costs: the placed or serial apply of eligible phases (weft__cmd_place_choose)
+    /* Measured costs: the placed or serial apply of eligible phases (weft__cmd_way_choose on stage.place)
      * and the split or serial dry run (weft__cmd_stage_scan_split). */
     weft__cmd_way_t place;
     weft__cmd_way_t scan;

@@ -366,7 +366,7 @@ static void flush_observers_in_frame(struct weft_sched *s) {
  * worker, when every command reaches only plain components (no hook, observer, group or
  * instances, which must see the apply in command order on this thread) and when there is
  * enough to place (WEFT__CMD_PLACE_MIN_OPS). Whether it is then is measured
- * (weft__cmd_place_choose), and needs its log (else the serial apply runs). Both give the
+ * (weft__cmd_way_choose on stage.place), and needs its log (else the serial apply runs). Both give the
  * same world; only the time differs. */
 static bool placed_eligible(const struct weft_sched *s) {
     return s->workers > 1 && s->jobs != NULL && !s->stage.hooked &&
