@@ -138,7 +138,7 @@ typedef struct weft__cmd_stage {
     weft_atomic_u32 published;      /* log entries the lanes may replay (release), with
                                        WEFT__CMD_PLACE_FINAL once the walk is over */
     weft_counter_t lanes_done;      /* counts the lane jobs down */
-    uint64_t walk_begin;            /* weft__time_ns() when the walk started */
+    uint64_t walk_begin;            /* weft__trace_now() when the walk started */
     float lead_ops;                 /* operations a lane replays while the walk runs (measured:
                                        the walk's time over the main thread's replay time per
                                        operation; 0: not yet) */

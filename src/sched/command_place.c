@@ -23,11 +23,12 @@
  * submitted is replayed on the main thread after the walk. */
 #include "command.h"
 
+#include <sched.h>
 #include <string.h>
 
 #include "jobs/platform/report.h"
-#include "jobs/platform/thread.h"
 #include "schedule.h"
+#include "trace.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
@@ -294,7 +295,7 @@ static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
         uint32_t n = pub & ~WEFT__CMD_PLACE_FINAL;
         if (n == done && (pub & WEFT__CMD_PLACE_FINAL) == 0u) {
             if (++idle % 1024u == 0u) {
-                weft__thread_yield();
+                (void)sched_yield(); /* not weft__thread_yield: jobs/ keeps it private */
             } else {
                 weft_cpu_relax();
             }
@@ -400,17 +401,17 @@ void weft__cmd_place_begin(weft__cmd_stage_t *st, weft_world_t *world, weft_jobs
         }
         st->lanes_started++;
     }
-    st->walk_begin = weft__time_ns();
+    st->walk_begin = weft__trace_now();
 }
 
 void weft__cmd_place(weft__cmd_stage_t *st, weft_jobs_t *jobs) {
     weft_atomic_store_release(&st->published, st->nlog | WEFT__CMD_PLACE_FINAL);
-    uint64_t t0 = weft__time_ns();
+    uint64_t t0 = weft__trace_now();
     uint32_t mine = 0;
     for (uint32_t l = st->lanes_started; l < st->lanes; l++) {
         mine += replay_lane(st, l);
     }
-    uint64_t t1 = weft__time_ns();
+    uint64_t t1 = weft__trace_now();
     if (st->lanes_started != 0) {
         /* On the main thread (worker 0) of a live job system, waiting on jobs it submitted:
          * none of its errors can occur. */
