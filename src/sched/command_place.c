@@ -28,10 +28,10 @@
 
 #include "jobs/platform/report.h"
 #include "schedule.h"
-#include "trace.h"
 #include "src/core/entity.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
+#include "trace.h"
 
 /* One logged pool operation. */
 typedef enum place_kind {
