@@ -239,7 +239,6 @@ void weft__change_publish_slow(weft__pool_t *pool) {
     }
 }
 
-/* Copy dirty word w's rows' tick into tick_changed and clear the word. */
 /* Copy the epoch's tick into row `row`'s tick (a row of the epoch). */
 static void settle_row(weft__pool_t *pool, uint32_t row, uint32_t tick) {
     if (row >= pool->count) {
@@ -252,6 +251,7 @@ static void settle_row(weft__pool_t *pool, uint32_t row, uint32_t tick) {
     weft__change_raise(pool, row, tick);
 }
 
+/* Copy dirty word w's rows' tick into tick_changed and clear the word. */
 static void settle_word(weft__pool_t *pool, uint32_t w, uint32_t tick) {
     uint32_t bits = weft_atomic_load_relaxed(&pool->tick_dirty[w]);
     if (bits == 0) {

@@ -88,9 +88,9 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * read-modify-write of a random line (the write waited for its miss: measured 1.28x an
  * untracked write with the bit, 1.08x without). The bits are set later, by the first
  * reader, with each row's line fetched 16 rows ahead so the misses overlap (about 28
- * instructions a row), or never when the epoch is dropped unread. The log holds up to WEFT__DIRTY_LOG_CAP(cap)
- * rows (as many bytes as the bits, allocated with them: no allocation on the write path); a
- * write that finds it full moves it into the bits first. Every reader of the bits
+ * instructions a row), or never when the epoch is dropped unread. The log holds up to
+ * WEFT__DIRTY_LOG_CAP(cap) rows (as many bytes as the bits, allocated with them: no
+ * allocation on the write path); a write that finds it full moves it into the bits first. Every reader of the bits
  * publishes the log before reading: an iteration with a change filter (weft__change_publish,
  * any thread: the first reader moves the rows into the bits, others wait for it), and the
  * main thread's row moves, adds, growth and epoch closes (weft__change_log_drain). An epoch
