@@ -90,8 +90,8 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * reader, with each row's line fetched 16 rows ahead so the misses overlap (about 28
  * instructions a row), or never when the epoch is dropped unread. The log holds up to
  * WEFT__DIRTY_LOG_CAP(cap) rows (as many bytes as the bits, allocated with them: no
- * allocation on the write path); a write that finds it full moves it into the bits first. Every reader of the bits
- * publishes the log before reading: an iteration with a change filter (weft__change_publish,
+ * allocation on the write path); a write that finds it full moves it into the bits first.
+ * Every reader of the bits publishes the log before reading: an iteration with a change filter (weft__change_publish,
  * any thread: the first reader moves the rows into the bits, others wait for it), and the
  * main thread's row moves, adds, growth and epoch closes (weft__change_log_drain). An epoch
  * close that drops the bits drops the log unread; one that copies them copies the log's rows
