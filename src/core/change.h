@@ -83,22 +83,21 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * rows plus one load per 1,024 rows, where reading every word was a data-dependent branch per
  * 32 rows (a misprediction for about every third word at 1% random rows). */
 #define WEFT__DIRTY_SUM_WORDS(cap) ((WEFT__DIRTY_WORDS(cap) + 31u) / 32u)
-/* LOG. The fast write (weft__change_write) does not set the row's bit either: it appends the
- * row to `dirty_log`, a store to a line the previous append loaded, where the bit was a
- * read-modify-write of a random line (the write waited for its miss: measured 1.28x an
- * untracked write with the bit, 1.08x without). The bits are set later, by the first
- * reader, with each row's line fetched 16 rows ahead so the misses overlap (about 28
- * instructions a row), or never when the epoch is dropped unread. The log holds up to
- * WEFT__DIRTY_LOG_CAP(cap) rows (as many bytes as the bits, allocated with them: no
- * allocation on the write path); a write that finds it full moves it into the bits first.
- * Every reader of the bits publishes the log before reading: an iteration with a change filter (weft__change_publish,
- * any thread: the first reader moves the rows into the bits, others wait for it), and the
- * main thread's row moves, adds, growth and epoch closes (weft__change_log_drain). An epoch
- * close that drops the bits drops the log unread; one that copies them copies the log's rows
- * straight into their row ticks. A row may be in the log more than once;
- * moving it into the bits sets its bit (and summary bit) with the lines fetched ahead. The
- * tracking thread's writes never run beside an iteration of the same pool (the bits' rule),
- * so the log's writer and its publishers never meet. */
+/* LOG. The fast write (weft__change_write) does not set the row's bit either: it appends the row
+ * to `dirty_log`, a store to a line the previous append loaded, where the bit was a
+ * read-modify-write of a random line (the write waited for its miss: measured 1.28x an untracked
+ * write with the bit, 1.08x without). The bits are set later, by the first reader, with each row's
+ * line fetched 16 rows ahead so the misses overlap (about 28 instructions a row), or never when
+ * the epoch is dropped unread. The log holds up to WEFT__DIRTY_LOG_CAP(cap) rows (as many bytes as
+ * the bits, allocated with them: no allocation on the write path); a write that finds it full
+ * moves it into the bits first. Every reader of the bits publishes the log before reading: an
+ * iteration with a change filter (weft__change_publish, any thread: the first reader moves the
+ * rows into the bits, others wait for it), and the main thread's row moves, adds, growth and epoch
+ * closes (weft__change_log_drain). An epoch close that drops the bits drops the log unread; one
+ * that copies them copies the log's rows straight into their row ticks. A row may be in the log
+ * more than once; moving it into the bits sets its bit (and summary bit) with the lines fetched
+ * ahead. The tracking thread's writes never run beside an iteration of the same pool (the bits'
+ * rule), so the log's writer and its publishers never meet. */
 #define WEFT__DIRTY_LOG_CAP(cap) WEFT__DIRTY_WORDS(cap)
 
 /* True when the dirty bits may hold rows newer than `since`. */
