@@ -959,6 +959,7 @@ static void case_churn(wb_ctx_t *ctx) {
     double *f1 = calloc((size_t)reps, sizeof *f1);
     uint32_t cap = 4096;
     weft_trace_event_t *ev = calloc(cap, sizeof *ev);
+    wb_sim_samples_t samples = {0};
     if (!w1 || !w2 || !t1 || !t2 || !a1 || !a2 || !f1 || !ev) {
         wb_note(ctx, SUITE, "churn: setup failed: %s", weft_last_error());
         goto done;
@@ -977,7 +978,24 @@ static void case_churn(wb_ctx_t *ctx) {
                 "measured rule in weft/command.h picks), timed back to back");
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
-    double share = time_paired(w1, w2, 20, frames, reps, 1e6, t1, t2);
+    /* timed as time_paired does, with one frame of each world traced right after each of
+     * its blocks for the simulator (bench/sim_check.h) */
+    const wb_sim_side_t sides[2] = {{w1, wb_sim_progress, w1}, {w2, wb_sim_progress, w2}};
+    if (!wb_sim_samples_init(&samples, (uint32_t)reps)) {
+        wb_note(ctx, SUITE, "churn: setup failed: out of memory");
+        goto done;
+    }
+    time_frames(w1, 20);
+    time_frames(w2, 20);
+    wb_share_t shf;
+    wb_share_begin(&shf, weft_world_jobs(w2));
+    for (int r = 0; r < reps; r++) {
+        t1[r] = time_frames(w1, frames) / 1e6;
+        wb_sim_sample(&samples, &sides[0], 0, t1[r]);
+        t2[r] = time_frames(w2, frames) / 1e6;
+        wb_sim_sample(&samples, &sides[1], 1, t2[r]);
+    }
+    double share = wb_share_end(&shf, NULL);
     /* The apply's share: its split dry run is the only parallel-for work of the churn world
      * (its phase has edges, so its systems run as ready-list items; the replay lanes are
      * jobs, as are the systems' drain jobs, so they cannot be told apart here). */
@@ -1004,11 +1022,9 @@ static void case_churn(wb_ctx_t *ctx) {
     wb_report_share(ctx, SUITE, "churn_apply", 2, share_apply, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "churn_entities", "weft", 2, (double)weft_entity_count(w2), "count",
               WB_NO_TARGET, 0);
-    /* the simulator against these frames (t1, t2: mean frame ms per rep; sorted above) */
-    const wb_sim_side_t sides[2] = {{w1, wb_sim_progress, w1, wb_median(t1, reps)},
-                                    {w2, wb_sim_progress, w2, wb_median(t2, reps)}};
-    (void)wb_sim_check(ctx, SUITE, "churn", sides, NULL);
+    (void)wb_sim_check(ctx, SUITE, "churn", sides, &samples, NULL);
 done:
+    wb_sim_samples_free(&samples);
     weft_world_destroy(w1);
     weft_world_destroy(w2);
     free(t1);

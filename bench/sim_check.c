@@ -7,17 +7,36 @@
 
 #include "sim/sim_record.h"
 
-#define SIM_FRAMES 5 /* traced pairs; the median simulated frame is compared */
+struct wb_sim_sample_one {
+    wt_sim_trace_t trace; /* events malloc'd */
+    double block_ms;      /* the measured block it follows */
+};
 
-/* One traced frame of a side: its events (malloc'd) and wall time. A traced frame of the
- * same world runs first and is dropped (the trace keeps the last frame), so the kept one
- * starts as warm as the case's timed frames (which run in blocks) rather than after the
- * other side's frame or tracing's first use. */
+bool wb_sim_samples_init(wb_sim_samples_t *s, uint32_t reps) {
+    *s = (wb_sim_samples_t){0};
+    s->s[0] = calloc((size_t)reps + 1, sizeof *s->s[0]);
+    s->s[1] = calloc((size_t)reps + 1, sizeof *s->s[1]);
+    s->cap = reps;
+    s->failed = !s->s[0] || !s->s[1];
+    return !s->failed;
+}
+
+void wb_sim_samples_free(wb_sim_samples_t *s) {
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t i = 0; s->s[k] && i < s->n[k]; i++) {
+            free((void *)s->s[k][i].trace.events);
+        }
+        free(s->s[k]);
+    }
+    *s = (wb_sim_samples_t){0};
+}
+
+/* One traced frame of a side (the trace holds that frame only): its events and wall time.
+ * It runs right after the side's timed block, so it starts as warm as the block's frames. */
 static bool trace_frame(const wb_sim_side_t *s, uint32_t workers, wt_sim_trace_t *out) {
     weft_trace_event_t *ev = NULL;
     *out = (wt_sim_trace_t){NULL, 0, workers, 0};
-    if (weft_trace_enable(s->world, NULL) != WEFT_OK || s->frame(s->arg) != WEFT_OK) {
-        weft_trace_disable(s->world);
+    if (weft_trace_enable(s->world, NULL) != WEFT_OK) {
         return false;
     }
     double t0 = wb_now_ns();
@@ -41,15 +60,24 @@ static bool trace_frame(const wb_sim_side_t *s, uint32_t workers, wt_sim_trace_t
     return ok;
 }
 
-weft_result_t wb_sim_progress(void *world) { return weft_world_progress(world, 0.016f); }
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+void wb_sim_sample(wb_sim_samples_t *s, const wb_sim_side_t *side, int k, double block_ms) {
+    if (s->failed || s->n[k] == s->cap) {
+        s->failed = true;
+        return;
+    }
+    struct wb_sim_sample_one *o = &s->s[k][s->n[k]];
+    if (!trace_frame(side, k == 0 ? 1u : 2u, &o->trace)) {
+        s->failed = true;
+        return;
+    }
+    o->block_ms = block_ms;
+    s->n[k]++;
 }
 
+weft_result_t wb_sim_progress(void *world) { return weft_world_progress(world, 0.016f); }
+
 bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_sim_side_t side[2],
-                  const double *speedup_target) {
+                  const wb_sim_samples_t *samples, const double *speedup_target) {
     static wt_sim_costs_t costs;
     static bool calibrated;
     if (!calibrated && wt_sim_calibrate(&costs, 0) != 0) {
@@ -57,58 +85,72 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
         return false;
     }
     calibrated = true;
-    double sim_ms[WB_SIM_POINTS][SIM_FRAMES];
-    bool ok = true;
-    for (int f = 0; f < SIM_FRAMES && ok; f++) {
-        wt_sim_trace_t one, two;
+    const uint32_t pairs = samples->n[0] < samples->n[1] ? samples->n[0] : samples->n[1];
+    bool ok = !samples->failed && pairs > 0;
+    double *sim_ms[WB_SIM_POINTS] = {0}, *meas[2] = {0};
+    for (int k = 0; k < WB_SIM_POINTS; k++) {
+        sim_ms[k] = calloc((size_t)pairs + 1, sizeof(double));
+        ok = ok && sim_ms[k];
+    }
+    meas[0] = calloc((size_t)pairs + 1, sizeof(double));
+    meas[1] = calloc((size_t)pairs + 1, sizeof(double));
+    ok = ok && meas[0] && meas[1];
+    for (uint32_t f = 0; f < pairs && ok; f++) {
         wt_sim_record_t rec = {0}; /* empty until built; freeing it is then a no-op */
-        ok = trace_frame(&side[0], 1, &one);
-        ok = trace_frame(&side[1], 2, &two) && ok;
-        ok = ok && wt_sim_record_build(&rec, side[0].world, &one, &two, &costs) == 0;
+        ok = wt_sim_record_build(&rec, side[0].world, &samples->s[0][f].trace,
+                                 &samples->s[1][f].trace, &costs) == 0;
         for (int k = 0; k < WB_SIM_POINTS && ok; k++) {
             wt_sim_result_t r;
             ok = wt_sim_run(k == 0 ? &rec.one : &rec.many, 1u << k, &r) == 0;
             sim_ms[k][f] = r.frame_ns / 1e6;
         }
         wt_sim_record_free(&rec);
-        free((void *)one.events);
-        free((void *)two.events);
+        meas[0][f] = samples->s[0][f].block_ms;
+        meas[1][f] = samples->s[1][f].block_ms;
     }
-    if (!ok) {
+    if (ok) {
+        /* paired: each rep's traced pair against the blocks they followed */
+        double e1 = wb_median_ratio(sim_ms[0], meas[0], (int)pairs) - 1.0;
+        double e2 = wb_median_ratio(sim_ms[1], meas[1], (int)pairs) - 1.0;
+        double med[WB_SIM_POINTS];
+        for (int k = 0; k < WB_SIM_POINTS; k++) {
+            med[k] = wb_median(sim_ms[k], (int)pairs);
+        }
+        char n1[96], n2[96], nf[96], ns[96];
+        snprintf(n1, sizeof n1, "%s_sim_error_p1", name);
+        snprintf(n2, sizeof n2, "%s_sim_error_p2", name);
+        snprintf(nf, sizeof nf, "%s_sim_frame", name);
+        snprintf(ns, sizeof ns, "%s_sim_speedup", name);
+        wb_describe(ctx, suite, n1, "ratio",
+                    "|median over reps of simulated / measured - 1| at 1 worker: tools/sim "
+                    "replaying the frame traced right after each timed block, against that block");
+        wb_describe(ctx, suite, n2, "ratio", "the same at 2 workers");
+        wb_describe(ctx, suite, nf, "simulated",
+                    "SIMULATED, not measured: tools/sim's frame on P workers (median over reps), "
+                    "replaying the 2-worker traced frames' durations with this machine's "
+                    "job/steal/notice/wake/claim costs");
+        wb_describe(ctx, suite, ns, "simulated",
+                    "SIMULATED: median simulated frame at 1 / at P workers");
+        wb_note(ctx, suite,
+                "%s: simulated %.3f / %.3f ms at 1 / 2 workers (medians of %u traced pairs), "
+                "paired errors %+.1f%% / %+.1f%%",
+                name, med[0], med[1], pairs, 100.0 * e1, 100.0 * e2);
+        wb_report(ctx, suite, n1, "ratio", 1, fabs(e1), "x", WB_AT_MOST, 0.07);
+        wb_report(ctx, suite, n2, "ratio", 2, fabs(e2), "x", WB_AT_MOST, 0.07);
+        for (int k = 2; k < WB_SIM_POINTS; k++) {
+            double target = speedup_target ? speedup_target[k] : 0;
+            wb_report(ctx, suite, nf, "simulated", 1u << k, med[k], "ms", WB_NO_TARGET, 0);
+            wb_report(ctx, suite, ns, "simulated", 1u << k, med[0] / med[k], "x",
+                      target > 0 ? WB_AT_LEAST : WB_NO_TARGET, target);
+        }
+    } else {
         wb_note(ctx, suite, "%s: tracing or simulating a frame failed: %s", name,
                 weft_last_error());
-        return false;
     }
-    double med[WB_SIM_POINTS];
     for (int k = 0; k < WB_SIM_POINTS; k++) {
-        qsort(sim_ms[k], SIM_FRAMES, sizeof(double), cmp_double);
-        med[k] = sim_ms[k][SIM_FRAMES / 2];
+        free(sim_ms[k]);
     }
-    char n1[96], n2[96], nf[96], ns[96];
-    snprintf(n1, sizeof n1, "%s_sim_error_p1", name);
-    snprintf(n2, sizeof n2, "%s_sim_error_p2", name);
-    snprintf(nf, sizeof nf, "%s_sim_frame", name);
-    snprintf(ns, sizeof ns, "%s_sim_speedup", name);
-    wb_describe(ctx, suite, n1, "ratio",
-                "|simulated / measured - 1| at 1 worker: tools/sim replaying traced frames (median "
-                "of 5) against the case's measured median frame");
-    wb_describe(ctx, suite, n2, "ratio", "the same at 2 workers");
-    wb_describe(ctx, suite, nf, "simulated",
-                "SIMULATED, not measured: tools/sim's frame on P workers, replaying the 2-worker "
-                "traced frames' durations with this machine's job/steal/notice/wake/claim costs");
-    wb_describe(ctx, suite, ns, "simulated", "SIMULATED: simulated frame at 1 / at P workers");
-    double e1 = med[0] / side[0].median_ms - 1.0, e2 = med[1] / side[1].median_ms - 1.0;
-    wb_note(ctx, suite,
-            "%s: simulated %.3f / %.3f ms at 1 / 2 workers against measured %.3f / %.3f "
-            "(errors %+.1f%% / %+.1f%%)",
-            name, med[0], med[1], side[0].median_ms, side[1].median_ms, 100.0 * e1, 100.0 * e2);
-    wb_report(ctx, suite, n1, "ratio", 1, fabs(e1), "x", WB_AT_MOST, 0.07);
-    wb_report(ctx, suite, n2, "ratio", 2, fabs(e2), "x", WB_AT_MOST, 0.07);
-    for (int k = 2; k < WB_SIM_POINTS; k++) {
-        double target = speedup_target ? speedup_target[k] : 0;
-        wb_report(ctx, suite, nf, "simulated", 1u << k, med[k], "ms", WB_NO_TARGET, 0);
-        wb_report(ctx, suite, ns, "simulated", 1u << k, med[0] / med[k], "x",
-                  target > 0 ? WB_AT_LEAST : WB_NO_TARGET, target);
-    }
-    return true;
+    free(meas[0]);
+    free(meas[1]);
+    return ok;
 }

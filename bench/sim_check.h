@@ -1,14 +1,18 @@
 /* bench/sim_check.h: the schedule simulator (tools/sim) checked against a case's measured
- * frames. A case that times the same world at 1 and at 2 workers hands both here: a few
- * frames of each are traced, each traced pair is replayed on 1, 2, 4, ..., 64 simulated
- * workers, and the median simulated frame at 1 and 2 workers is compared with the case's
- * measured medians: `<name>_sim_error_p1` and `<name>_sim_error_p2` (|simulated / measured - 1|,
- * target <= 0.07), then `<name>_sim_speedup` at 4 .. 64 workers, marked simulated. The
- * machine costs the simulator needs are measured once per process (wt_sim_calibrate). */
+ * frames. A case that times the same world at 1 and at 2 workers in alternating blocks traces
+ * one frame of a side right after each of that side's timed blocks (wb_sim_sample), so the
+ * traced frames see the same machine, load and warmth as the frames they are compared with.
+ * Each rep's traced pair is replayed on 1, 2, 4, ..., 64 simulated workers; the simulated
+ * frame at 1 and 2 workers is compared with the same rep's measured block, paired:
+ * `<name>_sim_error_p1` and `<name>_sim_error_p2` are |median over reps of simulated /
+ * measured - 1| (target <= 0.07), then `<name>_sim_speedup` (median simulated frame at 1 over
+ * the median at P) at 4 .. 64 workers, marked simulated. The machine costs the simulator
+ * needs are measured once per process (wt_sim_calibrate). */
 #ifndef WB_SIM_CHECK_H
 #define WB_SIM_CHECK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common.h"
 #include "weft.h"
@@ -19,22 +23,37 @@ typedef weft_result_t (*wb_frame_fn)(void *arg);
 /* A wb_frame_fn for a case whose frame is weft_world_progress(world, 0.016f). */
 weft_result_t wb_sim_progress(void *world);
 
-/* One side of the check: the world at 1 or at 2 workers, how to run its frame, and the
- * case's measured median frame time (ms) for it. */
+/* One side of the check: the world at 1 (side 0) or at 2 workers (side 1) and how to run
+ * its frame. */
 typedef struct wb_sim_side {
     weft_world_t *world;
     wb_frame_fn frame;
     void *arg;
-    double median_ms;
 } wb_sim_side_t;
+
+/* The traced frames of a case's run, one per side per rep, each with the block it follows. */
+typedef struct wb_sim_samples {
+    struct wb_sim_sample_one *s[2]; /* [cap] per side, malloc'd */
+    uint32_t n[2], cap;
+    bool failed; /* a trace failed; the check then reports nothing */
+} wb_sim_samples_t;
 
 #define WB_SIM_POINTS 7 /* 1, 2, 4, ..., 64 simulated workers */
 
-/* Trace, simulate and report as above. `speedup_target`: NULL, or per point (index k is
- * 2^k workers; 0: no target) the least simulated speedup the case asks for. The worlds run
- * a few more frames (their state moves on). Returns false, with a note, when tracing,
- * recording or simulating fails. Thread: main. */
+/* Room for `reps` samples per side. Returns false when memory runs out. */
+bool wb_sim_samples_init(wb_sim_samples_t *s, uint32_t reps);
+
+/* Right after a timed block of side `k` (0 or 1) whose mean frame took `block_ms`: run one
+ * traced frame of it and keep it with block_ms. The world runs one more frame (so both sides
+ * must be sampled equally often for their states to stay equal). A failure is remembered. */
+void wb_sim_sample(wb_sim_samples_t *s, const wb_sim_side_t *side, int k, double block_ms);
+
+void wb_sim_samples_free(wb_sim_samples_t *s);
+
+/* Simulate the samples' pairs and report as above. `speedup_target`: NULL, or per point
+ * (index k is 2^k workers; 0: no target) the least simulated speedup the case asks for.
+ * Returns false, with a note, when tracing, recording or simulating failed. Thread: main. */
 bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_sim_side_t side[2],
-                  const double *speedup_target);
+                  const wb_sim_samples_t *samples, const double *speedup_target);
 
 #endif /* WB_SIM_CHECK_H */

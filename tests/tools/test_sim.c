@@ -171,6 +171,29 @@ Test(sim, a_waiting_caller_runs_a_drain_job_no_worker_took) {
     cr_expect(eq(dbl, sim(&f, 1), 120.0));
 }
 
+/* Ready: A (10) -> B (8 chunks of 10). The runtime's publisher hands out one drain job per
+ * released set (src/sched/ready.c, recruit), and a participant that finds nothing published
+ * leaves, so B gets two workers however many there are. The roots' 10 recruit the others
+ * (asleep: they arrive at 7, take their drain jobs at 10 and leave empty-handed); worker 0
+ * runs A (1-11), then B's chunk 0 (11-21); B's other 7 chunks recruit worker 1 (spinning:
+ * 14, drain job 17), and the two claim one chunk at a time (claim 1 each): worker 1 runs
+ * 18-28, 29-39, 40-50, 51-61, worker 0 22-32, 33-43, 44-54; worker 0 then waits and notices
+ * the last drain job's end at 61 + 3. This pins the limit the simulated demo hits at 16
+ * workers; when the runtime hands a wide set to more workers, this test changes with it. */
+Test(sim, a_released_set_gets_one_more_participant_whatever_the_worker_count) {
+    static const double a = 10, b[8] = {10, 10, 10, 10, 10, 10, 10, 10};
+    static const uint32_t root[] = {0};
+    wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &a},
+                              {.nchunks = 8, .chunk_ns = b, .pred = root, .npred = 1}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_READY);
+    f.costs = ready_costs;
+    cr_expect(eq(dbl, sim(&f, 1), 90.0));
+    for (uint32_t w = 2; w <= 16; w *= 2) {
+        cr_expect(eq(dbl, sim(&f, w), 64.0), "%u workers", w);
+    }
+}
+
 Test(sim, an_inline_phase_runs_on_the_calling_thread_whatever_the_worker_count) {
     static const double d[3] = {5, 6, 7};
     wt_sim_system_t sys[3] = {{.nchunks = 3, .chunk_ns = d}};
