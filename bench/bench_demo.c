@@ -75,7 +75,7 @@ void wb_suite_demo(wb_ctx_t *ctx) {
             t[(size_t)k * (size_t)reps + (size_t)r] = ms;
             if (two != 0 && (k == 0 || k == two)) {
                 const wb_sim_side_t side = {demo_world_weft(d[k]), demo_frame, d[k]};
-                wb_sim_sample(&samples, &side, k == 0 ? 0 : 1, ms);
+                wb_sim_sample(&samples, &side, k == 0 ? 0 : 1, ms, 1);
             } else {
                 ok = demo_world_frame(d[k]) == WEFT_OK && ok; /* in step with the traced */
             }

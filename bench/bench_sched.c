@@ -978,22 +978,23 @@ static void case_churn(wb_ctx_t *ctx) {
                 "measured rule in weft/command.h picks), timed back to back");
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
-    /* timed as time_paired does, with one frame of each world traced right after each of
+    /* timed as time_paired does, with a few frames of each world traced right after each of
      * its blocks for the simulator (bench/sim_check.h) */
     const wb_sim_side_t sides[2] = {{w1, wb_sim_progress, w1}, {w2, wb_sim_progress, w2}};
     if (!wb_sim_samples_init(&samples, (uint32_t)reps)) {
         wb_note(ctx, SUITE, "churn: setup failed: out of memory");
         goto done;
     }
+    const uint32_t traced = 8; /* a 5 ms frame's noise needs a few, as the 40-frame block has */
     time_frames(w1, 20);
     time_frames(w2, 20);
     wb_share_t shf;
     wb_share_begin(&shf, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {
         t1[r] = time_frames(w1, frames) / 1e6;
-        wb_sim_sample(&samples, &sides[0], 0, t1[r]);
+        wb_sim_sample(&samples, &sides[0], 0, t1[r], traced);
         t2[r] = time_frames(w2, frames) / 1e6;
-        wb_sim_sample(&samples, &sides[1], 1, t2[r]);
+        wb_sim_sample(&samples, &sides[1], 1, t2[r], traced);
     }
     double share = wb_share_end(&shf, NULL);
     /* The apply's share: its split dry run is the only parallel-for work of the churn world

@@ -1,9 +1,9 @@
 /* bench/sim_check.h: the schedule simulator (tools/sim) checked against a case's measured
  * frames. A case that times the same world at 1 and at 2 workers in alternating blocks traces
- * one frame of a side right after each of that side's timed blocks (wb_sim_sample), so the
+ * a few frames of a side right after each of that side's timed blocks (wb_sim_sample), so the
  * traced frames see the same machine, load and warmth as the frames they are compared with.
- * Each rep's traced pair is replayed on 1, 2, 4, ..., 64 simulated workers; the simulated
- * frame at 1 and 2 workers is compared with the same rep's measured block, paired:
+ * Each rep's traced pairs are replayed on 1, 2, 4, ..., 64 simulated workers; the rep's mean
+ * simulated frame at 1 and 2 workers is compared with the same rep's measured block, paired:
  * `<name>_sim_error_p1` and `<name>_sim_error_p2` are |median over reps of simulated /
  * measured - 1| (target <= 0.07), then `<name>_sim_speedup` (median simulated frame at 1 over
  * the median at P) at 4 .. 64 workers, marked simulated. The machine costs the simulator
@@ -43,10 +43,15 @@ typedef struct wb_sim_samples {
 /* Room for `reps` samples per side. Returns false when memory runs out. */
 bool wb_sim_samples_init(wb_sim_samples_t *s, uint32_t reps);
 
-/* Right after a timed block of side `k` (0 or 1) whose mean frame took `block_ms`: run one
- * traced frame of it and keep it with block_ms. The world runs one more frame (so both sides
- * must be sampled equally often for their states to stay equal). A failure is remembered. */
-void wb_sim_sample(wb_sim_samples_t *s, const wb_sim_side_t *side, int k, double block_ms);
+#define WB_SIM_MAX_TRACED 8 /* traced frames per sample */
+
+/* Right after a timed block of side `k` (0 or 1) whose mean frame took `block_ms`: run
+ * `frames` (1..WB_SIM_MAX_TRACED) traced frames of it and keep them with block_ms; the
+ * sample's simulated frame is the mean of theirs, so a short frame's noise averages out as
+ * the block's does. The world runs `frames` more frames (both sides must be sampled alike for
+ * their states to stay equal). A failure is remembered. */
+void wb_sim_sample(wb_sim_samples_t *s, const wb_sim_side_t *side, int k, double block_ms,
+                   uint32_t frames);
 
 void wb_sim_samples_free(wb_sim_samples_t *s);
 
