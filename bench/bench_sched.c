@@ -82,19 +82,34 @@ static double time_frames(weft_world_t *w, int frames) {
 }
 
 /* Time w1 (1 worker) and w2 (2 workers) back to back, rep by rep, after `warm` frames each:
- * t1[r], t2[r] are ns per frame over `frames` frames divided by `scale`. Returns w2's share
- * (bench/share.h) over the timed frames. */
-static double time_paired(weft_world_t *w1, weft_world_t *w2, int warm, int frames, int reps,
-                          double scale, double *t1, double *t2) {
+ * t1[r], t2[r] are ns per frame over `frames` frames divided by `scale`. With `sim`, `traced`
+ * frames of each world are traced for the simulator right after each of its blocks
+ * (bench/sim_check.h; sides[0] is w1, sides[1] w2). Returns w2's share (bench/share.h) over
+ * the timed and traced frames. */
+static double time_paired_sampled(weft_world_t *w1, weft_world_t *w2, int warm, int frames,
+                                  int reps, double scale, double *t1, double *t2,
+                                  wb_sim_samples_t *sim, const wb_sim_side_t *sides,
+                                  uint32_t traced) {
     time_frames(w1, warm); /* warm up: schedule built, costs measured, buffers sized */
     time_frames(w2, warm);
     wb_share_t sh;
     wb_share_begin(&sh, weft_world_jobs(w2));
     for (int r = 0; r < reps; r++) {
         t1[r] = time_frames(w1, frames) / scale;
+        if (sim) {
+            wb_sim_sample(sim, &sides[0], 0, t1[r] * scale / 1e6, traced);
+        }
         t2[r] = time_frames(w2, frames) / scale;
+        if (sim) {
+            wb_sim_sample(sim, &sides[1], 1, t2[r] * scale / 1e6, traced);
+        }
     }
     return wb_share_end(&sh, NULL);
+}
+
+static double time_paired(weft_world_t *w1, weft_world_t *w2, int warm, int frames, int reps,
+                          double scale, double *t1, double *t2) {
+    return time_paired_sampled(w1, w2, warm, frames, reps, scale, t1, t2, NULL, NULL, 0);
 }
 
 /* ---- frame_64_systems -------------------------------------------------------- >>frame64 */
@@ -978,25 +993,15 @@ static void case_churn(wb_ctx_t *ctx) {
                 "measured rule in weft/command.h picks), timed back to back");
     wb_describe(ctx, SUITE, "churn_apply_share_of_frame", "ratio",
                 "median over reps of apply@1 / frame@1 (frames with the trace on)");
-    /* timed as time_paired does, with a few frames of each world traced right after each of
-     * its blocks for the simulator (bench/sim_check.h) */
+    /* a few frames of each world traced for the simulator right after each of its blocks */
     const wb_sim_side_t sides[2] = {{w1, wb_sim_progress, w1}, {w2, wb_sim_progress, w2}};
+    const uint32_t traced = 8; /* a 5 ms frame's noise needs a few, as the 40-frame block has */
     if (!wb_sim_samples_init(&samples, (uint32_t)reps)) {
         wb_note(ctx, SUITE, "churn: setup failed: out of memory");
         goto done;
     }
-    const uint32_t traced = 8; /* a 5 ms frame's noise needs a few, as the 40-frame block has */
-    time_frames(w1, 20);
-    time_frames(w2, 20);
-    wb_share_t shf;
-    wb_share_begin(&shf, weft_world_jobs(w2));
-    for (int r = 0; r < reps; r++) {
-        t1[r] = time_frames(w1, frames) / 1e6;
-        wb_sim_sample(&samples, &sides[0], 0, t1[r], traced);
-        t2[r] = time_frames(w2, frames) / 1e6;
-        wb_sim_sample(&samples, &sides[1], 1, t2[r], traced);
-    }
-    double share = wb_share_end(&shf, NULL);
+    double share =
+        time_paired_sampled(w1, w2, 20, frames, reps, 1e6, t1, t2, &samples, sides, traced);
     /* The apply's share: its split dry run is the only parallel-for work of the churn world
      * (its phase has edges, so its systems run as ready-list items; the replay lanes are
      * jobs, as are the systems' drain jobs, so they cannot be told apart here). */
