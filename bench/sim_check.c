@@ -91,6 +91,9 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
     const uint32_t pairs = samples->n[0] < samples->n[1] ? samples->n[0] : samples->n[1];
     bool ok = !samples->failed && pairs > 0;
     double *sim_ms[WB_SIM_POINTS] = {0}, *meas[2] = {0};
+    double *path_ms = calloc((size_t)pairs + 1, sizeof(double));
+    double *serial_ms = calloc((size_t)pairs + 1, sizeof(double));
+    ok = ok && path_ms && serial_ms;
     for (int k = 0; k < WB_SIM_POINTS; k++) {
         sim_ms[k] = calloc((size_t)pairs + 1, sizeof(double));
         ok = ok && sim_ms[k];
@@ -105,6 +108,10 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
         for (uint32_t j = 0; j < m && ok; j++) { /* the rep's traced pairs, averaged */
             wt_sim_record_t rec = {0};           /* empty until built; freeing it is then a no-op */
             ok = wt_sim_record_build(&rec, side[0].world, &a->trace[j], &b->trace[j], &costs) == 0;
+            wt_sim_bound_t bd;
+            ok = ok && wt_sim_bound(&rec.one, &bd) == 0;
+            path_ms[f] += ok ? bd.path_ns / 1e6 / m : 0;
+            serial_ms[f] += ok ? bd.serial_ns / 1e6 / m : 0;
             for (int k = 0; k < WB_SIM_POINTS && ok; k++) {
                 wt_sim_result_t r;
                 ok = wt_sim_run(k == 0 ? &rec.one : &rec.many, 1u << k, &r) == 0;
@@ -119,30 +126,49 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
         /* paired: each rep's traced pair against the blocks they followed */
         double e1 = wb_median_ratio(sim_ms[0], meas[0], (int)pairs) - 1.0;
         double e2 = wb_median_ratio(sim_ms[1], meas[1], (int)pairs) - 1.0;
+        for (uint32_t f = 0; f < pairs; f++) {
+            path_ms[f] += serial_ms[f]; /* the bound itself */
+        }
+        /* medians of the per-rep ratios */
+        const double bound_x = wb_median_ratio(sim_ms[0], path_ms, (int)pairs);
+        const double serial_x = wb_median_ratio(serial_ms, sim_ms[0], (int)pairs);
         double med[WB_SIM_POINTS];
         for (int k = 0; k < WB_SIM_POINTS; k++) {
             med[k] = wb_median(sim_ms[k], (int)pairs);
         }
-        char n1[96], n2[96], nf[96], ns[96];
-        snprintf(n1, sizeof n1, "%s_sim_error_p1", name);
-        snprintf(n2, sizeof n2, "%s_sim_error_p2", name);
-        snprintf(nf, sizeof nf, "%s_sim_frame", name);
-        snprintf(ns, sizeof ns, "%s_sim_speedup", name);
-        wb_describe(ctx, suite, n1, "ratio",
-                    "|median over reps of simulated / measured - 1| at 1 worker: tools/sim "
-                    "replaying the frames traced right after each timed block (their mean), "
-                    "against that block");
-        wb_describe(ctx, suite, n2, "ratio", "the same at 2 workers");
-        wb_describe(ctx, suite, nf, "simulated",
-                    "SIMULATED, not measured: tools/sim's frame on P workers (median over reps), "
-                    "replaying the 2-worker traced frames' durations with this machine's "
-                    "job/steal/notice/wake/claim costs");
-        wb_describe(ctx, suite, ns, "simulated",
-                    "SIMULATED: median simulated frame at 1 / at P workers");
+        /* the figures: <name><suffix>, what each says */
+        static const struct {
+            const char *suffix, *impl, *did;
+        } figs[6] = {
+            {"_sim_error_p1", "ratio",
+             "|median over reps of simulated / measured - 1| at 1 worker: tools/sim replaying "
+             "the frames traced right after each timed block (their mean), against that block"},
+            {"_sim_error_p2", "ratio", "the same at 2 workers"},
+            {"_sim_frame", "simulated",
+             "SIMULATED, not measured: tools/sim's frame on P workers (median over reps), "
+             "replaying the 2-worker traced frames' durations with this machine's "
+             "job/steal/notice/wake/claim costs"},
+            {"_sim_speedup", "simulated", "SIMULATED: median simulated frame at 1 / at P workers"},
+            {"_sim_bound_speedup", "simulated",
+             "SIMULATED: the 1-worker frame / what no worker count can beat with this schedule "
+             "and the 1-worker durations, overheads aside: the serial part plus each phase's "
+             "longest path of longest chunks (tools/sim wt_sim_bound)"},
+            {"_sim_serial_share", "simulated",
+             "the serial part (applies, work outside jobs) / the 1-worker frame"},
+        };
+        char fig[6][96];
+        for (int i = 0; i < 6; i++) {
+            snprintf(fig[i], sizeof fig[i], "%s%s", name, figs[i].suffix);
+            wb_describe(ctx, suite, fig[i], figs[i].impl, figs[i].did);
+        }
+        const char *n1 = fig[0], *n2 = fig[1], *nf = fig[2], *ns = fig[3], *nb = fig[4],
+                   *nsr = fig[5];
         wb_note(ctx, suite,
                 "%s: simulated %.3f / %.3f ms at 1 / 2 workers (medians over %u reps), "
                 "paired errors %+.1f%% / %+.1f%%",
                 name, med[0], med[1], pairs, 100.0 * e1, 100.0 * e2);
+        wb_report(ctx, suite, nb, "simulated", 0, bound_x, "x", WB_NO_TARGET, 0);
+        wb_report(ctx, suite, nsr, "simulated", 1, serial_x, "x", WB_NO_TARGET, 0);
         wb_report(ctx, suite, n1, "ratio", 1, fabs(e1), "x", WB_AT_MOST, 0.07);
         wb_report(ctx, suite, n2, "ratio", 2, fabs(e2), "x", WB_AT_MOST, 0.07);
         for (int k = 2; k < WB_SIM_POINTS; k++) {
@@ -160,5 +186,7 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
     }
     free(meas[0]);
     free(meas[1]);
+    free(path_ms);
+    free(serial_ms);
     return ok;
 }

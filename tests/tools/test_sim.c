@@ -194,6 +194,37 @@ Test(sim, a_released_set_gets_one_more_participant_whatever_the_worker_count) {
     }
 }
 
+/* Bound: phase 0 (ready) A (10) -> B (5, 7, 3) and C (12) -> D (4): longest path
+ * 10 + max(7, 12) + 4 = 26 (B's chunks at once; in a row they would make 29); phase 1 (inline) E (1, 2), F (3): its whole work, 6. Serial: the
+ * applies 6 + 1 and frame_ns 2. No worker count simulates below path + serial. */
+Test(sim, the_bound_is_the_longest_path_of_longest_chunks_plus_the_serial_part) {
+    static const double a = 10, b[3] = {5, 7, 3}, c = 12, d = 4, e[2] = {1, 2}, f3 = 3;
+    static const uint32_t after_a[] = {0}, after_bc[] = {1, 2};
+    wt_sim_system_t sys[6] = {
+        {.nchunks = 1, .chunk_ns = &a},
+        {.nchunks = 3, .chunk_ns = b, .pred = after_a, .npred = 1},
+        {.nchunks = 1, .chunk_ns = &c, .pred = after_a, .npred = 1},
+        {.nchunks = 1, .chunk_ns = &d, .pred = after_bc, .npred = 2},
+        {.phase = 1, .nchunks = 2, .chunk_ns = e},
+        {.phase = 1, .nchunks = 1, .chunk_ns = &f3},
+    };
+    wt_sim_phase_t ph[2] = {{.first = 0, .end = 4, .apply_ns = 6, .mode = WT_SIM_READY},
+                            {.first = 4, .end = 6, .apply_ns = 1, .mode = WT_SIM_INLINE}};
+    wt_sim_frame_t f = {.systems = sys, .nsystems = 6, .phases = ph, .nphases = 2};
+    f.costs = ready_costs;
+    f.costs.frame_ns = 2;
+    wt_sim_bound_t bd;
+    cr_assert(eq(int, wt_sim_bound(&f, &bd), 0));
+    cr_expect(eq(dbl, bd.path_ns, 32.0));
+    cr_expect(eq(dbl, bd.serial_ns, 9.0));
+    for (uint32_t w = 1; w <= 64; w *= 2) {
+        cr_expect(ge(dbl, sim(&f, w), 41.0), "%u workers", w);
+    }
+    /* a phase range out of order is refused */
+    ph[1].first = 5;
+    cr_expect(eq(int, wt_sim_bound(&f, &bd), -1));
+}
+
 Test(sim, an_inline_phase_runs_on_the_calling_thread_whatever_the_worker_count) {
     static const double d[3] = {5, 6, 7};
     wt_sim_system_t sys[3] = {{.nchunks = 3, .chunk_ns = d}};

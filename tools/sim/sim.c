@@ -552,3 +552,36 @@ int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *o
     teardown(&st);
     return rc;
 }
+
+int wt_sim_bound(const wt_sim_frame_t *frame, wt_sim_bound_t *out) {
+    if (!frame || !out || (frame->nsystems && !frame->systems) ||
+        (frame->nphases && !frame->phases) || check_frame(frame) != 0) {
+        return -1;
+    }
+    double *finish = calloc((size_t)frame->nsystems + 1, sizeof *finish);
+    if (!finish) {
+        return -1;
+    }
+    *out = (wt_sim_bound_t){.serial_ns = frame->costs.frame_ns};
+    for (uint32_t p = 0; p < frame->nphases; p++) {
+        const wt_sim_phase_t *ph = &frame->phases[p];
+        double longest = 0;
+        for (uint32_t i = ph->first; i < ph->end; i++) {
+            const wt_sim_system_t *s = &frame->systems[i];
+            double d = 0, start = 0;
+            for (uint32_t c = 0; c < s->nchunks; c++) {
+                d = ph->mode == WT_SIM_INLINE ? d + s->chunk_ns[c] : fmax(d, s->chunk_ns[c]);
+            }
+            for (uint32_t k = 0; k < s->npred; k++) {
+                start = fmax(start, finish[s->pred[k]]);
+            }
+            /* an inline phase runs its systems one after the other */
+            finish[i] = (ph->mode == WT_SIM_INLINE ? longest : start) + d;
+            longest = fmax(longest, finish[i]);
+        }
+        out->path_ns += longest;
+        out->serial_ns += ph->apply_ns;
+    }
+    free(finish);
+    return 0;
+}

@@ -109,4 +109,16 @@ typedef struct wt_sim_result {
  * phase range out of order, a negative duration) or memory runs out. */
 int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *out);
 
+/* What no worker count can beat, with no overhead at all: the serial part (every apply and
+ * frame_ns) and, per phase, the longest path through its systems where a system takes its
+ * longest chunk (all its chunks at once; an inline phase takes its whole work). */
+typedef struct wt_sim_bound {
+    double serial_ns; /* applies + frame_ns */
+    double path_ns;   /* sum over phases of each phase's longest path */
+} wt_sim_bound_t;
+
+/* Fill *out for `frame`. Returns 0, or -1 when the frame is malformed (as wt_sim_run) or
+ * memory runs out. */
+int wt_sim_bound(const wt_sim_frame_t *frame, wt_sim_bound_t *out);
+
 #endif /* WEFT_TOOLS_SIM_H */
