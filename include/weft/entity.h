@@ -69,7 +69,9 @@ WEFT_API weft_result_t weft_entity_destroy_n(weft_world_t *world, const weft_ent
                                              uint32_t n);
 
 /* Make sure n more entities can be created without allocating (the free-list reserve and the
- * table commit). Errors: WEFT_ENOMEM, WEFT_ECAPACITY. Thread: main. */
+ * table commit). The table pages the new slots will use are backed now, in one call where the
+ * OS offers it, so the creates that follow take no page faults (as do weft_entity_create_n and
+ * weft_entity_create_with). Errors: WEFT_ENOMEM, WEFT_ECAPACITY. Thread: main. */
 WEFT_API weft_result_t weft_entity_reserve(weft_world_t *world, uint32_t n);
 
 /* ---- queries on handles -------------------------------------------------- >>entity_query */

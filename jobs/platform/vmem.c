@@ -38,6 +38,17 @@ bool weft__vmem_commit(void *ptr, size_t size) {
     return mprotect(ptr, size, PROT_READ | PROT_WRITE) == 0;
 }
 
+void weft__vmem_populate(void *ptr, size_t size) {
+#if defined(MADV_POPULATE_WRITE)
+    if (size != 0) {
+        (void)madvise(ptr, size, MADV_POPULATE_WRITE);
+    }
+#else
+    (void)ptr;
+    (void)size;
+#endif
+}
+
 void weft__vmem_release(void *ptr, size_t size) {
     if (ptr != NULL) {
         (void)munmap(ptr, round_pages(size));

@@ -27,6 +27,13 @@ WEFT_API void *weft__vmem_reserve(size_t size);
  * Thread: any; concurrent readers of already-committed pages are unaffected. */
 WEFT_API bool weft__vmem_commit(void *ptr, size_t size);
 
+/* Back [ptr, ptr + size) with zeroed pages now, in one call, instead of one page fault per
+ * page on first touch (MADV_POPULATE_WRITE, Linux 5.14+). A hint for a range the caller is
+ * about to fill: it changes no contents and cannot fail (an OS without the call, or a refusal,
+ * leaves the pages to fault in as before). ptr and size must be page multiples inside a
+ * committed range. Thread: any. */
+WEFT_API void weft__vmem_populate(void *ptr, size_t size);
+
 /* Give back a whole reservation made by weft__vmem_reserve (same size). NULL is ignored. */
 WEFT_API void weft__vmem_release(void *ptr, size_t size);
 

@@ -107,6 +107,7 @@ struct weft_world {
     weft_atomic_u32 *slots;     /* reserved [entity_limit] slots; committed prefix only */
     size_t slots_reserved;      /* bytes of address space reserved */
     size_t slots_committed;     /* bytes committed (a multiple of the page size) */
+    size_t slots_populated;     /* bytes below which weft__entity_reserve_n populated pages */
     weft_atomic_u32 slot_count; /* high-water: slots [0, slot_count) were handed out
                                     (slot 0 counts, never alive); release on publish */
     uint32_t *free_list;        /* LIFO stack of free slot indices */

@@ -452,6 +452,44 @@ Test(entity, entity_limit_is_enforced_with_ecapacity) {
     weft_world_destroy(small);
 }
 
+/* Bulk reservations back their fresh slot pages in one call (entity.c, populate_slots): the
+ * slots already in use on the pages around them keep their state, and the table still fills
+ * exactly to entity_limit. */
+Test(entity, bulk_reservations_keep_the_slots_in_use_and_fill_to_the_limit) {
+    enum { LIMIT = 300000, FIRST = 2500 }; /* FIRST spans pages of 1,024 slots */
+    weft_world_t *w = NULL;
+    weft_world_desc_t d = {.execution = WEFT_EXECUTION_INLINE,
+                           .entity_limit = LIMIT,
+                           .allocator = test_allocator(&alloc)};
+    cr_assert(eq(int, weft_world_create(&d, &w), WEFT_OK));
+    weft_entity_t *first = malloc(FIRST * sizeof *first);
+    weft_entity_t *rest = malloc(LIMIT * sizeof *rest);
+    cr_assert(first != NULL && rest != NULL);
+    for (int i = 0; i < FIRST; i++) {
+        cr_assert(eq(int, weft_entity_create(w, &first[i]), WEFT_OK));
+    }
+    for (int i = 0; i < FIRST; i += 3) {
+        cr_assert(eq(int, weft_entity_destroy(w, first[i]), WEFT_OK));
+    }
+    uint32_t freed = (FIRST + 2) / 3, live = FIRST - freed;
+    cr_assert(eq(int, weft_entity_reserve(w, 100000), WEFT_OK));
+    cr_assert(eq(int, weft_entity_create_n(w, 100000, rest), WEFT_OK));
+    uint32_t left = LIMIT - 1u - FIRST; /* slot 0 is reserved; the freed slots were reused */
+    cr_assert(eq(int, weft_entity_create_n(w, left - (100000 - freed), rest + 100000), WEFT_OK));
+    cr_expect(eq(u32, weft_entity_count(w), LIMIT - 1u));
+    for (int i = 0; i < FIRST; i++) {
+        cr_assert(eq(int, weft_entity_is_alive(w, first[i]), i % 3 != 0), "first[%d]", i);
+    }
+    for (uint32_t i = 0; i < LIMIT - 1u - live; i++) {
+        cr_assert(weft_entity_is_alive(w, rest[i]), "rest[%u]", i);
+    }
+    weft_entity_t extra;
+    cr_expect(eq(int, weft_entity_create(w, &extra), WEFT_ECAPACITY));
+    free(first);
+    free(rest);
+    weft_world_destroy(w);
+}
+
 /* ---- alive from another thread while the main thread creates ---- */
 
 typedef struct reader_arg {
