@@ -54,3 +54,46 @@ void wb_floor_hier_update_list(const uint32_t *parent, weft_mat4_t *local, weft_
         }
     }
 }
+
+void wb_floor_hier_update_rec(const uint32_t *parent, wb_floor_rec_t *rec, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (parent[i] == UINT32_MAX) {
+            rec[i].world = rec[i].local;
+        } else {
+            wb_mat4_mul(&rec[i].world, &rec[parent[i]].world, &rec[i].local);
+        }
+    }
+}
+
+void wb_floor_hier_update_rec_list(const uint32_t *parent, wb_floor_rec_t *rec,
+                                   const uint32_t *list, uint32_t k, const uint8_t *changed,
+                                   const weft_transform_t *new_local) {
+    for (uint32_t i = 0; i < k; i++) {
+        if (i + 2 * AHEAD < k) {
+            const uint32_t q = list[i + 2 * AHEAD];
+            PREFETCH(&parent[q], 0);
+            PREFETCH(&changed[q], 0);
+            PREFETCH(&rec[q].world, 1);
+            PREFETCH(&rec[q].local, 1);
+        }
+        if (i + AHEAD < k) {
+            const uint32_t q = list[i + AHEAD];
+            if (parent[q] != UINT32_MAX) {
+                PREFETCH(&rec[parent[q]].world, 0);
+            }
+            if (changed[q]) {
+                PREFETCH(&new_local[q], 0);
+            }
+        }
+        const uint32_t r = list[i];
+        if (changed[r]) {
+            const weft_transform_t *t = &new_local[r];
+            rec[r].local = weft_mat4_compose(t->position, t->rotation, t->scale);
+        }
+        if (parent[r] == UINT32_MAX) {
+            rec[r].world = rec[r].local;
+        } else {
+            wb_mat4_mul(&rec[r].world, &rec[parent[r]].world, &rec[r].local);
+        }
+    }
+}
