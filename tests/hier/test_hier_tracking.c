@@ -375,6 +375,54 @@ Test(hier_tracking, the_sparse_pass_follows_new_children_and_computes_parents_fi
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
+/* The sparse pass finds the changed rows a line of flags at a time, then word by word: runs
+ * of adjacent changed rows (several in one word, across words and lines), the last rows
+ * (past the last whole line and word), changed rows under changed parents (marked once) and
+ * changed leaves (never queued) are each recomputed, once, with their descendants. Trees of
+ * eight nodes keep every update under the quarter of the rows past which the scan runs. */
+Test(hier_tracking, the_sparse_pass_finds_every_changed_row_of_a_flag_line_once) {
+    enum { N = 3 * 64 + 13 };
+    weft_world_t *w = new_world();
+    weft_entity_t e[N];
+    bool marked[N];
+    hr_rng_t r = hr_seeded(&fail, "flag lines");
+    for (uint32_t i = 0; i < N; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+        if (i % 8 != 0) { /* trees of 8 nodes, parents first: row i is node i */
+            const weft_entity_t p = e[i - 1 - hr_below(&r, i % 8)];
+            cr_assert(weft_hier_attach_ex(w, e[i], p, modes[i % 2]) == WEFT_OK);
+        }
+    }
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    for (int step = 0; step < 40 && !fail.failed; step++) {
+        fail.step = step;
+        memset(marked, 0, sizeof(marked));
+        /* One run of 1-20 adjacent rows anywhere (the tail included), and a few lone rows. */
+        const uint32_t len = 1 + hr_below(&r, 20), at = hr_below(&r, N - len + 1);
+        for (uint32_t i = at; i < at + len; i++) {
+            marked[i] = true;
+        }
+        for (uint32_t k = hr_below(&r, 4); k > 0; k--) {
+            marked[step % 2 ? N - 1 - hr_below(&r, 9) : hr_below(&r, N)] = true;
+        }
+        for (uint32_t i = 0; i < N; i++) {
+            if (marked[i]) {
+                *weft_hier_local(w, e[i]) = hr_transform(&r);
+            }
+        }
+        const uint32_t want = expected_recomputed(w, e, N, marked);
+        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "update failed");
+        weft_hier_stats_t st;
+        weft_hier_stats(w, &st);
+        CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
+              want);
+        CHECK(equals_full_update(w, e, N), "the update differs from a full one");
+    }
+    weft_world_destroy(w);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
 /* ---- the hierarchy in the world hash -------------------------------------- */
 
 static uint64_t updated_hash(weft_world_t *w) {
