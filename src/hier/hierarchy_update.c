@@ -858,8 +858,26 @@ static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t
     }
 }
 
+/* Compute world[] for rows [begin, end), all marked, with current cached local matrices: a
+ * changed subtree's run of rows. The full pass's loop: the lines stream in row order, so
+ * the list and its prefetches would only add instructions. */
+static void compute_run(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    const uint32_t *parent = w->parent;
+    const weft_mat4_t *lmat = w->lmat;
+    weft_mat4_t *world = w->world;
+    for (uint32_t r = begin; r < end; r++) {
+        const uint32_t p = parent[r];
+        if (p == WEFT__HROW_NONE) {
+            world[r] = lmat[r];
+        } else {
+            weft__mat4_mul_into(&world[r], &world[p], &lmat[r]);
+        }
+    }
+}
+
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
- * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). */
+ * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). Words of 64
+ * marked rows in a row are computed as runs, the others through a list. */
 static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
     compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
     uint32_t list[HIER_BLOCK];
@@ -871,6 +889,17 @@ static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
             continue;
         }
         s->mark[i] = 0;
+        if (m == UINT64_MAX) {
+            compute_list(&s->rows, list, k, false); /* the rows before the run first */
+            k = 0;
+            uint32_t j = i + 1;
+            while (j < words && s->mark[j] == UINT64_MAX) {
+                s->mark[j++] = 0;
+            }
+            compute_run(&s->rows, i * 64u, j * 64u);
+            i = j - 1;
+            continue;
+        }
         if (k + 64 > HIER_BLOCK) {
             compute_list(&s->rows, list, k, false);
             k = 0;
