@@ -375,6 +375,24 @@ Test(hier_tracking, the_sparse_pass_follows_new_children_and_computes_parents_fi
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
+/* New local transforms for the marked nodes, then a sequential update: it recomputed exactly
+ * them and their descendants, and its world matrices equal a full update's. */
+static void change_and_check(weft_world_t *w, const weft_entity_t *e, uint32_t n,
+                             const bool *marked, hr_rng_t *r) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (marked[i]) {
+            *weft_hier_local(w, e[i]) = hr_transform(r);
+        }
+    }
+    const uint32_t want = expected_recomputed(w, e, n, marked);
+    CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "update failed");
+    weft_hier_stats_t st;
+    weft_hier_stats(w, &st);
+    CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
+          want);
+    CHECK(equals_full_update(w, e, n), "the update differs from a full one");
+}
+
 /* The sparse pass finds the changed rows a line of flags at a time, then word by word: runs
  * of adjacent changed rows (several in one word, across words and lines), the last rows
  * (past the last whole line and word), changed rows under changed parents (marked once) and
@@ -406,18 +424,7 @@ Test(hier_tracking, the_sparse_pass_finds_every_changed_row_of_a_flag_line_once)
         for (uint32_t k = hr_below(&r, 4); k > 0; k--) {
             marked[step % 2 ? N - 1 - hr_below(&r, 9) : hr_below(&r, N)] = true;
         }
-        for (uint32_t i = 0; i < N; i++) {
-            if (marked[i]) {
-                *weft_hier_local(w, e[i]) = hr_transform(&r);
-            }
-        }
-        const uint32_t want = expected_recomputed(w, e, N, marked);
-        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "update failed");
-        weft_hier_stats_t st;
-        weft_hier_stats(w, &st);
-        CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
-              want);
-        CHECK(equals_full_update(w, e, N), "the update differs from a full one");
+        change_and_check(w, e, N, marked, &r);
     }
     weft_world_destroy(w);
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
@@ -453,18 +460,7 @@ Test(hier_tracking, the_sparse_pass_computes_runs_of_marked_rows_in_row_order) {
         for (uint32_t k = hr_below(&r, 5); k > 0; k--) {
             marked[hr_below(&r, KIDS + 10)] = true;
         }
-        for (uint32_t i = 0; i < N; i++) {
-            if (marked[i]) {
-                *weft_hier_local(w, e[i]) = hr_transform(&r);
-            }
-        }
-        const uint32_t want = expected_recomputed(w, e, N, marked);
-        CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "update failed");
-        weft_hier_stats_t st;
-        weft_hier_stats(w, &st);
-        CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
-              want);
-        CHECK(equals_full_update(w, e, N), "the update differs from a full one");
+        change_and_check(w, e, N, marked, &r);
     }
     weft_world_destroy(w);
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
