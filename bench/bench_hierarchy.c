@@ -23,7 +23,8 @@
  * attach/detach: a 100,000-node balanced hierarchy; random nodes are detached and re-attached
  * under random non-descendants, each call timed alone (median µs per call).
  * build: N entities created up front, then timed: weft_hier_add for all and weft_hier_attach
- * for every non-root, a forest of 1,000 balanced trees attached parents first. */
+ * for every non-root, a forest of 1,000 balanced trees attached parents first.
+ * WB_HIER_CASE=<name> runs only that case (flat, deep, balanced, attach, dirty or build). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,32 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n) {
     fixture_free(&f);
 }
 
+/* Depth-first pre-order of a forest given parents first (parent[i] < i): pos[i] is node i's
+ * place, children in index order. `size` and `cursor` are scratch of n entries each. */
+static void preorder(const uint32_t *parent, uint32_t n, uint32_t *pos, uint32_t *size,
+                     uint32_t *cursor) {
+    for (uint32_t i = 0; i < n; i++) {
+        size[i] = 1;
+    }
+    for (uint32_t i = n; i-- > 0;) { /* subtree sizes: children come after their parents */
+        if (parent[i] != UINT32_MAX) {
+            size[parent[i]] += size[i];
+        }
+    }
+    uint32_t next_root = 0;
+    for (uint32_t i = 0; i < n; i++) { /* a parent is placed before its children */
+        const uint32_t p = parent[i];
+        if (p == UINT32_MAX) {
+            pos[i] = next_root;
+            next_root += size[i];
+        } else {
+            pos[i] = cursor[p];
+            cursor[p] += size[i];
+        }
+        cursor[i] = pos[i] + 1;
+    }
+}
+
 /* Change tracking: a balanced forest of n nodes; per rep, a full update (every node marked),
  * an update after 1% of the nodes (random, fixed seed) got a new local transform, and an
  * update with nothing changed; all sequential, timed back to back. Then the cost per
@@ -374,7 +401,10 @@ static void bench_attach(wb_ctx_t *ctx, uint32_t n) {
  * (pass_dirty1_floor): the floor's arrays given the same new local transforms recompute a list
  * of exactly the changed nodes and their descendants, listed beforehand (not timed), so it does
  * none of the finding weft does; dirty1_floor_vs_full reads it against the floor's full pass of
- * the same rep, the bound hier_dirty1_vs_full can reach with this method on the machine. Each
+ * the same rep, the bound hier_dirty1_vs_full can reach with this method on the machine.
+ * dirty1_best_floor_vs_full (no target) does the same with the best layout found for this
+ * update (floor_hier.h: depth-first pre-order, world and local matrix in one record), read
+ * against its own full pass: the lowest this machine gave among the layouts tried. Each
  * side's dirty pass runs right after its own full pass and its untimed preparation (weft: the
  * writes; the floor: the list), so both find the cache as their own full pass left it: the
  * tail of the arrays, where most of a balanced tree's rows lie, still cached. */
@@ -395,8 +425,21 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     uint8_t *need = malloc(n);
     uint32_t *list = malloc((size_t)n * sizeof(*list));
     weft_transform_t *new_local = malloc((size_t)n * sizeof(*new_local));
+    /* The best layout's floor (floor_hier.h): the same nodes in depth-first pre-order. */
+    uint32_t *dpos = malloc((size_t)n * sizeof(*dpos));
+    uint32_t *dparent = malloc((size_t)n * sizeof(*dparent));
+    uint8_t *dchanged = calloc(n, 1);
+    weft_transform_t *dnew_local = malloc((size_t)n * sizeof(*dnew_local));
+    wb_floor_rec_t *rec = aligned_alloc(64, (size_t)n * sizeof(*rec));
+    double *best_full = malloc((size_t)reps * sizeof(double));
+    double *best_d1 = malloc((size_t)reps * sizeof(double));
+    preorder(f.parent, n, dpos, list, dparent); /* dparent: scratch until set below */
+    for (uint32_t i = 0; i < n; i++) {
+        dparent[dpos[i]] = f.parent[i] == UINT32_MAX ? UINT32_MAX : dpos[f.parent[i]];
+        rec[dpos[i]].local = f.local[i];
+    }
     double touched = 0;
-    uint32_t bad_floor = 0;
+    uint32_t bad_floor = 0, bad_best = 0;
     uint64_t seed = 11;
     const uint32_t k = n / 100;
     for (int r = 0; r < reps; r++) {
@@ -438,7 +481,34 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         flr_d1[r] = (wb_now_ns() - tf1) / 1e6;
         flr_full[r] = (tf0_end - tf0) / 1e6;
         wb_sink(f.floor_world);
+        /* The best layout's floor, the same way: its full pass, the same changes mapped to
+         * its rows and its list (not timed), then the update. */
+        const double tb0 = wb_now_ns();
+        wb_floor_hier_update_rec(dparent, rec, n);
+        const double tb0_end = wb_now_ns();
+        wb_sink(rec);
+        for (uint32_t i = 0; i < n; i++) {
+            if (changed[i]) {
+                dchanged[dpos[i]] = 1;
+                dnew_local[dpos[i]] = new_local[i];
+            }
+        }
+        m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            need[i] = dchanged[i] || (dparent[i] != UINT32_MAX && need[dparent[i]]);
+            list[m] = i;
+            m += need[i];
+        }
+        const double tb1 = wb_now_ns();
+        wb_floor_hier_update_rec_list(dparent, rec, list, m, dchanged, dnew_local);
+        best_d1[r] = (wb_now_ns() - tb1) / 1e6;
+        best_full[r] = (tb0_end - tb0) / 1e6;
+        wb_sink(rec);
+        memset(dchanged, 0, n);
         memset(changed, 0, n);
+        for (uint32_t i = 0; i < n; i += 997) {
+            bad_best += memcmp(&rec[dpos[i]].world, &f.floor_world[i], sizeof(weft_mat4_t)) != 0;
+        }
         if (r == 0) { /* later reps change weft's nodes below without telling the floor */
             for (uint32_t i = 0; i < n; i += 997) {
                 bad_floor += memcmp(weft_hier_world(f.world, f.ents[i]), &f.floor_world[i],
@@ -486,6 +556,18 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "dirty1_floor_vs_full", "raw", 1, wb_median_ratio(flr_d1, flr_full, reps),
               "x", WB_NO_TARGET, 0);
+    if (bad_best != 0) {
+        fprintf(stderr,
+                "bench hierarchy: dirty1: %u sampled world matrices of the best layout's floor "
+                "differ from the floor\n",
+                bad_best);
+    }
+    wb_report(ctx, SUITE, "pass_dirty_best_floor_full", "raw", 1, wb_median(best_full, reps), "ms",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "pass_dirty1_best_floor", "raw", 1, wb_median(best_d1, reps), "ms",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty1_best_floor_vs_full", "raw", 1,
+              wb_median_ratio(best_d1, best_full, reps), "x", WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "hier_dirty1_vs_full", "ratio", 1, wb_median_ratio(d1, full, reps), "x",
               WB_AT_MOST, 0.25);
     wb_report(ctx, SUITE, "hier_dirty0_vs_full", "ratio", 1, wb_median_ratio(d0, full, reps), "x",
@@ -498,6 +580,13 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     free(row_runs);
     free(flr_full);
     free(flr_d1);
+    free(best_full);
+    free(best_d1);
+    free(rec);
+    free(dnew_local);
+    free(dchanged);
+    free(dparent);
+    free(dpos);
     free(changed);
     free(need);
     free(list);
@@ -534,6 +623,12 @@ static void bench_build(wb_ctx_t *ctx, uint32_t n) {
     free(t);
 }
 
+/* WB_HIER_CASE=<name> runs only that case: flat, deep, balanced, attach, dirty or build. */
+static bool want(const char *name) {
+    const char *only = getenv("WB_HIER_CASE");
+    return !only || !only[0] || strcmp(name, only) == 0;
+}
+
 void wb_suite_hierarchy(wb_ctx_t *ctx) {
     const uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
     wb_describe(ctx, SUITE, "pass", "weft",
@@ -549,7 +644,10 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "the floor of the dirty1 update: the floor's arrays recompute a list (made "
                 "beforehand, not timed) of exactly the changed nodes and their descendants, "
                 "composing the changed ones, prefetching two stages ahead as weft does; "
-                "dirty1_floor_vs_full: against the floor's full pass in the same rep");
+                "dirty1_floor_vs_full: against the floor's full pass in the same rep; "
+                "best_floor: the same with the nodes in depth-first pre-order and each node's "
+                "world and local matrices in one 128-byte record (floor_hier.h), against its "
+                "own full pass; no target, context for hier_dirty1_vs_full");
     wb_describe(ctx, SUITE, "pass", "raw",
                 "the floor: flat parent-index loop in creation order (parents first), "
                 "world = world[parent] x local, one 4x4 multiply, local (bind included) composed "
@@ -560,9 +658,17 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "hier", "ratio",
                 "median over reps of weft sequential / baseline, timed back to back in each rep");
     for (int s = 0; s < SHAPE_COUNT; s++) {
-        bench_shape(ctx, (shape_t)s, n);
+        if (want(shape_names[s])) {
+            bench_shape(ctx, (shape_t)s, n);
+        }
     }
-    bench_attach(ctx, 100000u);
-    bench_dirty(ctx, n);
-    bench_build(ctx, n);
+    if (want("attach")) {
+        bench_attach(ctx, 100000u);
+    }
+    if (want("dirty")) {
+        bench_dirty(ctx, n);
+    }
+    if (want("build")) {
+        bench_build(ctx, n);
+    }
 }

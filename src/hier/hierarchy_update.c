@@ -712,69 +712,99 @@ static bool marked(const uint64_t *mark, uint32_t r) {
 
 static void set_mark(uint64_t *mark, uint32_t r) { mark[r / 64u] |= 1ull << (r % 64u); }
 
+/* Mark and queue the DIRTY rows of [r, r + 8), lowest first; returns the new queue length. */
+static inline uint32_t queue_dirty(const uint8_t *flags, uint32_t r, uint64_t *mark,
+                                   uint32_t *queue, uint32_t tail) {
+    uint64_t m = flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY);
+    while (m != 0) {
+        const uint32_t q = r + lowest_bit(m) / 8u;
+        m &= m - 1;
+        set_mark(mark, q);
+        queue[tail++] = q;
+    }
+    return tail;
+}
+
 /* Mark the subtree of every DIRTY row of [first, count). Returns the rows marked, or
- * UINT32_MAX (and no mark left set) when they would exceed the budget. Breadth first over
- * all changed subtrees at once, through a queue in the scratch array: the queue is known
- * ahead, so the child lists of rows a few places on are fetched while the current one is
- * read (walking one subtree after another would wait for every child list in turn). A
- * DIRTY row inside a subtree queued before it is marked once: it is queued only as a root
- * (children already marked are not queued again), and its own children are queued from
- * there. */
+ * UINT32_MAX (and no mark left set) when they would exceed the budget. The DIRTY rows are
+ * found a line of flag bytes per test, then a word's DIRTY bits taken lowest first (rows
+ * stay ascending), so clean flags cost a few instructions per 64 rows. Then breadth first
+ * over all changed subtrees at once, through a queue in the scratch array: the queue is
+ * known ahead, so the child lists of rows a few places on are fetched while the current one
+ * is read (walking one subtree after another would wait for every child list in turn). Only
+ * rows that may have children (the parent bitset) join the queue after the DIRTY rows, so
+ * a leaf, most marked rows of a wide tree, costs one bit test and never touches its
+ * child-list line. A DIRTY row inside a subtree queued before it is marked once: it is
+ * queued only as a root (children already marked are not queued again), and its own
+ * children are queued from there. */
 static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots) {
     const weft__hrows_t *w = &s->rows;
     const uint8_t *flags = w->flags;
     uint64_t *mark = s->mark;
     uint32_t *queue = w->scratch;
-    const uint32_t budget = s->count / HIER_MARK_SHARE;
+    const uint32_t n = s->count; /* in a local: the queue's stores may alias the store */
+    const uint32_t budget = n / HIER_MARK_SHARE;
     uint32_t tail = 0;
-    for (uint32_t r = first; r < s->count && tail <= budget;) {
-        if (r + 8 <= s->count && (flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY)) == 0) {
-            r += 8;
-            continue;
+    uint32_t r = first;
+    for (; r + 64 <= n && tail <= budget; r += 64) { /* a line of flags per test */
+        uint64_t any = 0;
+        for (uint32_t j = 0; j < 64; j += 8) {
+            any |= flag_word(flags + r + j);
         }
+        if ((any & EVERY_BYTE(WEFT__HFLAG_DIRTY)) != 0) {
+            for (uint32_t j = 0; j < 64; j += 8) {
+                tail = queue_dirty(flags, r + j, mark, queue, tail);
+            }
+        }
+    }
+    for (; r + 8 <= n && tail <= budget; r += 8) {
+        tail = queue_dirty(flags, r, mark, queue, tail);
+    }
+    for (; r < n && tail <= budget; r++) {
         if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
             set_mark(mark, r);
             queue[tail++] = r;
         }
-        r++;
     }
     *roots = tail;
-    /* Rows without children (most changed rows in a wide tree) are known from the parent
-     * bitset, which is small enough to stay cached: their child-list line is never read. */
-    for (uint32_t head = 0; head < tail && tail <= budget; head++) {
+    const uint32_t nroots = tail;
+    uint32_t count = tail; /* rows marked */
+    for (uint32_t head = 0; head < tail && count <= budget; head++) {
         /* Two stages, as in compute_list: a row's child-list head, then its first child's
          * sibling link, whose address the first stage brought in. */
         if (head + 2 * HIER_AHEAD < tail) {
             const uint32_t q = queue[head + 2 * HIER_AHEAD];
-            if (may_have_kids(s, q)) {
+            if (head + 2 * HIER_AHEAD >= nroots || may_have_kids(s, q)) {
                 HIER_PREFETCH(&w->first_child[q], 0);
             }
         }
         if (head + HIER_AHEAD < tail) {
             const uint32_t q = queue[head + HIER_AHEAD];
-            if (may_have_kids(s, q)) {
+            if (head + HIER_AHEAD >= nroots || may_have_kids(s, q)) {
                 const uint32_t c = w->first_child[q];
                 if (c != WEFT__HROW_NONE) {
                     HIER_PREFETCH(&w->next_sib[c], 0);
                 }
             }
         }
-        if (!may_have_kids(s, queue[head])) {
-            continue;
+        if (head < nroots && !may_have_kids(s, queue[head])) {
+            continue; /* rows queued after the roots all may have children */
         }
         for (uint32_t c = w->first_child[queue[head]]; c != WEFT__HROW_NONE; c = w->next_sib[c]) {
             if (!marked(mark, c)) {
                 set_mark(mark, c);
-                queue[tail++] = c;
+                count++;
+                if (may_have_kids(s, c)) {
+                    queue[tail++] = c;
+                }
             }
         }
     }
-    if (tail > budget) {
-        memset(mark + first / 64u, 0,
-               ((size_t)(s->count / 64u) - first / 64u + 1u) * sizeof(uint64_t));
+    if (count > budget) {
+        memset(mark + first / 64u, 0, ((size_t)(n / 64u) - first / 64u + 1u) * sizeof(uint64_t));
         return UINT32_MAX;
     }
-    return tail;
+    return count;
 }
 
 /* First step of the sparse pass, over the DIRTY rows queue[0, k) (ascending: the roots
@@ -828,8 +858,26 @@ static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t
     }
 }
 
+/* Compute world[] for rows [begin, end), all marked, with current cached local matrices: a
+ * changed subtree's run of rows. The full pass's loop: the lines stream in row order, so
+ * the list and its prefetches would only add instructions. */
+static void compute_run(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
+    const uint32_t *parent = w->parent;
+    const weft_mat4_t *lmat = w->lmat;
+    weft_mat4_t *world = w->world;
+    for (uint32_t r = begin; r < end; r++) {
+        const uint32_t p = parent[r];
+        if (p == WEFT__HROW_NONE) {
+            world[r] = lmat[r];
+        } else {
+            weft__mat4_mul_into(&world[r], &world[p], &lmat[r]);
+        }
+    }
+}
+
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
- * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). */
+ * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). Words of 64
+ * marked rows in a row are computed as runs, the others through a list. */
 static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
     compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
     uint32_t list[HIER_BLOCK];
@@ -841,6 +889,17 @@ static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
             continue;
         }
         s->mark[i] = 0;
+        if (m == UINT64_MAX) {
+            compute_list(&s->rows, list, k, false); /* the rows before the run first */
+            k = 0;
+            uint32_t j = i + 1;
+            while (j < words && s->mark[j] == UINT64_MAX) {
+                s->mark[j++] = 0;
+            }
+            compute_run(&s->rows, i * 64u, j * 64u);
+            i = j - 1;
+            continue;
+        }
         if (k + 64 > HIER_BLOCK) {
             compute_list(&s->rows, list, k, false);
             k = 0;

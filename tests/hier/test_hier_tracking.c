@@ -375,6 +375,97 @@ Test(hier_tracking, the_sparse_pass_follows_new_children_and_computes_parents_fi
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
 }
 
+/* New local transforms for the marked nodes, then a sequential update: it recomputed exactly
+ * them and their descendants, and its world matrices equal a full update's. */
+static void change_and_check(weft_world_t *w, const weft_entity_t *e, uint32_t n,
+                             const bool *marked, hr_rng_t *r) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (marked[i]) {
+            *weft_hier_local(w, e[i]) = hr_transform(r);
+        }
+    }
+    const uint32_t want = expected_recomputed(w, e, n, marked);
+    CHECK(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK, "update failed");
+    weft_hier_stats_t st;
+    weft_hier_stats(w, &st);
+    CHECK(st.recomputed == want, "the update recomputed %u nodes, expected %u", st.recomputed,
+          want);
+    CHECK(equals_full_update(w, e, n), "the update differs from a full one");
+}
+
+/* The sparse pass finds the changed rows a line of flags at a time, then word by word: runs
+ * of adjacent changed rows (several in one word, across words and lines), the last rows
+ * (past the last whole line and word), changed rows under changed parents (marked once) and
+ * changed leaves (never queued) are each recomputed, once, with their descendants. Trees of
+ * eight nodes keep every update under the quarter of the rows past which the scan runs. */
+Test(hier_tracking, the_sparse_pass_finds_every_changed_row_of_a_flag_line_once) {
+    enum { N = 3 * 64 + 13 };
+    weft_world_t *w = new_world();
+    weft_entity_t e[N];
+    bool marked[N];
+    hr_rng_t r = hr_seeded(&fail, "flag lines");
+    for (uint32_t i = 0; i < N; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+        if (i % 8 != 0) { /* trees of 8 nodes, parents first: row i is node i */
+            const weft_entity_t p = e[i - 1 - hr_below(&r, i % 8)];
+            cr_assert(weft_hier_attach_ex(w, e[i], p, modes[i % 2]) == WEFT_OK);
+        }
+    }
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    for (int step = 0; step < 40 && !fail.failed; step++) {
+        fail.step = step;
+        memset(marked, 0, sizeof(marked));
+        /* One run of 1-20 adjacent rows anywhere (the tail included), and a few lone rows. */
+        const uint32_t len = 1 + hr_below(&r, 20), at = hr_below(&r, N - len + 1);
+        for (uint32_t i = at; i < at + len; i++) {
+            marked[i] = true;
+        }
+        for (uint32_t k = hr_below(&r, 4); k > 0; k--) {
+            marked[step % 2 ? N - 1 - hr_below(&r, 9) : hr_below(&r, N)] = true;
+        }
+        change_and_check(w, e, N, marked, &r);
+    }
+    weft_world_destroy(w);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
+/* Whole words of marked rows (64 in a row) are computed as runs, in row order with the rows
+ * listed around them: a changed root whose 300 children and grandchildren follow it, some of
+ * them changed too, among enough unrelated roots to stay under the sparse pass's budget. */
+Test(hier_tracking, the_sparse_pass_computes_runs_of_marked_rows_in_row_order) {
+    enum { KIDS = 300, N = 4 * (KIDS + 1) + 400 };
+    weft_world_t *w = new_world();
+    weft_entity_t e[N];
+    bool marked[N] = {0};
+    hr_rng_t r = hr_seeded(&fail, "runs");
+    for (uint32_t i = 0; i < N; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        e[i] = new_node(w, &t);
+        /* Rows 2-63 under row 0, rows 64-300 under those (a few of the last under row 1,
+         * another root): a change of row 0 lists row 0's word, then runs over whole words
+         * whose parents are in the listed word, then lists the last word. */
+        if (i >= 2 && i <= KIDS) {
+            const weft_entity_t p = i < 64                   ? e[0]
+                                    : i >= 256 && i % 7 == 0 ? e[1]
+                                                             : e[2 + hr_below(&r, 62)];
+            cr_assert(weft_hier_attach_ex(w, e[i], p, modes[i % 2]) == WEFT_OK);
+        }
+    }
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    for (int step = 0; step < 6 && !fail.failed; step++) {
+        fail.step = step;
+        memset(marked, 0, sizeof(marked));
+        marked[step % 3 == 2 ? 1 : 0] = true;
+        for (uint32_t k = hr_below(&r, 5); k > 0; k--) {
+            marked[hr_below(&r, KIDS + 10)] = true;
+        }
+        change_and_check(w, e, N, marked, &r);
+    }
+    weft_world_destroy(w);
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
 /* ---- the hierarchy in the world hash -------------------------------------- */
 
 static uint64_t updated_hash(weft_world_t *w) {
