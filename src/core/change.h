@@ -349,9 +349,8 @@ static inline void weft__change_dirty_put(weft__pool_t *pool, uint32_t row, bool
 
 /* Rows in the log (the tracking thread, or a publisher that claimed the log). */
 static inline uint32_t weft__change_log_len(const weft__pool_t *pool) {
-    return (uint32_t)((const uint32_t *)weft_atomic_load_relaxed(
-                          &((weft__pool_t *)pool)->dirty_log_at) -
-                      pool->dirty_log);
+    const uint32_t *at = (const uint32_t *)weft_atomic_load_relaxed(&pool->dirty_log_at);
+    return (uint32_t)(at - pool->dirty_log);
 }
 
 /* Move the log's rows into the bits and empty it (the tracking thread, or a publisher that
