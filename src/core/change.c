@@ -7,7 +7,7 @@
 #include "query.h"
 #include "world.h"
 
-_Thread_local weft__change_scope_t weft__change_current;
+_Thread_local weft__change_scope_t weft__change_current WEFT__CHANGE_TLS;
 
 /* ---- arrays ------------------------------------------------------------------ >>arrays */
 
@@ -46,7 +46,8 @@ static void set_arrays(weft__pool_t *pool, const arrays_t *a, uint32_t cap) {
     pool->dirty_log = a->dirty == NULL
                           ? NULL
                           : (uint32_t *)(void *)(pool->dirty_sum + WEFT__DIRTY_SUM_WORDS(cap));
-    pool->dirty_log_cap = a->dirty == NULL ? 0u : WEFT__DIRTY_LOG_CAP(cap);
+    pool->dirty_log_end = a->dirty == NULL ? NULL : pool->dirty_log + WEFT__DIRTY_LOG_CAP(cap);
+    weft_atomic_store_relaxed(&pool->dirty_log_at, (void *)pool->dirty_log); /* empty */
 }
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
@@ -140,7 +141,7 @@ weft_result_t weft__change_track(weft_world_t *world, weft__pool_t *pool) {
     weft_atomic_store_relaxed(&pool->tick_newest[1], now);
     pool->dirty_open = false;
     pool->dirty_tick = 0;
-    pool->dirty_log_len = 0;
+    weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED);
     weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
     pool->tick_owner = (const void *)&weft__change_current;
     return WEFT_OK;
@@ -186,8 +187,7 @@ void weft__change_fini(weft_world_t *world, weft__pool_t *pool, uint32_t cap) {
     arrays_t none = {NULL, NULL, NULL, NULL};
     set_arrays(pool, &none, cap);
     pool->dirty_open = false;
-    pool->dirty_log_len = 0;
-    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
+    weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED);
 }
 
 /* ---- dirty epochs ------------------------------------------------------------ >>dirty */
@@ -207,7 +207,7 @@ static inline void prefetch_write(const void *p) {
 void weft__change_log_flush(weft__pool_t *pool) {
     const uint32_t *log = pool->dirty_log;
     weft_atomic_u32 *bits = pool->tick_dirty, *sum = pool->dirty_sum; /* once: the stores alias */
-    uint32_t n = pool->dirty_log_len, i = 0;
+    uint32_t n = weft__change_log_len(pool), i = 0;
     for (uint32_t k = 0; k < n && k < LOG_AHEAD; k++) {
         prefetch_write(&bits[log[k] >> 5u]);
     }
@@ -218,23 +218,28 @@ void weft__change_log_flush(weft__pool_t *pool) {
     for (; i < n; i++) {
         weft__change_dirty_set_in(bits, sum, log[i]);
     }
-    pool->dirty_log_len = 0;
+    weft_atomic_store_release(&pool->dirty_log_at, (void *)pool->dirty_log); /* bits, then empty */
 }
 
 void weft__change_log_full(weft__pool_t *pool, uint32_t row) {
     weft__change_log_flush(pool);
     pool->dirty_log[0] = row;
-    pool->dirty_log_len = 1;
+    weft_atomic_store_release(&pool->dirty_log_at, (void *)(pool->dirty_log + 1));
 }
 
 void weft__change_publish_slow(weft__pool_t *pool) {
-    uint32_t pending = 1u;
-    if (weft_atomic_cas_strong_acq_rel(&pool->dirty_pending, &pending, 2u)) {
-        weft__change_log_flush(pool);
-        weft_atomic_store_release(&pool->dirty_pending, 0u);
-        return;
-    }
-    while (weft_atomic_load_acquire(&pool->dirty_pending) != 0u) {
+    /* The claim: one publisher moves the log; the others wait until the log is empty, whose
+     * acquire makes the bits it set visible to them. A claimer that finds the log already
+     * empty (moved by an earlier claimer) releases the claim at once. */
+    while (weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log) {
+        uint32_t idle = 0u;
+        if (weft_atomic_cas_strong_acq_rel(&pool->dirty_pending, &idle, 1u)) {
+            if (weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log) {
+                weft__change_log_flush(pool);
+            }
+            weft_atomic_store_release(&pool->dirty_pending, 0u);
+            return;
+        }
         weft_cpu_relax(); /* another reader is moving the log (a few microseconds) */
     }
 }
@@ -270,12 +275,13 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     uint32_t tick = pool->dirty_tick;
     bool keep = world == NULL || weft__query_window_before(world, pool, tick);
     if (keep) { /* the log's rows straight into their ticks (no bits set on the way) */
-        for (uint32_t i = 0; i < pool->dirty_log_len; i++) {
+        uint32_t n = weft__change_log_len(pool);
+        for (uint32_t i = 0; i < n; i++) {
             settle_row(pool, pool->dirty_log[i], tick);
         }
     } /* else no query needs the epoch's rows: the log goes unread */
-    pool->dirty_log_len = 0;
-    weft_atomic_store_relaxed(&pool->dirty_pending, 0u);
+    weft_atomic_store_relaxed(&pool->dirty_log_at, (void *)pool->dirty_log);
+    weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED);
     /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
     uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
     for (uint32_t s = 0; s < sums; s++) {
@@ -298,6 +304,9 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     weft_atomic_store_relaxed(&pool->tick_dirty_at, tick - WEFT__TICK_MAX_AGE);
 }
 
+/* Thread keys handed out so far (change.h, THE FAST WRITE'S KEY). */
+static weft_atomic_u32 keys_given;
+
 void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t now,
                              bool structural) {
     bool owner = pool->tick_owner == (const void *)&weft__change_current;
@@ -311,6 +320,14 @@ void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t r
     }
     if (owner && pool->dirty_tick == now) {
         weft__change_dirty_put(pool, row, true);
+        if (weft__change_current.world == NULL) { /* outside every chunk: arm the fast write */
+            while (weft__change_current.key == 0u ||
+                   (uint64_t)weft__change_current.key == (WEFT__LOG_CLOSED & 0xFFFFFFFFu)) {
+                weft__change_current.key = weft_atomic_fetch_add_relaxed(&keys_given, 1u) + 1u;
+            }
+            weft_atomic_store_relaxed(&pool->log_key,
+                                      (uint64_t)now << 32u | weft__change_current.key);
+        }
         return;
     }
     weft__change_mark(pool, row, now, WEFT__TICK_SLOT_OTHER);
@@ -349,6 +366,7 @@ void weft__change_clamp(weft_world_t *world) {
         weft_atomic_store_relaxed(&pool->tick_dirty_at,
                                   clamp(weft_atomic_load_relaxed(&pool->tick_dirty_at), floor));
         pool->dirty_tick = clamp(pool->dirty_tick, floor);
+        weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED); /* the next write re-arms */
     }
     /* A last run older than the floor goes just below it, so rows clamped to the floor still
      * count as changed for it (conservative). */

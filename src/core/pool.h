@@ -66,9 +66,12 @@ typedef struct weft__pool {
     uint32_t *dirty_log;            /* [WEFT__DIRTY_LOG_CAP(cap)] rows the main thread wrote in
                                       the open epoch, not yet in tick_dirty (change.h); in
                                       tick_dirty's allocation */
-    uint32_t dirty_log_len;         /* rows in dirty_log */
-    uint32_t dirty_log_cap;         /* WEFT__DIRTY_LOG_CAP(cap) */
-    weft_atomic_u32 dirty_pending;  /* dirty_log: 0 empty, 1 rows, 2 being published (change.h) */
+    weft_atomic_u64 log_key;        /* the fast write's key: (open epoch's tick << 32) | the
+                                      tracking thread's key, else WEFT__LOG_CLOSED (change.h) */
+    weft_atomic_ptr dirty_log_at;   /* the log's next free entry; release by the writer, so
+                                      dirty_log[0, at) is what a publisher sees (change.h) */
+    uint32_t *dirty_log_end;        /* dirty_log + WEFT__DIRTY_LOG_CAP(cap) */
+    weft_atomic_u32 dirty_pending;  /* 1 while a publisher moves dirty_log, else 0 (change.h) */
     weft_atomic_u32 tick_dirty_at;  /* the tick of every tick_dirty row; old when empty */
     weft_atomic_u32 tick_newest[2]; /* newest tick stored in tick_changed, per slot kind */
     uint32_t dirty_tick;            /* main thread: tick of the open dirty epoch */

@@ -9,6 +9,7 @@
  * printed; WEFT_TEST_SEED=<n> replays a run. Includes private headers to move the counter. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -675,7 +676,7 @@ Test(change, out_of_memory_leaves_world_unchanged, .init = setup, .fini = teardo
 
 /* Row `row` is pending in the open epoch: its dirty bit, or an entry of the log (change.h). */
 static bool dirty_pending(const weft__pool_t *pool, uint32_t row) {
-    for (uint32_t i = 0; i < pool->dirty_log_len; i++) {
+    for (uint32_t i = 0; i < weft__change_log_len(pool); i++) {
         if (pool->dirty_log[i] == row) {
             return true;
         }
@@ -725,10 +726,11 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
             has[first][0] = true;
             chg[first][0] = ep;
             for (uint32_t n = 0; n < LN / 8u; n++) {
-                uint32_t i = below(LN), before = pa->dirty_log_len;
+                uint32_t i = below(LN), before = weft__change_log_len(pa);
                 if (weft_component_get_mut(world, h[i], comp[0]) != NULL) {
                     chg[i][0] = ep;
-                    full += before == pa->dirty_log_cap && pa->dirty_log_len == 1u;
+                    full +=
+                        before == WEFT__DIRTY_LOG_CAP(pa->cap) && weft__change_log_len(pa) == 1u;
                 }
             }
         }
@@ -751,7 +753,7 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
                     uint32_t row = weft__pool_row(pa, weft_entity_index(h[i]));
                     if (c == 0 && pa->dirty_open && pa->dirty_tick == world->change_tick) {
                         cr_assert(dirty_pending(pa, row));
-                        logged += pa->dirty_log_len != 0;
+                        logged += weft__change_log_len(pa) != 0;
                         deferred += !weft__tick_newer(weft__change_row_tick(pa, row),
                                                       world->change_tick - 1u);
                     }
@@ -820,4 +822,84 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
     /* ... and through the log, full at times (moved into the bits by a write). */
     cr_assert(logged > 0 && full > 0, "logged %u, full %u", logged, full);
     free(h), free(chg), free(has), free(got), free(slot_of_index), free(found);
+}
+
+/* ---- the fast write's key (change.h) ----------------------------------------------------- */
+
+typedef struct other_writer {
+    weft_entity_t target; /* an entity of `world` with A */
+    bool logged;          /* the write went to world's log */
+    uint32_t row_tick;    /* the target row's tick after the write */
+} other_writer_t;
+
+/* A thread with a log key of its own (it tracks a pool of its own world, where its writes
+ * are logged) writes A of `world`, whose tracking thread is the test's. */
+static void *other_thread_writes(void *arg) {
+    other_writer_t *o = arg;
+    test_alloc_t own_alloc = {0};
+    weft_world_t *own = test_world(&own_alloc);
+    weft_component_t x = test_register(own, "X", 4);
+    weft_query_desc_t d = {.terms = {TERM(x, WEFT_ACCESS_READ, WEFT_CHANGE_CHANGED)}};
+    weft_query_t *q = NULL;
+    weft_entity_t e = test_entity(own), f = test_entity(own);
+    uint32_t v = 1;
+    bool ok = weft_query_create(own, &d, &q) == WEFT_OK &&
+              weft_component_set(own, e, x, &v) == WEFT_OK && /* opens its epoch */
+              weft_component_set(own, f, x, &v) == WEFT_OK;
+    weft__pool_t *own_pool = &own->components[x.id]->pool;
+    ok = ok && weft__change_log_len(own_pool) == 1u; /* the second set was logged: a key */
+    weft__pool_t *pa = &world->components[comp[0].id]->pool;
+    uint32_t before = weft__change_log_len(pa);
+    ok = ok && weft_component_get_mut(world, o->target, comp[0]) != NULL;
+    o->logged = !ok || weft__change_log_len(pa) != before;
+    o->row_tick = weft__change_row_tick(pa, weft__pool_row(pa, weft_entity_index(o->target)));
+    weft_world_destroy(own);
+    return NULL;
+}
+
+/* Only the tracking thread, outside every system chunk, at the open epoch's tick, appends its
+ * writes to the log; one compare decides (change.h, THE FAST WRITE'S KEY). A write inside a
+ * chunk stores the chunk's tick even at the epoch's world tick, the next write outside it is
+ * logged again, and another thread's write stores the world's tick even when that thread
+ * logs writes to a world of its own. */
+Test(change, only_the_tracking_thread_outside_chunks_logs_its_writes, .init = setup,
+     .fini = teardown) {
+    weft_entity_t e[3];
+    for (int i = 0; i < 3; i++) {
+        e[i] = test_entity(world);
+        cr_assert(eq(int, weft_component_add(world, e[i], comp[0], NULL), WEFT_OK));
+    }
+    weft_query_mark_seen(qa);
+    world->change_tick += 2u; /* the adds' tick is seen: the writes below are newer */
+    weft__pool_t *pa = &world->components[comp[0].id]->pool;
+    unsigned char buf[16] = {0};
+    cr_assert(eq(int, weft_component_set(world, e[0], comp[0], buf), WEFT_OK));
+    uint32_t now = world->change_tick, len = weft__change_log_len(pa);
+    cr_assert(pa->dirty_open && pa->dirty_tick == now);
+    cr_assert(weft_component_get_mut(world, e[1], comp[0]) != NULL);
+    cr_assert(eq(u32, weft__change_log_len(pa), len + 1u), "the tracking thread's write is logged");
+    /* Inside a chunk (its tick need not move the world's): the row tick, not the log. */
+    uint32_t chunk_tick = now + 7u, row2 = weft__pool_row(pa, weft_entity_index(e[2]));
+    weft__change_scope_t outer = weft__change_enter(world, chunk_tick);
+    cr_assert(weft_component_get_mut(world, e[2], comp[0]) != NULL);
+    weft__change_leave(outer);
+    cr_assert(eq(u32, weft__change_log_len(pa), len + 1u), "a chunk's write is not logged");
+    cr_assert(eq(u32, weft__change_row_tick(pa, row2), chunk_tick));
+    cr_assert(weft_component_get_mut(world, e[2], comp[0]) != NULL);
+    cr_assert(eq(u32, weft__change_log_len(pa), len + 2u), "logged again after the chunk");
+    /* Another thread. */
+    other_writer_t o = {.target = e[1]};
+    pthread_t t;
+    cr_assert(eq(int, pthread_create(&t, NULL, other_thread_writes, &o), 0));
+    cr_assert(eq(int, pthread_join(t, NULL), 0));
+    cr_assert(not(o.logged), "another thread's write is not logged");
+    cr_assert(eq(u32, o.row_tick, now), "it stores the world's tick");
+    /* Every write is seen once by the filter. */
+    uint32_t n = 0;
+    weft_iter_t it;
+    weft_query_iter(qa, 0, 0, &it);
+    while (weft_iter_next(&it)) {
+        n += it.rows;
+    }
+    cr_assert(eq(u32, n, 3u));
 }
