@@ -71,6 +71,9 @@ typedef struct weft__phase_cost {
     uint32_t threaded_runs; /* sampled threaded runs so far (the first is not a sample) */
     bool threaded_last;     /* the last decision handed the phase out (frame.c prepares
                                the ready list in its prepare pass when it expects that) */
+    bool work_known;        /* work_last holds a W with every system's cost known */
+    double work_last;       /* W of the phase's last run (ns): the decision of a deferred
+                               prepare (ready.h), which learns this frame's W only as it runs */
 } weft__phase_cost_t;
 
 /* True when frame number `frame` samples every phase. */
