@@ -32,8 +32,16 @@
  * units and estimated work), so the run writes the roots' slots from that list and hands
  * them out at once. A phase expected to run inline is not noted (its frames pay nothing
  * for it); if it is handed out after all, weft__ready_reserve notes it in a pass of its own.
- * Thread: weft__ready_begin, _note, _reserve and _run on the main thread; the rest of the run
- * on any worker. */
+ * Deferred prepare (weft__ready_defer): a phase of one-chunk systems without change filters
+ * (prep_anywhere) has one unit per system whatever its rows, and its prepare cannot fail, so
+ * when it was handed out last time with its costs known and this frame samples, decides and
+ * traces nothing (frame.c), no pass runs at all: the main thread takes the ticks in run order
+ * (system k of the phase gets tick0 + 2k, as the pass would give it), publishes the roots
+ * from the phase's root list (built with the graph) and each participant prepares a system
+ * right before running it. The other workers start at once, and a system's per-frame lines
+ * are written on the core that runs it, not on the main thread's and then missed on.
+ * Thread: weft__ready_begin, _note, _defer, _reserve and _run on the main thread; the rest of
+ * the run on any worker. */
 #ifndef WEFT_SRC_READY_H
 #define WEFT_SRC_READY_H
 
