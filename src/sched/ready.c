@@ -21,6 +21,9 @@ static double work_of(const weft__system_t *sys, uint32_t n) {
 static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
     weft__system_t *sys = r->s->systems[r->s->graph.order[pos]];
     uint32_t n = units_of(sys) - c0;
+    /* before the slots: once published, a deferred system's claimer prepares it (writes its
+     * cost rows) */
+    double work = work_of(sys, n);
     /* relaxed: a claimer trusts only the slots themselves (acquire, below) */
     uint32_t at = weft_atomic_fetch_add_relaxed(&r->tail, n);
     weft_assert_internal(at + n <= r->cap);
@@ -29,7 +32,7 @@ static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
          * the main thread's prepare) happen before its run */
         weft_atomic_store_release(&r->slots[at + k], slot_of(pos, c0 + k));
     }
-    return work_of(sys, n);
+    return work;
 }
 
 /* Submit one more drain job when `work` just published would save more than the phase's
