@@ -177,8 +177,8 @@ static bool defer_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint3
         return false;
     }
     bool sample = false;
-    if (weft__cost_run_inline(pc, pc->work_last, true, s->workers, false, &sample)) {
-        return false; /* the prepare pass decides again from this frame's W */
+    if (weft__cost_run_inline(pc, pc->work_last, true, s->workers, false, &sample) || sample) {
+        return false; /* the pass decides again from this frame's W (and samples: D untrusted) */
     }
     uint32_t tick0 = s->world->change_tick + 1u; /* weft__change_next_tick's first */
     if (!weft__ready_defer(s, first, end, tick0, pc->work_last)) {
