@@ -112,7 +112,8 @@ void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx) {
  * and every chunk's iterator), size its tables, reset its buffers. *rows receives the
  * driving rows (UINT32_MAX for a system without terms). Job descs are filled once when the
  * tables grow (weft__sched_reserve_chunks), not per frame. */
-static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, uint32_t *rows) {
+static weft_result_t prepare_ticked(struct weft_sched *s, weft__system_t *sys, const uint32_t *tick,
+                                    uint32_t *rows) {
     uint32_t n = 1;
     sys->chunk_rows = 0;
     *rows = UINT32_MAX;
@@ -134,16 +135,62 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
     }
     sys->nchunks = n;
     if (!sys->skip) { /* a run: a fresh change tick, and the query's window moves on */
-        sys->tick = weft__change_system_tick(s->world);
+        sys->tick = tick ? *tick : weft__change_system_tick(s->world);
         if (sys->query) {
             weft__query_begin_run(sys->query, sys->tick);
         }
     }
     weft__cost_begin_system(&sys->cost, *rows);
     for (uint32_t c = 0; c < n; c++) {
-        weft__cmd_reset(&sys->cmds[c]);
+        weft_cmd_t *cmd = &sys->cmds[c];
+        if (cmd->len != 0 || cmd->created != 0) { /* an empty one stays a clean line */
+            weft__cmd_reset(cmd);
+        }
     }
     return WEFT_OK;
+}
+
+/* Prepare `sys` with a fresh tick from the world's counter (main thread). */
+static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, uint32_t *rows) {
+    return prepare_ticked(s, sys, NULL, rows);
+}
+
+void weft__sched_prepare_deferred(struct weft_sched *s, weft__system_t *sys, uint32_t tick,
+                                  double *work, bool *known) {
+    uint32_t rows;
+    weft_result_t r = prepare_ticked(s, sys, &tick, &rows);
+    weft_assert_internal(r == WEFT_OK); /* one chunk (prep_anywhere): no table grows */
+    (void)r;
+    weft__cost_estimate(&sys->cost, work, known);
+}
+
+/* Defer the prepare of graph phase `ph` to the workers that run its systems (ready.h) when
+ * it may: a ready phase of prep_anywhere systems, handed out last time with every cost
+ * known, and this frame samples nothing, decides nothing (so no system is skipped and each
+ * takes the next tick in run order) and traces nothing; and the measured-cost rule, applied
+ * to the phase's last W, hands it out again. The ticks are taken here, in run order, as the
+ * prepare pass would take them. Returns whether it did; else nothing changed. */
+static bool defer_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end) {
+    weft__phase_cost_t *pc = &s->phase_cost[ph];
+    if (!s->phase_deferred[ph] || !pc->threaded_last || !pc->work_known || s->deciding ||
+        s->trace != NULL || weft__cost_sample_frame(s->frame_no)) {
+        return false;
+    }
+    bool sample = false;
+    if (weft__cost_run_inline(pc, pc->work_last, true, s->workers, false, &sample) || sample) {
+        return false; /* the pass decides again from this frame's W (and samples: D untrusted) */
+    }
+    uint32_t tick0 = s->world->change_tick + 1u; /* weft__change_next_tick's first */
+    if (!weft__ready_defer(s, first, end, tick0, pc->work_last)) {
+        return false;
+    }
+    for (uint32_t p = first; p < end; p++) {
+        uint32_t t = weft__change_system_tick(s->world);
+        weft_assert_internal(t == tick0 + 2u * (p - first)); /* the stride ready.c assumes */
+        (void)t;
+    }
+    s->sampling = false;
+    return true;
 }
 
 /* Prepare every system of phase `ph` (run positions [first, end)) and decide from their
@@ -153,6 +200,11 @@ static weft_result_t prepare_system(struct weft_sched *s, weft__system_t *sys, u
  * anything runs, so a failure changes nothing. */
 static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t first, uint32_t end,
                                    bool *run_inline, double *estimate) {
+    if (defer_phase(s, ph, first, end)) {
+        *run_inline = false;
+        *estimate = s->phase_cost[ph].work_last;
+        return WEFT_OK;
+    }
     double work = 0;
     bool all_known = true;
     bool note = weft__ready_begin(
@@ -171,6 +223,8 @@ static weft_result_t prepare_phase(struct weft_sched *s, uint32_t ph, uint32_t f
     }
     *run_inline = weft__cost_run_inline(&s->phase_cost[ph], work, all_known, s->workers,
                                         weft__cost_sample_frame(s->frame_no), &s->sampling);
+    s->phase_cost[ph].work_last = work;
+    s->phase_cost[ph].work_known = all_known;
     *estimate = work;
     return WEFT_OK;
 }
@@ -532,7 +586,9 @@ static void decide_phase(struct weft_sched *s, uint32_t first, uint32_t end) {
             run = sys->desc.run_if(s->world, s->run_dt, sys->desc.run_if_user);
             s->world->hook_depth--;
         }
-        sys->skip = !run;
+        if (sys->skip != !run) { /* unchanged: the line stays clean (system.h) */
+            sys->skip = !run;
+        }
     }
 }
 
@@ -609,7 +665,7 @@ static weft_result_t run_phase_once(struct weft_sched *s, uint32_t ph, uint32_t 
                 } else if (s->phase_flat[ph]) {
                     r = run_phase_flat(s, first, end);
                 } else if (s->phase_ready[ph] && weft__ready_reserve(s, first, end)) {
-                    r = weft__ready_run(s, first, end, weft__cost_dispatch(&s->phase_cost[ph]));
+                    r = weft__ready_run(s, first, end, &s->phase_cost[ph]);
                 } else {
                     r = run_phase_jobs(s, ph, first, end);
                 }

@@ -20,8 +20,15 @@ static float blend(float old, double sample) { return (float)(old + (sample - ol
 bool weft__cost_sample_frame(uint64_t frame) { return frame % SAMPLE_EVERY == 0; }
 
 void weft__cost_begin_system(weft__sys_cost_t *c, uint32_t rows) {
-    c->rows = rows == UINT32_MAX ? 1u : rows; /* no terms: one call of unknown size */
-    weft_atomic_store_relaxed(&c->sampled, 0u);
+    rows = rows == UINT32_MAX ? 1u : rows; /* no terms: one call of unknown size */
+    /* stores only a changed value: the line stays clean in the cache of the worker that
+     * ran the system (system.h) */
+    if (c->rows != rows) {
+        c->rows = rows;
+    }
+    if (weft_atomic_load_relaxed(&c->sampled) != 0u) {
+        weft_atomic_store_relaxed(&c->sampled, 0u);
+    }
 }
 
 void weft__cost_estimate(const weft__sys_cost_t *c, double *work, bool *all_known) {

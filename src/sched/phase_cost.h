@@ -41,6 +41,9 @@
  * estimated work. The per-system split is measured again on the phase's threaded runs (its
  * probes), and row counts are followed every frame. With tracing on, chunks are timed anyway,
  * so such a phase is sampled chunk by chunk.
+ * A ready phase whose prepare is deferred to its runners (ready.h) learns this frame's W only
+ * as it runs: it is decided from W of its last run (one frame behind; never on a sampled
+ * frame, and a frame that decides inline from it prepares in a pass and decides again).
  * Either way the world after the frame is the same (apply order never depends on where a
  * system ran); only timing changes. Documented for users in weft/system.h
  * (weft_world_progress). Thread: main, except weft__cost_add_chunk (any worker). */
@@ -71,6 +74,9 @@ typedef struct weft__phase_cost {
     uint32_t threaded_runs; /* sampled threaded runs so far (the first is not a sample) */
     bool threaded_last;     /* the last decision handed the phase out (frame.c prepares
                                the ready list in its prepare pass when it expects that) */
+    bool work_known;        /* work_last holds a W with every system's cost known */
+    double work_last;       /* W of the phase's last run (ns): the decision of a deferred
+                               prepare (ready.h), which learns this frame's W only as it runs */
 } weft__phase_cost_t;
 
 /* True when frame number `frame` samples every phase. */

@@ -21,6 +21,9 @@ static double work_of(const weft__system_t *sys, uint32_t n) {
 static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
     weft__system_t *sys = r->s->systems[r->s->graph.order[pos]];
     uint32_t n = units_of(sys) - c0;
+    /* before the slots: once published, a deferred system's claimer prepares it (writes its
+     * cost rows) */
+    double work = work_of(sys, n);
     /* relaxed: a claimer trusts only the slots themselves (acquire, below) */
     uint32_t at = weft_atomic_fetch_add_relaxed(&r->tail, n);
     weft_assert_internal(at + n <= r->cap);
@@ -29,7 +32,7 @@ static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
          * the main thread's prepare) happen before its run */
         weft_atomic_store_release(&r->slots[at + k], slot_of(pos, c0 + k));
     }
-    return work_of(sys, n);
+    return work;
 }
 
 /* Submit one more drain job when `work` just published would save more than the phase's
@@ -81,11 +84,15 @@ static bool claim(weft__ready_t *r, uint32_t *lo, uint32_t *hi) {
 
 /* Run the unit (pos, chunk), then, while finishing a system leaves a successor ready, one of
  * them: a chain runs on this thread. Returns the units run. */
-static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_t worker) {
+static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_t worker,
+                         double *work, bool *known) {
     struct weft_sched *s = r->s;
     uint32_t ran = 0;
     for (;;) {
         weft__system_t *sys = s->systems[s->graph.order[pos]];
+        if (r->deferred) { /* its one unit: prepared here, its lines stay on this core */
+            weft__sched_prepare_deferred(s, sys, r->tick0 + 2u * (pos - r->first), work, known);
+        }
         if (sys->nchunks != 0) {
             weft__sched_run_chunk(s, sys, chunk, worker);
         }
@@ -101,8 +108,14 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
             uint32_t q = sys->succ[k];
             weft__system_t *qs = s->systems[s->graph.order[q]];
             /* acq_rel: as for left; a single predecessor needs no count */
-            if (qs->npreds_in > 1 && weft_atomic_fetch_sub_acq_rel(&qs->pending, 1u) != 1u) {
-                continue;
+            if (qs->npreds_in > 1) {
+                if (weft_atomic_fetch_sub_acq_rel(&qs->pending, 1u) != 1u) {
+                    continue;
+                }
+                /* relaxed: the last to count it down, so the only one touching it until the
+                 * next run, which the drain counter's wait orders after this store; a
+                 * deferred run writes no counts at its start */
+                weft_atomic_store_relaxed(&qs->pending, qs->npreds_in);
             }
             if (next == UINT32_MAX) {
                 next = q; /* run here next; its other chunks go out */
@@ -125,12 +138,12 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
 }
 
 /* Claim and run until nothing published is left at the head. */
-static uint32_t drain(weft__ready_t *r, uint32_t worker) {
+static uint32_t drain(weft__ready_t *r, uint32_t worker, double *work, bool *known) {
     uint32_t lo, hi, ran = 0;
     while (claim(r, &lo, &hi)) {
         for (uint32_t i = lo; i < hi; i++) {
             uint64_t v = weft_atomic_load_relaxed(&r->slots[i]); /* acquired by claim() */
-            ran += run_from(r, (uint32_t)(v >> 32) - 1u, (uint32_t)v, worker);
+            ran += run_from(r, (uint32_t)(v >> 32) - 1u, (uint32_t)v, worker, work, known);
         }
     }
     return ran;
@@ -138,7 +151,16 @@ static uint32_t drain(weft__ready_t *r, uint32_t worker) {
 
 static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
     weft__ready_t *r = arg;
-    uint32_t ran = drain(r, ctx->worker);
+    double work = 0;
+    bool known = true;
+    uint32_t ran = drain(r, ctx->worker, &work, &known);
+    if (r->deferred) {
+        /* relaxed: read by the main thread after the drain counter's wait (acquire) */
+        (void)weft_atomic_fetch_add_relaxed(&r->work_ns, (uint64_t)(work + 0.5));
+        if (!known) {
+            weft_atomic_store_relaxed(&r->unknown, 1u);
+        }
+    }
     weft_jobs_count_items(r->jobs, ctx->worker, ran);
     /* relaxed: read by the main thread after the drain counter's wait (acquire) */
     (void)weft_atomic_fetch_add_relaxed(&r->ran, ran);
@@ -148,6 +170,7 @@ static void drain_job(void *arg, const weft_job_ctx_t *ctx) {
 bool weft__ready_begin(struct weft_sched *s, uint32_t first, uint32_t end, bool want) {
     weft__ready_t *r = &s->ready;
     r->noted_first = UINT32_MAX;
+    r->deferred = false;
     if (!want) {
         return false;
     }
@@ -170,14 +193,47 @@ void weft__ready_note(struct weft_sched *s, uint32_t pos, weft__system_t *sys) {
     uint32_t n = units_of(sys);
     r->units += n;
     /* relaxed: published to the participants by the drain jobs' submission and the slots'
-     * release stores */
-    weft_atomic_store_relaxed(&sys->left, n);
-    weft_atomic_store_relaxed(&sys->pending, sys->npreds_in);
+     * release stores. Only a changed count is stored (a one-chunk system with one
+     * predecessor never counts down): the line stays clean for the worker (system.h). */
+    if (weft_atomic_load_relaxed(&sys->left) != n) {
+        weft_atomic_store_relaxed(&sys->left, n);
+    }
+    if (weft_atomic_load_relaxed(&sys->pending) != sys->npreds_in) {
+        weft_atomic_store_relaxed(&sys->pending, sys->npreds_in);
+    }
     if (sys->npreds_in == 0) {
         weft_assert_internal(r->nroots < r->roots_cap);
         r->roots[r->nroots++] = (uint64_t)pos << 32 | n;
         r->root_work += work_of(sys, n);
     }
+}
+
+bool weft__ready_defer(struct weft_sched *s, uint32_t first, uint32_t end, uint32_t tick0,
+                       double work) {
+    if (!weft__ready_begin(s, first, end, true)) {
+        return false;
+    }
+    weft__ready_t *r = &s->ready;
+    const weft__graph_t *g = &s->graph;
+    uint32_t ph = 0;
+    while (g->phase_first[ph + 1] <= first) {
+        ph++;
+    }
+    weft_assert_internal(g->phase_first[ph] == first && g->phase_first[ph + 1] == end);
+    for (uint32_t k = s->phase_roots[ph]; k < s->phase_roots[ph + 1]; k++) {
+        r->roots[r->nroots++] = (uint64_t)s->root_store[k] << 32 | 1u; /* one unit each */
+    }
+    r->units = end - first;
+    r->root_work = work * r->nroots / (double)r->units;
+    r->deferred = true;
+    r->first = first;
+    r->tick0 = tick0;
+    if (!weft__ready_reserve(s, first, end)) { /* room now: unprepared, it must run here */
+        r->noted_first = UINT32_MAX;
+        r->deferred = false;
+        return false;
+    }
+    return true;
 }
 
 bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end) {
@@ -222,12 +278,12 @@ void weft__ready_fini(struct weft_sched *s) {
 }
 
 weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
-                              double dispatch_ns) {
+                              struct weft__phase_cost *pc) {
     weft__ready_t *r = &s->ready;
     r->s = s;
     r->jobs = s->jobs;
     r->workers = s->workers;
-    r->handout_ns = dispatch_ns;
+    r->handout_ns = weft__cost_dispatch(pc);
     r->drain = (weft_job_desc_t){.fn = drain_job, .arg = r, .name = "weft ready list"};
     uint32_t total = r->units;
     weft_assert_internal(total <= r->cap);
@@ -252,12 +308,16 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     weft_atomic_store_relaxed(&r->tail, at);
     weft_atomic_store_relaxed(&r->active, 1u); /* the main thread */
     weft_atomic_store_relaxed(&r->ran, 0u);
+    weft_atomic_store_relaxed(&r->work_ns, 0u);
+    weft_atomic_store_relaxed(&r->unknown, 0u);
+    double work = 0;
+    bool known = true;
     /* the roots: as many drain jobs as the rule allows, each a separate decision */
     for (uint32_t k = 1; k < r->workers; k++) {
         recruit(r, r->root_work);
     }
     uint32_t worker = weft_jobs_worker_index(s->jobs);
-    uint32_t ran = drain(r, worker);
+    uint32_t ran = drain(r, worker, &work, &known);
     weft_result_t res = WEFT_OK;
     for (;;) {
         /* waiting, this thread is not a participant: a publisher may call it back in with a
@@ -271,11 +331,15 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
         (void)weft_atomic_fetch_add_relaxed(&r->active, 1u);
         /* every participant left; a unit published after the last one looked is claimed
          * by its publisher, so this finds nothing unless a drain job could not run */
-        uint32_t more = drain(r, worker);
+        uint32_t more = drain(r, worker, &work, &known);
         if (more == 0) {
             break;
         }
         ran += more;
+    }
+    if (r->deferred) { /* the next frame decides from the W this run met */
+        pc->work_last = work + (double)weft_atomic_load_relaxed(&r->work_ns);
+        pc->work_known = res == WEFT_OK && known && weft_atomic_load_relaxed(&r->unknown) == 0u;
     }
     weft_jobs_count_items(s->jobs, worker, ran);
     ran += weft_atomic_load_relaxed(&r->ran);

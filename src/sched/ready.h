@@ -32,8 +32,16 @@
  * units and estimated work), so the run writes the roots' slots from that list and hands
  * them out at once. A phase expected to run inline is not noted (its frames pay nothing
  * for it); if it is handed out after all, weft__ready_reserve notes it in a pass of its own.
- * Thread: weft__ready_begin, _note, _reserve and _run on the main thread; the rest of the run
- * on any worker. */
+ * Deferred prepare (weft__ready_defer): a phase of one-chunk systems without change filters
+ * (prep_anywhere) has one unit per system whatever its rows, and its prepare cannot fail, so
+ * when it was handed out last time with its costs known and this frame samples, decides and
+ * traces nothing (frame.c), no pass runs at all: the main thread takes the ticks in run order
+ * (system k of the phase gets tick0 + 2k, as the pass would give it), publishes the roots
+ * from the phase's root list (built with the graph) and each participant prepares a system
+ * right before running it. The other workers start at once, and a system's per-frame lines
+ * are written on the core that runs it, not on the main thread's and then missed on.
+ * Thread: weft__ready_begin, _note, _defer, _reserve and _run on the main thread; the rest of
+ * the run on any worker. */
 #ifndef WEFT_SRC_READY_H
 #define WEFT_SRC_READY_H
 
@@ -43,6 +51,7 @@
 
 struct weft_sched;
 struct weft__system;
+struct weft__phase_cost;
 
 typedef struct weft__ready {
     weft_counter_t drains; /* counts the drain jobs of this run */
@@ -50,23 +59,28 @@ typedef struct weft__ready {
     char pad0[60];
     weft_atomic_u32 tail; /* slots reserved by publishers (its own line: publishers) */
     char pad1[60];
-    weft_atomic_u32 active; /* participants: queued or running drain jobs, and the main
+    weft_atomic_u32 active;  /* participants: queued or running drain jobs, and the main
                                 thread while it drains */
-    weft_atomic_u32 ran;    /* units run, added by each participant as it leaves */
-    weft_atomic_u64 *slots; /* [cap] 0: not yet published; else (run position + 1) << 32 |
+    weft_atomic_u32 ran;     /* units run, added by each participant as it leaves */
+    weft_atomic_u64 *slots;  /* [cap] 0: not yet published; else (run position + 1) << 32 |
                                 chunk; written once per run */
-    uint32_t cap;           /* capacity of slots (main thread) */
-    uint64_t *roots;        /* [nroots] noted roots: run position << 32 | units (main) */
-    uint32_t nroots;        /* roots noted for the phase being prepared */
-    uint32_t noted_first;   /* first run position of the noted phase (UINT32_MAX: none) */
-    uint32_t roots_cap;     /* capacity of roots */
-    uint32_t units;         /* units noted for the phase being prepared */
-    double root_work;       /* the noted roots' estimated work (ns; phase_cost.h) */
-    uint32_t workers;       /* P */
-    double handout_ns;      /* D of the running phase (0: not known yet) */
-    weft_jobs_t *jobs;      /* the job system */
-    struct weft_sched *s;   /* the scheduler */
-    weft_job_desc_t drain;  /* the drain job's desc */
+    uint32_t cap;            /* capacity of slots (main thread) */
+    uint64_t *roots;         /* [nroots] noted roots: run position << 32 | units (main) */
+    uint32_t nroots;         /* roots noted for the phase being prepared */
+    uint32_t noted_first;    /* first run position of the noted phase (UINT32_MAX: none) */
+    uint32_t roots_cap;      /* capacity of roots */
+    uint32_t units;          /* units noted for the phase being prepared */
+    double root_work;        /* the noted roots' estimated work (ns; phase_cost.h) */
+    uint32_t workers;        /* P */
+    double handout_ns;       /* D of the running phase (0: not known yet) */
+    bool deferred;           /* the noted phase's systems are prepared by their runners */
+    uint32_t first;          /* deferred: the phase's first run position */
+    uint32_t tick0;          /* deferred: change tick of run position `first` (stride 2) */
+    weft_atomic_u64 work_ns; /* deferred: W prepared by the drain jobs, added as they leave */
+    weft_atomic_u32 unknown; /* deferred: a system prepared with its cost unknown */
+    weft_jobs_t *jobs;       /* the job system */
+    struct weft_sched *s;    /* the scheduler */
+    weft_job_desc_t drain;   /* the drain job's desc */
 } weft__ready_t;
 
 /* Called by prepare_phase before it prepares the graph phase at run positions [first, end):
@@ -81,17 +95,29 @@ bool weft__ready_begin(struct weft_sched *s, uint32_t first, uint32_t end, bool 
  * position. Thread: main. */
 void weft__ready_note(struct weft_sched *s, uint32_t pos, struct weft__system *sys);
 
+/* Instead of prepare_phase's pass: note the graph phase at run positions [first, end),
+ * whose systems are all prep_anywhere (system.h), as deferred: each is prepared by the
+ * participant about to run it, with change tick tick0 + 2 x (position - first), after its
+ * predecessors in the phase finished, so no pass over the records runs on the main thread
+ * and the other workers start at once. Its units are one per system (no system splits);
+ * the roots come from the phase's root list, their work estimated from `work` (the phase's
+ * last W) pro rata. False when out of memory (nothing noted). Thread: main. */
+bool weft__ready_defer(struct weft_sched *s, uint32_t first, uint32_t end, uint32_t tick0,
+                       double work);
+
 /* Before running the prepared graph phase at run positions [first, end): note it if its
  * prepare did not, then make room for its units' slots (grows, never shrinks). False when
  * out of memory (nothing changed that matters; the phase then runs as one job per system).
  * Thread: main. */
 bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end);
 
-/* Run the prepared and noted graph phase at run positions [first, end) from the ready list;
- * returns when every unit has run. `dispatch_ns`: the phase's measured dispatch cost (0 unknown).
- * Errors: those of weft_counter_wait (the job system is unusable; reported). Thread: main. */
+/* Run the prepared (or deferred) and noted graph phase at run positions [first, end) from
+ * the ready list; returns when every unit has run. `pc`: the phase's measured costs (its D;
+ * a deferred run stores the W it met in work_last). Errors: those of weft_counter_wait (the
+ * job system is unusable; reported; a deferred run then leaves work_known false, so the next
+ * frame prepares the phase in a pass). Thread: main. */
 weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
-                              double dispatch_ns);
+                              struct weft__phase_cost *pc);
 
 /* Free the slots (scheduler teardown). Thread: main. */
 void weft__ready_fini(struct weft_sched *s);

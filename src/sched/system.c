@@ -15,7 +15,7 @@ _Static_assert(WEFT_VIEW_MAX_WIDE >= WEFT_QUERY_MAX_TERMS + 2 * WEFT_SYSTEM_MAX_
 _Static_assert(WEFT_SYSTEM_MAX_SETS <= WEFT_SYSTEM_MAX_ORDER,
                "system_make checks sets in its order loop");
 _Static_assert(offsetof(weft__system_t, query) % 64 == 0 &&
-                   offsetof(weft__system_t, id) + sizeof(uint32_t) -
+                   offsetof(weft__system_t, tick) + sizeof(uint32_t) -
                            offsetof(weft__system_t, query) <=
                        64,
                "a system's per-frame fields share one cache line");
@@ -47,6 +47,9 @@ static void free_derived(struct weft_sched *s) {
     s->phase_flat = NULL;
     s->phase_ready = NULL;
     s->succ_store = NULL;
+    s->root_store = NULL;
+    s->phase_roots = NULL;
+    s->phase_deferred = NULL;
     for (uint32_t i = 0; i < s->count; i++) {
         s->systems[i]->deps = NULL;
         s->systems[i]->ndeps = 0;
@@ -255,12 +258,13 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (r != WEFT_OK) {
         return r;
     }
-    size_t bytes = nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
-                   2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
-                   (size_t)g.nphases * sizeof(weft__phase_cost_t) +
-                   ((size_t)n + 1) * sizeof(uint32_t) +
-                   (size_t)g.nphases * (sizeof(uint32_t) + sizeof(float)) +
-                   (size_t)g.nedges * sizeof(uint32_t) + 2 * (size_t)g.nphases * sizeof(bool);
+    size_t bytes =
+        nsys_bytes + (size_t)g.nedges * sizeof(weft_counter_t *) +
+        2 * ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+        (size_t)g.nphases * sizeof(weft__phase_cost_t) + ((size_t)n + 1) * sizeof(uint32_t) +
+        (size_t)g.nphases * (sizeof(uint32_t) + sizeof(float)) +
+        (size_t)g.nedges * sizeof(uint32_t) + ((size_t)n + g.nphases + 1) * sizeof(uint32_t) +
+        3 * (size_t)g.nphases * sizeof(bool);
     void *block = weft__sched_alloc(s->alloc, bytes);
     if (!block) {
         weft__graph_free(&g, s->alloc);
@@ -282,8 +286,11 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     s->phase_steps = s->flat_first + n + 1;
     s->phase_dt = (float *)(s->phase_steps + g.nphases);
     s->succ_store = (uint32_t *)(s->phase_dt + g.nphases);
-    s->phase_flat = (bool *)(s->succ_store + g.nedges);
+    s->root_store = s->succ_store + g.nedges;
+    s->phase_roots = s->root_store + n;
+    s->phase_flat = (bool *)(s->phase_roots + g.nphases + 1);
     s->phase_ready = s->phase_flat + g.nphases;
+    s->phase_deferred = s->phase_ready + g.nphases;
     describe_systems(s, s->gsys);
     for (uint32_t v = 0; v < n; v++) {
         weft__system_t *sys = s->systems[v];
@@ -351,7 +358,24 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
             pinned = pinned || s->systems[g.order[p]]->desc.main_thread;
         }
         s->phase_ready[ph] = !flat && !pinned;
+        bool anywhere = true;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++) {
+            anywhere = anywhere && s->systems[g.order[p]]->prep_anywhere;
+        }
+        s->phase_deferred[ph] = s->phase_ready[ph] && anywhere;
     }
+    /* The roots of each phase (no predecessor in it), by run position: a deferred ready run
+     * starts from them without reading the records (ready.h). */
+    at = 0;
+    for (uint32_t ph = 0; ph < g.nphases; ph++) {
+        s->phase_roots[ph] = at;
+        for (uint32_t p = g.phase_first[ph]; p < g.phase_first[ph + 1]; p++) {
+            if (s->systems[g.order[p]]->npreds_in == 0) {
+                s->root_store[at++] = p;
+            }
+        }
+    }
+    s->phase_roots[g.nphases] = at;
     /* The apply order of each phase: its systems in registration order. */
     at = 0;
     for (uint32_t ph = 0; ph < g.nphases; ph++) {
@@ -835,6 +859,13 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
     sys->user = d->user;
     sys->id = s->count + 1;
     sys->enabled = !d->disabled;
+    /* Prepared by whichever worker runs it (ready.h) only when that cannot fail nor touch
+     * another system's state: one chunk, so no table to grow, and no change filter, whose
+     * window moves at prepare. */
+    sys->prep_anywhere = !d->parallel;
+    for (uint32_t t = 0; t < WEFT_QUERY_MAX_TERMS && d->terms[t].component.id; t++) {
+        sys->prep_anywhere = sys->prep_anywhere && d->terms[t].filter == WEFT_CHANGE_NONE;
+    }
     sys->split_above = !d->parallel    ? UINT32_MAX
                        : d->chunk_size ? d->chunk_size
                                        : WEFT_SYSTEM_CHUNK_DEFAULT;

@@ -56,7 +56,10 @@ typedef struct weft__system_conf {
 typedef struct weft__system {
     weft_counter_t done; /* counts this frame's jobs of the system (64-aligned) */
 
-    /* ---- hot: read every frame, kept in one cache line ---- */
+    /* ---- hot: read every frame, kept in one cache line, the only one prepare rewrites
+     * every frame (up to tick); its other per-frame writes (cost rows, ready counts, command
+     * buffers, skip) store only a changed value, so the worker that ran the system last frame
+     * keeps its clean copies of those lines instead of missing on each (ready.h) ---- */
     weft_query_t *query;     /* NULL for a system without terms; owned */
     weft_system_fn_t fn;     /* desc.fn */
     void *user;              /* desc.user */
@@ -66,12 +69,14 @@ typedef struct weft__system {
     uint32_t chunk_rows;     /* rows per chunk this frame (0: everything in one) */
     uint32_t split_above;    /* rows per chunk, and more rows than this split the system
                                 (UINT32_MAX: never, for a system that is not parallel) */
-    uint32_t id;             /* 1-based registration index */
     uint32_t tick;           /* change tick of this frame's run (src/core/change.h) */
+    uint32_t id;             /* 1-based registration index (read-only after registration) */
     bool skip;               /* this frame: disabled, run condition false, or unregistered
                                 (decided at the phase start, frame.c) */
     bool enabled;            /* weft_system_enable */
     bool removed;            /* unregistered: an inert node of the graph, never runs */
+    bool prep_anywhere;      /* one chunk and no change filter: its phase may leave its
+                                prepare to the worker that runs it (ready.h) */
 
     /* ---- per frame, for the threaded path ---- */
     weft_job_desc_t *jobs;   /* [cap] job descs, one per chunk; the block of all three tables */
@@ -164,7 +169,11 @@ struct weft_sched {
     bool *phase_flat;               /* [nphases] no edge between two systems of the phase */
     bool *phase_ready;              /* [nphases] a graph phase without main_thread systems:
                                        run through a ready list (ready.c) */
+    bool *phase_deferred;           /* [nphases] a ready phase of prep_anywhere systems only */
     uint32_t *succ_store;           /* backing of every system's succ */
+    uint32_t *root_store;           /* [n] each phase's systems without a predecessor in it,
+                                       by run position */
+    uint32_t *phase_roots;          /* [nphases + 1] offsets into root_store */
     weft__ready_t ready;            /* the ready list of the running phase (ready.h) */
     weft_atomic_u32 recorded;       /* a chunk of the running phase (threaded or inline path)
                                        left a command in its buffer (frame.c) */
@@ -266,6 +275,13 @@ weft_result_t weft__sched_build(struct weft_sched *s);
  * while its phase runs. */
 void weft__sched_run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t chunk,
                            uint32_t worker);
+
+/* Prepare the prep_anywhere system `sys` of a deferred ready run with change tick `tick`
+ * (frame.c, ready.h): plan, chunk count, buffers, as the main thread's prepare pass would;
+ * adds its estimated work to *work and clears *known when its cost is unknown. Cannot fail.
+ * Thread: the worker about to run it, while its phase runs. */
+void weft__sched_prepare_deferred(struct weft_sched *s, weft__system_t *sys, uint32_t tick,
+                                  double *work, bool *known);
 
 /* The job function of every chunk job (arg: a weft__chunk_arg_t). Thread: any worker. */
 void weft__sched_chunk_job(void *arg, const weft_job_ctx_t *ctx);
