@@ -91,8 +91,7 @@ Test(ready_active, wide_released_sets_leave_the_participant_count_exact_at_8_wor
         }
         cr_assert(eq(int, weft_world_progress(w, 0.0f), WEFT_OK), "%s", weft_last_error());
         for (int k = 0; k < FANS + 2; k++) {
-            cr_assert(eq(u32, atomic_load(&chunks_of[k]), ROWS / 4), "system %d, frame %d", k,
-                      fr);
+            cr_assert(eq(u32, atomic_load(&chunks_of[k]), ROWS / 4), "system %d, frame %d", k, fr);
         }
         uint32_t active = weft_atomic_load_relaxed(&w->sched->ready.active);
         cr_assert(le(u32, active, 1u), "frame %d", fr);
