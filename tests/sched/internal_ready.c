@@ -31,23 +31,14 @@ static void body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     atomic_fetch_add(&chunks_of[(uintptr_t)ctx->user], 1);
 }
 
-static weft_component_t comp(weft_world_t *w, const char *name) {
-    weft_component_t c = {0};
-    cr_assert(eq(int,
-                 weft_component_register(
-                     w, &(weft_component_desc_t){.name = name, .size = sizeof(float)}, &c),
-                 WEFT_OK));
-    return c;
-}
-
 Test(ready_active, wide_released_sets_leave_the_participant_count_exact_at_8_workers) {
     weft_world_t *w = NULL;
     cr_assert(eq(int, weft_world_create(&(weft_world_desc_t){.worker_count = 8}, &w), WEFT_OK));
-    weft_component_t x = comp(w, "X"), y[FANS];
+    weft_component_t x = float_component(w, "X"), y[FANS];
     char name[16];
     for (int k = 0; k < FANS; k++) {
         snprintf(name, sizeof name, "Y%d", k);
-        y[k] = comp(w, name);
+        y[k] = float_component(w, name);
     }
     for (uint32_t i = 0; i < ROWS; i++) {
         weft_entity_t e;
