@@ -35,22 +35,50 @@ static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
     return work;
 }
 
-/* Submit one more drain job when `work` just published would save more than the phase's
- * dispatch cost if split over the workers, and fewer than P participants are active (the
- * main thread waiting on the drain counter is not: it runs the job it steals). */
-static void recruit(weft__ready_t *r, double work) {
-    if (work * (double)(r->workers - 1u) / (double)r->workers <= r->handout_ns) {
+/* Drain jobs handed out per submit call (a stack array; more go in further calls). */
+#define RECRUIT_BATCH 32u
+
+/* Hand out drain jobs for `units` units of estimated `work` just published: k of them, the
+ * most whose cost that work repays, in one submit. Splitting work W over the P workers
+ * saves at most W x (P - 1) / P; each drain job is charged the phase's whole measured
+ * dispatch cost D (0 while unknown), so k is the largest with k x D < W x (P - 1) / P,
+ * capped by the units (a job more finds nothing to claim) and by the P - active free
+ * participant places (the main thread waiting on the drain counter is not active: it runs a
+ * job it steals). At 2 workers that is today's one job when W x (P - 1) / P > D. The k
+ * places are reserved with one CAS and given back for a submit that fails. */
+static void recruit(weft__ready_t *r, double work, uint32_t units) {
+    double saved = work * (double)(r->workers - 1u) / (double)r->workers;
+    uint32_t want = units < r->workers - 1u ? units : r->workers - 1u;
+    if (r->handout_ns > 0) {
+        double q = saved / r->handout_ns; /* k x D < saved: k < q */
+        if (q <= (double)want) {
+            uint32_t f = q > 0 ? (uint32_t)q : 0u;
+            want = (double)f < q ? f : (f ? f - 1u : 0u);
+        }
+    }
+    if (want == 0) {
         return;
     }
-    uint32_t h = weft_atomic_load_relaxed(&r->active);
-    while (h < r->workers) {
-        /* relaxed: a bound on participants, ordering nothing (the counter orders their work) */
-        if (weft_atomic_cas_weak_relaxed(&r->active, &h, h + 1u)) {
-            if (weft_job_submit(r->jobs, &r->drain, 1, &r->drains) != WEFT_OK) {
-                (void)weft_atomic_fetch_sub_relaxed(&r->active, 1u); /* others do it */
-            }
+    uint32_t h = weft_atomic_load_relaxed(&r->active), k;
+    do {
+        if (h >= r->workers) {
             return;
         }
+        k = r->workers - h < want ? r->workers - h : want;
+        /* relaxed: a bound on participants, ordering nothing (the counter orders their work) */
+    } while (!weft_atomic_cas_weak_relaxed(&r->active, &h, h + k));
+    weft_job_desc_t descs[RECRUIT_BATCH];
+    for (uint32_t i = 0; i < k && i < RECRUIT_BATCH; i++) {
+        descs[i] = r->drain;
+    }
+    for (uint32_t done = 0; done < k;) {
+        uint32_t n = k - done < RECRUIT_BATCH ? k - done : RECRUIT_BATCH;
+        if (weft_job_submit(r->jobs, descs, n, &r->drains) != WEFT_OK) {
+            /* nothing of this call was submitted: the participants there are do it */
+            (void)weft_atomic_fetch_sub_relaxed(&r->active, k - done);
+            return;
+        }
+        done += n;
     }
 }
 
@@ -102,7 +130,7 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
         if (sys->nchunks > 1 && weft_atomic_fetch_sub_acq_rel(&sys->left, 1u) != 1u) {
             return ran;
         }
-        uint32_t next = UINT32_MAX;
+        uint32_t next = UINT32_MAX, units = 0;
         double handed = 0;
         for (uint32_t k = 0; k < sys->nsucc; k++) {
             uint32_t q = sys->succ[k];
@@ -121,13 +149,15 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
                 next = q; /* run here next; its other chunks go out */
                 if (units_of(qs) > 1) {
                     handed += publish(r, q, 1);
+                    units += units_of(qs) - 1u;
                 }
             } else {
                 handed += publish(r, q, 0);
+                units += units_of(qs);
             }
         }
         if (handed > 0) {
-            recruit(r, handed);
+            recruit(r, handed, units);
         }
         if (next == UINT32_MAX) {
             return ran;
@@ -312,10 +342,8 @@ weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end
     weft_atomic_store_relaxed(&r->unknown, 0u);
     double work = 0;
     bool known = true;
-    /* the roots: as many drain jobs as the rule allows, each a separate decision */
-    for (uint32_t k = 1; k < r->workers; k++) {
-        recruit(r, r->root_work);
-    }
+    /* the roots: as many drain jobs as their work repays, in one submit */
+    recruit(r, r->root_work, at);
     uint32_t worker = weft_jobs_worker_index(s->jobs);
     uint32_t ran = drain(r, worker, &work, &known);
     weft_result_t res = WEFT_OK;

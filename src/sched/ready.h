@@ -11,14 +11,18 @@
  * needs no atomic; one of the newly ready units is kept and run next on the same thread
  * (a chain runs on one thread, touching no shared line), the others are published. So a
  * unit costs its body plus, per claimed run, one CAS; per released system, one push; per
- * ready set handed out, at most one job submit.
+ * ready set handed out, one job submit (of one or more drain jobs).
  * Handing out is decided per ready set from measured costs: a participant that publishes
- * units whose estimated work (rows x measured ns per row of each system, phase_cost.h)
- * would save more than the phase's measured dispatch cost D if split over the P workers
- * (work x (P - 1) / P > D; unknown costs count as large) submits one more drain job while
- * fewer than P participants are active (the main thread counts while it drains, not while
- * it waits: there it runs the drain job it steals); smaller sets are left to the
- * participants there are.
+ * n units of estimated work W (rows x measured ns per row of each system, phase_cost.h;
+ * unknown costs count as large) submits k drain jobs at once, the largest k with
+ * k x D < W x (P - 1) / P (splitting over the P workers saves at most W x (P - 1) / P,
+ * and each job is charged the phase's whole measured dispatch cost D; 0 while unknown),
+ * at most n (a job more would find nothing) and at most the P - active free places
+ * (participants: queued or running drain jobs, and the main thread while it drains, not
+ * while it waits: there it runs the drain job it steals). The k places are reserved with
+ * one CAS and given back if the submit fails. At 2 workers k is 0 or 1: one job when
+ * W x (P - 1) / P > D. The roots at the phase's start follow the same rule. A wide set
+ * released late in the phase so gets every free worker its work repays, not one more.
  * Liveness: every publisher claims again after publishing, and a participant leaves only
  * when it finds no published slot at the head, so each published unit is claimed by a
  * participant that has not left; the calling thread then waits for the drain jobs' counter

@@ -103,6 +103,16 @@ static inline uint32_t edge_count(weft_world_t *w) {
     return n;
 }
 
+/* A float component named `name`, registered in w. */
+static inline weft_component_t float_component(weft_world_t *w, const char *name) {
+    weft_component_t c = {0};
+    cr_assert(eq(int,
+                 weft_component_register(
+                     w, &(weft_component_desc_t){.name = name, .size = sizeof(float)}, &c),
+                 WEFT_OK));
+    return c;
+}
+
 static inline weft_system_t must_register(weft_world_t *w, const weft_system_desc_t *d) {
     weft_system_t s = {0};
     weft_result_t r = weft_system_register(w, d, &s);

@@ -45,15 +45,6 @@ static void ordered_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     atomic_fetch_add(&chunks_done[n->id], 1);
 }
 
-static weft_component_t comp(weft_world_t *w, const char *name) {
-    weft_component_t c = {0};
-    cr_assert(eq(int,
-                 weft_component_register(
-                     w, &(weft_component_desc_t){.name = name, .size = sizeof(float)}, &c),
-                 WEFT_OK));
-    return c;
-}
-
 static void rows_of(weft_world_t *w, weft_component_t c, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         weft_entity_t e;
@@ -88,7 +79,7 @@ static void build(weft_world_t *w) {
     char name[32];
     for (int i = 0; i < CHAINS; i++) {
         snprintf(name, sizeof name, "c%d", i);
-        weft_component_t c = comp(w, name);
+        weft_component_t c = float_component(w, name);
         rows_of(w, c, 2);
         for (int j = 0; j < 3; j++) {
             node_t *n = add_node(1);
@@ -100,14 +91,14 @@ static void build(weft_world_t *w) {
                                  .name = name, .fn = ordered_body, .user = n, .terms = {W(c)}});
         }
     }
-    weft_component_t x = comp(w, "X");
+    weft_component_t x = float_component(w, "X");
     rows_of(w, x, 32);
     node_t *src = add_node(4);
     writer_of(w, "src", src, x);
     node_t *sink_preds[FANOUT];
     for (int k = 0; k < FANOUT; k++) {
         snprintf(name, sizeof name, "y%d", k);
-        weft_component_t y = comp(w, name);
+        weft_component_t y = float_component(w, name);
         rows_of(w, y, 1);
         node_t *n = add_node(1);
         n->preds[n->npreds++] = src->id;

@@ -171,16 +171,23 @@ Test(sim, a_waiting_caller_runs_a_drain_job_no_worker_took) {
     cr_expect(eq(dbl, sim(&f, 1), 120.0));
 }
 
-/* Ready: A (10) -> B (8 chunks of 10). The runtime's publisher hands out one drain job per
- * released set (src/sched/ready.c, recruit), and a participant that finds nothing published
- * leaves, so B gets two workers however many there are. The roots' 10 recruit the others
- * (asleep: they arrive at 7, take their drain jobs at 10 and leave empty-handed); worker 0
- * runs A (1-11), then B's chunk 0 (11-21); B's other 7 chunks recruit worker 1 (spinning:
- * 14, drain job 17), and the two claim one chunk at a time (claim 1 each): worker 1 runs
- * 18-28, 29-39, 40-50, 51-61, worker 0 22-32, 33-43, 44-54; worker 0 then waits and notices
- * the last drain job's end at 61 + 3. This pins the limit the simulated demo hits at 16
- * workers; when the runtime hands a wide set to more workers, this test changes with it. */
-Test(sim, a_released_set_gets_one_more_participant_whatever_the_worker_count) {
+/* Ready: A (10) -> B (8 chunks of 10). A publisher hands out k drain jobs at once, the
+ * largest k with k x handout < W x (P - 1) / P, at most the units published and the P -
+ * active free places (src/sched/ready.c, recruit). The roots' 10 (1 unit) get one job:
+ * worker 1 (asleep) arrives at 7, takes it at 10 and leaves empty-handed. Worker 0 runs A
+ * (1-11), then B's chunk 0 (11-21) and publishes 7 chunks of 70.
+ *  - 2 workers: one job (as the old one-per-set rule): worker 1 (spinning: 14, job 17) and
+ *    worker 0 claim one chunk at a time: 18-28, 29-39, 40-50, 51-61 and 22-32, 33-43, 44-54;
+ *    worker 0 notices the last drain end at 61 + 3 = 64.
+ *  - 4 workers: k = 3 (P - active): worker 1 at 17 runs 18-28, 29-39; workers 2, 3 (woken:
+ *    18, jobs 21) and worker 0 run 22-32, then 33-43 (workers 0, 2); 43 + 3 = 46.
+ *  - 8 and 16 workers: k = 7 (the units): worker 1 runs 18-28, workers 0, 2-6 run 22-32,
+ *    worker 7 finds nothing; 32 + 3 = 35. Drain jobs (steals): 1 + 7 (not 1 + 15 at 16).
+ *  - hand-out 20 at 16 workers: the roots repay none (10 x 15/16 < 20) and B's 70 three
+ *    (3 x 20 < 65.6 < 4 x 20): workers 1-3 (woken: 18, jobs 21) and worker 0 run 22-32 and
+ *    33-43 (workers 0-2); 43 + 3 = 46, 3 drain jobs.
+ * One job per set, whatever the worker count, made this 64 at every count. */
+Test(sim, a_released_set_gets_as_many_participants_as_its_work_and_units_repay) {
     static const double a = 10, b[8] = {10, 10, 10, 10, 10, 10, 10, 10};
     static const uint32_t root[] = {0};
     wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &a},
@@ -188,10 +195,21 @@ Test(sim, a_released_set_gets_one_more_participant_whatever_the_worker_count) {
     wt_sim_phase_t ph;
     wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_READY);
     f.costs = ready_costs;
+    static const uint32_t workers[] = {2, 4, 8, 16};
+    static const double frame[] = {64, 46, 35, 35};
+    static const uint32_t drains[] = {2, 4, 8, 8};
     cr_expect(eq(dbl, sim(&f, 1), 90.0));
-    for (uint32_t w = 2; w <= 16; w *= 2) {
-        cr_expect(eq(dbl, sim(&f, w), 64.0), "%u workers", w);
+    for (uint32_t i = 0; i < 4; i++) {
+        wt_sim_result_t r;
+        cr_assert(eq(int, wt_sim_run(&f, workers[i], &r), 0));
+        cr_expect(eq(dbl, r.frame_ns, frame[i]), "%u workers", workers[i]);
+        cr_expect(eq(u32, r.steals, drains[i]), "%u workers", workers[i]);
     }
+    f.costs.handout_ns = 20;
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&f, 16, &r), 0));
+    cr_expect(eq(dbl, r.frame_ns, 46.0));
+    cr_expect(eq(u32, r.steals, 3));
 }
 
 /* Bound: phase 0 (ready) A (10) -> B (5, 7, 3) and C (12) -> D (4): longest path

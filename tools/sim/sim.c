@@ -285,36 +285,50 @@ static void ready_start(sim_state_t *st, uint32_t v, uint32_t job, double now, d
     st->r->jobs++;
 }
 
-/* One more drain job when `work` repays the hand-out and fewer than P take part: it is told
- * to the lowest-indexed idle worker not yet told of one, if any. */
-static void ready_recruit(sim_state_t *st, double work, double now) {
+/* Drain jobs for `units` units of `work` just published, as the runtime's recruit
+ * (src/sched/ready.c): k, the largest with k x handout_ns < work x (P - 1) / P, at most
+ * `units` and P - active, handed out at once. Each is told to the lowest-latency idle worker
+ * not yet told of one (ties: lowest index), if any; one no worker is told of is run by a
+ * waiting worker 0. */
+static void ready_recruit(sim_state_t *st, double work, uint32_t units, double now) {
     const wt_sim_costs_t *c = &st->f->costs;
-    if (work * (double)(st->workers - 1u) / (double)st->workers <= c->handout_ns ||
-        st->active >= st->workers) {
-        return;
-    }
-    st->active++;
-    st->queued++;
-    st->outstanding++;
-    /* a spinning worker notices first; a sleeping one only if none spins (the runtime's
-     * submit wakes a sleeper only when no spinning worker took the job) */
-    uint32_t pick = UINT32_MAX;
-    for (uint32_t v = 1; v < st->workers; v++) {
-        sim_worker_t *w = &st->w[v];
-        if (w->role == ROLE_IDLE && isinf(w->next) &&
-            (pick == UINT32_MAX || latency(st, v, now) < latency(st, pick, now))) {
-            pick = v;
+    double saved = work * (double)(st->workers - 1u) / (double)st->workers;
+    uint32_t k = units < st->workers - 1u ? units : st->workers - 1u;
+    if (c->handout_ns > 0) {
+        double q = saved / c->handout_ns; /* k x D < saved: k < q */
+        if (q <= (double)k) {
+            uint32_t f = q > 0 ? (uint32_t)q : 0u;
+            k = (double)f < q ? f : (f ? f - 1u : 0u);
         }
     }
-    if (pick != UINT32_MAX) {
-        st->w[pick].next = now + latency(st, pick, now);
-        st->r->overhead_ns += st->w[pick].next - now;
+    if (st->active >= st->workers) {
         return;
     }
-    sim_worker_t *w0 = &st->w[0];
-    if (w0->role == ROLE_WAITING && isinf(w0->next)) { /* its wait runs the job */
-        w0->next = now + c->notice_ns + c->job_ns + c->steal_ns;
-        st->r->overhead_ns += w0->next - now;
+    k = st->workers - st->active < k ? st->workers - st->active : k;
+    st->active += k;
+    st->queued += k;
+    st->outstanding += k;
+    for (uint32_t i = 0; i < k; i++) {
+        /* a spinning worker notices first; a sleeping one only if none spins (the runtime's
+         * submit wakes a sleeper only when no spinning worker took the job) */
+        uint32_t pick = UINT32_MAX;
+        for (uint32_t v = 1; v < st->workers; v++) {
+            sim_worker_t *w = &st->w[v];
+            if (w->role == ROLE_IDLE && isinf(w->next) &&
+                (pick == UINT32_MAX || latency(st, v, now) < latency(st, pick, now))) {
+                pick = v;
+            }
+        }
+        if (pick != UINT32_MAX) {
+            st->w[pick].next = now + latency(st, pick, now);
+            st->r->overhead_ns += st->w[pick].next - now;
+            continue;
+        }
+        sim_worker_t *w0 = &st->w[0];
+        if (w0->role == ROLE_WAITING && isinf(w0->next)) { /* its wait runs the job */
+            w0->next = now + c->notice_ns + c->job_ns + c->steal_ns;
+            st->r->overhead_ns += w0->next - now;
+        }
     }
 }
 
@@ -360,6 +374,7 @@ static void ready_finish(sim_state_t *st, uint32_t v, double now) {
     uint32_t chain = UINT32_MAX;
     if (--st->left[sys] == 0) {
         double handed = 0;
+        uint32_t tail0 = st->tail;
         for (uint32_t k = st->succ_first[sys]; k < st->succ_first[sys + 1]; k++) {
             uint32_t u = st->succ[k];
             if (--st->pending[u] != 0) {
@@ -373,7 +388,7 @@ static void ready_finish(sim_state_t *st, uint32_t v, double now) {
             }
         }
         if (handed > 0) {
-            ready_recruit(st, handed, now);
+            ready_recruit(st, handed, st->tail - tail0, now);
         }
     }
     if (chain != UINT32_MAX) {
@@ -402,9 +417,7 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
             work += ready_publish(st, i, 0);
         }
     }
-    for (uint32_t k = 1; k < st->workers; k++) {
-        ready_recruit(st, work, st->t);
-    }
+    ready_recruit(st, work, st->tail, st->t);
     st->w[0].role = ROLE_MAIN;
     st->w[0].next = st->t;
     uint32_t done = 0;

@@ -18,11 +18,12 @@
  *    run of published units (claim_ns), half of a 1/P share of what is published, at least
  *    one, and runs them in order; finishing a system's last unit releases its successors:
  *    the first one released runs next on the same worker (its chunk 0; a chain stays on one
- *    worker), the rest of their units are published. Whoever publishes units whose work W
- *    satisfies W x (P - 1) / P > handout_ns hands out one drain job (at the start, one per
- *    other worker, each decided on the roots' work) while fewer than P participants are
- *    active: an idle worker (one still spinning first) takes it after notice_ns or wake_ns, plus job_ns + steal_ns (it
- *    is taken from another worker's deque), and joins; a participant that finds nothing
+ *    worker), the rest of their units are published. Whoever publishes n units of work W
+ *    (the roots at the start) hands out k drain jobs at once, the largest k with
+ *    k x handout_ns < W x (P - 1) / P, at most n and at most P - active (participants:
+ *    drain jobs queued or running, worker 0 while it claims); an idle worker told of one
+ *    (one still spinning first) takes it after notice_ns or wake_ns, plus job_ns + steal_ns
+ *    (it is taken from another worker's deque), and joins; a participant that finds nothing
  *    published leaves. Worker 0, once it finds nothing, waits for the drain jobs (running
  *    any that no worker has taken yet, at job_ns), notices the last one ending (notice_ns),
  *    then claims again; the phase ends when it finds nothing after every drain job ended;
@@ -79,9 +80,10 @@ typedef struct wt_sim_costs {
     double wake_ns;    /* a sleeping worker starting on it */
     double spin_ns;    /* how long an idle worker spins before it sleeps */
     double claim_ns;   /* one parallel-for claim, or one ready-list claim */
-    double handout_ns; /* a ready phase's dispatch cost D: work W published is handed out to
-                          one more worker when W x (P - 1) / P > D (the runtime measures D
-                          per phase; the calibration takes job + steal + notice) */
+    double handout_ns; /* a ready phase's dispatch cost D: n units of work W published get
+                          the largest k <= n drain jobs with k x D < W x (P - 1) / P (the
+                          runtime measures D per phase; the calibration takes job + steal +
+                          notice) */
     double frame_ns;   /* per frame, outside jobs and applies */
 } wt_sim_costs_t;
 
