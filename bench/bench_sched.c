@@ -539,8 +539,8 @@ static void paced_rep(weft_world_t *w, int frames, double *fb, double *fp, doubl
 /* The same pacing for a raw loop `fn` over plain arrays (no weft): the median frame after 16 ms
  * of sleep over the median frame back to back, as paced_rep does. */
 typedef void (*paced_loop_t)(vec3_t *p, const vec3_t *v, long n, float dt);
-static double paced_raw(paced_loop_t fn, vec3_t *p, const vec3_t *v, long n, int frames,
-                        double *fb, double *fp) {
+static double paced_raw(paced_loop_t fn, vec3_t *p, const vec3_t *v, long n, int frames, double *fb,
+                        double *fp) {
     fn(p, v, n, 0.016f);
     for (int f = 0; f < frames; f++) {
         double t0 = wb_now_ns();
@@ -629,8 +629,8 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
     wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "raw", 1, wb_median(ratio_raw, reps),
               "x", WB_NO_TARGET, 0);
 #ifdef WB_HAVE_OPENMP
-    wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "openmp", 2,
-              wb_median(ratio_omp, reps), "x", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "openmp", 2, wb_median(ratio_omp, reps),
+              "x", WB_NO_TARGET, 0);
 #endif
 done:
     weft_world_destroy(w);
