@@ -9,7 +9,8 @@
  *   frame_1m_speedup = t(1) / t(2); frame_1m_vs_openmp = t(weft, 2) / t(OpenMP, 2).
  * - frame_1m_paced: the frame_1m world at 2 workers with 16 ms of idling before every frame
  *   (a game's pacing) against its frames back to back, and the CPU the idle gaps burn; the
- *   same at 1 worker shows what idling costs the frame with no worker to wake.
+ *   same at 1 worker shows what idling costs the frame with no worker to wake, and frame_1m's
+ *   raw 1-thread and OpenMP 2-thread loops paced the same way what it costs with no runtime.
  * - frame_64x256: 64 independent systems x 256 rows with ~20 ns of work per row, one job per
  *   system, at 1 and 2 workers; frame_64x256_speedup is the median of paired per-rep ratios.
  * - frame_mixed: 12 systems of mixed sizes (1k .. 1M rows) and conflicts over 1M entities;
@@ -535,6 +536,27 @@ static void paced_rep(weft_world_t *w, int frames, double *fb, double *fp, doubl
     *burn = idle_cpu / idle_wall;
 }
 
+/* The same pacing for a raw loop `fn` over plain arrays (no weft): the median frame after 16 ms
+ * of sleep over the median frame back to back, as paced_rep does. */
+typedef void (*paced_loop_t)(vec3_t *p, const vec3_t *v, long n, float dt);
+static double paced_raw(paced_loop_t fn, vec3_t *p, const vec3_t *v, long n, int frames, double *fb,
+                        double *fp) {
+    fn(p, v, n, 0.016f);
+    for (int f = 0; f < frames; f++) {
+        double t0 = wb_now_ns();
+        fn(p, v, n, 0.016f);
+        fb[f] = wb_now_ns() - t0;
+    }
+    for (int f = 0; f < frames; f++) {
+        wb_sleep_ns(16000000L);
+        double t0 = wb_now_ns();
+        fn(p, v, n, 0.016f);
+        fp[f] = wb_now_ns() - t0;
+    }
+    wb_sink(p);
+    return wb_median(fp, frames) / wb_median(fb, frames);
+}
+
 /* frame_1m_paced: the frame_1m world at 2 workers, every frame after 16 ms of idling (a game's
  * frame rate), against the same world's frames back to back, both in every rep; each side is
  * the median of its frames in the rep, the ratio the median over reps of paced / back to
@@ -542,15 +564,22 @@ static void paced_rep(weft_world_t *w, int frames, double *fb, double *fp, doubl
  * time, in cores (workers spinning or woken for nothing while the engine does other work).
  * The same world at 1 worker, alternated rep by rep, has no worker to wake: its ratio is what
  * idling costs the frame itself on the machine (caches refilled, clocks), which no wake-up
- * policy can take back. */
+ * policy can take back. The same pacing of frame_1m's raw loops over plain arrays, in the same
+ * reps (raw: 1 thread; openmp: 2 threads, libgomp's default wait policy), gives the machine's
+ * own cost of idling with no runtime at all, beside which weft's ratios read. */
 static void case_frame_1m_paced(wb_ctx_t *ctx) {
     int reps = wb_reps(ctx), frames = wb_quick(ctx) ? 4 : 12;
     weft_world_t *w = make_1m(2, 1000000), *w1 = make_1m(1, 1000000);
     double *tb = calloc((size_t)reps, sizeof *tb), *tp = calloc((size_t)reps, sizeof *tp);
     double *ratio = calloc((size_t)reps, sizeof *ratio), *burn = calloc((size_t)reps, sizeof *burn);
     double *ratio1 = calloc((size_t)reps, sizeof *ratio1);
+    double *ratio_raw = calloc((size_t)reps, sizeof *ratio_raw);
+    double *ratio_omp = calloc((size_t)reps, sizeof *ratio_omp);
     double *fb = calloc((size_t)frames, sizeof *fb), *fp = calloc((size_t)frames, sizeof *fp);
-    if (!w || !w1 || !tb || !tp || !ratio || !burn || !ratio1 || !fb || !fp) {
+    const long n = 1000000;
+    vec3_t *p = malloc((size_t)n * sizeof *p), *v = malloc((size_t)n * sizeof *v);
+    if (!w || !w1 || !tb || !tp || !ratio || !burn || !ratio1 || !ratio_raw || !ratio_omp || !fb ||
+        !fp || !p || !v) {
         wb_note(ctx, SUITE, "frame_1m_paced: setup failed: %s", weft_last_error());
         goto done;
     }
@@ -562,8 +591,17 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "ratio",
                 "median over reps of paced / back-to-back median frame; at 1 worker (a world of "
                 "its own, reps alternated) what idling costs the frame with no worker to wake");
+    wb_describe(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "raw",
+                "frame_1m's raw loop over two plain arrays, 1 thread, paced the same way in the "
+                "same reps: median over reps of paced / back-to-back median frame");
+    wb_describe(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "openmp",
+                "the same for frame_1m's omp parallel for num_threads(2) static loop");
     wb_describe(ctx, SUITE, "frame_1m_paced_idle_burn", "weft",
                 "process CPU time during the 16 ms gaps / their wall time");
+    for (long i = 0; i < n; i++) {
+        p[i] = (vec3_t){(float)i, 0, 0};
+        v[i] = (vec3_t){1, 0.5f, 0.25f};
+    }
     time_frames(w, 3);
     time_frames(w1, 3);
     wb_share_t sh;
@@ -572,6 +610,10 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
         double b1, p1, u1;
         paced_rep(w1, frames, fb, fp, &b1, &p1, &ratio1[r], &u1);
         paced_rep(w, frames, fb, fp, &tb[r], &tp[r], &ratio[r], &burn[r]);
+        ratio_raw[r] = paced_raw(raw_move, p, v, n, frames, fb, fp);
+#ifdef WB_HAVE_OPENMP
+        ratio_omp[r] = paced_raw(omp_move, p, v, n, frames, fb, fp);
+#endif
     }
     double share = wb_share_end(&sh, NULL);
     wb_report(ctx, SUITE, "frame_1m_back_to_back", "weft", 2, wb_median(tb, reps), "ms",
@@ -584,6 +626,12 @@ static void case_frame_1m_paced(wb_ctx_t *ctx) {
     wb_report_share(ctx, SUITE, "frame_1m_paced", 2, share, WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "frame_1m_paced_idle_burn", "weft", 2, wb_median(burn, reps), "core",
               WB_AT_MOST, 0.05);
+    wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "raw", 1, wb_median(ratio_raw, reps),
+              "x", WB_NO_TARGET, 0);
+#ifdef WB_HAVE_OPENMP
+    wb_report(ctx, SUITE, "frame_1m_paced_vs_back_to_back", "openmp", 2, wb_median(ratio_omp, reps),
+              "x", WB_NO_TARGET, 0);
+#endif
 done:
     weft_world_destroy(w);
     weft_world_destroy(w1);
@@ -592,8 +640,12 @@ done:
     free(ratio);
     free(burn);
     free(ratio1);
+    free(ratio_raw);
+    free(ratio_omp);
     free(fb);
     free(fp);
+    free(p);
+    free(v);
 }
 
 /* ---- frame_mixed -------------------------------------------------------------- >>mixed */
