@@ -193,9 +193,8 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
     return WEFT_OK;
 }
 
-static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc,
-                                uint32_t nterms, uint32_t nexcl, uint32_t viewed,
-                                weft_query_t *q);
+static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc, uint32_t nterms,
+                                uint32_t nexcl, uint32_t viewed, weft_query_t *q);
 
 weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                 weft_query_t **out) {
@@ -236,9 +235,8 @@ weft_result_t weft__query_create_at(weft_world_t *world, const weft_query_desc_t
 
 /* Fill q (storage of weft__query_bytes()) from a checked desc and link it into the world's
  * list; on failure nothing is linked and the storage is the caller's to free. */
-static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc,
-                                uint32_t nterms, uint32_t nexcl, uint32_t viewed,
-                                weft_query_t *q) {
+static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc, uint32_t nterms,
+                                uint32_t nexcl, uint32_t viewed, weft_query_t *q) {
     weft_result_t r = WEFT_OK;
     q->world = world;
     q->desc = *desc;
