@@ -253,6 +253,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (!gsys) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
     }
+    weft__sched_populate(gsys, nsys_bytes); /* filled at once (registration memory, above) */
     describe_systems(s, gsys);
     weft__graph_t g;
     weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
@@ -272,6 +273,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
         weft__graph_free(&g, s->alloc);
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
     }
+    weft__sched_populate(block, bytes); /* every table of it is filled below or each frame */
     s->graph = g;
     s->derived = block;
     s->derived_bytes = bytes;
