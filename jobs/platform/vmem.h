@@ -31,7 +31,8 @@ WEFT_API bool weft__vmem_commit(void *ptr, size_t size);
  * page on first touch (MADV_POPULATE_WRITE, Linux 5.14+). A hint for a range the caller is
  * about to fill: it changes no contents and cannot fail (an OS without the call, or a refusal,
  * leaves the pages to fault in as before). ptr and size must be page multiples inside a
- * committed range. Thread: any. */
+ * committed range or any other writable private mapping (the whole pages of a heap block: a
+ * page it shares with other blocks keeps their contents). Thread: any. */
 WEFT_API void weft__vmem_populate(void *ptr, size_t size);
 
 /* Give back a whole reservation made by weft__vmem_reserve (same size). NULL is ignored. */

@@ -193,6 +193,9 @@ static weft_result_t check_desc(const weft_world_t *world, const weft_query_desc
     return WEFT_OK;
 }
 
+static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc, uint32_t nterms,
+                                uint32_t nexcl, uint32_t viewed, weft_query_t *q);
+
 weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *desc,
                                 weft_query_t **out) {
     WEFT__NONNULL(world, WEFT_EINVAL);
@@ -208,6 +211,33 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
     if (q == NULL) {
         return WEFT__FAIL(world->log, WEFT_ENOMEM, "weft_query_create: out of memory");
     }
+    r = query_init(world, desc, nterms, nexcl, viewed, q);
+    if (r != WEFT_OK) {
+        weft__free(world, q, sizeof *q);
+        return r;
+    }
+    *out = q;
+    return WEFT_OK;
+}
+
+size_t weft__query_bytes(void) { return sizeof(weft_query_t); }
+
+weft_result_t weft__query_create_at(weft_world_t *world, const weft_query_desc_t *desc,
+                                    void *storage, weft_query_t **out) {
+    *out = NULL;
+    uint32_t nterms = 0, nexcl = 0, viewed = 0;
+    weft_result_t r = check_desc(world, desc, &nterms, &nexcl);
+    r = r ? r : weft__view_check(world, desc, nterms, nexcl, &viewed);
+    r = r ? r : query_init(world, desc, nterms, nexcl, viewed, storage);
+    *out = r == WEFT_OK ? storage : NULL;
+    return r;
+}
+
+/* Fill q (storage of weft__query_bytes()) from a checked desc and link it into the world's
+ * list; on failure nothing is linked and the storage is the caller's to free. */
+static weft_result_t query_init(weft_world_t *world, const weft_query_desc_t *desc, uint32_t nterms,
+                                uint32_t nexcl, uint32_t viewed, weft_query_t *q) {
+    weft_result_t r = WEFT_OK;
     q->world = world;
     q->desc = *desc;
     q->term_count = nterms;
@@ -241,7 +271,6 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
             /* Tracking stays on if a later step fails: it is invisible apart from memory. */
             r = weft__change_track(world, &world->components[desc->terms[t].component.id]->pool);
             if (r != WEFT_OK) {
-                weft__free(world, q, sizeof *q);
                 return r;
             }
         }
@@ -255,7 +284,6 @@ weft_result_t weft_query_create(weft_world_t *world, const weft_query_desc_t *de
         world->queries->prev = q;
     }
     world->queries = q;
-    *out = q;
     return WEFT_OK;
 }
 
@@ -266,6 +294,12 @@ void weft_query_destroy(weft_query_t *q) {
         return;
     }
     weft_world_t *world = q->world;
+    weft__query_fini(q);
+    weft__free(world, q, sizeof *q);
+}
+
+void weft__query_fini(weft_query_t *q) {
+    weft_world_t *world = q->world;
     if (q->prev != NULL) {
         q->prev->next = q->next;
     } else {
@@ -275,7 +309,6 @@ void weft_query_destroy(weft_query_t *q) {
         q->next->prev = q->prev;
     }
     weft__join_cache_free(&world->counted, &q->join);
-    weft__free(world, q, sizeof *q);
 }
 
 void weft__query_free_all(weft_world_t *world) {

@@ -53,6 +53,20 @@ void weft__query_drive_terms(weft_iter_t *it, uint32_t start, bool gapless, uint
 void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *plan,
                               uint32_t chunk_rows, uint32_t chunk, weft_iter_t *it);
 
+/* Bytes (a multiple of 64, its alignment) of the storage weft__query_create_at fills. */
+size_t weft__query_bytes(void);
+
+/* weft_query_create into caller storage (weft__query_bytes() bytes, 64-aligned, owned by the
+ * caller): the scheduler keeps its systems' queries beside their records. Same checks and
+ * errors; on failure nothing is linked. End it with weft__query_fini, never
+ * weft_query_destroy. Thread: main. */
+weft_result_t weft__query_create_at(struct weft_world *world, const weft_query_desc_t *desc,
+                                    void *storage, weft_query_t **out);
+
+/* Unlink a query made by weft__query_create_at and free its join cache; its storage stays
+ * the caller's (weft_query_destroy is this plus freeing a weft_query_create query). */
+void weft__query_fini(weft_query_t *q);
+
 /* The world `q` was created on (q non-NULL). Thread: any. */
 struct weft_world *weft__query_world(const weft_query_t *q);
 

@@ -45,6 +45,8 @@ static weft_result_t grow(weft__names_t *names, const weft_allocator_t *alloc) {
         if (!s) {
             return WEFT_ENOMEM;
         }
+        /* half is copied now, the rest filled by the next registrations: back it at once */
+        weft__sched_populate(s, cap * sizeof *s);
         if (names->nslots) {
             memcpy(s, names->slots, names->nslots * sizeof *s);
         }
@@ -58,6 +60,7 @@ static weft_result_t grow(weft__names_t *names, const weft_allocator_t *alloc) {
         if (!t) {
             return WEFT_ENOMEM;
         }
+        weft__sched_populate(t, cap * sizeof *t);
         memset(t, 0, cap * sizeof *t);
         weft__sched_free(alloc, names->table, names->table_cap * sizeof *names->table);
         names->table = t;

@@ -83,6 +83,12 @@ weft_result_t weft__sched_check_cycles(const weft__sched_sys_t *systems, uint32_
 void *weft__sched_alloc(const weft_allocator_t *alloc, size_t size);
 void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size);
 
+/* A block from weft__sched_alloc of `size` bytes is about to be filled: back the whole pages
+ * inside it in one call (weft__vmem_populate) rather than one page fault each, which on a
+ * virtual machine costs more than the page's zeroing. A hint: contents unchanged, cannot
+ * fail; a range under two whole pages is left to fault in. Thread: any. */
+void weft__sched_populate(void *p, size_t size);
+
 /* Make a scratch array *p of *cap entries of `elem` bytes hold at least n (doubling from 64;
  * the old contents are not kept). False when out of memory (then nothing changed). */
 bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,

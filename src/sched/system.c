@@ -76,7 +76,7 @@ static size_t chunk_tables_bytes(uint32_t cap) {
  * a failed registration, so every field may still be in its zeroed state. */
 static void system_free(struct weft_sched *s, weft__system_t *sys) {
     if (sys->query) {
-        weft_query_destroy(sys->query);
+        weft__query_fini(sys->query); /* its storage stays in the block (query_slot) */
     }
     for (uint32_t c = 0; c < sys->cap; c++) {
         weft__cmd_fini(&sys->cmds[c]);
@@ -88,6 +88,8 @@ static void system_free(struct weft_sched *s, weft__system_t *sys) {
     weft__sched_free(s->alloc, sys->names, sys->names ? sizeof *sys->names : 0);
     memset(sys, 0, sizeof *sys); /* the slot stays in its block for the next registration */
 }
+
+static size_t slab_bytes(uint32_t b);
 
 /* Module finaliser: runs at world destroy while the world is still usable. */
 static void sched_fini(weft_world_t *world) {
@@ -108,7 +110,7 @@ static void sched_fini(weft_world_t *world) {
     weft__cmd_stage_fini(&s->stage, s->alloc);
     weft__names_fini(&s->names, s->alloc);
     for (uint32_t b = 0; b < s->nslabs; b++) {
-        weft__sched_free(s->alloc, s->slabs[b], WEFT__SYSTEM_SLAB * sizeof **s->slabs);
+        weft__sched_free(s->alloc, s->slabs[b], slab_bytes(b));
     }
     weft__sched_free(s->alloc, s->slabs, s->slabs_cap * sizeof *s->slabs);
     weft__sched_free(s->alloc, s->walk, s->walk_cap * sizeof *s->walk);
@@ -251,6 +253,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
     if (!gsys) {
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
     }
+    weft__sched_populate(gsys, nsys_bytes); /* filled at once (registration memory, above) */
     describe_systems(s, gsys);
     weft__graph_t g;
     weft_result_t r = weft__graph_build(gsys, n, s->alloc, s->log, &g);
@@ -270,6 +273,7 @@ weft_result_t weft__sched_build(struct weft_sched *s) {
         weft__graph_free(&g, s->alloc);
         return WEFT__FAIL(s->log, WEFT_ENOMEM, "scheduler: out of memory building the graph");
     }
+    weft__sched_populate(block, bytes); /* every table of it is filled below or each frame */
     s->graph = g;
     s->derived = block;
     s->derived_bytes = bytes;
@@ -785,8 +789,43 @@ static weft_result_t check_desc(weft_world_t *world, const weft_system_desc_t *d
  * when its block cannot be allocated. Blocks of records instead of one allocation each: the
  * 64-byte aligned allocations of thousands of large records fragment the allocator's free
  * lists, and registration time grew with the number of systems. */
+/* Records in block b and the registration index of its first. */
+static uint32_t slab_records(uint32_t b) {
+    return b < 5 ? WEFT__SYSTEM_SLAB_FIRST << b : WEFT__SYSTEM_SLAB_MAX;
+}
+
+_Static_assert(WEFT__SYSTEM_SLAB_FIRST << 4 == WEFT__SYSTEM_SLAB_MAX,
+               "slab_records doubles for 5 blocks");
+
+#define SLAB_DOUBLING_RECORDS (WEFT__SYSTEM_SLAB_FIRST * 31u) /* blocks 0..4 */
+
+static uint32_t slab_of(uint32_t idx, uint32_t *first) {
+    if (idx < SLAB_DOUBLING_RECORDS) {
+        uint32_t b = 31u - (uint32_t)__builtin_clz(idx / WEFT__SYSTEM_SLAB_FIRST + 1u);
+        *first = WEFT__SYSTEM_SLAB_FIRST * ((1u << b) - 1u);
+        return b;
+    }
+    uint32_t b = 5u + (idx - SLAB_DOUBLING_RECORDS) / WEFT__SYSTEM_SLAB_MAX;
+    *first = SLAB_DOUBLING_RECORDS + (b - 5u) * WEFT__SYSTEM_SLAB_MAX;
+    return b;
+}
+
+/* A query slot's bytes (64-aligned like the record). */
+static size_t query_slot_bytes(void) { return (weft__query_bytes() + 63) & ~(size_t)63; }
+
+static size_t slab_bytes(uint32_t b) {
+    return slab_records(b) * (sizeof(weft__system_t) + query_slot_bytes());
+}
+
+/* The query slot of the record at registration index idx (its block exists). */
+static void *query_slot(const struct weft_sched *s, uint32_t idx) {
+    uint32_t first, b = slab_of(idx, &first);
+    return (uint8_t *)s->slabs[b] + slab_records(b) * sizeof(weft__system_t) +
+           (idx - first) * query_slot_bytes();
+}
+
 static weft__system_t *record_slot(struct weft_sched *s, uint32_t idx) {
-    uint32_t b = idx / WEFT__SYSTEM_SLAB;
+    uint32_t first, b = slab_of(idx, &first);
     if (b == s->nslabs) {
         if (s->nslabs == s->slabs_cap) {
             uint32_t cap = s->slabs_cap ? s->slabs_cap * 2 : 4;
@@ -801,13 +840,14 @@ static weft__system_t *record_slot(struct weft_sched *s, uint32_t idx) {
             s->slabs = a;
             s->slabs_cap = cap;
         }
-        s->slabs[b] = weft__sched_alloc(s->alloc, WEFT__SYSTEM_SLAB * sizeof **s->slabs);
+        s->slabs[b] = weft__sched_alloc(s->alloc, slab_bytes(b));
         if (!s->slabs[b]) {
             return NULL;
         }
+        weft__sched_populate(s->slabs[b], slab_bytes(b));
         s->nslabs++;
     }
-    return &s->slabs[b][idx % WEFT__SYSTEM_SLAB];
+    return &s->slabs[b][idx - first];
 }
 
 /* Build the record (not yet linked into the scheduler). */
@@ -881,7 +921,7 @@ static weft_result_t system_make(struct weft_sched *s, const weft_system_desc_t 
         memcpy(qd.terms, d->terms, (size_t)sys->term_count * sizeof qd.terms[0]);
         uint32_t nx = list_len(d->exclude, WEFT_QUERY_MAX_EXCLUDES);
         memcpy(qd.exclude, d->exclude, (size_t)nx * sizeof qd.exclude[0]);
-        r = weft_query_create(world, &qd, &sys->query);
+        r = weft__query_create_at(world, &qd, query_slot(s, s->count), &sys->query);
     }
     if (r == WEFT_OK) {
         r = weft__sched_reserve_chunks(s, sys, 1);
@@ -1127,7 +1167,7 @@ weft_result_t weft_system_unregister(weft_world_t *world, weft_system_t sys) {
         memset(t->names, 0, sizeof *t->names);
     }
     if (t->query) {
-        weft_query_destroy(t->query); /* it would otherwise follow every structural change */
+        weft__query_fini(t->query); /* it would otherwise follow every structural change */
         t->query = NULL;
     }
     free_derived(s);

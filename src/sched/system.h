@@ -119,8 +119,15 @@ typedef struct weft__system {
     struct weft__system_names *names; /* that block, NULL when it is the shared empty one */
 } weft__system_t;
 
-/* Records per block of system records (struct weft_sched.slabs). */
-#define WEFT__SYSTEM_SLAB 64u
+/* Blocks of system records (struct weft_sched.slabs): block b holds
+ * min(WEFT__SYSTEM_SLAB_FIRST << b, WEFT__SYSTEM_SLAB_MAX) records, then as many query slots
+ * (weft__query_create_at). A block is allocated from the world's allocator (heap_bytes counts
+ * it) when its first record is taken, and its pages are backed in one call then
+ * (weft__sched_populate): a world with a handful of systems backs ~30 KiB, one with thousands
+ * makes one call per WEFT__SYSTEM_SLAB_MAX systems (~470 KiB) instead of a page fault per
+ * ~2 systems. Records and query slots never move. */
+#define WEFT__SYSTEM_SLAB_FIRST 16u
+#define WEFT__SYSTEM_SLAB_MAX 256u
 
 /* A phase defined with weft_phase_define. */
 typedef struct weft__phase_def {
@@ -214,8 +221,9 @@ struct weft_sched {
     weft_cmd_t obs_cmd[2];          /* observer buffers: one records while the other applies */
     uint32_t obs_rec;               /* index of the recording one */
     bool resume_apply;              /* ... at its apply (its systems already ran) */
-    weft__system_t **slabs;         /* [nslabs] blocks of WEFT__SYSTEM_SLAB records: records
-                                       never move, and one allocation serves many systems */
+    weft__system_t **slabs;         /* [nslabs] blocks of records and their query slots
+                                       (WEFT__SYSTEM_SLAB_FIRST): records never move, and one
+                                       allocation serves many systems */
     uint32_t nslabs;                /* blocks allocated */
     uint32_t slabs_cap;             /* capacity of slabs */
     weft__names_t names;            /* which systems each name refers to (names.h) */
