@@ -3,7 +3,10 @@
  * and chrome://tracing).
  *
  * Cost: off by default and then free; when on, two clock reads and one store per job into a
- * per-worker buffer that is allocated once, at enable time. Thread: every function here is
+ * per-worker buffer that is allocated once, at enable time, and as much per range of a
+ * weft_parallel_for started inside a system (through weft_jobs_set_range_trace on the world's
+ * job system: one world tracing per job system) and per replay batch of a placed command
+ * apply's lanes. Thread: every function here is
  * main-thread only and must not be called from inside a system. */
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H

@@ -404,6 +404,21 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
             st->ph_many[p].apply_ns = 0;
         }
         rc = rc == 0 ? read_durations(&b, many, st->dur_many, st->ph_many, true) : rc;
+        /* A placed apply happens at 2 or more workers only: the 1-worker frame takes the
+         * multi-worker one's shape, scaled to its own apply (used by wt_sim_bound; a
+         * 1-worker simulation applies serially) */
+        for (uint32_t p = 0; rc == 0 && p < b.nphases; p++) {
+            const wt_sim_phase_t *m = &st->ph_many[p];
+            wt_sim_phase_t *o = &st->ph_one[p];
+            if (m->placed_ns > 0 && m->apply_ns > 0) {
+                double f = o->apply_ns / m->apply_ns;
+                o->placed_ns = fmin(m->placed_ns * f, o->apply_ns);
+                o->walk_ns = m->walk_ns * f;
+                o->replay_ns = m->replay_ns * f;
+                o->main_lane_ns = m->main_lane_ns * f;
+                o->lanes = m->lanes;
+            }
+        }
         rc = rc == 0 ? read_loops(&b, one, st->sys_one, &st->loops_one, &st->pieces_one) : rc;
         rc = rc == 0 ? read_loops(&b, many, st->sys_many, &st->loops_many, &st->pieces_many) : rc;
     }
