@@ -334,6 +334,11 @@ Test(sim, a_placed_apply_replays_its_lanes_beside_the_walk) {
     wt_sim_bound_t b;
     cr_assert(eq(int, wt_sim_bound(&f, &b), 0));
     cr_expect(eq(dbl, b.serial_ns, 50.0), "the apply's serial 20 and its walk");
+    /* job lanes recorded starting 50 after the walk (no worker took them at once): lane 0
+     * from 30 + 50, ends 120; worker 0 notices it: 122 */
+    ph.lane_delay_ns = 50;
+    cr_expect(eq(dbl, sim(&f, 2), 122.0));
+    ph.lane_delay_ns = 0;
     ph.lanes = 0; /* a placed apply without lanes is malformed */
     cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
 }

@@ -101,7 +101,8 @@ static int check_frame(const wt_sim_frame_t *f) {
             }
         }
         if (!(ph->placed_ns >= 0) || !(ph->walk_ns >= 0) || !(ph->replay_ns >= 0) ||
-            !(ph->main_lane_ns >= 0) || (ph->placed_ns > 0 && ph->lanes == 0)) {
+            !(ph->main_lane_ns >= 0) || !(ph->lane_delay_ns >= 0) ||
+            (ph->placed_ns > 0 && ph->lanes == 0)) {
             return -1;
         }
         at = ph->end;
@@ -614,7 +615,7 @@ static void run_apply(sim_state_t *st, const wt_sim_phase_t *ph) {
     double t0 = st->t, walk_end = t0 + W, end = walk_end + mine;
     for (uint32_t l = 0; l + 1u < L; l++) {
         uint32_t v = l + 1u;
-        double start = t0 + latency(st, v, t0) + c->job_ns + c->steal_ns;
+        double start = t0 + fmax(latency(st, v, t0) + c->job_ns + c->steal_ns, ph->lane_delay_ns);
         double lane_end = start + share > walk_end ? start + share : walk_end;
         st->r->overhead_ns += start - t0;
         st->r->jobs++;

@@ -47,7 +47,8 @@
  *    worker. Joiners are busy until their last piece ends;
  *  - a placed apply (placed_ns > 0) at P >= 2 runs, as in the runtime, L = min(P, 64) lanes:
  *    the walk (walk_ns) on worker 0 while job lanes 0..L-2 go to workers 1..L-1 (latency,
- *    job_ns + steal_ns: taken from worker 0's deque); the replay is split as the runtime's
+ *    job_ns + steal_ns: taken from worker 0's deque; no sooner than lane_delay_ns after the
+ *    walk started, as recorded: a lane no worker took ran on worker 0 after the walk); the replay is split as the runtime's
  *    split_lanes does, evenly but for the main thread's lane, which gets (R - (L-1) x lead)
  *    / L of the replay R (at least 0), where lead (what a job lane replays while the walk
  *    runs) is solved from the recorded split (lead = walk_ns if none was recorded); a job
@@ -102,8 +103,9 @@ typedef struct wt_sim_phase {
      * last lane ended, the serial walk's time, and the lanes' replay time (their sum, waits
      * for the walk left out) */
     double placed_ns, walk_ns, replay_ns;
-    uint32_t lanes;      /* the placed apply's lanes as recorded (the main thread's included) */
-    double main_lane_ns; /* of replay_ns, what the main thread replayed after the walk */
+    uint32_t lanes;       /* the placed apply's lanes as recorded (the main thread's included) */
+    double main_lane_ns;  /* of replay_ns, what the main thread replayed after the walk */
+    double lane_delay_ns; /* when the job lanes started after the walk did (recorded mean) */
 } wt_sim_phase_t;
 
 /* Machine costs (ns), measured on the recording machine (sim_calibrate.h). */

@@ -139,13 +139,16 @@ static uint32_t apply_holding(const wt_sim_trace_t *t, const weft_trace_event_t 
 /* A placed apply's walk or lane event into its phase (sim.h: placed_ns, walk_ns, replay_ns,
  * lanes, main_lane_ns); placed_ns is first set to the span's end, made a length below. */
 static void read_placed(const wt_sim_trace_t *t, const weft_trace_event_t *e, wt_sim_phase_t *ph,
-                        double *walk_begin) {
+                        double *walk_begin, double lane[3]) {
     double b = (double)e->begin_ns, d = (double)(e->end_ns - e->begin_ns);
     if (e->kind == WEFT_TRACE_APPLY_WALK) {
         ph->walk_ns += d;
         *walk_begin = *walk_begin < b ? *walk_begin : b;
     } else {
         ph->replay_ns += (double)e->detail;
+        lane[0] += b; /* starts summed, then the main thread's lane (the last) taken out */
+        lane[1] += 1;
+        lane[2] = e->loop + 1u >= ph->lanes ? b : lane[2];
         if (e->loop + 1u >= ph->lanes) { /* the main thread's lane is the last */
             ph->main_lane_ns = e->loop + 1u > ph->lanes ? (double)e->detail : ph->main_lane_ns;
             ph->lanes = e->loop + 1u;
@@ -161,12 +164,14 @@ static void read_placed(const wt_sim_trace_t *t, const weft_trace_event_t *e, wt
  * when out of memory. */
 static int read_durations(build_t *b, const wt_sim_trace_t *t, double *dur, wt_sim_phase_t *ph,
                           bool mark_workers) {
-    double *walk_begin = malloc(((size_t)b->nphases + 1) * sizeof *walk_begin);
+    double *walk_begin = malloc(((size_t)b->nphases + 1) * 4 * sizeof *walk_begin);
     if (!walk_begin) {
         return -1;
     }
+    double *lane = walk_begin + b->nphases + 1; /* [3] per phase: see read_placed */
     for (uint32_t p = 0; p < b->nphases; p++) {
         walk_begin[p] = INFINITY;
+        lane[3 * p] = lane[3 * p + 1] = lane[3 * p + 2] = 0;
     }
     for (uint32_t i = 0; i < t->count; i++) {
         const weft_trace_event_t *e = &t->events[i];
@@ -174,7 +179,7 @@ static int read_durations(build_t *b, const wt_sim_trace_t *t, double *dur, wt_s
         if (e->kind == WEFT_TRACE_APPLY_WALK || e->kind == WEFT_TRACE_APPLY_LANE) {
             uint32_t p = apply_holding(t, e);
             if (p < b->nphases) {
-                read_placed(t, e, &ph[p], &walk_begin[p]);
+                read_placed(t, e, &ph[p], &walk_begin[p], &lane[3 * p]);
             }
             continue;
         }
@@ -202,8 +207,12 @@ static int read_durations(build_t *b, const wt_sim_trace_t *t, double *dur, wt_s
         if (isinf(walk_begin[p])) { /* no walk: not placed (or its events were dropped) */
             ph[p].placed_ns = ph[p].walk_ns = ph[p].replay_ns = ph[p].main_lane_ns = 0;
             ph[p].lanes = 0;
+            ph[p].lane_delay_ns = 0;
         } else {
             ph[p].placed_ns = fmin(fmax(ph[p].placed_ns - walk_begin[p], 0), ph[p].apply_ns);
+            double jobs = lane[3 * p + 1] - 1; /* the job lanes' mean start after the walk's */
+            ph[p].lane_delay_ns =
+                jobs > 0 ? fmax((lane[3 * p] - lane[3 * p + 2]) / jobs - walk_begin[p], 0) : 0;
         }
     }
     free(walk_begin);
@@ -417,6 +426,7 @@ int wt_sim_record_build(wt_sim_record_t *rec, weft_world_t *world, const wt_sim_
                 o->replay_ns = m->replay_ns * f;
                 o->main_lane_ns = m->main_lane_ns * f;
                 o->lanes = m->lanes;
+                o->lane_delay_ns = m->lane_delay_ns;
             }
         }
         rc = rc == 0 ? read_loops(&b, one, st->sys_one, &st->loops_one, &st->pieces_one) : rc;
