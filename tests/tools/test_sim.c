@@ -575,15 +575,12 @@ Test(sim, a_placed_apply_is_traced_as_its_walk_and_lanes_and_recorded) {
     wt_sim_costs_t costs = {.job_ns = 1};
     wt_sim_record_t rec;
     cr_assert(eq(int, wt_sim_record_build(&rec, w1, &t[0], &t[1], &costs), 0));
+    /* read, but not replayed yet (sim_record.c says why) */
     const wt_sim_phase_t *ph = &rec.many.phases[0];
     cr_expect(eq(u32, ph->lanes, 2));
     cr_expect(gt(dbl, ph->walk_ns, 0.0));
-    cr_expect(le(dbl, ph->walk_ns, ph->placed_ns));
-    cr_expect(le(dbl, ph->placed_ns, ph->apply_ns));
     cr_expect(le(dbl, ph->main_lane_ns, ph->replay_ns));
-    /* the 1-worker frame takes that shape for the bound, but replays its apply serially */
-    cr_expect(eq(u32, rec.one.phases[0].lanes, 2));
-    cr_expect(le(dbl, rec.one.phases[0].placed_ns, rec.one.phases[0].apply_ns));
+    cr_expect(eq(dbl, ph->placed_ns, 0.0));
     wt_sim_result_t r;
     cr_assert(eq(int, wt_sim_run(&rec.one, 1, &r), 0));
     cr_expect(fabs(r.frame_ns - 1e9) < 1e-3, "%.6f", r.frame_ns);
