@@ -1008,7 +1008,7 @@ static double churn_apply_ns(weft_world_t *w, int frames, weft_trace_event_t *ev
         }
         uint32_t n = weft_trace_events(w, ev, cap);
         for (uint32_t k = 0; k < n && k < cap; k++) {
-            if (ev[k].system == 0) {
+            if (ev[k].system == 0 && ev[k].kind == WEFT_TRACE_JOB) { /* the whole apply */
                 sum += (double)(ev[k].end_ns - ev[k].begin_ns);
             }
         }

@@ -116,6 +116,7 @@ typedef struct weft__pfor {
     weft_atomic_u32 helpers; /* helper jobs the loop may still publish (its budget) */
     uint32_t unit_shift;     /* a claim unit is 1 << unit_shift chunks (0 unless > 2^32 - 1) */
     _Alignas(WEFT_CACHE_LINE) uint32_t gen; /* owner only: generation of the latest loop */
+    uint64_t trace_tag; /* the loop's range-trace tag (0: untraced); written as the fields */
 } weft__pfor_t;
 _Static_assert(offsetof(weft__pfor_t, unit_shift) + sizeof(uint32_t) <= WEFT_CACHE_LINE,
                "a claimant must find everything it touches on the slot's first line");
@@ -215,17 +216,18 @@ enum weft__phase {
 };
 
 struct weft_jobs {
-    weft_jobs_desc_t desc;  /* resolved desc; immutable after create */
-    weft_allocator_t alloc; /* resolved allocator (never NULL functions) */
-    uint64_t id;            /* unique per instance: binds TLS to this instance */
-    uint32_t worker_count;  /* contexts [0, worker_count) are workers */
-    bool is_inline;         /* WEFT_EXECUTION_INLINE */
-    weft__ctx_t *ctx;       /* worker_count + WEFT__MAX_REGISTERED contexts */
-    weft__queue_t inject;   /* jobs submitted by registered threads */
-    weft__queue_t main;     /* jobs pinned to worker 0 */
-    weft__sleep_t sleep;    /* idle workers and blocked waiters */
-    weft__pace_t pace;      /* paced frames: when workers wake ahead (sleep.c) */
-    bool oversubscribed;    /* more workers than hardware threads: spinners yield */
+    weft_jobs_desc_t desc;          /* resolved desc; immutable after create */
+    weft_allocator_t alloc;         /* resolved allocator (never NULL functions) */
+    uint64_t id;                    /* unique per instance: binds TLS to this instance */
+    uint32_t worker_count;          /* contexts [0, worker_count) are workers */
+    bool is_inline;                 /* WEFT_EXECUTION_INLINE */
+    weft__ctx_t *ctx;               /* worker_count + WEFT__MAX_REGISTERED contexts */
+    weft_range_trace_t range_trace; /* set while no loop runs (weft_jobs_set_range_trace) */
+    weft__queue_t inject;           /* jobs submitted by registered threads */
+    weft__queue_t main;             /* jobs pinned to worker 0 */
+    weft__sleep_t sleep;            /* idle workers and blocked waiters */
+    weft__pace_t pace;              /* paced frames: when workers wake ahead (sleep.c) */
+    bool oversubscribed;            /* more workers than hardware threads: spinners yield */
     /* The loop board: the latest parallel-for any thread started, as gen << 32 | slot + 1
      * (0: none yet). Idle spinning workers watch this one line and join the loop directly
      * (parallel_for.c); on a line of its own so watching it costs its writer nothing else. */

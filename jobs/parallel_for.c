@@ -108,7 +108,22 @@ typedef struct loop {
     void *ctx;
     uint64_t count, grain;
     uint32_t shift; /* a claim unit is 1 << shift chunks */
+    uint64_t tag;   /* range-trace tag (0: untraced) */
 } loop_t;
+
+/* The slot's trace tag, read only when tracing (it is on the slot's second line). */
+static uint64_t slot_tag(const weft_jobs_t *jobs, const weft__pfor_t *pf) {
+    return jobs->range_trace.loop_begin ? pf->trace_tag : 0u;
+}
+
+/* Range c of a traced loop, timed for the range trace. */
+static void run_traced(weft__ctx_t *ctx, const loop_t *lp, uint64_t c, uint64_t begin,
+                       uint64_t stop) {
+    const weft_range_trace_t *rt = &ctx->jobs->range_trace;
+    uint64_t t0 = weft__time_ns();
+    lp->fn(lp->ctx, begin, stop, ctx->index);
+    rt->range(rt->user, lp->tag, c, ctx->index, t0, weft__time_ns());
+}
 
 /* Claim the next batch of units of loop `gen` from the top of what is left; returns how many
  * (0: none left, or the slot has moved on to a newer loop) and the first in *first. A batch
@@ -143,7 +158,11 @@ static void run_chunks(weft__ctx_t *ctx, const loop_t *lp, uint64_t c, uint64_t 
     for (; c < end; ++c) {
         uint64_t begin = c * lp->grain;
         uint64_t stop = lp->count - begin > lp->grain ? begin + lp->grain : lp->count;
-        lp->fn(lp->ctx, begin, stop, ctx->index);
+        if (lp->tag) {
+            run_traced(ctx, lp, c, begin, stop);
+        } else {
+            lp->fn(lp->ctx, begin, stop, ctx->index);
+        }
     }
 }
 
@@ -195,7 +214,8 @@ static bool participate(weft_jobs_t *jobs, weft__ctx_t *ctx, weft__pfor_t *pf, u
         }
         if (role != ROLE_CALLER) {
             /* the claim acquired the loop, whose fields cannot change before we count it off */
-            *lp = (loop_t){pf->fn, pf->ctx, pf->count, pf->grain, pf->unit_shift};
+            *lp =
+                (loop_t){pf->fn, pf->ctx, pf->count, pf->grain, pf->unit_shift, slot_tag(jobs, pf)};
         }
     }
     if (role == ROLE_BOARD) {
@@ -266,7 +286,7 @@ bool weft__pfor_take_offer(weft_jobs_t *jobs, weft__ctx_t *ctx) {
              * owner's next outermost loop rewrites the fields, so they are stable. */
             uint32_t gen = (uint32_t)(word >> 32);
             weft__pfor_t *pf = &owner->pfor[0]; /* offers come from outermost loops only */
-            loop_t lp = {o->fn, o->ctx, o->count, o->grain, o->unit_shift};
+            loop_t lp = {o->fn, o->ctx, o->count, o->grain, o->unit_shift, slot_tag(jobs, pf)};
             uint32_t first = o->first, n = o->n;
             /* the loop is on the board too: no need to join it there again */
             ctx->board_seen = board_word(jobs, owner, pf, gen);
@@ -350,12 +370,17 @@ static bool take_back(weft__ctx_t *me, weft__pfor_t *pf, uint32_t gen) {
 /* Everything on the calling thread, in order (inline mode, one worker, one chunk, or
  * nested too deep); a registered caller's ranges see worker UINT32_MAX. */
 static void run_serial(weft__ctx_t *me, weft_range_fn_t fn, void *ctx, uint64_t count,
-                       uint64_t grain) {
+                       uint64_t grain, uint64_t tag) {
     uint32_t worker = me->index;
     weft__tally(&me->ranges_run, ceil_div(count, grain));
+    loop_t lp = {fn, ctx, count, grain, 0, tag};
     for (uint64_t begin = 0; begin < count; begin += grain) {
         uint64_t end = count - begin > grain ? begin + grain : count;
-        fn(ctx, begin, end, worker);
+        if (tag) {
+            run_traced(me, &lp, begin / grain, begin, end);
+        } else {
+            fn(ctx, begin, end, worker);
+        }
     }
 }
 
@@ -383,8 +408,10 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     if (r != WEFT_OK || count == 0) {
         goto out;
     }
+    const weft_range_trace_t *rt = &jobs->range_trace;
+    uint64_t tag = rt->loop_begin ? rt->loop_begin(rt->user, me->index) : 0u;
     if (jobs->is_inline || workers == 1 || nchunks == 1 || me->pfor_depth >= WEFT__PFOR_SLOTS) {
-        run_serial(me, fn, ctx, count, grain);
+        run_serial(me, fn, ctx, count, grain, tag);
         goto out;
     }
     weft__pfor_t *pf = &me->pfor[me->pfor_depth++];
@@ -401,6 +428,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
     pf->count = count;
     pf->grain = grain;
     pf->unit_shift = shift;
+    pf->trace_tag = tag;
     uint32_t budget = me->is_worker ? workers - 1u : workers;
     /* A helper job now only if some worker sleeps (it must be woken; a relaxed peek, a
      * stale zero is caught by the check after the first batch) or the caller is a
@@ -418,7 +446,7 @@ weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grai
      * Deeper loops do not offer (the line holds one offer, and its fields must stay put
      * while the outer loop's share runs), nor does a loop with no budget left for a helper
      * (a sleeper was seen and gets the job) or one the first batch covers. */
-    loop_t lp = {fn, ctx, count, grain, shift};
+    loop_t lp = {fn, ctx, count, grain, shift, tag};
     bool offered = me->is_worker && me->pfor_depth == 1u && budget != 0 && take0 < units;
     uint32_t share = offered ? (uint32_t)ceil_div(units - take0, workers) : 0u;
     uint32_t below = units - take0 - share; /* units left to claim from the cursor */
@@ -469,4 +497,11 @@ out:
         weft__external_leave(jobs);
     }
     return r;
+}
+
+weft_result_t weft_jobs_set_range_trace(weft_jobs_t *jobs, const weft_range_trace_t *trace) {
+    WEFT__CONTRACT(jobs != NULL, NULL, WEFT_EINVAL, "weft_jobs_set_range_trace: jobs is NULL");
+    jobs->range_trace =
+        trace && trace->loop_begin && trace->range ? *trace : (weft_range_trace_t){0};
+    return WEFT_OK;
 }

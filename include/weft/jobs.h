@@ -279,6 +279,23 @@ typedef void (*weft_range_fn_t)(void *ctx, uint64_t begin, uint64_t end, uint32_
 WEFT_API weft_result_t weft_parallel_for(weft_jobs_t *jobs, uint64_t count, uint64_t grain,
                                          weft_range_fn_t fn, void *ctx);
 
+/* A trace of parallel-for ranges (weft's frame trace sets one, weft/trace.h). loop_begin runs
+ * on a loop's caller before any of its ranges and returns a tag for the loop (0: do not trace
+ * it); range runs on the thread that ran range `index` of a traced loop, after it, with its
+ * begin and end in CLOCK_MONOTONIC nanoseconds and the worker as fn saw it. Both must be
+ * cheap and thread-safe. Untraced (no loop_begin), a loop reads no clock. */
+typedef struct weft_range_trace {
+    uint64_t (*loop_begin)(void *user, uint32_t worker);
+    void (*range)(void *user, uint64_t tag, uint64_t index, uint32_t worker, uint64_t begin_ns,
+                  uint64_t end_ns);
+    void *user; /* passed back unchanged */
+} weft_range_trace_t;
+
+/* Set the range trace (NULL or no loop_begin: none). Errors: WEFT_EINVAL (jobs is NULL).
+ * Thread: any, while no weft_parallel_for of `jobs` runs (loops started afterwards see it). */
+WEFT_API weft_result_t weft_jobs_set_range_trace(weft_jobs_t *jobs,
+                                                 const weft_range_trace_t *trace);
+
 #ifdef __cplusplus
 }
 #endif

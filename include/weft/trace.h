@@ -3,7 +3,10 @@
  * and chrome://tracing).
  *
  * Cost: off by default and then free; when on, two clock reads and one store per job into a
- * per-worker buffer that is allocated once, at enable time. Thread: every function here is
+ * per-worker buffer that is allocated once, at enable time, and as much per range of a
+ * weft_parallel_for started inside a system (through weft_jobs_set_range_trace on the world's
+ * job system: one world tracing per job system) and per replay batch of a placed command
+ * apply's lanes. Thread: every function here is
  * main-thread only and must not be called from inside a system. */
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
@@ -15,8 +18,21 @@
 extern "C" {
 #endif
 
+/* What an event records. */
+typedef enum weft_trace_kind {
+    WEFT_TRACE_JOB = 0,        /* a system's chunk, or (system == 0) a phase's whole apply */
+    WEFT_TRACE_PIECE = 1,      /* one piece of a parallel-for started inside a system's chunk:
+                                  system and chunk name that chunk, loop the loop's number in
+                                  it (from 0), detail the piece's index in the loop */
+    WEFT_TRACE_APPLY_WALK = 2, /* a placed apply's serial walk (system 0, chunk: the phase) */
+    WEFT_TRACE_APPLY_LANE = 3, /* one replay lane of a placed apply (system 0, chunk: the phase,
+                                  loop: the lane); detail: ns it spent replaying, the rest of
+                                  its span it waited for the walk */
+} weft_trace_kind_t;
+
 /* One job of a frame. A system that runs as several chunks gives one event per chunk; the
- * command-buffer apply at the end of each phase is an event with system == 0. */
+ * command-buffer apply at the end of each phase is an event with system == 0. Events of the
+ * other kinds (weft_trace_kind_t) show work nested inside those: read `kind` first. */
 typedef struct weft_trace_event {
     uint64_t begin_ns; /* monotonic nanoseconds since weft_trace_enable() */
     uint64_t end_ns;   /* >= begin_ns */
@@ -25,6 +41,9 @@ typedef struct weft_trace_event {
                           apply event, the phase's index in run order */
     uint32_t worker;   /* worker index that ran the job (0: the main thread) */
     uint32_t frame;    /* frame number since weft_trace_enable(), from 0 */
+    uint16_t kind;     /* weft_trace_kind_t */
+    uint16_t loop;     /* PIECE: loop number inside its chunk; APPLY_LANE: lane; else 0 */
+    uint32_t detail;   /* PIECE: piece index; APPLY_LANE: ns replaying; else 0 */
 } weft_trace_event_t;
 
 typedef struct weft_trace_desc {

@@ -31,6 +31,7 @@
 #include "src/core/entity.h"
 #include "src/core/signature.h"
 #include "src/core/world.h"
+#include "system.h"
 #include "trace.h"
 
 /* One logged pool operation. */
@@ -284,8 +285,9 @@ static void place_ahead(weft_world_t *world, const struct weft__cmd_place_op *op
 
 /* Follow the log until the walk is over, replaying the operations of lane `lane`'s pools in
  * log order; returns how many it replayed. Empty-handed, it spins, then yields: the walk
- * publishes every few hundred nanoseconds unless its thread was descheduled. */
-static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
+ * publishes every few hundred nanoseconds unless its thread was descheduled. `busy` (NULL
+ * unless traced) receives the time spent replaying, without the waits for the walk. */
+static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane, uint64_t *busy) {
     weft_world_t *world = st->place_world;
     const struct weft__cmd_place_op *log = st->log;
     const uint8_t *lane_of = st->lane;
@@ -301,6 +303,7 @@ static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
             }
             continue;
         }
+        uint64_t t0 = busy ? weft__trace_now() : 0;
         for (; done < n; done++) {
             uint32_t a = done + PLACE_AHEAD;
             if (a + PLACE_AHEAD < n && lane_of[log[a + PLACE_AHEAD].what >> 2] == lane) {
@@ -314,13 +317,36 @@ static uint32_t replay_lane(weft__cmd_stage_t *st, uint32_t lane) {
                 mine++;
             }
         }
+        if (busy) {
+            *busy += weft__trace_now() - t0;
+        }
         if (pub & WEFT__CMD_PLACE_FINAL) {
             return mine;
         }
     }
 }
 
-static void lane_job(void *arg, const weft_job_ctx_t *ctx) { (void)replay_lane(arg, ctx->tag); }
+/* The trace of the world being applied, or NULL; set only between frames, so a lane job may
+ * read it. */
+static weft__trace_t *place_trace(const weft__cmd_stage_t *st) {
+    const struct weft_sched *s = weft__sched_peek(st->place_world);
+    return s ? s->trace : NULL;
+}
+
+static void lane_job(void *arg, const weft_job_ctx_t *ctx) {
+    weft__cmd_stage_t *st = arg;
+    weft__trace_t *trace = place_trace(st);
+    if (!trace) {
+        (void)replay_lane(st, ctx->tag, NULL);
+        return;
+    }
+    uint64_t busy = 0, begin = weft__trace_now();
+    (void)replay_lane(st, ctx->tag, &busy);
+    /* chunk 0: the phase is that of the apply event whose span holds this one */
+    weft__trace_record_kind(trace, ctx->worker, 0, 0, begin, weft__trace_now(),
+                            WEFT_TRACE_APPLY_LANE, ctx->tag,
+                            busy < UINT32_MAX ? (uint32_t)busy : UINT32_MAX);
+}
 
 /* A component's weight in the lane split: its operations in the last placed apply, or its
  * rows in this one when it had none. */
@@ -407,9 +433,19 @@ void weft__cmd_place_begin(weft__cmd_stage_t *st, weft_world_t *world, weft_jobs
 void weft__cmd_place(weft__cmd_stage_t *st, weft_jobs_t *jobs) {
     weft_atomic_store_release(&st->published, st->nlog | WEFT__CMD_PLACE_FINAL);
     uint64_t t0 = weft__trace_now();
+    weft__trace_t *trace = place_trace(st);
+    if (trace) {
+        weft__trace_record_kind(trace, 0, 0, 0, st->walk_begin, t0, WEFT_TRACE_APPLY_WALK, 0, 0);
+    }
     uint32_t mine = 0;
     for (uint32_t l = st->lanes_started; l < st->lanes; l++) {
-        mine += replay_lane(st, l);
+        uint64_t lb = trace ? weft__trace_now() : 0;
+        mine += replay_lane(st, l, NULL);
+        if (trace) { /* the walk is over: all of it is replay */
+            uint64_t le = weft__trace_now();
+            weft__trace_record_kind(trace, 0, 0, 0, lb, le, WEFT_TRACE_APPLY_LANE, l,
+                                    le - lb < UINT32_MAX ? (uint32_t)(le - lb) : UINT32_MAX);
+        }
     }
     uint64_t t1 = weft__trace_now();
     if (st->lanes_started != 0) {

@@ -76,7 +76,14 @@ void weft__sched_run_chunk(struct weft_sched *s, weft__system_t *sys, uint32_t c
             .view = &sys->access,
         };
         weft__cmd_open(ctx.cmd, weft__thread_token());
+        weft__trace_cur_t outer = {0, 0, 0};
+        if (trace) { /* parallel-fors it starts are traced as its pieces */
+            outer = weft__trace_enter(trace, worker, sys->id, chunk);
+        }
         sys->fn(&it, &ctx);
+        if (trace) {
+            weft__trace_leave(trace, worker, outer);
+        }
         weft__cmd_close(ctx.cmd);
         if (ctx.cmd->len != 0) {
             /* relaxed: read on the main thread after the phase's waits */

@@ -37,12 +37,44 @@ void weft__trace_destroy(weft__trace_t *t, const weft_allocator_t *alloc) {
     if (!t) {
         return;
     }
+    if (t->jobs) {
+        (void)weft_jobs_set_range_trace(t->jobs, NULL);
+    }
     for (uint32_t w = 0; w < t->workers; w++) {
         weft__sched_free(alloc, t->lanes[w].events,
                          (size_t)t->capacity * sizeof(weft_trace_event_t));
     }
     weft__sched_free(alloc, t->lanes, t->workers * sizeof(weft__trace_lane_t));
     weft__sched_free(alloc, t, sizeof *t);
+}
+
+/* ---- nested parallel-fors -------------------------------------------------------------- */
+
+/* A loop's tag: its parent chunk's system, the loop's number in that chunk and the chunk
+ * (16 bits each; past them, or outside a traced chunk, the loop is not traced: 0). Runs on
+ * the loop's caller, whose lane holds the chunk it runs. */
+static uint64_t trace_loop_begin(void *user, uint32_t worker) {
+    weft__trace_t *t = user;
+    if (worker >= t->workers) {
+        return 0; /* a registered thread: no lane */
+    }
+    weft__trace_lane_t *lane = &t->lanes[worker];
+    uint32_t loop = lane->cur_loops++;
+    if (lane->cur_system == 0 || lane->cur_chunk > UINT16_MAX || loop > UINT16_MAX) {
+        return 0;
+    }
+    return (uint64_t)lane->cur_system << 32 | (uint64_t)loop << 16 | lane->cur_chunk;
+}
+
+/* One range of a traced loop, on the thread that ran it. */
+static void trace_range(void *user, uint64_t tag, uint64_t index, uint32_t worker, uint64_t begin,
+                        uint64_t end) {
+    weft__trace_t *t = user;
+    if (worker < t->workers) {
+        weft__trace_record_kind(t, worker, (uint32_t)(tag >> 32), (uint32_t)(tag & 0xffffu), begin,
+                                end, WEFT_TRACE_PIECE, (uint32_t)(tag >> 16) & 0xffffu,
+                                index < UINT32_MAX ? (uint32_t)index : UINT32_MAX);
+    }
 }
 
 /* ---- public API ---------------------------------------------------------- >>trace_api */
@@ -87,6 +119,11 @@ weft_result_t weft_trace_enable(weft_world_t *world, const weft_trace_desc_t *de
     }
     weft__trace_destroy(s->trace, s->alloc);
     s->trace = t;
+    if (s->jobs) { /* the pieces of parallel-fors started inside traced chunks */
+        const weft_range_trace_t rt = {trace_loop_begin, trace_range, t};
+        t->jobs = s->jobs;
+        (void)weft_jobs_set_range_trace(s->jobs, &rt);
+    }
     return WEFT_OK;
 fail_free:
     if (t && lanes) {
@@ -211,16 +248,24 @@ weft_result_t weft_trace_write_chrome(const weft_world_t *world, const char *pat
         const weft__trace_lane_t *lane = &t->lanes[w];
         for (uint32_t i = 0; i < lane->count; i++) {
             const weft_trace_event_t *e = &lane->events[i];
-            const char *name = e->system ? weft__sched_system_name(s, e->system) : "apply";
+            static const char *const cats[] = {"system", "piece", "apply_walk", "apply_lane"};
+            const char *cat = e->kind == WEFT_TRACE_JOB && e->system == 0 ? "apply"
+                              : e->kind <= WEFT_TRACE_APPLY_LANE          ? cats[e->kind]
+                                                                          : "other";
+            const char *name = e->system ? weft__sched_system_name(s, e->system) : cat;
             fputs(",\n{\"name\":", f);
             write_json_string(f, name);
             fprintf(f,
                     ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%llu.%03u,"
-                    "\"dur\":%llu.%03u,\"args\":{\"chunk\":%u,\"frame\":%u}}",
-                    e->system ? "system" : "apply", e->worker,
-                    (unsigned long long)(e->begin_ns / 1000), (unsigned)(e->begin_ns % 1000),
+                    "\"dur\":%llu.%03u,\"args\":{\"chunk\":%u,\"frame\":%u",
+                    cat, e->worker, (unsigned long long)(e->begin_ns / 1000),
+                    (unsigned)(e->begin_ns % 1000),
                     (unsigned long long)((e->end_ns - e->begin_ns) / 1000),
                     (unsigned)((e->end_ns - e->begin_ns) % 1000), e->chunk, e->frame);
+            if (e->kind != WEFT_TRACE_JOB) { /* nested work: which loop or lane, and detail */
+                fprintf(f, ",\"loop\":%u,\"detail\":%u", e->loop, e->detail);
+            }
+            fputs("}}", f);
         }
     }
     fputs("\n]}\n", f);

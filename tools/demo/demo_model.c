@@ -28,6 +28,9 @@ demo_frame_profile_t demo_profile_frame(const weft_trace_event_t *ev, uint32_t n
     uint64_t hi = ev[0].end_ns;
     double busy = 0;
     for (uint32_t i = 0; i < n; i++) {
+        if (ev[i].kind != WEFT_TRACE_JOB) {
+            continue; /* nested inside a job or an apply: counted there */
+        }
         double d = (double)(ev[i].end_ns - ev[i].begin_ns) / 1e6;
         lo = ev[i].begin_ns < lo ? ev[i].begin_ns : lo;
         hi = ev[i].end_ns > hi ? ev[i].end_ns : hi;

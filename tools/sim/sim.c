@@ -84,20 +84,148 @@ static int check_frame(const wt_sim_frame_t *f) {
                     return -1;
                 }
             }
+            if (s->nloops && !s->loops) {
+                return -1;
+            }
+            for (uint32_t k = 0; k < s->nloops; k++) {
+                const wt_sim_loop_t *lp = &s->loops[k];
+                if (lp->chunk >= s->nchunks || (k && lp->chunk < s->loops[k - 1].chunk) ||
+                    (lp->npieces && !lp->piece_ns) || !(lp->span_ns >= 0)) {
+                    return -1;
+                }
+                for (uint32_t c = 0; c < lp->npieces; c++) {
+                    if (!(lp->piece_ns[c] >= 0)) {
+                        return -1;
+                    }
+                }
+            }
+        }
+        if (!(ph->placed_ns >= 0) || !(ph->walk_ns >= 0) || !(ph->replay_ns >= 0) ||
+            !(ph->main_lane_ns >= 0) || !(ph->lane_delay_ns >= 0) ||
+            (ph->placed_ns > 0 && ph->lanes == 0)) {
+            return -1;
         }
         at = ph->end;
     }
     return at == f->nsystems ? 0 : -1;
 }
 
+/* ---- nested parallel-fors ------------------------------------------------------------- */
+
+/* Whether worker v runs nothing in the phase now running (it may be about to look for
+ * work: it looks at the loop first, as a runtime worker looks at offers and the board). */
+static bool is_idle(const sim_state_t *st, uint32_t v) {
+    const sim_worker_t *w = &st->w[v];
+    return w->job == UINT32_MAX && w->role == ROLE_IDLE;
+}
+
+/* Run loop `lp` from `t0` with worker v as its caller, and, when `join`, every idle worker
+ * as a joiner (sim.h); returns when the caller sees it end. Joiners stay busy until their
+ * last piece ends. */
+static double run_loop(sim_state_t *st, uint32_t v, const wt_sim_loop_t *lp, double t0, bool join) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    uint32_t n = lp->npieces, P = st->workers;
+    if (n == 0) {
+        return t0;
+    }
+    double free_at[WT_SIM_MAX_WORKERS];
+    bool first[WT_SIM_MAX_WORKERS], in[WT_SIM_MAX_WORKERS];
+    for (uint32_t u = 0; u < P; u++) {
+        in[u] = u == v || (join && n > 1 && is_idle(st, u));
+        first[u] = u != v;
+        free_at[u] = u == v ? t0 : in[u] ? t0 + latency(st, u, t0) : 0;
+        if (in[u] && u != v && !isinf(st->w[u].next) && st->w[u].next > free_at[u]) {
+            free_at[u] = st->w[u].next; /* it was already on its way to look for work */
+        }
+        if (in[u] && u != v) {
+            st->r->overhead_ns += free_at[u] - t0;
+        }
+    }
+    uint32_t left = n, take0 = n / (2u * P);
+    take0 = take0 ? take0 : 1u;
+    for (uint32_t k = n - take0; k < n; k++) { /* the caller's first batch: no claim */
+        free_at[v] += lp->piece_ns[k];
+    }
+    left -= take0;
+    while (left > 0) {
+        uint32_t u = v; /* the earliest participant; ties: the caller, then by index */
+        for (uint32_t x = 0; x < P; x++) {
+            u = in[x] && free_at[x] < free_at[u] ? x : u;
+        }
+        uint32_t take = first[u] ? left / P + (left % P != 0) : left / (2u * P);
+        take = take ? take : 1u;
+        first[u] = false;
+        free_at[u] += c->claim_ns;
+        st->r->overhead_ns += c->claim_ns;
+        for (uint32_t k = left - take; k < left; k++) {
+            free_at[u] += lp->piece_ns[k];
+        }
+        left -= take;
+    }
+    double end = free_at[v];
+    for (uint32_t u = 0; u < P; u++) {
+        if (in[u] && u != v) {
+            end = free_at[u] + c->notice_ns > end ? free_at[u] + c->notice_ns : end;
+            st->w[u].next = free_at[u]; /* it looks for work again once it has left */
+            st->w[u].idle_since = free_at[u];
+        }
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        st->r->work_ns += lp->piece_ns[k];
+    }
+    return end;
+}
+
+/* Chunk `chunk` of system `sys` on worker v from `start` (sim.h): its measured time, or with
+ * nested loops its own part first, then each loop. Adds the chunk's work to the result;
+ * returns its duration. */
+static double run_chunk(sim_state_t *st, uint32_t v, uint32_t sys, uint32_t chunk, double start,
+                        bool join) {
+    const wt_sim_system_t *s = &st->f->systems[sys];
+    double d = chunk_dur(s, chunk);
+    uint32_t k = 0;
+    while (k < s->nloops && s->loops[k].chunk < chunk) {
+        k++;
+    }
+    if (k == s->nloops || s->loops[k].chunk != chunk) {
+        st->r->work_ns += d;
+        return d;
+    }
+    uint32_t k0 = k;
+    for (; k < s->nloops && s->loops[k].chunk == chunk; k++) {
+        d -= s->loops[k].span_ns;
+    }
+    d = d > 0 ? d : 0;
+    st->r->work_ns += d;
+    double t = start + d;
+    for (k = k0; k < s->nloops && s->loops[k].chunk == chunk; k++) {
+        t = run_loop(st, v, &s->loops[k], t, join);
+    }
+    return t - start;
+}
+
 /* ---- serial and inline ------------------------------------------------------------------ */
 
+/* Worker 0 runs the phase in run order. With one worker a chunk takes its measured time
+ * (the loops ran inline in it); with more, its loops are joined by the idle workers. */
 static void run_serial(sim_state_t *st, const wt_sim_phase_t *ph) {
+    for (uint32_t v = 0; v < st->workers; v++) {
+        st->w[v].job = UINT32_MAX;
+        st->w[v].role = ROLE_IDLE;
+        st->w[v].next = INFINITY;
+    }
     for (uint32_t i = ph->first; i < ph->end; i++) {
         const wt_sim_system_t *s = &st->f->systems[i];
         for (uint32_t c = 0; c < s->nchunks; c++) {
-            st->t += s->chunk_ns[c];
-            st->r->work_ns += s->chunk_ns[c];
+            if (st->workers == 1) {
+                st->t += s->chunk_ns[c];
+                st->r->work_ns += s->chunk_ns[c];
+            } else {
+                st->t += run_chunk(st, 0, i, c, st->t, true);
+                for (uint32_t v = 1; v < st->workers; v++) {
+                    st->w[v].next = INFINITY; /* joiners are idle again */
+                }
+            }
             st->r->jobs++;
         }
     }
@@ -122,9 +250,9 @@ static void run_flat(sim_state_t *st, const wt_sim_phase_t *ph) {
             for (uint32_t u = 1; u < st->workers; u++) {
                 v = w[u].next < w[v].next ? u : v;
             }
-            w[v].next += c->claim_ns + s->chunk_ns[k];
+            w[v].next += c->claim_ns;
+            w[v].next += run_chunk(st, v, i, k, w[v].next, false);
             st->r->overhead_ns += c->claim_ns;
-            st->r->work_ns += s->chunk_ns[k];
             st->r->jobs++;
             end = w[v].next > end ? w[v].next : end;
         }
@@ -180,11 +308,10 @@ static void find_work(sim_state_t *st, uint32_t v, double now) {
         return;
     }
     uint32_t sys = st->job_sys[job];
-    double d = chunk_dur(&st->f->systems[sys], job - st->jobs_base[sys]);
     w->job = job;
-    w->next = now + cost + d;
+    w->next = now + cost; /* set before the loops look for idle workers */
+    w->next += run_chunk(st, v, sys, job - st->jobs_base[sys], now + cost, true);
     st->r->overhead_ns += cost;
-    st->r->work_ns += d;
     st->r->jobs++;
 }
 
@@ -277,11 +404,11 @@ static double ready_publish(sim_state_t *st, uint32_t sys, uint32_t c0) {
 
 /* Start job `job` on worker v at `now` (after `cost` of overhead). */
 static void ready_start(sim_state_t *st, uint32_t v, uint32_t job, double now, double cost) {
-    double d = unit_dur(st, job);
+    uint32_t sys = st->job_sys[job];
     st->w[v].job = job;
-    st->w[v].next = now + cost + d;
+    st->w[v].next = now + cost; /* set before the loops look for idle workers */
+    st->w[v].next += run_chunk(st, v, sys, job - st->jobs_base[sys], now + cost, true);
     st->r->overhead_ns += cost;
-    st->r->work_ns += d;
     st->r->jobs++;
 }
 
@@ -476,6 +603,41 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
     return 0;
 }
 
+/* ---- the apply -------------------------------------------------------------------------- */
+
+/* The phase's apply from st->t (sim.h): serial, or its placed part as lanes. */
+static void run_apply(sim_state_t *st, const wt_sim_phase_t *ph) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    st->r->apply_ns += ph->apply_ns;
+    if (st->workers == 1 || ph->placed_ns <= 0) {
+        st->t += ph->apply_ns;
+        return;
+    }
+    double rest = ph->apply_ns - ph->placed_ns;
+    st->t += rest > 0 ? rest : 0;
+    uint32_t L = st->workers < 64u ? st->workers : 64u;
+    double R = ph->replay_ns, W = ph->walk_ns;
+    /* lead, solved from the recorded split: main = (R - (lanes - 1) lead) / lanes */
+    double lead =
+        ph->lanes > 1 ? (R - (double)ph->lanes * ph->main_lane_ns) / (ph->lanes - 1.0) : W;
+    lead = lead > 0 ? lead : 0;
+    double mine = (R - (double)(L - 1u) * lead) / (double)L;
+    mine = mine > 0 ? mine : 0;
+    mine = L == 1 ? R : mine;
+    double share = L > 1 ? (R - mine) / (double)(L - 1u) : 0;
+    double t0 = st->t, walk_end = t0 + W, end = walk_end + mine;
+    for (uint32_t l = 0; l + 1u < L; l++) {
+        uint32_t v = l + 1u;
+        double start = t0 + fmax(latency(st, v, t0) + c->job_ns + c->steal_ns, ph->lane_delay_ns);
+        double lane_end = start + share > walk_end ? start + share : walk_end;
+        st->r->overhead_ns += start - t0;
+        st->r->jobs++;
+        st->w[v].idle_since = lane_end;
+        end = lane_end + c->notice_ns > end ? lane_end + c->notice_ns : end;
+    }
+    st->t = end;
+}
+
 /* ---- the frame ------------------------------------------------------------------------- */
 
 static int setup(sim_state_t *st, const wt_sim_frame_t *f, uint32_t workers) {
@@ -558,8 +720,7 @@ int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *o
         } else {
             rc = run_graph(&st, ph);
         }
-        st.t += ph->apply_ns;
-        out->apply_ns += ph->apply_ns;
+        run_apply(&st, ph);
     }
     out->frame_ns = st.t;
     teardown(&st);
@@ -583,7 +744,17 @@ int wt_sim_bound(const wt_sim_frame_t *frame, wt_sim_bound_t *out) {
             const wt_sim_system_t *s = &frame->systems[i];
             double d = 0, start = 0;
             for (uint32_t c = 0; c < s->nchunks; c++) {
-                d = ph->mode == WT_SIM_INLINE ? d + s->chunk_ns[c] : fmax(d, s->chunk_ns[c]);
+                double cd = s->chunk_ns[c]; /* its loops' pieces all at once */
+                for (uint32_t k = 0; k < s->nloops; k++) {
+                    const wt_sim_loop_t *lp = &s->loops[k];
+                    double longest_piece = 0;
+                    for (uint32_t q = 0; lp->chunk == c && q < lp->npieces; q++) {
+                        longest_piece = fmax(longest_piece, lp->piece_ns[q]);
+                    }
+                    cd -= lp->chunk == c ? lp->span_ns - longest_piece : 0;
+                }
+                cd = fmax(cd, 0);
+                d = ph->mode == WT_SIM_INLINE ? d + cd : fmax(d, cd);
             }
             for (uint32_t k = 0; k < s->npred; k++) {
                 start = fmax(start, finish[s->pred[k]]);
@@ -593,7 +764,9 @@ int wt_sim_bound(const wt_sim_frame_t *frame, wt_sim_bound_t *out) {
             longest = fmax(longest, finish[i]);
         }
         out->path_ns += longest;
-        out->serial_ns += ph->apply_ns;
+        /* a placed apply's lanes all at once: its walk stays */
+        out->serial_ns +=
+            ph->placed_ns > 0 ? fmax(ph->apply_ns - ph->placed_ns, 0) + ph->walk_ns : ph->apply_ns;
     }
     free(finish);
     return 0;

@@ -36,6 +36,26 @@
  *    system that ran no chunk still costs one empty job (it orders its successors);
  *  - with one worker everything runs in run order on worker 0 with no job overhead (the
  *    runtime's fused path).
+ *  - a chunk that runs nested parallel-fors (wt_sim_loop_t) takes its measured time less the
+ *    loops' spans, run first, then each loop in turn, run as weft_parallel_for runs it: the
+ *    chunk's worker is the caller and takes the top max(1, n / 2P) pieces at once; every
+ *    simulated worker idle when the loop starts joins after notice_ns or wake_ns and its
+ *    first claim (claim_ns) takes ceil(left / P) pieces from the top of what is left (the
+ *    runtime's offer or board share), every later claim max(1, left / 2P); the loop ends
+ *    when its last piece does (notice_ns more when that is not on the caller). A worker
+ *    that falls idle during the loop does not join it (the runtime's board would let it:
+ *    so a slight overestimate), and a flat phase's chunks run their loops on their own
+ *    worker. Joiners are busy until their last piece ends;
+ *  - a placed apply (placed_ns > 0) at P >= 2 runs, as in the runtime, L = min(P, 64) lanes:
+ *    the walk (walk_ns) on worker 0 while job lanes 0..L-2 go to workers 1..L-1 (latency,
+ *    job_ns + steal_ns: taken from worker 0's deque; no sooner than lane_delay_ns after the
+ *    walk started, as recorded: a lane no worker took ran on worker 0 after the walk); the replay is split as the runtime's
+ *    split_lanes does, evenly but for the main thread's lane, which gets (R - (L-1) x lead)
+ *    / L of the replay R (at least 0), where lead (what a job lane replays while the walk
+ *    runs) is solved from the recorded split (lead = walk_ns if none was recorded); a job
+ *    lane ends no earlier than the walk (it follows it); worker 0 replays its lane after
+ *    the walk, then waits for the lanes (notice_ns when one ends last). Pools are whole
+ *    in a lane, so an even split is the best case. The rest of apply_ns stays serial.
  * frame_ns is added once per frame for the work outside jobs and applies (planning, the
  * frame's bookkeeping). Ties are broken by worker index, so a run is deterministic.
  *
@@ -58,18 +78,35 @@ typedef enum wt_sim_mode {
     WT_SIM_READY = 3,  /* a ready list of chunks, claimed in runs (edges, none pinned) */
 } wt_sim_mode_t;
 
+/* A parallel-for a chunk started from inside its job (weft_parallel_for nested in a system). */
+typedef struct wt_sim_loop {
+    uint32_t chunk;         /* the chunk of its system that ran it */
+    uint32_t npieces;       /* its pieces (the loop's chunks), in index order */
+    const double *piece_ns; /* [npieces] measured duration of each piece, ns */
+    double span_ns;         /* its wall time inside that chunk's measured duration */
+} wt_sim_loop_t;
+
 typedef struct wt_sim_system {
-    uint32_t phase;         /* index into wt_sim_frame_t.phases */
-    uint32_t nchunks;       /* chunks it ran (0: none; one empty job on the threaded path) */
-    const double *chunk_ns; /* [nchunks] measured duration of each chunk, ns */
-    const uint32_t *pred;   /* [npred] systems it waits for: earlier in run order, same phase */
-    uint32_t npred;         /* entries in pred */
+    uint32_t phase;             /* index into wt_sim_frame_t.phases */
+    uint32_t nchunks;           /* chunks it ran (0: none; one empty job on the threaded path) */
+    const double *chunk_ns;     /* [nchunks] measured duration of each chunk, ns */
+    const uint32_t *pred;       /* [npred] systems it waits for: earlier in run order, same phase */
+    uint32_t npred;             /* entries in pred */
+    const wt_sim_loop_t *loops; /* [nloops] its nested loops, by chunk, then in run order */
+    uint32_t nloops;
 } wt_sim_system_t;
 
 typedef struct wt_sim_phase {
     uint32_t first, end; /* its systems: indices [first, end) of wt_sim_frame_t.systems */
-    double apply_ns;     /* the command apply at its end, on worker 0 */
+    double apply_ns;     /* the command apply at its end, on worker 0 (all of it) */
     wt_sim_mode_t mode;  /* how it runs with 2 or more workers */
+    /* A placed apply (0, 0, 0: none): the part of apply_ns from its walk's start until its
+     * last lane ended, the serial walk's time, and the lanes' replay time (their sum, waits
+     * for the walk left out) */
+    double placed_ns, walk_ns, replay_ns;
+    uint32_t lanes;       /* the placed apply's lanes as recorded (the main thread's included) */
+    double main_lane_ns;  /* of replay_ns, what the main thread replayed after the walk */
+    double lane_delay_ns; /* when the job lanes started after the walk did (recorded mean) */
 } wt_sim_phase_t;
 
 /* Machine costs (ns), measured on the recording machine (sim_calibrate.h). */

@@ -9,7 +9,12 @@
  * durations the simulations at 2 or more workers replay (they carry that run's sharing of
  * caches and memory bandwidth) and which tells which phases the measured-cost rule ran inline
  * (every job on worker 0). As in the runtime, a phase holding a main_thread system is a job
- * graph, one with edges between its systems a ready list, and one with neither flat. Chunking does not depend on the worker count, so a chunk of one frame is the same
+ * graph, one with edges between its systems a ready list, and one with neither flat.
+ * Nested work comes from the trace's other event kinds (weft/trace.h): the pieces of each
+ * parallel-for a chunk started become that chunk's loops (wt_sim_loop_t; each trace its own
+ * durations), and a placed apply's walk and lanes (found in the apply event whose span holds
+ * them) its phase's placed fields. Only a multi-worker frame places its applies; the
+ * 1-worker frame takes that shape scaled to its own apply time, which only the bound uses. Chunking does not depend on the worker count, so a chunk of one frame is the same
  * chunk in the other.
  *
  * Thread: main (the world's introspection calls are main-thread only). */
