@@ -16,14 +16,15 @@ static double work_of(const weft__system_t *sys, uint32_t n) {
 }
 
 /* Publish units [c0, units) of the system at run position `pos`; returns their estimated
- * work. Slots are reserved with one RMW; the total never exceeds the run's units, so the
- * reservation stays within slots. */
-static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0) {
+ * work and adds their number to *units. Slots are reserved with one RMW; the total never
+ * exceeds the run's units, so the reservation stays within slots. */
+static double publish(weft__ready_t *r, uint32_t pos, uint32_t c0, uint32_t *units) {
     weft__system_t *sys = r->s->systems[r->s->graph.order[pos]];
     uint32_t n = units_of(sys) - c0;
     /* before the slots: once published, a deferred system's claimer prepares it (writes its
-     * cost rows) */
+     * cost rows and chunk count) */
     double work = work_of(sys, n);
+    *units += n;
     /* relaxed: a claimer trusts only the slots themselves (acquire, below) */
     uint32_t at = weft_atomic_fetch_add_relaxed(&r->tail, n);
     weft_assert_internal(at + n <= r->cap);
@@ -148,12 +149,10 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
             if (next == UINT32_MAX) {
                 next = q; /* run here next; its other chunks go out */
                 if (units_of(qs) > 1) {
-                    handed += publish(r, q, 1);
-                    units += units_of(qs) - 1u;
+                    handed += publish(r, q, 1, &units);
                 }
             } else {
-                handed += publish(r, q, 0);
-                units += units_of(qs);
+                handed += publish(r, q, 0, &units);
             }
         }
         if (handed > 0) {
