@@ -120,7 +120,7 @@ Test(registry, thousands_of_random_registrations_and_unregistrations_keep_runs_o
     uint32_t nslots = 0, live = 0, fresh = 0;
     for (uint32_t step = 0; step < NREG + NREG / 3; step++) {
         uint32_t pick = wt_rng_below(&rng, nslots ? nslots : 1);
-        if (nslots > 0 && wt_rng_below(&rng, 4) == 0) { /* unregister a live system */
+        if (live > 0 && wt_rng_below(&rng, 4) == 0) { /* unregister a live system */
             while (!model.live[pick]) {
                 pick = (pick + 1) % nslots;
             }
