@@ -104,6 +104,7 @@ struct demo_world {
                                                        between frames, systems read it */
     float spawn_rate;                             /* particles per emitter per second */
     uint32_t grid_chunk_rows;                     /* chunk size of grid_count */
+    uint32_t stats_chunk_rows;                    /* chunk size of stats */
     demo_system_info_t systems[DEMO_MAX_SYSTEMS]; /* registration order */
     uint32_t system_count;                        /* entries used */
 };

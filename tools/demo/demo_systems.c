@@ -407,7 +407,15 @@ static weft_result_t add(demo_world_t *d, weft_system_desc_t desc) {
 
 weft_result_t demo_register_systems(demo_world_t *d) {
     const demo_components_t *c = &d->c;
-    const uint32_t big = 16384; /* chunk rows of the big systems: ~70 jobs each at 1.2M rows */
+    /* Chunk rows: weft's default (WEFT_SYSTEM_CHUNK_DEFAULT, 4096) for every row system.
+     * Measured here (the simulator's calibration and a 1-worker traced frame), the cheapest
+     * of them, grid_bin at ~2.5 ns a row, still costs ~10 us a chunk: ~300x a job (25-30
+     * ns) and ~8x the ready list's hand-out cost (~1.2 us), while the 1.2M-row systems get
+     * ~300 chunks, ~5 per worker at 64, and a chain of systems waits for one chunk of each
+     * rather than one 16th of it. Emitters spawn ~2 particles a row (~0.4 us a row): 64 rows
+     * a chunk. grid_count and stats keep one partial result per chunk, so their chunks are
+     * sized from their slot tables (demo_world.c). */
+    const uint32_t big = WEFT_SYSTEM_CHUNK_DEFAULT;
     /* Registration order is declaration order for systems that conflict, and where two
      * systems write one component on disjoint entities the one off the hierarchy chain comes
      * first (same values, shorter critical path): spin writes the mounts' local transforms,
@@ -442,7 +450,7 @@ weft_result_t demo_register_systems(demo_world_t *d) {
         {.name = "sync_transforms",
          .fn = sys_sync_transforms,
          .parallel = true,
-         .chunk_size = 8192,
+         .chunk_size = big,
          .terms = {R(c->carrier), R(c->position), R(c->velocity)},
          .writes = {c->hier.local}},
         {.name = "steering", /* every other mover, beside the hierarchy chain */
@@ -485,7 +493,7 @@ weft_result_t demo_register_systems(demo_world_t *d) {
         {.name = "emitters",
          .fn = sys_emitters,
          .parallel = true,
-         .chunk_size = 256,
+         .chunk_size = 64,
          .terms = {W(c->emitter), R(c->position)}},
         {.name = "culling", /* the movers (they carry a radius); mount_culling the mounts */
          .fn = sys_culling,
@@ -495,7 +503,7 @@ weft_result_t demo_register_systems(demo_world_t *d) {
         {.name = "stats",
          .fn = sys_stats,
          .parallel = true,
-         .chunk_size = big,
+         .chunk_size = d->stats_chunk_rows,
          .terms = {R(c->visible), R(c->velocity)},
          .writes = {c->stats_partials}},
     };

@@ -12,7 +12,6 @@
 
 #include "demo_internal.h"
 #include "weft/entity.h"
-#include "weft/group.h"
 #include "weft/system.h"
 
 #define BATCH 4096u /* entities created per weft_entity_create_n call */
@@ -60,12 +59,12 @@ static weft_result_t register_components(demo_world_t *d) {
     r = r ? r : reg(w, "Density", sizeof(demo_density_t), &c->density);
     r = r ? r : reg(w, "StatsPartials", sizeof(demo_stats_partials_t), &c->stats_partials);
     r = r ? r : reg(w, "Stats", sizeof(demo_stats_partial_t), &c->stats);
+    /* No group over Position and Velocity: every entity that has one gets the other in the
+     * same call sequence (add_body, spawn_particle) and a destroy swap-removes both rows, so
+     * the two pools stay in step and movement reads them as columns anyway (weft/query.h),
+     * while a grouped one would keep every phase's command apply on the main thread (only
+     * commands on components in no group may be applied placed: weft/command.h). */
     r = r ? r : weft_hier_components(w, &c->hier);
-    /* Movement joins Position and Velocity on every entity that moves: keep them aligned. */
-    weft_group_t g;
-    r = r ? r
-          : weft_group_create(w, &(weft_group_desc_t){.components = {c->position, c->velocity}},
-                              &g);
     return r;
 }
 
@@ -240,6 +239,8 @@ weft_result_t demo_world_create(const demo_config_t *cfg, demo_world_t **out) {
     uint32_t cell_rows = d->cfg.mobiles + 2 * d->cfg.particles;
     uint32_t rows = (cell_rows + DEMO_MAX_GRID_CHUNKS - 1) / DEMO_MAX_GRID_CHUNKS;
     d->grid_chunk_rows = rows < 65536 ? 65536 : (rows + 4095) / 4096 * 4096;
+    rows = (cell_rows + DEMO_MAX_STATS_CHUNKS - 1) / DEMO_MAX_STATS_CHUNKS; /* stats: the same */
+    d->stats_chunk_rows = (rows + 4095) / 4096 * 4096;
     d->spawn_rate = (float)d->cfg.particles / DEMO_PARTICLE_LIFE / (float)d->cfg.emitters;
     r = register_components(d);
     r = r ? r : reserve_pools(d);

@@ -50,7 +50,7 @@ typedef struct demo_summary {
 
 typedef struct demo_world demo_world_t; /* opaque */
 
-/* Build the world: components, groups, ~1.4 million entities (at the defaults), the hierarchy,
+/* Build the world: components, ~1.4 million entities (at the defaults), the hierarchy,
  * the systems. Deterministic for a given config. Errors: any weft error (message in
  * weft_last_error()); nothing is left behind. Thread: the calling thread becomes the world's
  * main thread. */
