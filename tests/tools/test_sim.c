@@ -323,6 +323,30 @@ Test(sim, a_nested_loop_is_claimed_as_the_runtimes_parallel_for_claims_it) {
     cr_expect(eq(int, wt_sim_run(&f, 2, &r), -1));
 }
 
+/* Ready, ready_costs: roots H (100: its own 20, then a loop of 8 pieces of 10, span 80) and
+ * X (30). Worker 1 is woken for the roots' drain job (7), takes it (10) and claims X (11-41);
+ * worker 0 claims H (1), runs its own part (1-21), opens the loop with nobody idle and takes
+ * its first batch, the top 8 / 4 = 2 pieces (21-41), then claims one at a time (41-52).
+ * Worker 1 finds nothing published at 41 and, before it would sleep, looks at the loop: it
+ * joins at 44 and its first claim takes ceil(5 / 2) = 3 pieces (44-75); worker 0 takes the
+ * last two (52-63, 63-74), waits, notices worker 1's last batch end at 75 + 3: 78. Without
+ * the late joiner worker 0 would run all 8 pieces: 21 + 20 + 6 x 11 = 107. */
+Test(sim, a_worker_that_runs_out_of_units_joins_a_running_loop) {
+    static const double h = 100, x = 30, pieces[8] = {10, 10, 10, 10, 10, 10, 10, 10};
+    static const wt_sim_loop_t loop = {.chunk = 0, .npieces = 8, .piece_ns = pieces, .span_ns = 80};
+    wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &h, .loops = &loop, .nloops = 1},
+                              {.nchunks = 1, .chunk_ns = &x}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_READY);
+    f.costs = ready_costs;
+    cr_expect(eq(dbl, sim(&f, 1), 130.0));
+    wt_sim_result_t r;
+    cr_assert(eq(int, wt_sim_run(&f, 2, &r), 0));
+    cr_expect(eq(dbl, r.frame_ns, 78.0));
+    cr_expect(eq(dbl, r.work_ns, 130.0), "the own part, the pieces and X");
+    cr_expect(eq(u32, r.jobs, 2));
+}
+
 /* One inline system of 10, then an apply of 100 whose placed part took 80: a walk of 30,
  * 60 of replay over 2 lanes, 20 of it the main thread's after the walk (so a job lane
  * replayed lead = (60 - 2 x 20) / 1 = 20 during the walk). Job 1, steal 1, wake 2.

@@ -15,7 +15,22 @@ typedef struct sim_worker {
     uint32_t head, tail;
     uint32_t role;           /* ready phases: a sim_role_t */
     uint32_t run_lo, run_hi; /* ready phases: claimed slots not yet started */
+    /* ready phases, nested loops (run as events there, see ready_loop_event) */
+    uint32_t lp;     /* the worker whose open loop it takes part in (UINT32_MAX: none) */
+    uint32_t batch;  /* pieces of that loop it is running (0: arriving, or the caller waits) */
+    bool lfirst;     /* its next claim there is a joiner's first (a whole share) */
+    bool staged;     /* its unit is a chunk with loops: own part, then each loop in turn */
+    uint32_t stage;  /* the unit's loops started so far */
+    uint32_t kfirst; /* index, in its system's loops, of the unit's first loop */
+    uint32_t kcount; /* the unit's loops */
 } sim_worker_t;
+
+/* A loop open in a ready phase, by the worker that runs the chunk that started it. */
+typedef struct sim_open_loop {
+    const wt_sim_loop_t *loop;
+    uint32_t left;    /* pieces not yet claimed (claims take the top of [0, left)) */
+    uint32_t running; /* batches claimed and not yet counted off */
+} sim_open_loop_t;
 
 /* What a worker does in a ready phase. */
 typedef enum sim_role {
@@ -38,11 +53,12 @@ typedef struct sim_state {
     double t;                    /* the frame's clock */
     wt_sim_result_t *r;
     /* ready phases */
-    uint32_t *slots;      /* [njobs] published units (job ids), claimed from head */
-    uint32_t head, tail;  /* claimed up to head, published up to tail */
-    uint32_t active;      /* participants: drain jobs queued or running, worker 0 draining */
-    uint32_t queued;      /* drain jobs handed out that no worker has taken yet */
-    uint32_t outstanding; /* drain jobs handed out and not yet ended */
+    uint32_t *slots;       /* [njobs] published units (job ids), claimed from head */
+    uint32_t head, tail;   /* claimed up to head, published up to tail */
+    uint32_t active;       /* participants: drain jobs queued or running, worker 0 draining */
+    uint32_t queued;       /* drain jobs handed out that no worker has taken yet */
+    uint32_t outstanding;  /* drain jobs handed out and not yet ended */
+    sim_open_loop_t *open; /* [workers] the loop each worker's chunk has open */
 } sim_state_t;
 
 static double chunk_dur(const wt_sim_system_t *s, uint32_t chunk) {
@@ -402,14 +418,97 @@ static double ready_publish(sim_state_t *st, uint32_t sys, uint32_t c0) {
     return work;
 }
 
-/* Start job `job` on worker v at `now` (after `cost` of overhead). */
+/* Start job `job` on worker v at `now` (after `cost` of overhead). A chunk with nested loops
+ * runs its own part first (its measured time less the loops' spans); its loops then open one
+ * after the other as events (ready_stage). */
 static void ready_start(sim_state_t *st, uint32_t v, uint32_t job, double now, double cost) {
-    uint32_t sys = st->job_sys[job];
-    st->w[v].job = job;
-    st->w[v].next = now + cost; /* set before the loops look for idle workers */
-    st->w[v].next += run_chunk(st, v, sys, job - st->jobs_base[sys], now + cost, true);
+    uint32_t sys = st->job_sys[job], chunk = job - st->jobs_base[sys];
+    const wt_sim_system_t *s = &st->f->systems[sys];
+    sim_worker_t *w = &st->w[v];
+    uint32_t k = 0;
+    while (k < s->nloops && s->loops[k].chunk < chunk) {
+        k++;
+    }
+    double d = chunk_dur(s, chunk);
+    w->kfirst = k;
+    for (w->kcount = 0; k < s->nloops && s->loops[k].chunk == chunk; k++, w->kcount++) {
+        d -= s->loops[k].span_ns;
+    }
+    d = d > 0 ? d : 0;
+    w->staged = w->kcount > 0;
+    w->stage = 0;
+    w->job = job;
+    w->next = now + cost + d;
+    st->r->work_ns += d;
     st->r->overhead_ns += cost;
     st->r->jobs++;
+}
+
+/* Claim a batch of v's open loop L at `now` (sim.h: the caller's first batch takes the top
+ * max(1, n / 2P) without a claim; a joiner's first claim ceil(left / P), later ones
+ * max(1, left / 2P), claim_ns each); v runs it until its `next`. */
+static void loop_claim(sim_state_t *st, uint32_t v, sim_open_loop_t *L, uint32_t take, double now,
+                       double cost) {
+    sim_worker_t *w = &st->w[v];
+    double d = 0;
+    for (uint32_t k = L->left - take; k < L->left; k++) {
+        d += L->loop->piece_ns[k];
+    }
+    L->left -= take;
+    L->running++;
+    w->batch = take;
+    w->next = now + cost + d;
+    st->r->work_ns += d;
+    st->r->overhead_ns += cost;
+}
+
+/* Idle worker u (no unit, in no loop) joins the first open loop with pieces left, arriving
+ * at `at` (or when it was already due to look for work, if later); false: none is open. */
+static bool loop_join(sim_state_t *st, uint32_t u, double at) {
+    for (uint32_t c = 0; c < st->workers; c++) {
+        const sim_open_loop_t *L = &st->open[c];
+        if (L->loop && L->left > 0) {
+            sim_worker_t *w = &st->w[u];
+            double arrive = !isinf(w->next) && w->next > at ? w->next : at;
+            w->lp = c;
+            w->batch = 0;
+            w->lfirst = true;
+            st->r->overhead_ns += arrive - at;
+            w->next = arrive;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Worker v (running a staged chunk) at `now`: open the chunk's next loop, with every idle
+ * worker joining after its latency; returns false when the chunk has no loop left (its unit
+ * is done). */
+static bool ready_stage(sim_state_t *st, uint32_t v, double now) {
+    sim_worker_t *w = &st->w[v];
+    if (w->stage == w->kcount) {
+        w->staged = false;
+        return false;
+    }
+    const wt_sim_system_t *s = &st->f->systems[st->job_sys[w->job]];
+    const wt_sim_loop_t *lp = &s->loops[w->kfirst + w->stage++];
+    sim_open_loop_t *L = &st->open[v];
+    *L = (sim_open_loop_t){lp, lp->npieces, 0};
+    w->lp = v;
+    if (lp->npieces == 0) {
+        w->batch = 0;
+        w->next = now;
+        return true;
+    }
+    uint32_t take0 = lp->npieces / (2u * st->workers);
+    loop_claim(st, v, L, take0 ? take0 : 1u, now, 0);
+    for (uint32_t u = 0; u < st->workers && L->left > 0; u++) {
+        sim_worker_t *x = &st->w[u];
+        if (u != v && x->job == UINT32_MAX && x->role == ROLE_IDLE && x->lp == UINT32_MAX) {
+            (void)loop_join(st, u, now + latency(st, u, now));
+        }
+    }
+    return true;
 }
 
 /* Drain jobs for `units` units of `work` just published, as the runtime's recruit
@@ -489,6 +588,9 @@ static void ready_claim(sim_state_t *st, uint32_t v, double now) {
         if (st->outstanding == 0 && st->w[0].role == ROLE_WAITING) {
             st->w[0].next = now + c->notice_ns; /* worker 0 sees the last drain end */
         }
+        /* an idle worker looks at the loops others run before the deques (the runtime's
+         * offers and board): it joins one, still spinning */
+        (void)loop_join(st, v, now + c->notice_ns);
         return;
     }
     w->role = ROLE_WAITING; /* worker 0: as the caller, or after a drain job run in its wait */
@@ -525,6 +627,48 @@ static void ready_finish(sim_state_t *st, uint32_t v, double now) {
     }
 }
 
+/* Worker v, in open loop w->lp, at `now`: its batch ended (or it arrives): count it off,
+ * claim the next or leave. The caller leaves only when every batch was counted off (it
+ * notices another participant's last one notice_ns late); a joiner that leaves goes idle
+ * (and may join another open loop). Returns true when v's staged unit is done. */
+static bool ready_loop_event(sim_state_t *st, uint32_t v, double now) {
+    const wt_sim_costs_t *c = &st->f->costs;
+    sim_worker_t *w = &st->w[v];
+    const uint32_t caller = w->lp;
+    sim_open_loop_t *L = &st->open[caller];
+    if (w->batch > 0) {
+        L->running--;
+        w->batch = 0;
+    }
+    if (L->left > 0) {
+        uint32_t P = st->workers;
+        uint32_t take = w->lfirst ? L->left / P + (L->left % P != 0) : L->left / (2u * P);
+        w->lfirst = false;
+        loop_claim(st, v, L, take ? take : 1u, now, c->claim_ns);
+        return false;
+    }
+    sim_worker_t *cw = &st->w[caller];
+    if (v == caller) {
+        if (L->running > 0) {
+            w->next = INFINITY; /* waits for the joiners' last batches */
+            return false;
+        }
+        L->loop = NULL;
+        w->lp = UINT32_MAX;
+        return !ready_stage(st, v, now);
+    }
+    w->lp = UINT32_MAX;
+    w->idle_since = now;
+    w->next = st->queued ? now : INFINITY;
+    if (L->running == 0 && cw->lp == caller && cw->batch == 0 && isinf(cw->next)) {
+        cw->next = now + c->notice_ns; /* the caller sees the last batch end */
+    }
+    if (!st->queued) {
+        (void)loop_join(st, v, now + c->notice_ns);
+    }
+    return false;
+}
+
 static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
     const wt_sim_frame_t *f = st->f;
     const wt_sim_costs_t *c = &f->costs;
@@ -537,6 +681,10 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
         st->w[v].next = INFINITY;
         st->w[v].role = ROLE_IDLE;
         st->w[v].run_lo = st->w[v].run_hi = 0;
+        st->w[v].lp = UINT32_MAX;
+        st->w[v].batch = 0;
+        st->w[v].staged = false;
+        st->open[v].loop = NULL;
     }
     double work = 0;
     for (uint32_t i = ph->first; i < ph->end; i++) {
@@ -558,7 +706,14 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
         if (isinf(now)) {
             return -1; /* nothing runs and nothing is left to release: malformed */
         }
-        if (w->job != UINT32_MAX) {
+        if (w->lp != UINT32_MAX) { /* a loop's batch ended, or a joiner arrives */
+            if (ready_loop_event(st, v, now)) {
+                done++;
+                ready_finish(st, v, now);
+            }
+        } else if (w->job != UINT32_MAX && w->staged && ready_stage(st, v, now)) {
+            continue; /* its own part ended: its next loop opened */
+        } else if (w->job != UINT32_MAX) {
             done++;
             ready_finish(st, v, now);
         } else if (w->role == ROLE_DRAIN || w->role == ROLE_MAIN) {
@@ -594,11 +749,13 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
         } else {
             w->next = INFINITY; /* told of a drain job someone else took */
             w->idle_since = now;
+            (void)loop_join(st, v, now + c->notice_ns);
         }
     }
     for (uint32_t v = 1; v < st->workers; v++) {
-        st->w[v].next = INFINITY;
+        st->w[v].next = INFINITY; /* a joiner still on its way to a closed loop stops */
         st->w[v].role = ROLE_IDLE;
+        st->w[v].lp = UINT32_MAX;
     }
     return 0;
 }
@@ -654,8 +811,9 @@ static int setup(sim_state_t *st, const wt_sim_frame_t *f, uint32_t workers) {
     st->succ_first = calloc((size_t)n + 1, sizeof *st->succ_first);
     st->succ = calloc((size_t)nsucc + 1, sizeof *st->succ);
     st->slots = calloc((size_t)njobs + 1, sizeof *st->slots);
-    if (!st->w || !st->jobs_base || !st->job_sys || !st->pending || !st->left || !st->succ_first ||
-        !st->succ || !st->slots) {
+    st->open = calloc(workers, sizeof *st->open);
+    if (!st->w || !st->open || !st->jobs_base || !st->job_sys || !st->pending || !st->left ||
+        !st->succ_first || !st->succ || !st->slots) {
         return -1;
     }
     for (uint32_t v = 0; v < workers; v++) {
@@ -697,6 +855,7 @@ static void teardown(sim_state_t *st) {
     free(st->succ_first);
     free(st->succ);
     free(st->slots);
+    free(st->open);
 }
 
 int wt_sim_run(const wt_sim_frame_t *frame, uint32_t workers, wt_sim_result_t *out) {

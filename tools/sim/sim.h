@@ -42,10 +42,15 @@
  *    simulated worker idle when the loop starts joins after notice_ns or wake_ns and its
  *    first claim (claim_ns) takes ceil(left / P) pieces from the top of what is left (the
  *    runtime's offer or board share), every later claim max(1, left / 2P); the loop ends
- *    when its last piece does (notice_ns more when that is not on the caller). A worker
- *    that falls idle during the loop does not join it (the runtime's board would let it:
- *    so a slight overestimate), and a flat phase's chunks run their loops on their own
- *    worker. Joiners are busy until their last piece ends;
+ *    when its last piece does (notice_ns more when that is not on the caller). Outside a
+ *    ready phase a worker that falls idle during the loop does not join it (the runtime's
+ *    board would let it: so an overestimate there), and a flat phase's chunks run their
+ *    loops on their own worker. Joiners are busy until their last piece ends. In a ready
+ *    phase the loops run as events: a worker that finds no unit published (before it
+ *    would leave or sleep) or is told of a drain job someone else took looks at the open
+ *    loops first, as a runtime worker looks at the offers and the board before the deques,
+ *    and joins the first with pieces left after notice_ns (its first claim a whole share);
+ *    the caller waits only for participants that claimed something;
  *  - a placed apply (placed_ns > 0) at P >= 2 runs, as in the runtime, L = min(P, 64) lanes:
  *    the walk (walk_ns) on worker 0 while job lanes 0..L-2 go to workers 1..L-1 (latency,
  *    job_ns + steal_ns: taken from worker 0's deque; no sooner than lane_delay_ns after the
