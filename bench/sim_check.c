@@ -90,13 +90,14 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
     calibrated = true;
     const uint32_t pairs = samples->n[0] < samples->n[1] ? samples->n[0] : samples->n[1];
     bool ok = !samples->failed && pairs > 0;
-    double *sim_ms[WB_SIM_POINTS] = {0}, *meas[2] = {0};
+    double *sim_ms[WB_SIM_POINTS] = {0}, *lane_ms[WB_SIM_POINTS] = {0}, *meas[2] = {0};
     double *path_ms = calloc((size_t)pairs + 1, sizeof(double));
     double *serial_ms = calloc((size_t)pairs + 1, sizeof(double));
     ok = ok && path_ms && serial_ms;
     for (int k = 0; k < WB_SIM_POINTS; k++) {
         sim_ms[k] = calloc((size_t)pairs + 1, sizeof(double));
-        ok = ok && sim_ms[k];
+        lane_ms[k] = calloc((size_t)pairs + 1, sizeof(double));
+        ok = ok && sim_ms[k] && lane_ms[k];
     }
     meas[0] = calloc((size_t)pairs + 1, sizeof(double));
     meas[1] = calloc((size_t)pairs + 1, sizeof(double));
@@ -117,6 +118,12 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
                 ok = wt_sim_run(k == 0 ? &rec.one : &rec.many, 1u << k, &r) == 0;
                 sim_ms[k][f] += r.frame_ns / 1e6 / m;
             }
+            rec.many.apply_measured = false; /* the same with the apply-lane model on */
+            for (int k = 1; k < WB_SIM_POINTS && ok; k++) {
+                wt_sim_result_t r;
+                ok = wt_sim_run(&rec.many, 1u << k, &r) == 0;
+                lane_ms[k][f] += r.frame_ns / 1e6 / m;
+            }
             wt_sim_record_free(&rec);
         }
         meas[0][f] = a->block_ms;
@@ -132,14 +139,16 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
         /* medians of the per-rep ratios */
         const double bound_x = wb_median_ratio(sim_ms[0], path_ms, (int)pairs);
         const double serial_x = wb_median_ratio(serial_ms, sim_ms[0], (int)pairs);
-        double med[WB_SIM_POINTS];
+        const double e2_lanes = wb_median_ratio(lane_ms[1], meas[1], (int)pairs) - 1.0;
+        double med[WB_SIM_POINTS], med_lanes[WB_SIM_POINTS];
         for (int k = 0; k < WB_SIM_POINTS; k++) {
             med[k] = wb_median(sim_ms[k], (int)pairs);
+            med_lanes[k] = k ? wb_median(lane_ms[k], (int)pairs) : med[0];
         }
         /* the figures: <name><suffix>, what each says */
         static const struct {
             const char *suffix, *impl, *did;
-        } figs[6] = {
+        } figs[8] = {
             {"_sim_error_p1", "ratio",
              "|median over reps of simulated / measured - 1| at 1 worker: tools/sim replaying "
              "the frames traced right after each timed block (their mean), against that block"},
@@ -155,9 +164,14 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
              "longest path of longest chunks (tools/sim wt_sim_bound)"},
             {"_sim_serial_share", "simulated",
              "the serial part (applies, work outside jobs) / the 1-worker frame"},
+            {"_sim_lanes_error_p2", "ratio",
+             "_sim_error_p2 with the apply-lane model on (placed applies replayed as their "
+             "walk and lanes, tools/sim/sim.h): to validate on quiet runs before it is used"},
+            {"_sim_lanes_speedup", "simulated",
+             "SIMULATED: _sim_speedup with the apply-lane model on (not yet validated)"},
         };
-        char fig[6][96];
-        for (int i = 0; i < 6; i++) {
+        char fig[8][96];
+        for (int i = 0; i < 8; i++) {
             snprintf(fig[i], sizeof fig[i], "%s%s", name, figs[i].suffix);
             wb_describe(ctx, suite, fig[i], figs[i].impl, figs[i].did);
         }
@@ -171,11 +185,16 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
         wb_report(ctx, suite, nsr, "simulated", 1, serial_x, "x", WB_NO_TARGET, 0);
         wb_report(ctx, suite, n1, "ratio", 1, fabs(e1), "x", WB_AT_MOST, 0.07);
         wb_report(ctx, suite, n2, "ratio", 2, fabs(e2), "x", WB_AT_MOST, 0.07);
+        wb_report(ctx, suite, fig[6], "ratio", 2, fabs(e2_lanes), "x", WB_NO_TARGET, 0);
         for (int k = 2; k < WB_SIM_POINTS; k++) {
             double target = speedup_target ? speedup_target[k] : 0;
             wb_report(ctx, suite, nf, "simulated", 1u << k, med[k], "ms", WB_NO_TARGET, 0);
             wb_report(ctx, suite, ns, "simulated", 1u << k, med[0] / med[k], "x",
                       target > 0 ? WB_AT_LEAST : WB_NO_TARGET, target);
+        }
+        for (int k = 4; k < WB_SIM_POINTS; k += 2) { /* 16 and 64 workers */
+            wb_report(ctx, suite, fig[7], "simulated", 1u << k, med_lanes[0] / med_lanes[k], "x",
+                      WB_NO_TARGET, 0);
         }
     } else {
         wb_note(ctx, suite, "%s: tracing or simulating a frame failed: %s", name,
@@ -183,6 +202,7 @@ bool wb_sim_check(wb_ctx_t *ctx, const char *suite, const char *name, const wb_s
     }
     for (int k = 0; k < WB_SIM_POINTS; k++) {
         free(sim_ms[k]);
+        free(lane_ms[k]);
     }
     free(meas[0]);
     free(meas[1]);

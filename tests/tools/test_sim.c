@@ -376,6 +376,11 @@ Test(sim, a_placed_apply_replays_its_lanes_beside_the_walk) {
     wt_sim_bound_t b;
     cr_assert(eq(int, wt_sim_bound(&f, &b), 0));
     cr_expect(eq(dbl, b.serial_ns, 50.0), "the apply's serial 20 and its walk");
+    f.apply_measured = true; /* the lanes ignored: the apply replays as measured */
+    cr_expect(eq(dbl, sim(&f, 4), 110.0));
+    cr_assert(eq(int, wt_sim_bound(&f, &b), 0));
+    cr_expect(eq(dbl, b.serial_ns, 100.0));
+    f.apply_measured = false;
     /* job lanes recorded starting 50 after the walk (no worker took them at once): lane 0
      * from 30 + 50, ends 120; worker 0 notices it: 122 */
     ph.lane_delay_ns = 50;
@@ -617,12 +622,14 @@ Test(sim, a_placed_apply_is_traced_as_its_walk_and_lanes_and_recorded) {
     wt_sim_costs_t costs = {.job_ns = 1};
     wt_sim_record_t rec;
     cr_assert(eq(int, wt_sim_record_build(&rec, w1, &t[0], &t[1], &costs), 0));
-    /* read, but not replayed yet (sim_record.c says why) */
+    /* read, but not replayed unless asked (sim_record.c says why) */
     const wt_sim_phase_t *ph = &rec.many.phases[0];
     cr_expect(eq(u32, ph->lanes, 2));
     cr_expect(gt(dbl, ph->walk_ns, 0.0));
     cr_expect(le(dbl, ph->main_lane_ns, ph->replay_ns));
-    cr_expect(eq(dbl, ph->placed_ns, 0.0));
+    cr_expect(gt(dbl, ph->placed_ns, 0.0));
+    cr_expect(le(dbl, ph->placed_ns, ph->apply_ns));
+    cr_expect(rec.many.apply_measured && rec.one.apply_measured);
     wt_sim_result_t r;
     cr_assert(eq(int, wt_sim_run(&rec.one, 1, &r), 0));
     cr_expect(fabs(r.frame_ns - 1e9) < 1e-3, "%.6f", r.frame_ns);

@@ -766,7 +766,7 @@ static int run_ready(sim_state_t *st, const wt_sim_phase_t *ph) {
 static void run_apply(sim_state_t *st, const wt_sim_phase_t *ph) {
     const wt_sim_costs_t *c = &st->f->costs;
     st->r->apply_ns += ph->apply_ns;
-    if (st->workers == 1 || ph->placed_ns <= 0) {
+    if (st->workers == 1 || ph->placed_ns <= 0 || st->f->apply_measured) {
         st->t += ph->apply_ns;
         return;
     }
@@ -924,8 +924,9 @@ int wt_sim_bound(const wt_sim_frame_t *frame, wt_sim_bound_t *out) {
         }
         out->path_ns += longest;
         /* a placed apply's lanes all at once: its walk stays */
-        out->serial_ns +=
-            ph->placed_ns > 0 ? fmax(ph->apply_ns - ph->placed_ns, 0) + ph->walk_ns : ph->apply_ns;
+        out->serial_ns += ph->placed_ns > 0 && !frame->apply_measured
+                              ? fmax(ph->apply_ns - ph->placed_ns, 0) + ph->walk_ns
+                              : ph->apply_ns;
     }
     free(finish);
     return 0;

@@ -74,6 +74,7 @@
 #ifndef WEFT_TOOLS_SIM_H
 #define WEFT_TOOLS_SIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum wt_sim_mode {
@@ -135,6 +136,9 @@ typedef struct wt_sim_frame {
     const wt_sim_phase_t *phases; /* [nphases] in run order */
     uint32_t nphases;
     wt_sim_costs_t costs;
+    /* true: every apply replays as its measured apply_ns on worker 0, its placed fields
+     * ignored (wt_sim_run and wt_sim_bound); false: a placed apply runs as lanes (above) */
+    bool apply_measured;
 } wt_sim_frame_t;
 
 typedef struct wt_sim_result {

@@ -14,7 +14,9 @@
  * parallel-for a chunk started become that chunk's loops (wt_sim_loop_t; each trace its own
  * durations), and a placed apply's walk and lanes (found in the apply event whose span holds
  * them) its phase's placed fields. Only a multi-worker frame places its applies; the
- * 1-worker frame takes that shape scaled to its own apply time, which only the bound uses. Chunking does not depend on the worker count, so a chunk of one frame is the same
+ * 1-worker frame takes that shape scaled to its own apply time, which only the bound uses.
+ * Both frames come with apply_measured set (sim.h: each apply replays as measured) until the
+ * lane model is validated on quiet runs. Chunking does not depend on the worker count, so a chunk of one frame is the same
  * chunk in the other.
  *
  * Thread: main (the world's introspection calls are main-thread only). */
