@@ -44,6 +44,10 @@
  * A ready phase whose prepare is deferred to its runners (ready.h) learns this frame's W only
  * as it runs: it is decided from W of its last run (one frame behind; never on a sampled
  * frame, and a frame that decides inline from it prepares in a pass and decides again).
+ * A phase whose last run was decided inline, on a frame that samples and traces nothing, is
+ * decided from its last W too: when the rule still says inline it runs fused (frame.c,
+ * fuse_phase: each system prepared then run, one pass over the records), its W summed as it
+ * goes for the next frame; one frame behind as above.
  * Either way the world after the frame is the same (apply order never depends on where a
  * system ran); only timing changes. Documented for users in weft/system.h
  * (weft_world_progress). Thread: main, except weft__cost_add_chunk (any worker). */
@@ -72,6 +76,7 @@ typedef struct weft__phase_cost {
     uint32_t nsamples;      /* D samples taken so far (the ring holds the latest) */
     uint32_t inline_runs;   /* sampled frames run inline since the last threaded one */
     uint32_t threaded_runs; /* sampled threaded runs so far (the first is not a sample) */
+    bool fused_last;        /* the phase's last run took the fused path (frame.c) */
     bool threaded_last;     /* the last decision handed the phase out (frame.c prepares
                                the ready list in its prepare pass when it expects that) */
     bool work_known;        /* work_last holds a W with every system's cost known */
