@@ -35,15 +35,6 @@ static void fbody(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     }
 }
 
-static void add_rows(weft_world_t *w, weft_component_t c, uint32_t rows) {
-    for (uint32_t i = 0; i < rows; i++) {
-        weft_entity_t e;
-        float v = (float)i;
-        cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
-        cr_assert(eq(int, weft_component_set(w, e, c, &v), WEFT_OK));
-    }
-}
-
 /* One phase: SYSTEMS independent systems, system i writing component i (8 + i rows). */
 static weft_world_t *make(uint32_t workers) {
     weft_world_t *w = NULL;
@@ -55,12 +46,8 @@ static weft_world_t *make(uint32_t workers) {
     for (uintptr_t i = 0; i < SYSTEMS; i++) {
         char name[32];
         snprintf(name, sizeof name, "c%u", (unsigned)i);
-        cr_assert(
-            eq(int,
-               weft_component_register(
-                   w, &(weft_component_desc_t){.name = name, .size = sizeof(float)}, &comps[i]),
-               WEFT_OK));
-        add_rows(w, comps[i], 8u + (uint32_t)i);
+        comps[i] = float_component(w, name);
+        float_rows(w, comps[i], 8u + (uint32_t)i);
         snprintf(name, sizeof name, "s%u", (unsigned)i);
         must_register(w, &(weft_system_desc_t){.name = name,
                                                .fn = fbody,
@@ -103,7 +90,7 @@ Test(fused, a_phase_sure_to_run_inline_is_fused_follows_its_rows_and_matches_one
     weft_world_t *one = make(1);
     for (int fr = 0; fr < FRAMES; fr++) {
         if (fr == FRAMES / 2) {
-            add_rows(one, comps[3], 500);
+            float_rows(one, comps[3], 500);
         }
         cr_assert(eq(int, weft_world_progress(one, 0.01f), WEFT_OK), "%s", weft_last_error());
         want[fr] = weft_world_hash(one);
@@ -113,7 +100,7 @@ Test(fused, a_phase_sure_to_run_inline_is_fused_follows_its_rows_and_matches_one
     uint32_t fused = 0;
     for (int fr = 0; fr < FRAMES; fr++) {
         if (fr == FRAMES / 2) {
-            add_rows(w, comps[3], 500); /* W grows: the fused frame must see it */
+            float_rows(w, comps[3], 500); /* W grows: the fused frame must see it */
         }
         cr_assert(eq(int, weft_world_progress(w, 0.01f), WEFT_OK), "%s", weft_last_error());
         cr_assert(eq(u64, weft_world_hash(w), want[fr]), "frame %d", fr);
