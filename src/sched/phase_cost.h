@@ -31,7 +31,9 @@
  * handing the phase out costs when the workers are there; a single slow frame cannot pin a
  * big phase to one thread. A phase that keeps running inline is run threaded again every
  * ceil(D / (W x (P - 1) / P))-th time it is sampled, at most every PROBE_EVERY-th, so D
- * follows the machine, fastest where a wrong D would cost the most. A system's cost per row takes
+ * follows the machine, fastest where a wrong D would cost the most; but never so often that
+ * the probes' waste (D - gain each) exceeds 1/PROBE_SHARE of the phase's inline work between
+ * them (a phase far too small to share is probed rarely), and at least every PROBE_MAX-th. A system's cost per row takes
  * a lower sample at once and blends a higher one in with weight 1/4, for the same reason:
  * interference only ever slows a sample down (the first frame, cold, measured 10-20 times
  * the steady cost of small systems under ThreadSanitizer).
