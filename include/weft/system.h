@@ -281,8 +281,13 @@ WEFT_API float weft_phase_alpha(const weft_world_t *world, uint32_t phase);
  * threaded run, cold, does not count; two samples are needed), and one kept on the calling
  * thread runs threaded again to re-measure D every ceil(D / (W x (workers - 1) / workers))-th
  * sampled frame, at most every 8th (so a phase of real work kept on one thread while the
- * other cores were busy gets back to them within a few sampled frames). No row count or system
- * count is built in. A phase without dependencies between its systems runs as one parallel
+ * other cores were busy gets back to them within a few sampled frames), but never so often
+ * that what the re-runs waste (D - W x (workers - 1) / workers each) exceeds 1/64 of the
+ * phase's work on the calling thread between them, and at least every 64th. Between sampled
+ * frames, a phase kept on the calling thread is decided from its last run's W (its rows then):
+ * when that still says the calling thread, each system is prepared and run in one pass, as
+ * with one worker, so a phase whose rows grow is handed out one frame later. No row count or
+ * system count is built in. A phase without dependencies between its systems runs as one parallel
  * loop over all its chunks; others from a ready list: workers claim ready chunks in runs,
  * a worker that finishes a system runs one of the successors it made ready itself, and more
  * workers are called in (one job each) only for a ready set whose estimated work would

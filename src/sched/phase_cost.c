@@ -11,6 +11,17 @@
  * too small to share pays one threaded run per 128 frames. */
 #define PROBE_EVERY 8u
 
+/* A probe costs about D - gain beyond running the phase inline (when D is right: the usual
+ * case), and the frame after it pays the workers' start-of-frame wake. Probes are spaced so
+ * that D - gain stays under 1/PROBE_SHARE of the phase's inline work between two probes:
+ * at least PROBE_SHARE x (D - gain) / (W x SAMPLE_EVERY) sampled frames apart. A phase far too
+ * small to share (750 systems of no work on a 2-vCPU VM: ~20 us inline, ~200 us handed out)
+ * probed every 128 frames spent ~1.4 us, 7%, of its mean frame on probes; spaced, it is
+ * probed every 608 frames. One whose gain comes close to D is probed as soon as before. At
+ * most PROBE_MAX sampled frames apart (1024 frames), so D still follows the machine. */
+#define PROBE_SHARE 64.0
+#define PROBE_MAX 64u
+
 /* Dispatch samples needed before a phase may run inline: one sample taken while the other
  * workers were pre-empted would otherwise pin a big phase to one thread until a probe. */
 #define TRUST_AFTER 2u
@@ -69,7 +80,10 @@ bool weft__cost_run_inline(weft__phase_cost_t *ph, double work, bool all_known, 
         /* Probe (run threaded once, to measure D again) sooner the closer the gain comes to D:
          * there a wrong D costs the most and a probe the least. */
         double every = gain > 0 ? (double)d / gain : (double)PROBE_EVERY;
-        if (++ph->inline_runs >= (every < PROBE_EVERY ? every : PROBE_EVERY)) {
+        every = every < PROBE_EVERY ? every : PROBE_EVERY;
+        double spaced = work > 0 ? PROBE_SHARE * (d - gain) / (work * SAMPLE_EVERY) : PROBE_MAX;
+        every = every > spaced ? every : spaced;
+        if (++ph->inline_runs >= (every < PROBE_MAX ? every : PROBE_MAX)) {
             ph->inline_runs = 0;
             run_inline = false;
         }

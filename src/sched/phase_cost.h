@@ -31,7 +31,9 @@
  * handing the phase out costs when the workers are there; a single slow frame cannot pin a
  * big phase to one thread. A phase that keeps running inline is run threaded again every
  * ceil(D / (W x (P - 1) / P))-th time it is sampled, at most every PROBE_EVERY-th, so D
- * follows the machine, fastest where a wrong D would cost the most. A system's cost per row takes
+ * follows the machine, fastest where a wrong D would cost the most; but never so often that
+ * the probes' waste (D - gain each) exceeds 1/PROBE_SHARE of the phase's inline work between
+ * them (a phase far too small to share is probed rarely), and at least every PROBE_MAX-th. A system's cost per row takes
  * a lower sample at once and blends a higher one in with weight 1/4, for the same reason:
  * interference only ever slows a sample down (the first frame, cold, measured 10-20 times
  * the steady cost of small systems under ThreadSanitizer).
@@ -44,6 +46,10 @@
  * A ready phase whose prepare is deferred to its runners (ready.h) learns this frame's W only
  * as it runs: it is decided from W of its last run (one frame behind; never on a sampled
  * frame, and a frame that decides inline from it prepares in a pass and decides again).
+ * A phase whose last run was decided inline, on a frame that samples and traces nothing, is
+ * decided from its last W too: when the rule still says inline it runs fused (frame.c,
+ * fuse_phase: each system prepared then run, one pass over the records), its W summed as it
+ * goes for the next frame; one frame behind as above.
  * Either way the world after the frame is the same (apply order never depends on where a
  * system ran); only timing changes. Documented for users in weft/system.h
  * (weft_world_progress). Thread: main, except weft__cost_add_chunk (any worker). */
@@ -72,6 +78,7 @@ typedef struct weft__phase_cost {
     uint32_t nsamples;      /* D samples taken so far (the ring holds the latest) */
     uint32_t inline_runs;   /* sampled frames run inline since the last threaded one */
     uint32_t threaded_runs; /* sampled threaded runs so far (the first is not a sample) */
+    bool fused_last;        /* the phase's last run took the fused path (frame.c) */
     bool threaded_last;     /* the last decision handed the phase out (frame.c prepares
                                the ready list in its prepare pass when it expects that) */
     bool work_known;        /* work_last holds a W with every system's cost known */

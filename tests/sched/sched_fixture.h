@@ -113,6 +113,16 @@ static inline weft_component_t float_component(weft_world_t *w, const char *name
     return c;
 }
 
+/* n entities holding float component c, valued 0 .. n - 1. */
+static inline void float_rows(weft_world_t *w, weft_component_t c, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        weft_entity_t e;
+        float v = (float)i;
+        cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
+        cr_assert(eq(int, weft_component_set(w, e, c, &v), WEFT_OK));
+    }
+}
+
 static inline weft_system_t must_register(weft_world_t *w, const weft_system_desc_t *d) {
     weft_system_t s = {0};
     weft_result_t r = weft_system_register(w, d, &s);

@@ -45,15 +45,6 @@ static void ordered_body(weft_iter_t *it, const weft_system_ctx_t *ctx) {
     atomic_fetch_add(&chunks_done[n->id], 1);
 }
 
-static void rows_of(weft_world_t *w, weft_component_t c, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
-        weft_entity_t e;
-        float v = (float)i;
-        cr_assert(eq(int, weft_entity_create(w, &e), WEFT_OK));
-        cr_assert(eq(int, weft_component_set(w, e, c, &v), WEFT_OK));
-    }
-}
-
 static node_t *add_node(uint32_t chunks) {
     node_t *n = &nodes[nnodes];
     *n = (node_t){.id = nnodes, .chunks = chunks};
@@ -80,7 +71,7 @@ static void build(weft_world_t *w) {
     for (int i = 0; i < CHAINS; i++) {
         snprintf(name, sizeof name, "c%d", i);
         weft_component_t c = float_component(w, name);
-        rows_of(w, c, 2);
+        float_rows(w, c, 2);
         for (int j = 0; j < 3; j++) {
             node_t *n = add_node(1);
             if (j > 0) {
@@ -92,14 +83,14 @@ static void build(weft_world_t *w) {
         }
     }
     weft_component_t x = float_component(w, "X");
-    rows_of(w, x, 32);
+    float_rows(w, x, 32);
     node_t *src = add_node(4);
     writer_of(w, "src", src, x);
     node_t *sink_preds[FANOUT];
     for (int k = 0; k < FANOUT; k++) {
         snprintf(name, sizeof name, "y%d", k);
         weft_component_t y = float_component(w, name);
-        rows_of(w, y, 1);
+        float_rows(w, y, 1);
         node_t *n = add_node(1);
         n->preds[n->npreds++] = src->id;
         sink_preds[k] = n;
