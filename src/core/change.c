@@ -291,8 +291,8 @@ void weft__change_log_flush(weft__pool_t *pool) {
     uint32_t n = weft__change_log_len(pool);
     uint32_t len = weft_atomic_load_relaxed(&pool->list_len);
     if (weft_atomic_load_relaxed(&pool->list_ok) && n <= WEFT__DIRTY_LOG_CAP(pool->cap) - len) {
-        uint32_t k = list_fast(log, n, pool->tick_dirty, pool->list_rows + len,
-                               pool->list_ents + len);
+        uint32_t k =
+            list_fast(log, n, pool->tick_dirty, pool->list_rows + len, pool->list_ents + len);
         weft_atomic_store_relaxed(&pool->list_len, len + k);
         if (k != 0) {
             weft_atomic_store_relaxed(&pool->sum_built, 0u);
@@ -385,8 +385,8 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     } /* else no query needs the epoch's rows: the log goes unread */
     weft_atomic_store_relaxed(&pool->dirty_log_at, (void *)pool->dirty_log);
     weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED);
-    bool by_list = weft_atomic_load_relaxed(&pool->list_ok) &&
-                   !weft_atomic_load_relaxed(&pool->sum_built);
+    bool by_list =
+        weft_atomic_load_relaxed(&pool->list_ok) && !weft_atomic_load_relaxed(&pool->sum_built);
     weft_atomic_store_relaxed(&pool->list_ok, 0u);
     weft_atomic_store_relaxed(&pool->sum_built, 1u);
     if (by_list) { /* the list names every row with a bit, the summary none: clear by the list */

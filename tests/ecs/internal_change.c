@@ -942,8 +942,8 @@ Test(change, changed_rows_come_in_first_write_order_while_the_write_list_holds, 
         /* The same set in chunks of a random size. */
         uint32_t chunk_rows = 1u + below(LN);
         uint32_t cn = collect_chunks(qa, chunk_rows, found, LN + 1);
-        cr_assert(eq(u32, cn, n), "seed %llu epoch %u chunk_rows %u", (unsigned long long)seed,
-                  ep, chunk_rows);
+        cr_assert(eq(u32, cn, n), "seed %llu epoch %u chunk_rows %u", (unsigned long long)seed, ep,
+                  chunk_rows);
         for (uint32_t j = 0; j < cn; j++) {
             cr_assert(seen[slot_of_index[found[j]]] == ep && !absent[slot_of_index[found[j]]]);
         }
