@@ -457,8 +457,7 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
         if (row == WEFT__ROW_NONE) {
             return NULL;
         }
-        weft__change_write_now(world, &comp->pool, row, idx, false);
-        return weft__pool_at(&comp->pool, row);
+        return weft__change_write_get_now(world, &comp->pool, row, idx);
     }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }
