@@ -125,6 +125,8 @@ typedef struct weft__iter_private {
     /* Last, so the fields above keep the offsets the hot paths were measured with. */
     uint32_t merge;                          /* 1: a merge-join iterator (src/core/merge_join.c) */
     uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
+    uint32_t listed;   /* 1 + the next entry of the lead pool's write list, 0: not served from it */
+    uint32_t list_end; /* the list's length when the iteration took it */
 } weft__iter_private_t;
 
 #ifdef __cplusplus

@@ -108,11 +108,20 @@ typedef enum weft_access {
  * their next run. Row moves keep ticks. When a main-thread write outside systems and a
  * later stamp of an older run's tick meet on one row, the newer tick counts. A query with a filter switches
  * tracking on for that component for the world's life (8 bytes and 1 bit per row, 1 bit
- * and 4 bytes per 32 rows and 8 bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
+ * and 16 bytes per 32 rows and 8 bytes per 16 rows; without it the write paths pay one test). Main-thread writes outside
  * systems cost a bit per row (set by the next filtered iteration); the first such write at a newer world tick closes the bits'
  * epoch inside weft_component_set/set_n, copying them into row ticks only while a query
  * filtering on the component has not run past them; a changed filter whose window holds
- * only such writes costs about the changed rows, not the pool size. Two jobs writing one
+ * only such writes costs about the changed rows, not the pool size.
+ * Order: batches come in driving-row order, with one exception. A query whose only filter is
+ * CHANGED on a term of the driving range, iterated as one chunk over the whole component
+ * (chunk_rows 0, or a chunk holding every row), whose window holds only the main thread's
+ * writes outside systems of one epoch (the writes since the world's tick last moved, opened
+ * by the first of them), with no row of that component added, removed or moved since that
+ * epoch opened and no more rows written than a 32nd of its capacity, yields its rows in the order of their
+ * first write in that epoch (each once; weft_iter_t.entities in that order too). Any other
+ * iteration, and every chunk of a split one, yields row order. Both orders depend only on
+ * the calls made, so they are the same at every worker count and on replay. Two jobs writing one
  * row at once (a data race on the row itself) leave either one's tick.
  * Multi-instance components take no filter. Rows not written for more than 2^30 ticks (a
  * system run takes 2) count as changed for a query that has not run for that long. */
@@ -230,7 +239,8 @@ WEFT_API weft_result_t weft_query_iter(const weft_query_t *query, uint32_t chunk
                                        uint32_t chunk, weft_iter_t *it);
 
 /* Advance to the next batch of the chunk; false when the chunk is exhausted (count is then 0).
- * Batches are in driving-row order. */
+ * Batches are in driving-row order, except a CHANGED filter's first-write order
+ * (weft_change_filter_t). */
 WEFT_API bool weft_iter_next(weft_iter_t *it);
 
 /* The handle of batch entry i. */

@@ -562,8 +562,8 @@ weft_result_t weft_component_set_n(weft_world_t *world, const weft_entity_t *es,
     }
     if (comp->pool.tick_added != NULL) {
         for (uint32_t i = 0; i < n; i++) {
-            weft__change_write_now(world, &comp->pool,
-                                   weft__pool_row(&comp->pool, weft_entity_index(es[i])), true);
+            uint32_t idx = weft_entity_index(es[i]);
+            weft__change_write_now(world, &comp->pool, weft__pool_row(&comp->pool, idx), idx, true);
         }
     }
     if (comp->on_set != NULL) {

@@ -16,10 +16,10 @@ static uint32_t slot_count(uint32_t cap) { return ((WEFT__TICK_BLOCKS(cap) + 7u)
 
 static size_t slot_bytes(uint32_t cap) { return (size_t)slot_count(cap) * sizeof(uint32_t); }
 
-/* The dirty bits and, after them, their summary and the log (change.h). */
+/* The dirty bits and, after them, their summary, the log and the write list (change.h). */
 static size_t dirty_bytes(uint32_t cap) {
     return (size_t)(WEFT__DIRTY_WORDS(cap) + WEFT__DIRTY_SUM_WORDS(cap) +
-                    WEFT__DIRTY_LOG_CAP(cap)) *
+                    (WEFT__LOG_ENTRY + 2u) * WEFT__DIRTY_LOG_CAP(cap)) *
            sizeof(uint32_t);
 }
 
@@ -46,8 +46,14 @@ static void set_arrays(weft__pool_t *pool, const arrays_t *a, uint32_t cap) {
     pool->dirty_log = a->dirty == NULL
                           ? NULL
                           : (uint32_t *)(void *)(pool->dirty_sum + WEFT__DIRTY_SUM_WORDS(cap));
-    pool->dirty_log_end = a->dirty == NULL ? NULL : pool->dirty_log + WEFT__DIRTY_LOG_CAP(cap);
+    pool->dirty_log_end =
+        a->dirty == NULL ? NULL : pool->dirty_log + WEFT__LOG_ENTRY * WEFT__DIRTY_LOG_CAP(cap);
+    pool->list_rows = pool->dirty_log_end;
+    pool->list_ents = a->dirty == NULL ? NULL : pool->list_rows + WEFT__DIRTY_LOG_CAP(cap);
     weft_atomic_store_relaxed(&pool->dirty_log_at, (void *)pool->dirty_log); /* empty */
+    weft_atomic_store_relaxed(&pool->list_len, 0u);
+    weft_atomic_store_relaxed(&pool->list_ok, 0u); /* until an epoch opens */
+    weft_atomic_store_relaxed(&pool->sum_built, 1u);
 }
 
 static void free_arrays(weft_world_t *world, arrays_t *a, uint32_t cap) {
@@ -204,38 +210,140 @@ static inline void prefetch_write(const void *p) {
 #endif
 }
 
-void weft__change_log_flush(weft__pool_t *pool) {
-    const uint32_t *log = pool->dirty_log;
-    weft_atomic_u32 *bits = pool->tick_dirty, *sum = pool->dirty_sum; /* once: the stores alias */
-    uint32_t n = weft__change_log_len(pool), i = 0;
-    for (uint32_t k = 0; k < n && k < LOG_AHEAD; k++) {
-        prefetch_write(&bits[log[k] >> 5u]);
+/* Set the summary bit of every listed row (the summary catches up with the write list,
+ * change.h). The caller owns the list: the main thread, or a publisher that claimed it. */
+static void summary_from_list(weft__pool_t *pool) {
+    if (weft_atomic_load_relaxed(&pool->sum_built)) {
+        return;
+    }
+    weft_atomic_u32 *sum = pool->dirty_sum;
+    const uint32_t *rows = pool->list_rows;
+    for (uint32_t k = 0, n = weft_atomic_load_relaxed(&pool->list_len); k < n; k++) {
+        weft_atomic_u32 *s = &sum[rows[k] >> 10u];
+        weft_atomic_store_relaxed(s, weft_atomic_load_relaxed(s) | 1u << ((rows[k] >> 5u) & 31u));
+    }
+    weft_atomic_store_release(&pool->sum_built, 1u);
+}
+
+void weft__change_list_stop(weft__pool_t *pool) {
+    if (weft_atomic_load_relaxed(&pool->list_ok)) {
+        summary_from_list(pool); /* kept up to date from here on */
+        weft_atomic_store_relaxed(&pool->list_ok, 0u);
+    }
+}
+
+/* Set row `row`'s bit; a row whose bit was clear joins the write list while it serves (its
+ * summary bit waits: summary_from_list), else sets its summary bit (a full list serves no
+ * more). */
+static void list_put(weft__pool_t *pool, uint32_t row, uint32_t ent) {
+    weft_atomic_u32 *w = &pool->tick_dirty[row >> 5u];
+    uint32_t bit = 1u << (row & 31u), v = weft_atomic_load_relaxed(w);
+    if (v & bit) {
+        return; /* written before in this epoch: listed (or not) already */
+    }
+    weft_atomic_store_relaxed(w, v | bit);
+    uint32_t k = weft_atomic_load_relaxed(&pool->list_len);
+    if (weft_atomic_load_relaxed(&pool->list_ok) && k < WEFT__DIRTY_LOG_CAP(pool->cap)) {
+        pool->list_rows[k] = row;
+        pool->list_ents[k] = ent;
+        weft_atomic_store_relaxed(&pool->list_len, k + 1u);
+        weft_atomic_store_relaxed(&pool->sum_built, 0u);
+        return;
+    }
+    weft__change_list_stop(pool);
+    weft__change_dirty_set(pool, row);
+}
+
+/* One entry of list_fast: set the row's bit, store the row and entity at the list's end,
+ * which moves on when the bit was clear (no branch on the data). */
+static inline uint32_t list_one(const uint32_t *entry, weft_atomic_u32 *bits, uint32_t *rows,
+                                uint32_t *ents, uint32_t k) {
+    uint32_t row = entry[0], bit = 1u << (row & 31u);
+    weft_atomic_u32 *w = &bits[row >> 5u];
+    uint32_t v = weft_atomic_load_relaxed(w);
+    weft_atomic_store_relaxed(w, v | bit);
+    rows[k] = row;
+    ents[k] = entry[1];
+    return k + ((v & bit) == 0u);
+}
+
+/* The log's n entries into the bits and onto the list, which has room for all of them, each
+ * row's bit word fetched LOG_AHEAD entries ahead; no summary (summary_from_list). Returns the
+ * rows listed. */
+static uint32_t list_fast(const uint32_t *log, uint32_t n, weft_atomic_u32 *bits, uint32_t *rows,
+                          uint32_t *ents) {
+    uint32_t k = 0, i = 0;
+    for (uint32_t a = 0; a < n && a < LOG_AHEAD; a++) {
+        prefetch_write(&bits[log[a * WEFT__LOG_ENTRY] >> 5u]);
     }
     for (; i + LOG_AHEAD < n; i++) { /* no bound test on the fetch ahead */
-        prefetch_write(&bits[log[i + LOG_AHEAD] >> 5u]);
-        weft__change_dirty_set_in(bits, sum, log[i]);
+        prefetch_write(&bits[log[(i + LOG_AHEAD) * WEFT__LOG_ENTRY] >> 5u]);
+        k = list_one(log + i * WEFT__LOG_ENTRY, bits, rows, ents, k);
     }
     for (; i < n; i++) {
-        weft__change_dirty_set_in(bits, sum, log[i]);
+        k = list_one(log + i * WEFT__LOG_ENTRY, bits, rows, ents, k);
     }
-    weft_atomic_store_release(&pool->dirty_log_at, (void *)pool->dirty_log); /* bits, then empty */
+    return k;
 }
 
-void weft__change_log_full(weft__pool_t *pool, uint32_t row) {
+void weft__change_log_flush(weft__pool_t *pool) {
+    const uint32_t *log = pool->dirty_log;
+    uint32_t n = weft__change_log_len(pool);
+    uint32_t len = weft_atomic_load_relaxed(&pool->list_len);
+    if (weft_atomic_load_relaxed(&pool->list_ok) && n <= WEFT__DIRTY_LOG_CAP(pool->cap) - len) {
+        uint32_t k =
+            list_fast(log, n, pool->tick_dirty, pool->list_rows + len, pool->list_ents + len);
+        weft_atomic_store_relaxed(&pool->list_len, len + k);
+        if (k != 0) {
+            weft_atomic_store_relaxed(&pool->sum_built, 0u);
+        }
+    } else if (weft_atomic_load_relaxed(&pool->list_ok)) { /* the list may fill up */
+        for (uint32_t i = 0; i < n; i++) {
+            list_put(pool, log[i * WEFT__LOG_ENTRY], log[i * WEFT__LOG_ENTRY + 1u]);
+        }
+    } else { /* the bits and summary only, each row's word fetched ahead */
+        weft_atomic_u32 *bits = pool->tick_dirty, *sum = pool->dirty_sum; /* the stores alias */
+        uint32_t i = 0;
+        for (uint32_t k = 0; k < n && k < LOG_AHEAD; k++) {
+            prefetch_write(&bits[log[k * WEFT__LOG_ENTRY] >> 5u]);
+        }
+        for (; i + LOG_AHEAD < n; i++) { /* no bound test on the fetch ahead */
+            prefetch_write(&bits[log[(i + LOG_AHEAD) * WEFT__LOG_ENTRY] >> 5u]);
+            weft__change_dirty_set_in(bits, sum, log[i * WEFT__LOG_ENTRY]);
+        }
+        for (; i < n; i++) {
+            weft__change_dirty_set_in(bits, sum, log[i * WEFT__LOG_ENTRY]);
+        }
+    }
+    /* The bits and the list, then empty: publishers acquire. */
+    weft_atomic_store_release(&pool->dirty_log_at, (void *)pool->dirty_log);
+}
+
+void *weft__change_write_out(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t ent) {
+    weft__change_write_now(world, pool, row, ent, false);
+    return weft__pool_at(pool, row);
+}
+
+void weft__change_log_full(weft__pool_t *pool, uint32_t row, uint32_t ent) {
     weft__change_log_flush(pool);
     pool->dirty_log[0] = row;
-    weft_atomic_store_release(&pool->dirty_log_at, (void *)(pool->dirty_log + 1));
+    pool->dirty_log[1] = ent;
+    weft_atomic_store_release(&pool->dirty_log_at, (void *)(pool->dirty_log + WEFT__LOG_ENTRY));
 }
 
-void weft__change_publish_slow(weft__pool_t *pool) {
-    /* The claim: one publisher moves the log; the others wait until the log is empty, whose
-     * acquire makes the bits it set visible to them. A claimer that finds the log already
-     * empty (moved by an earlier claimer) releases the claim at once. */
-    while (weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log) {
+void weft__change_publish_slow(weft__pool_t *pool, bool whole) {
+    /* The claim: one publisher moves the log (and builds the summary a reader of part of the
+     * pool needs); the others wait until nothing is due, whose acquire makes the bits, list
+     * and summary it wrote visible to them. A claimer that finds nothing left to do (done by
+     * an earlier claimer) releases the claim at once. */
+    while (weft__change_publish_due(pool, whole)) {
         uint32_t idle = 0u;
         if (weft_atomic_cas_strong_acq_rel(&pool->dirty_pending, &idle, 1u)) {
             if (weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log) {
                 weft__change_log_flush(pool);
+            }
+            if (!whole) {
+                summary_from_list(pool);
             }
             weft_atomic_store_release(&pool->dirty_pending, 0u);
             return;
@@ -277,11 +385,39 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
     if (keep) { /* the log's rows straight into their ticks (no bits set on the way) */
         uint32_t n = weft__change_log_len(pool);
         for (uint32_t i = 0; i < n; i++) {
-            settle_row(pool, pool->dirty_log[i], tick);
+            settle_row(pool, weft__change_log_row(pool, i), tick);
         }
     } /* else no query needs the epoch's rows: the log goes unread */
     weft_atomic_store_relaxed(&pool->dirty_log_at, (void *)pool->dirty_log);
     weft_atomic_store_relaxed(&pool->log_key, WEFT__LOG_CLOSED);
+    bool by_list =
+        weft_atomic_load_relaxed(&pool->list_ok) && !weft_atomic_load_relaxed(&pool->sum_built);
+    weft_atomic_store_relaxed(&pool->list_ok, 0u);
+    weft_atomic_store_relaxed(&pool->sum_built, 1u);
+    if (by_list) { /* the list names every row with a bit, the summary none: clear by the list */
+        const uint32_t *rows = pool->list_rows;
+        uint32_t n = weft_atomic_load_relaxed(&pool->list_len);
+        uint32_t words = WEFT__DIRTY_WORDS(pool->cap);
+        /* A listed row's clear is a store to a random line (about 5 instructions and a miss);
+         * a memset clears 8 words per vector store: past a row per 16 words, clear them all. */
+        bool all = n > words / 16u;
+        for (uint32_t k = 0; k < n && (keep || !all); k++) {
+            if (keep) {
+                settle_row(pool, rows[k], tick);
+            }
+            if (!all) {
+                weft_atomic_store_relaxed(&pool->tick_dirty[rows[k] >> 5u], 0u);
+            }
+        }
+        if (all) {
+            memset((void *)pool->tick_dirty, 0, words * sizeof(uint32_t));
+        }
+        weft_atomic_store_relaxed(&pool->list_len, 0u);
+        pool->dirty_open = false;
+        weft_atomic_store_relaxed(&pool->tick_dirty_at, tick - WEFT__TICK_MAX_AGE);
+        return;
+    }
+    weft_atomic_store_relaxed(&pool->list_len, 0u);
     /* Only the words the summary names (change.h): the cost follows the epoch's rows. */
     uint32_t sums = WEFT__DIRTY_SUM_WORDS(pool->cap), words = WEFT__DIRTY_WORDS(pool->cap);
     for (uint32_t s = 0; s < sums; s++) {
@@ -307,8 +443,8 @@ void weft__change_settle(weft_world_t *world, weft__pool_t *pool) {
 /* Thread keys handed out so far (change.h, THE FAST WRITE'S KEY). */
 static weft_atomic_u32 keys_given;
 
-void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t now,
-                             bool structural) {
+void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t row, uint32_t ent,
+                             uint32_t now, bool structural) {
     bool owner = pool->tick_owner == (const void *)&weft__change_current;
     if (owner && pool->dirty_open && pool->dirty_tick != now && structural && !world->in_systems) {
         weft__change_settle(world, pool);
@@ -317,9 +453,17 @@ void weft__change_write_slow(weft_world_t *world, weft__pool_t *pool, uint32_t r
         pool->dirty_open = true;
         pool->dirty_tick = now;
         weft_atomic_store_relaxed(&pool->tick_dirty_at, now);
+        weft_atomic_store_relaxed(&pool->list_len, 0u); /* a fresh write list (THE WRITE LIST) */
+        weft_atomic_store_relaxed(&pool->list_ok, 1u);
+        weft_atomic_store_relaxed(&pool->sum_built, 1u); /* bits and summary empty */
+        pool->list_layout = pool->layout;
     }
     if (owner && pool->dirty_tick == now) {
-        weft__change_dirty_put(pool, row, true);
+        /* The log's rows first, so the list keeps the order of the writes. */
+        if (weft_atomic_load_relaxed(&pool->dirty_log_at) != (void *)pool->dirty_log) {
+            weft__change_log_flush(pool);
+        }
+        list_put(pool, row, ent);
         if (weft__change_current.world == NULL) { /* outside every chunk: arm the fast write */
             while (weft__change_current.key == 0u ||
                    (uint64_t)weft__change_current.key == (WEFT__LOG_CLOSED & 0xFFFFFFFFu)) {

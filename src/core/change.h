@@ -99,6 +99,24 @@ static inline bool weft__tick_newer(uint32_t t, uint32_t than) { return (int32_t
  * ahead. The tracking thread's writes never run beside an iteration of the same pool (the bits'
  * rule), so the log's writer and its publishers never meet. */
 #define WEFT__DIRTY_LOG_CAP(cap) WEFT__DIRTY_WORDS(cap)
+/* An entry of the log is two words: the row, then its entity index. */
+#define WEFT__LOG_ENTRY 2u
+/* THE WRITE LIST. Publishing the log also appends each row whose bit was not yet set to the
+ * epoch's write list (list_rows, list_ents: up to WEFT__DIRTY_LOG_CAP(cap) rows each, in the
+ * same allocation), so the list holds the epoch's rows once each, in the order of their
+ * first write, with their entities. While it names exactly the rows whose bits are set
+ * (list_ok: cleared by every main-thread row move or add, which drain the log first, and by
+ * a list that would overflow) and pool->layout is what it was when the epoch opened, a
+ * `changed` iteration over the whole pool hands out its rows straight from the list
+ * (query.c, next_listed): no bit, summary or entity line is read, so its cost follows the
+ * changed rows (the data line of each), not the pool's size. Otherwise the bits serve, in
+ * row order. While the list serves, publishing sets the rows' bits but not their summary
+ * bits (a word's summary bit was about a fifth of the publication's instructions);
+ * `sum_built` says so, and the summary is built from the list when a reader of part of the
+ * pool needs it (weft__change_publish), when the list stops serving, or never (the epoch's
+ * close then clears the bits by the list). The list is only appended to while the epoch is
+ * open and its prefix never rewritten before the epoch closes (a structural call), so an
+ * iteration reading it meets no writer. */
 /* THE FAST WRITE'S KEY. The fast path tests one thing: pool->log_key == (now << 32 | the
  * calling thread's key). A thread's key (weft__change_current.key) is a nonzero number of its
  * own while it runs outside every system chunk (set by weft__change_write_slow on the tracking
@@ -350,29 +368,63 @@ static inline void weft__change_dirty_put(weft__pool_t *pool, uint32_t row, bool
 /* Rows in the log (the tracking thread, or a publisher that claimed the log). */
 static inline uint32_t weft__change_log_len(const weft__pool_t *pool) {
     const uint32_t *at = (const uint32_t *)weft_atomic_load_relaxed(&pool->dirty_log_at);
-    return (uint32_t)(at - pool->dirty_log);
+    return (uint32_t)(at - pool->dirty_log) / WEFT__LOG_ENTRY;
+}
+
+/* The row of log entry i. */
+static inline uint32_t weft__change_log_row(const weft__pool_t *pool, uint32_t i) {
+    return pool->dirty_log[(size_t)i * WEFT__LOG_ENTRY];
+}
+
+/* Rows in the epoch's write list, or 0 when it does not serve (THE WRITE LIST): it no longer
+ * names exactly the dirty rows, or rows moved since the epoch opened. Any thread, after
+ * weft__change_publish. */
+static inline uint32_t weft__change_list_usable(const weft__pool_t *pool) {
+    if (!weft_atomic_load_relaxed(&pool->list_ok) || pool->layout != pool->list_layout) {
+        return 0;
+    }
+    return weft_atomic_load_relaxed(&pool->list_len);
 }
 
 /* Move the log's rows into the bits and empty it (the tracking thread, or a publisher that
  * claimed the log; change.c). */
 void weft__change_log_flush(weft__pool_t *pool);
 
-/* Publish the log before a main-thread reader or mover of the bits (pool tracked). */
+/* The write list serves no more (main thread, or a publisher that claimed the log): the
+ * summary is built from it first (change.c). */
+void weft__change_list_stop(weft__pool_t *pool);
+
+/* Publish the log before a main-thread mover of the bits (a row move, an add, growth; pool
+ * tracked): the bits it moves are then the write list's no longer (THE WRITE LIST). */
 static inline void weft__change_log_drain(weft__pool_t *pool) {
     if (weft_atomic_load_relaxed(&pool->dirty_log_at) != (void *)pool->dirty_log) {
         weft__change_log_flush(pool);
     }
+    if (weft_atomic_load_relaxed(&pool->list_ok)) {
+        weft__change_list_stop(pool);
+    }
+}
+
+/* True when a reader must publish first: rows pending in the log, or (`whole` false: the
+ * reader covers part of the pool, so it may scan the bits with their summary) a summary that
+ * lacks the write list's rows. */
+static inline bool weft__change_publish_due(const weft__pool_t *pool, bool whole) {
+    return weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log ||
+           (!whole && !weft_atomic_load_acquire(&pool->sum_built));
 }
 
 /* The slow half of weft__change_publish (change.c). */
-void weft__change_publish_slow(weft__pool_t *pool);
+void weft__change_publish_slow(weft__pool_t *pool, bool whole);
 
 /* Publish the log before reading the bits (pool tracked; any thread, any number at once):
- * the first caller that finds rows pending moves them into the bits, the others wait for it.
+ * the first caller that finds work due moves the log into the bits and the write list (and
+ * builds the summary), the others wait for it. `whole`: the reader iterates every row of the
+ * pool and the list's rows have not moved, so the write list serves it or the summary is
+ * built already (THE WRITE LIST); otherwise the summary is built from the list first.
  * Logically const: the pool's set of changed rows stays the same. */
-static inline void weft__change_publish(weft__pool_t *pool) {
-    if (weft_atomic_load_acquire(&pool->dirty_log_at) != (void *)pool->dirty_log) {
-        weft__change_publish_slow(pool);
+static inline void weft__change_publish(weft__pool_t *pool, bool whole) {
+    if (weft__change_publish_due(pool, whole)) {
+        weft__change_publish_slow(pool, whole);
     }
 }
 
@@ -482,37 +534,61 @@ static inline void weft__change_leave(weft__change_scope_t previous) {
  * of weft__change_write (change.c): opens an epoch, closes the old one when `structural`,
  * or stores the row tick. */
 void weft__change_write_slow(struct weft_world *world, weft__pool_t *pool, uint32_t row,
-                             uint32_t now, bool structural);
+                             uint32_t ent, uint32_t now, bool structural);
 
 /* The log is full: move it into the bits, then log `row` (change.c). */
-void weft__change_log_full(weft__pool_t *pool, uint32_t row);
+void weft__change_log_full(weft__pool_t *pool, uint32_t row, uint32_t ent);
 
-/* Record a write of `row` (pool tracked) by the calling thread; `now` is world->change_tick
- * (weft__change_write_now passes it). Inside a system chunk: the row tick (weft__change_mark).
+/* Record a write of `row` (pool tracked; `ent`: its entity index) by the calling thread; `now`
+ * is world->change_tick (weft__change_write_now passes it). Inside a system chunk: the row tick (weft__change_mark).
  * On the tracking thread, at the open epoch's tick: the row goes to the log (LOG above).
  * Otherwise weft__change_write_slow. `structural`: the caller is a structural call (no reader runs,
  * weft/component.h), where an old epoch may be closed. */
 static inline void weft__change_write(struct weft_world *world, weft__pool_t *pool, uint32_t row,
-                                      uint32_t now, bool structural) {
+                                      uint32_t ent, uint32_t now, bool structural) {
     if (__builtin_expect(weft_atomic_load_relaxed(&pool->log_key) ==
                              ((uint64_t)now << 32u | weft__change_current.key),
                          1)) { /* LOG: the fast write */
         uint32_t *at = (uint32_t *)weft_atomic_load_relaxed(&pool->dirty_log_at);
         if (at != pool->dirty_log_end) {
-            *at = row;
+            at[0] = row;
+            at[1] = ent;
             weft_atomic_store_release(&pool->dirty_log_at,
-                                      (void *)(at + 1)); /* publishers acquire */
+                                      (void *)(at + WEFT__LOG_ENTRY)); /* publishers acquire */
         } else {
-            weft__change_log_full(pool, row);
+            weft__change_log_full(pool, row, ent);
         }
     } else if (weft__change_current.world == world) {
         weft__change_mark(pool, row, weft__change_current.tick, WEFT__TICK_SLOT_SYSTEM);
     } else {
-        weft__change_write_slow(world, pool, row, now, structural);
+        weft__change_write_slow(world, pool, row, ent, now, structural);
     }
 }
-#define weft__change_write_now(world, pool, row, structural) \
-    weft__change_write((world), (pool), (row), (world)->change_tick, (structural))
+#define weft__change_write_now(world, pool, row, ent, structural) \
+    weft__change_write((world), (pool), (row), (ent), (world)->change_tick, (structural))
+
+/* weft__change_write for weft_component_get_mut, returning the row's data: every path that
+ * calls out returns through the callee (change.c), so nothing lives across a call and the
+ * fast path saves no register (callgrind: 3 instructions a get_mut). */
+void *weft__change_write_out(struct weft_world *world, weft__pool_t *pool, uint32_t row,
+                             uint32_t ent);
+static inline void *weft__change_write_get(struct weft_world *world, weft__pool_t *pool,
+                                           uint32_t row, uint32_t ent, uint32_t now) {
+    if (__builtin_expect(weft_atomic_load_relaxed(&pool->log_key) ==
+                             ((uint64_t)now << 32u | weft__change_current.key),
+                         1)) { /* as weft__change_write's fast write */
+        uint32_t *at = (uint32_t *)weft_atomic_load_relaxed(&pool->dirty_log_at);
+        if (__builtin_expect(at != pool->dirty_log_end, 1)) {
+            at[0] = row;
+            at[1] = ent;
+            weft_atomic_store_release(&pool->dirty_log_at, (void *)(at + WEFT__LOG_ENTRY));
+            return weft__pool_at(pool, row);
+        }
+    }
+    return weft__change_write_out(world, pool, row, ent);
+}
+#define weft__change_write_get_now(world, pool, row, ent) \
+    weft__change_write_get((world), (pool), (row), (ent), (world)->change_tick)
 
 /* Close the pool's dirty epoch (main thread, no reader running): its rows' ticks go into
  * tick_changed unless no query filtering on the pool needs them (`world` NULL: always), and

@@ -412,7 +412,7 @@ weft_result_t weft_component_set(weft_world_t *world, weft_entity_t e, weft_comp
         memcpy(data, value, comp->pool.size);
     }
     if (comp->pool.tick_added != NULL) {
-        weft__change_write_now(world, &comp->pool, row, true);
+        weft__change_write_now(world, &comp->pool, row, idx, true);
     }
     if (comp->on_set != NULL) {
         run_hook(world, comp->on_set, comp, e, idx, false);
@@ -452,12 +452,12 @@ void *weft_component_get_mut(weft_world_t *world, weft_entity_t e, weft_componen
         return comp->owned.get_mut(world, comp->owned.user, e);
     }
     if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
-        uint32_t row = weft__pool_row(&comp->pool, weft_entity_index(e));
+        uint32_t idx = weft_entity_index(e);
+        uint32_t row = weft__pool_row(&comp->pool, idx);
         if (row == WEFT__ROW_NONE) {
             return NULL;
         }
-        weft__change_write_now(world, &comp->pool, row, false);
-        return weft__pool_at(&comp->pool, row);
+        return weft__change_write_get_now(world, &comp->pool, row, idx);
     }
     return weft__pool_entity_data(&comp->pool, weft_entity_index(e));
 }

@@ -92,7 +92,7 @@ void *weft_component_row_mut(weft_world_t *world, weft_component_t c, uint32_t r
         return NULL;
     }
     if (comp->pool.tick_added != NULL) { /* tracked: the pointer counts as a write */
-        weft__change_write_now(world, &comp->pool, row, false);
+        weft__change_write_now(world, &comp->pool, row, comp->pool.dense[row], false);
     }
     return weft__pool_at(&comp->pool, row);
 }

@@ -63,14 +63,21 @@ typedef struct weft__pool {
                                       tick_dirty_at, not yet in tick_changed (change.h) */
     weft_atomic_u32 *dirty_sum;     /* [WEFT__DIRTY_SUM_WORDS(cap)] bit w: tick_dirty[w] may
                                       hold rows (change.h); in tick_dirty's allocation */
-    uint32_t *dirty_log;            /* [WEFT__DIRTY_LOG_CAP(cap)] rows the main thread wrote in
-                                      the open epoch, not yet in tick_dirty (change.h); in
-                                      tick_dirty's allocation */
+    uint32_t *dirty_log;            /* [WEFT__DIRTY_LOG_CAP(cap)] (row, entity) entries the main
+                                      thread wrote in the open epoch, not yet in tick_dirty
+                                      (change.h); in tick_dirty's allocation */
+    uint32_t *list_rows;            /* [WEFT__DIRTY_LOG_CAP(cap)] the epoch's write list: rows in
+                                      first-write order (change.h, THE WRITE LIST) */
+    uint32_t *list_ents;            /* [WEFT__DIRTY_LOG_CAP(cap)] their entity indices */
+    weft_atomic_u32 list_len;       /* rows in the write list */
+    weft_atomic_u32 list_ok;        /* 1: the list names exactly the dirty rows */
+    weft_atomic_u32 sum_built;      /* 0 while list_ok and dirty_sum lacks listed rows */
+    uint64_t list_layout;           /* `layout` when the epoch opened (the list's rows hold) */
     weft_atomic_u64 log_key;        /* the fast write's key: (open epoch's tick << 32) | the
                                       tracking thread's key, else WEFT__LOG_CLOSED (change.h) */
     weft_atomic_ptr dirty_log_at;   /* the log's next free entry; release by the writer, so
                                       dirty_log[0, at) is what a publisher sees (change.h) */
-    uint32_t *dirty_log_end;        /* dirty_log + WEFT__DIRTY_LOG_CAP(cap) */
+    uint32_t *dirty_log_end;        /* dirty_log + WEFT__LOG_ENTRY * WEFT__DIRTY_LOG_CAP(cap) */
     weft_atomic_u32 dirty_pending;  /* 1 while a publisher moves dirty_log, else 0 (change.h) */
     weft_atomic_u32 tick_dirty_at;  /* the tick of every tick_dirty row; old when empty */
     weft_atomic_u32 tick_newest[2]; /* newest tick stored in tick_changed, per slot kind */

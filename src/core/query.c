@@ -718,7 +718,10 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
         if (q->desc.terms[t].filter != WEFT_CHANGE_NONE && !all) {
             it->_private.filtered |= 1u << t;
             /* The main thread's logged writes into the dirty bits before they are read. */
-            weft__change_publish((weft__pool_t *)pool);
+            /* A whole-pool iteration the write list may serve (next_listed) needs no summary. */
+            weft__change_publish((weft__pool_t *)pool, it->_private.row == 0 &&
+                                                           it->_private.end == pool->count &&
+                                                           pool->layout == pool->list_layout);
         }
         if (pool->tick_added != NULL && q->desc.terms[t].access == WEFT_ACCESS_WRITE) {
             it->_private.stamped |= 1u << t;
@@ -744,6 +747,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.scan = it->_private.row >> WEFT__TICK_BLOCK_SHIFT;
     it->_private.ring_at = 0;
     it->_private.ring_len = 0;
+    it->_private.listed = 0;
 }
 
 weft_result_t weft_query_iter(const weft_query_t *q, uint32_t chunk_rows, uint32_t chunk,
@@ -1601,22 +1605,28 @@ static bool emit_run(weft_iter_t *it, uint32_t start, uint32_t end, uint32_t *ba
     return true;
 }
 
-/* Hand out the m gathered rows (block_drive, block_ents) as a resolved block. */
-static bool emit_gathered(weft_iter_t *it, uint32_t m, uint32_t *base) {
+/* Hand out m rows (driving rows `rows`, entities `ents`) as a resolved block. */
+static bool emit_rows(weft_iter_t *it, uint32_t m, const uint32_t *rows, const uint32_t *ents,
+                      uint32_t *base) {
     weft__iter_private_t *pv = &it->_private;
     it->rows = m;
     if (m == 0) {
         return false;
     }
     pv->blocked = 1;
-    it->entities = pv->block_ents;
+    it->entities = ents;
     it->present = all_terms(it);
     for (uint32_t t = 0; t < it->term_count; t++) {
         it->columns[t] = NULL;
-        pv->terms[t].rows = pv->block_drive;
+        pv->terms[t].rows = rows;
         base[t] = WEFT__ROW_NONE;
     }
     return true;
+}
+
+/* Hand out the m gathered rows (block_drive, block_ents) as a resolved block. */
+static bool emit_gathered(weft_iter_t *it, uint32_t m, uint32_t *base) {
+    return emit_rows(it, m, it->_private.block_drive, it->_private.block_ents, base);
 }
 
 /* Rows a gather prefetches ahead of the row it reads: about the misses one core keeps in
@@ -1723,6 +1733,35 @@ static bool next_dirty(weft_iter_t *it, const weft__pool_t *pool, uint32_t *base
     return emit_gathered(it, m, base);
 }
 
+/* Rows of a batch served from the write list: the body reads them while the next batch's data
+ * lines, fetched when this batch was handed out, arrive (16 is about the misses one core keeps
+ * in flight, WEFT__GATHER_AHEAD). */
+#define WEFT__LIST_BATCH 32u
+
+/* next_scanned when the lead pool's write list serves (change.h, THE WRITE LIST; the
+ * iteration covers the whole pool): its rows in first-write order, a batch of
+ * WEFT__LIST_BATCH at a time, each batch's rows and entities pointing into the list (nothing
+ * copied, no bit and no entity line read), the next batch's data lines fetched ahead. */
+static bool next_listed(weft_iter_t *it, uint32_t *base) {
+    weft__iter_private_t *pv = &it->_private;
+    const weft__pool_t *pool = ((const weft_query_t *)pv->query)->pool[pv->lead - 1u];
+    const unsigned char *data = pv->terms[pv->lead - 1u].data;
+    const size_t size = pv->terms[pv->lead - 1u].size;
+    uint32_t at = pv->listed - 1u, end = pv->list_end;
+    uint32_t m = end - at < WEFT__LIST_BATCH ? end - at : WEFT__LIST_BATCH;
+    const uint32_t *rows = pool->list_rows + at;
+    uint32_t ahead = end - at - m < WEFT__LIST_BATCH ? end - at - m : WEFT__LIST_BATCH;
+    for (uint32_t i = 0; i < ahead; i++) {
+        weft__prefetch(data + (size_t)rows[m + i] * size);
+    }
+    pv->listed = at + m + 1u;
+    if (m == 0) {
+        pv->row = pv->end;
+        pv->scan = (pv->end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
+    }
+    return emit_rows(it, m, rows, pool->list_ents + at, base);
+}
+
 /* next_filtered when the lead term alone decides (every term is a driving-range column).
  * Scattered changed rows are gathered into resolved-block batches of up to
  * WEFT__ITER_BLOCK rows (each term's rows[] are the driving rows), so the cost per batch is
@@ -1733,11 +1772,30 @@ static bool next_scanned(weft_iter_t *it, uint32_t *base) {
     const uint32_t last = (pv->end + 15u) >> WEFT__TICK_BLOCK_SHIFT;
     const uint32_t *dense = pv->drive_dense;
     uint32_t m = 0;
+    if (pv->listed != 0) {
+        return next_listed(it, base);
+    }
     if (pv->ring_at == pv->ring_len) {
         const weft_query_t *q = pv->query;
         const weft__pool_t *lead = q->pool[pv->lead - 1u];
         if (q->desc.terms[pv->lead - 1u].filter == WEFT_CHANGE_CHANGED &&
             weft__change_dirty_live(lead, pv->since) && !weft__change_ticks_live(lead, pv->since)) {
+            /* The whole pool, not begun: the write list serves when it names the rows. */
+            uint32_t listed = pv->row == 0 && pv->scan == 0 && pv->end == lead->count
+                                  ? weft__change_list_usable(lead)
+                                  : 0u;
+            if (listed != 0) {
+                pv->listed = 1u;
+                pv->list_end = listed;
+                unblock(it);
+                /* The first batch's data lines; each batch fetches the next one's. */
+                const unsigned char *data = pv->terms[pv->lead - 1u].data;
+                const size_t size = pv->terms[pv->lead - 1u].size;
+                for (uint32_t i = 0; i < listed && i < WEFT__LIST_BATCH; i++) {
+                    weft__prefetch(data + (size_t)lead->list_rows[i] * size);
+                }
+                return next_listed(it, base);
+            }
             return next_dirty(it, lead, base);
         }
     }

@@ -677,7 +677,7 @@ Test(change, out_of_memory_leaves_world_unchanged, .init = setup, .fini = teardo
 /* Row `row` is pending in the open epoch: its dirty bit, or an entry of the log (change.h). */
 static bool dirty_pending(const weft__pool_t *pool, uint32_t row) {
     for (uint32_t i = 0; i < weft__change_log_len(pool); i++) {
-        if (pool->dirty_log[i] == row) {
+        if (weft__change_log_row(pool, i) == row) {
             return true;
         }
     }
@@ -822,6 +822,139 @@ Test(change, dirty_epochs_match_model_with_lagging_queries_and_moves, .init = se
     /* ... and through the log, full at times (moved into the bits by a write). */
     cr_assert(logged > 0 && full > 0, "logged %u, full %u", logged, full);
     free(h), free(chg), free(has), free(got), free(slot_of_index), free(found);
+}
+
+/* ---- the write list (change.h, THE WRITE LIST) ------------------------------------------ */
+
+/* Entity indices a whole-pool iteration of q yields, in order (at most cap). */
+static uint32_t collect_whole(weft_query_t *q, uint32_t *out, uint32_t cap) {
+    return collect_chunks(q, 0, out, cap);
+}
+
+/* Main-thread writes of A (set, get_mut, row_mut, with repeats) against a model of each
+ * epoch's first-write order. An epoch opened by a set, with no row added, removed or moved
+ * and no more distinct rows than the list holds, yields its rows in the order of their first
+ * write, each once; any other epoch (opened by a get_mut at a later tick, a swap remove and
+ * re-add in it, more rows than the list holds) yields the same set in row order. Every epoch
+ * is also read in random chunks (set only). */
+Test(change, changed_rows_come_in_first_write_order_while_the_write_list_holds, .init = setup,
+     .fini = teardown) {
+    enum { LN = 3000, EPOCHS = 120 };
+    uint64_t seed = seed_from_env();
+    fprintf(stderr, "change write list: seed %llu (replay with WEFT_TEST_SEED=%llu)\n",
+            (unsigned long long)seed, (unsigned long long)seed);
+    rng = seed ? seed : 1;
+    weft_entity_t *h = calloc(LN, sizeof *h);
+    uint32_t *slot_of_index = calloc(4 * LN, sizeof *slot_of_index);
+    uint32_t *order = calloc(LN, sizeof *order), *found = calloc(LN + 1, sizeof *found);
+    uint32_t *seen = calloc(LN, sizeof *seen); /* epoch + 1 of each slot's last write */
+    bool *got = calloc(LN, 1), *absent = calloc(LN, 1);
+    cr_assert(h && slot_of_index && order && found && seen && got && absent);
+    for (uint32_t i = 0; i < LN; i++) {
+        h[i] = test_entity(world);
+        slot_of_index[weft_entity_index(h[i])] = i;
+        cr_assert(eq(int, weft_component_add(world, h[i], comp[0], NULL), WEFT_OK));
+    }
+    weft_query_mark_seen(qa);
+    weft__pool_t *pa = &world->components[comp[0].id]->pool;
+    uint32_t listed = 0, scanned = 0, overflowed = 0;
+    for (uint32_t ep = 1; ep <= EPOCHS; ep++) {
+        uint32_t n = 0; /* distinct rows written this epoch, in first-write order */
+        bool moved = false;
+        for (uint32_t i = 0; i < LN; i++) { /* removed last epoch: added back (a write) */
+            if (absent[i]) {
+                cr_assert(eq(int, weft_component_add(world, h[i], comp[0], NULL), WEFT_OK));
+                absent[i] = false;
+                seen[i] = ep;
+                order[n++] = weft_entity_index(h[i]);
+                moved = true;
+            }
+        }
+        /* A set closes the last epoch and opens one; a get_mut opens one only when none is
+         * open, else it stores its row's tick (change.h, DIRTY ROWS). */
+        bool opened_by_set = below(4) != 0;
+        bool opens = opened_by_set || !pa->dirty_open;
+        /* A small range makes repeats frequent; sometimes more rows than the list holds. */
+        uint32_t range = below(3) == 0 ? 40u : LN;
+        uint32_t writes = below(4) == 0 ? 3u * WEFT__DIRTY_LOG_CAP(pa->cap) : below(100);
+        uint32_t move_at = below(6) == 0 ? 1u + below(writes + 1u) : UINT32_MAX;
+        for (uint32_t w = 0; w <= writes; w++) {
+            uint32_t i = below(range);
+            unsigned char buf[16] = {0};
+            uint32_t how = w == 0 ? (opened_by_set ? 0u : 1u) : below(3);
+            if (absent[i]) {
+                continue;
+            }
+            if (w == move_at && below(2)) { /* a swap remove and re-add: rows move */
+                cr_assert(eq(int, weft_component_remove(world, h[i], comp[0]), WEFT_OK));
+                cr_assert(eq(int, weft_component_add(world, h[i], comp[0], NULL), WEFT_OK));
+                moved = true;
+            } else if (w == move_at) { /* the last row's entity goes (no row moves) */
+                uint32_t last = weft_component_rows(world, comp[0]) - 1u;
+                uint32_t sl = slot_of_index[weft_entity_index(
+                    weft_component_entity_at(world, comp[0], last))];
+                cr_assert(eq(int, weft_component_remove(world, h[sl], comp[0]), WEFT_OK));
+                absent[sl] = true;
+                moved = true;
+                continue;
+            } else if (how == 0) {
+                cr_assert(eq(int, weft_component_set(world, h[i], comp[0], buf), WEFT_OK));
+            } else if (how == 1) {
+                cr_assert(weft_component_get_mut(world, h[i], comp[0]) != NULL);
+            } else {
+                uint32_t row = weft__pool_row(pa, weft_entity_index(h[i]));
+                cr_assert(weft_component_row_mut(world, comp[0], row) != NULL);
+            }
+            if (seen[i] != ep) {
+                seen[i] = ep;
+                order[n++] = weft_entity_index(h[i]);
+            }
+        }
+        bool fits = n <= WEFT__DIRTY_LOG_CAP(pa->cap);
+        uint32_t kept = 0; /* the written rows still present, in first-write order */
+        for (uint32_t j = 0; j < n; j++) {
+            if (!absent[slot_of_index[order[j]]]) {
+                order[kept++] = order[j];
+            }
+        }
+        n = kept;
+        bool in_order = opens && !moved && fits;
+        uint32_t got_n = collect_whole(qa, found, LN + 1);
+        cr_assert(eq(u32, got_n, n), "seed %llu epoch %u: %u rows yielded, %u written",
+                  (unsigned long long)seed, ep, got_n, n);
+        memset(got, 0, LN);
+        for (uint32_t j = 0; j < got_n; j++) {
+            uint32_t sl = slot_of_index[found[j]];
+            bool fresh = !got[sl] && seen[sl] == ep && !absent[sl]; /* written, not yielded yet */
+            cr_assert(fresh, "seed %llu epoch %u: entity %u yielded twice or not written",
+                      (unsigned long long)seed, ep, found[j]);
+            got[sl] = true;
+            if (in_order) {
+                cr_assert(eq(u32, found[j], order[j]),
+                          "seed %llu epoch %u: row %u of the changed rows is not the %u-th "
+                          "first written",
+                          (unsigned long long)seed, ep, j, j);
+            } else if (j != 0) {
+                cr_assert(weft__pool_row(pa, found[j - 1]) < weft__pool_row(pa, found[j]),
+                          "seed %llu epoch %u: not in row order", (unsigned long long)seed, ep);
+            }
+        }
+        /* The same set in chunks of a random size. */
+        uint32_t chunk_rows = 1u + below(LN);
+        uint32_t cn = collect_chunks(qa, chunk_rows, found, LN + 1);
+        cr_assert(eq(u32, cn, n), "seed %llu epoch %u chunk_rows %u", (unsigned long long)seed, ep,
+                  chunk_rows);
+        for (uint32_t j = 0; j < cn; j++) {
+            cr_assert(seen[slot_of_index[found[j]]] == ep && !absent[slot_of_index[found[j]]]);
+        }
+        listed += in_order && n > 1;
+        scanned += !in_order && n > 1;
+        overflowed += opens && !moved && !fits;
+        weft_query_mark_seen(qa);
+    }
+    cr_assert(listed > 0 && scanned > 0 && overflowed > 0, "listed %u, scanned %u, overflowed %u",
+              listed, scanned, overflowed);
+    free(h), free(slot_of_index), free(order), free(found), free(seen), free(got), free(absent);
 }
 
 /* ---- the fast write's key (change.h) ----------------------------------------------------- */

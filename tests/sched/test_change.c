@@ -363,3 +363,110 @@ Test(change, concurrent_writers_of_one_block_are_all_seen_at_1_to_8_workers) {
         run_concurrent(workers[k], WEFT_EXECUTION_THREADED, seed);
     }
 }
+
+/* ---- the order a changed system sees (weft/query.h, weft_change_filter_t) ---------------
+ *
+ * One system (one chunk) with a CHANGED filter on Position records the entities it is handed,
+ * in order. Between frames the main thread sets or get_muts Position of seed-drawn entities,
+ * often the same ones again; every fourth frame it also removes and re-adds one entity (rows
+ * move: row order). The frames' sequences must be the same inline and at 1, 2, 4 and 8
+ * workers, and equal to the writes' first-write order where no row moved. */
+
+enum { ON = 2000, OFRAMES = 12, OWRITES = 60 };
+
+typedef struct order_sim {
+    uint32_t seen[ON];
+    uint32_t n;
+} order_sim_t;
+
+static void watch_order(weft_iter_t *it, const weft_system_ctx_t *ctx) {
+    order_sim_t *o = ctx->user;
+    while (weft_iter_next(it)) {
+        for (uint32_t i = 0; i < it->rows; i++) {
+            CHECK(o->n < ON);
+            o->seen[o->n++] = it->entities[i];
+        }
+    }
+}
+
+/* Every frame's sequence after the first (which sees every row) into out, each preceded by its
+ * length; returns the words written. */
+static uint32_t run_order(uint32_t workers, weft_execution_t exec, uint64_t seed, uint32_t *out) {
+    fixture_t f;
+    fixture_init(&f, workers, exec);
+    weft_world_t *w = f.world;
+    weft_entity_t *h = calloc(ON, sizeof *h);
+    order_sim_t *o = calloc(1, sizeof *o);
+    uint32_t *first = calloc(ON, sizeof *first), *expect = calloc(ON, sizeof *expect);
+    cr_assert(h && o && first && expect);
+    for (uint32_t i = 0; i < ON; i++) {
+        cr_assert(eq(int, weft_entity_create(w, &h[i]), WEFT_OK));
+        cr_assert(eq(int, weft_component_add(w, h[i], f.pos, NULL), WEFT_OK));
+    }
+    must_register(
+        w, &(weft_system_desc_t){.name = "watch_order",
+                                 .fn = watch_order,
+                                 .user = o,
+                                 .terms = {{.component = f.pos, .filter = WEFT_CHANGE_CHANGED}}});
+    uint32_t words = 0;
+    for (uint32_t fr = 0; fr < OFRAMES; fr++) {
+        uint32_t ne = 0;
+        for (uint32_t k = 0; fr != 0 && k < OWRITES; k++) {
+            uint64_t r = fixture_mix(seed + fr * 131u + k);
+            uint32_t i = (uint32_t)(r % (k % 3u == 0 ? 50u : ON));
+            if (k % 2u == 0) {
+                vec3_t v = {1, 2, 3};
+                cr_assert(eq(int, weft_component_set(w, h[i], f.pos, &v), WEFT_OK));
+            } else {
+                cr_assert(weft_component_get_mut(w, h[i], f.pos) != NULL);
+            }
+            if (first[i] != fr) {
+                first[i] = fr;
+                expect[ne++] = weft_entity_index(h[i]);
+            }
+        }
+        bool moved = fr % 4u == 3u;
+        if (moved) {
+            uint32_t i = (uint32_t)(fixture_mix(seed ^ fr) % ON);
+            cr_assert(eq(int, weft_component_remove(w, h[i], f.pos), WEFT_OK));
+            cr_assert(eq(int, weft_component_add(w, h[i], f.pos, NULL), WEFT_OK));
+        }
+        o->n = 0;
+        cr_assert(eq(int, weft_world_progress(w, 0.016f), WEFT_OK), "%s", weft_last_error());
+        if (fr == 0) {
+            continue; /* the first run: every row */
+        }
+        if (!moved) {
+            cr_assert(eq(u32, o->n, ne), "seed %llu workers %u frame %u", (unsigned long long)seed,
+                      workers, fr);
+            for (uint32_t j = 0; j < ne; j++) {
+                cr_assert(eq(u32, o->seen[j], expect[j]),
+                          "seed %llu workers %u frame %u: entry %u not in first-write order",
+                          (unsigned long long)seed, workers, fr, j);
+            }
+        }
+        out[words++] = o->n;
+        memcpy(out + words, o->seen, o->n * sizeof *out);
+        words += o->n;
+    }
+    fixture_fini(&f);
+    free(h), free(o), free(first), free(expect);
+    return words;
+}
+
+Test(change, a_changed_system_sees_the_same_order_inline_and_at_1_to_8_workers) {
+    uint64_t seed = fixture_seed("change order");
+    size_t cap = (size_t)OFRAMES * (ON + 1);
+    uint32_t *ref = calloc(cap, sizeof *ref), *got = calloc(cap, sizeof *got);
+    cr_assert(ref && got);
+    uint32_t n = run_order(1, WEFT_EXECUTION_INLINE, seed, ref);
+    const uint32_t workers[] = {1, 2, 4, 8};
+    for (size_t k = 0; k < sizeof workers / sizeof workers[0]; k++) {
+        uint32_t m = run_order(workers[k], WEFT_EXECUTION_THREADED, seed, got);
+        cr_assert(eq(u32, m, n), "seed %llu workers %u", (unsigned long long)seed, workers[k]);
+        cr_assert(memcmp(ref, got, n * sizeof *ref) == 0,
+                  "seed %llu workers %u: another order than inline", (unsigned long long)seed,
+                  workers[k]);
+    }
+    free(ref), free(got);
+}
