@@ -449,14 +449,18 @@ Test(plan, merge_join_is_declined_for_optional_or_and_filtered_terms) {
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
  * pool; the query {C0,C1,C2} drives from C2 (100 rows, 2 probes: cost 500) rather than the
  * group (600 rows, 1 probe: 1,800). */
-Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
-    group((const uint32_t[]){0, 1}, 2);
+/* Every entity gets C0 and C1 (a {C0,C1} group first when grouped), every `step`-th also C2;
+ * returns the query {C0,C1,C2} over them. */
+static weft_query_t *partial_world(bool grouped, uint32_t step) {
+    if (grouped) {
+        group((const uint32_t[]){0, 1}, 2);
+    }
     for (uint32_t e = 0; e < NENT; e++) {
         ents[e] = test_entity(world);
         alive[e] = true;
         give(e, 0);
         give(e, 1);
-        if (e % 6 == 0) {
+        if (e % step == 0) {
             give(e, 2);
         }
     }
@@ -464,6 +468,12 @@ Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
         .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
     weft_query_t *q = NULL;
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    return q;
+}
+
+Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
+    weft_query_t *q = partial_world(true, 6);
+    weft_query_desc_t d = *weft_query_desc(q);
     cr_expect(eq(u32, weft_query_rows(q), 100), "C2's 100 rows drive");
     check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 16, 0, "partial group");
     weft_query_destroy(q);
@@ -499,22 +509,7 @@ static uint32_t batch_rows(const weft_query_t *q, uint32_t t, const uint32_t **r
  * of 128, 128, 44); C0's and C1's rows of those entities step by two, so each window is one
  * batch of rows. */
 static void expect_row_runs(bool grouped) {
-    if (grouped) {
-        group((const uint32_t[]){0, 1}, 2);
-    }
-    for (uint32_t e = 0; e < NENT; e++) {
-        ents[e] = test_entity(world);
-        alive[e] = true;
-        give(e, 0);
-        give(e, 1);
-        if (e % 2 == 0) {
-            give(e, 2);
-        }
-    }
-    weft_query_desc_t d = {
-        .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
-    weft_query_t *q = NULL;
-    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    weft_query_t *q = partial_world(grouped, 2);
     check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "fills the cache");
     enum { MAX = 8 };
     const uint32_t *r0[MAX], *r1[MAX];
