@@ -14,9 +14,9 @@
  * lead's array for both) is never brought into the cache. Measured on the 1M-entity join
  * {P, V, M} with a {P, V} group (V follows P; Mass drives): with window-major records the
  * body's stream over P's rows skipped V's 512 bytes after every 512 it read, and that
- * iteration ran 4-9% slower than the same join without the group, which reads both arrays
- * (bench query/join3_partial_group_vs_ungrouped, 1.03-1.10 before); include-major, it reads
- * half the row bytes of the ungrouped join and no longer runs slower.
+ * iteration ran slower than the same join without the group, which reads both arrays, though
+ * it ran fewer instructions (query/join3_partial_group_vs_ungrouped, median 1.06 over 19
+ * runs); include-major, it reads half the row bytes of the ungrouped join (median 0.99).
  *
  * Validity. Every pool counts the writes of its sparse index (weft__pool_t.layout): an entity
  * added, moved or removed. The cache is keyed by the plan's driving pool and group, and the
