@@ -535,6 +535,38 @@ Test(plan, a_join_cache_keeps_each_includes_rows_in_one_run) { expect_row_runs(f
 
 Test(plan, a_group_follower_reads_its_leads_run_of_cached_rows) { expect_row_runs(true); }
 
+/* A chain of leads in one batch: with nested groups {C0,C1} and {C0,C1,C2}, the query
+ * {C2,C3,C1,C0} driven by C3 checks C2, then C1 following C2 (their {C0,C1,C2} rows) and C0
+ * following C1 (their {C0,C1} rows). Every entity has C0, C1 and C3, all but every third C2,
+ * so each window's C1 rows are C2's and C0's are C1's, and the batches squeeze out the
+ * rejected entities: C0 must read the rows of C2, its lead's lead. */
+Test(plan, an_include_following_a_follower_reads_the_first_leads_rows) {
+    group((const uint32_t[]){0, 1}, 2);
+    group((const uint32_t[]){0, 1, 2}, 3);
+    for (uint32_t e = 0; e < NENT; e++) {
+        ents[e] = test_entity(world);
+        alive[e] = true;
+        give(e, 3);
+        give(e, 0);
+        give(e, 1);
+        if (e % 3 != 0) {
+            give(e, 2);
+        }
+    }
+    weft_query_desc_t d = {.terms = {{.component = comp[2]},
+                                     {.component = comp[3]},
+                                     {.component = comp[1]},
+                                     {.component = comp[0]}},
+                           .drive = 2};
+    weft_query_t *q = NULL;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    for (uint32_t pass = 0; pass < 2; pass++) { /* probed into the cache, then read from it */
+        check(q, (const uint32_t[]){2, 3, 1, 0}, 4, -1, 0, 0, "chained leads");
+        check(q, (const uint32_t[]){2, 3, 1, 0}, 4, -1, 16, 0, "chained leads, chunks of 16");
+    }
+    weft_query_destroy(q);
+}
+
 Test(plan, a_join_outside_the_enum_is_einval) {
     weft_query_t *q = NULL;
     weft_query_desc_t d = {.terms = {{.component = comp[0]}, {.component = comp[1]}},
