@@ -15,7 +15,7 @@
  * {P, V, M} with a {P, V} group (V follows P; Mass drives): with window-major records the
  * body's stream over P's rows skipped V's 512 bytes after every 512 it read, and that
  * iteration ran slower than the same join without the group, which reads both arrays, though
- * it ran fewer instructions (query/join3_partial_group_vs_ungrouped, median 1.06 over 19
+ * it ran fewer instructions (query/join3_partial_group_vs_ungrouped, median 1.07 over 22
  * runs); include-major, it reads half the row bytes of the ungrouped join (median 0.99).
  *
  * Validity. Every pool counts the writes of its sparse index (weft__pool_t.layout): an entity
