@@ -28,6 +28,23 @@
  * breaks its alignment with H. Single aligned runs for both families need spare rows in X
  * (reserved rows between segments, which every pool reader would have to skip) or per-family
  * storage of X; aligning a family in several runs instead needs periodic O(rows) re-packing.
+ * A cheaper step than segments, measured but not built (a throwaway driver over the internal
+ * API, the bench's auto_groups world, 1M entities): leave the second family's pool X as it is
+ * and only keep X's rows past its chain's prefix in the order of the family's driving pool F
+ * ({P,H}: P's rows past the {P,V} prefix in H's row order). No invariant is needed: those rows
+ * belong to no group, so any order is valid, and the query then finds the {P,H} windows in
+ * step and hands out columns (query.c, cached_batch). A re-pack walks F's rows once, swapping
+ * each entity's X row to the next tail row. Callgrind: the frame 24.2M -> 15.2M instructions
+ * (19.4 -> 12.2 per row visited), a re-pack 83.7M from entity order (167 per row moved) and
+ * 18.0M when already packed (36 per F row). Wall clock (load 6-7, so spread): the frame's
+ * ratio to the raw loops 2.1-2.9 -> 1.10-1.14 after a re-pack; a re-pack 51-56 ms from entity
+ * order, 2.8-7.3 ms when nearly packed. But churn undoes it: 1% of F's entities removed and
+ * re-added left 277k of the 500k {P,H} rows in column batches (each removal moves F's last
+ * row into the hole and breaks that window). So a product version needs a re-pack rule from
+ * costs (rent or buy: estimate the rows each frame probes instead of reading columns from the
+ * layout writes of X and F since the last re-pack, and re-pack once the probing lost since then
+ * exceeds a re-pack's cost), F ordered too (entities of F whose X row is in the prefix placed
+ * last), and the re-pack run between frames (it moves rows, like the group hooks).
  * Applying compares the result with the automatic groups that exist and, when it differs,
  * drops them and creates the new ones outermost first (O(rows of the pools involved)).
  * Planning reads counts only when it runs: when a system registers or unregisters, when the

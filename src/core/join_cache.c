@@ -20,7 +20,7 @@ struct weft__join_cache {
     /* The arrays, written only under busy while seq is odd; read after an acquire of the
      * epoch. */
     weft_atomic_u64 *stamp; /* [windows] epoch of each window's rows, or FILLING */
-    uint32_t *rows;         /* [windows][includes][WINDOW] */
+    uint32_t *rows;         /* [includes][cap_windows][WINDOW]: one run per include (.h) */
     uint64_t *bad;          /* [windows][BAD_WORDS] */
     uint32_t *flags;        /* [windows][includes] */
     void *block;            /* the one allocation holding the arrays */
@@ -153,8 +153,9 @@ void weft__join_window_publish(weft__join_cache_t *cache, uint32_t win, uint64_t
     weft_atomic_store_release(&cache->stamp[win], epoch);
 }
 
+/* Include-major: include c's rows of consecutive windows are adjacent (join_cache.h). */
 uint32_t *weft__join_window_rows(weft__join_cache_t *cache, uint32_t win, uint32_t c) {
-    return cache->rows + ((size_t)win * cache->cap_includes + c) * WINDOW;
+    return cache->rows + ((size_t)c * cache->cap_windows + win) * WINDOW;
 }
 
 uint64_t *weft__join_window_bad(weft__join_cache_t *cache, uint32_t win) {

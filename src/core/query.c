@@ -1027,10 +1027,13 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
         includes++;
     }
     /* An include whose rows are its lead's (same bit) reads the lead's array: the batch and
-     * the body touch one array for both terms. */
+     * the body touch one array for both terms. from[c]: the include whose array c reads,
+     * through a chain of leads (C0 follows C1, which follows C2: both read C2's). */
     const uint32_t *src[WEFT_QUERY_MAX_TERMS];
+    uint32_t from[WEFT_QUERY_MAX_TERMS];
     for (uint32_t c = 0; c < includes; c++) {
-        src[c] = (same >> c) & 1u ? src[pv->checks[c].follow - 1u] : in[c];
+        from[c] = (same >> c) & 1u ? from[pv->checks[c].follow - 1u] : c;
+        src[c] = in[from[c]];
     }
     bool inline_rows = stepped == 0; /* every include's rows run on in step with the window */
     bool gapless = true;
@@ -1103,8 +1106,7 @@ static bool emit_block(weft_iter_t *it, uint32_t start, uint32_t w, const uint32
             }
             continue;
         }
-        uint32_t from = (same >> c) & 1u ? pv->checks[c].follow - 1u : c;
-        term->rows = gapless ? src[c] : pv->block_rows[from];
+        term->rows = gapless ? src[c] : pv->block_rows[from[c]];
     }
     return true;
 }

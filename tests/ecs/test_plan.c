@@ -449,14 +449,18 @@ Test(plan, merge_join_is_declined_for_optional_or_and_filtered_terms) {
 /* The partial-group case of the planner: a {C0,C1} group of 600 rows beside a 100-row C2
  * pool; the query {C0,C1,C2} drives from C2 (100 rows, 2 probes: cost 500) rather than the
  * group (600 rows, 1 probe: 1,800). */
-Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
-    group((const uint32_t[]){0, 1}, 2);
+/* Every entity gets C0 and C1 (a {C0,C1} group first when grouped), every `step`-th also C2;
+ * returns the query {C0,C1,C2} over them. */
+static weft_query_t *partial_world(bool grouped, uint32_t step) {
+    if (grouped) {
+        group((const uint32_t[]){0, 1}, 2);
+    }
     for (uint32_t e = 0; e < NENT; e++) {
         ents[e] = test_entity(world);
         alive[e] = true;
         give(e, 0);
         give(e, 1);
-        if (e % 6 == 0) {
+        if (e % step == 0) {
             give(e, 2);
         }
     }
@@ -464,6 +468,12 @@ Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
         .terms = {{.component = comp[0]}, {.component = comp[1]}, {.component = comp[2]}}};
     weft_query_t *q = NULL;
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    return q;
+}
+
+Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
+    weft_query_t *q = partial_world(true, 6);
+    weft_query_desc_t d = *weft_query_desc(q);
     cr_expect(eq(u32, weft_query_rows(q), 100), "C2's 100 rows drive");
     check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 16, 0, "partial group");
     weft_query_destroy(q);
@@ -475,6 +485,85 @@ Test(plan, a_partial_group_does_not_drive_a_query_a_small_pool_serves_cheaper) {
     cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
     cr_expect(eq(u32, weft_query_rows(q), NENT), "drive = 1 forces C0's pool");
     check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "forced C0");
+    weft_query_destroy(q);
+}
+
+/* The rows array term t of each batch reads (NULL: a column), over a whole iteration of q. */
+static uint32_t batch_rows(const weft_query_t *q, uint32_t t, const uint32_t **rows,
+                           uint32_t *counts, uint32_t max) {
+    uint32_t n = 0;
+    weft_iter_t it;
+    cr_assert(eq(int, weft_query_iter(q, 0, 0, &it), WEFT_OK));
+    while (weft_iter_next(&it)) {
+        cr_assert(lt(u32, n, max));
+        rows[n] = it._private.terms[t].rows;
+        counts[n++] = it.rows;
+    }
+    return n;
+}
+
+/* The join cache keeps each include's rows in one run over the driving range (join_cache.h,
+ * Layout): in a second iteration, served from the cache, batch k + 1's rows follow batch k's
+ * for each include. With a {C0,C1} group, C1's rows are C0's: both terms read one array, so
+ * a body streams through C0's run alone. C2 on every second entity drives (300 rows: windows
+ * of 128, 128, 44); C0's and C1's rows of those entities step by two, so each window is one
+ * batch of rows. */
+static void expect_row_runs(bool grouped) {
+    weft_query_t *q = partial_world(grouped, 2);
+    check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "fills the cache");
+    enum { MAX = 8 };
+    const uint32_t *r0[MAX], *r1[MAX];
+    uint32_t n0[MAX], n1[MAX];
+    uint32_t b = batch_rows(q, 0, r0, n0, MAX);
+    cr_assert(eq(u32, batch_rows(q, 1, r1, n1, MAX), b));
+    cr_assert(eq(u32, b, 3), "one batch per window");
+    for (uint32_t k = 0; k < b; k++) {
+        cr_assert(r0[k] != NULL && r1[k] != NULL, "batch %u: rows, not columns", k);
+        if (grouped) {
+            cr_expect(r1[k] == r0[k], "batch %u: C1 reads C0's rows", k);
+        }
+        if (k + 1 < b) {
+            cr_expect(r0[k + 1] == r0[k] + n0[k], "batch %u: C0's rows run on", k);
+            cr_expect(r1[k + 1] == r1[k] + n1[k], "batch %u: C1's rows run on", k);
+        }
+    }
+    check(q, (const uint32_t[]){0, 1, 2}, 3, -1, 0, 0, "served from the cache");
+    weft_query_destroy(q);
+}
+
+Test(plan, a_join_cache_keeps_each_includes_rows_in_one_run) { expect_row_runs(false); }
+
+Test(plan, a_group_follower_reads_its_leads_run_of_cached_rows) { expect_row_runs(true); }
+
+/* A chain of leads in one batch: with nested groups {C0,C1} and {C0,C1,C2}, the query
+ * {C2,C3,C1,C0} driven by C3 checks C2, then C1 following C2 (their {C0,C1,C2} rows) and C0
+ * following C1 (their {C0,C1} rows). Every entity has C0, C1 and C3, all but every third C2,
+ * so each window's C1 rows are C2's and C0's are C1's, and the batches squeeze out the
+ * rejected entities: C0 must read the rows of C2, its lead's lead. */
+Test(plan, an_include_following_a_follower_reads_the_first_leads_rows) {
+    group((const uint32_t[]){0, 1}, 2);
+    group((const uint32_t[]){0, 1, 2}, 3);
+    for (uint32_t e = 0; e < NENT; e++) {
+        ents[e] = test_entity(world);
+        alive[e] = true;
+        give(e, 3);
+        give(e, 0);
+        give(e, 1);
+        if (e % 3 != 0) {
+            give(e, 2);
+        }
+    }
+    weft_query_desc_t d = {.terms = {{.component = comp[2]},
+                                     {.component = comp[3]},
+                                     {.component = comp[1]},
+                                     {.component = comp[0]}},
+                           .drive = 2};
+    weft_query_t *q = NULL;
+    cr_assert(eq(int, weft_query_create(world, &d, &q), WEFT_OK));
+    for (uint32_t pass = 0; pass < 2; pass++) { /* probed into the cache, then read from it */
+        check(q, (const uint32_t[]){2, 3, 1, 0}, 4, -1, 0, 0, "chained leads");
+        check(q, (const uint32_t[]){2, 3, 1, 0}, 4, -1, 16, 0, "chained leads, chunks of 16");
+    }
     weft_query_destroy(q);
 }
 
