@@ -14,11 +14,21 @@
 
 #include "entity.h"
 #include "jobs/platform/alloc.h"
+#include "jobs/platform/vmem.h"
 #include "multi.h"
 #include "signature.h"
 #include "weft/entity.h"
 
 /* ---- allocation (counted) ------------------------------------------------- >>alloc */
+
+void weft__populate(void *p, size_t size) {
+    size_t page = weft__vmem_page_size();
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t to = ((uintptr_t)p + size) & ~(uintptr_t)(page - 1);
+    if (to > from + page) {
+        weft__vmem_populate((void *)from, to - from);
+    }
+}
 
 void *weft__alloc(weft_world_t *world, size_t size, size_t align) {
     void *p = world->alloc.alloc(size, align, world->alloc.user);

@@ -186,6 +186,11 @@ struct weft_world {
 void *weft__alloc(weft_world_t *world, size_t size, size_t align);
 /* Free memory from weft__alloc with the size it was allocated with. NULL is ignored. */
 void weft__free(weft_world_t *world, void *p, size_t size);
+/* A block of `size` bytes at p is about to be filled: back the whole pages inside it in one
+ * call (weft__vmem_populate) rather than one page fault each, which on a virtual machine
+ * costs more than the page's zeroing. A hint: contents unchanged, cannot fail; a range under
+ * two whole pages is left to fault in (the call costs about what one fault does). Thread: any. */
+void weft__populate(void *p, size_t size);
 
 /* Register a module finaliser, run by weft_world_destroy in reverse registration order before
  * any pool is freed (the world is still fully usable inside it).

@@ -9,7 +9,7 @@
 
 #include "jobs/platform/alloc.h"
 #include "jobs/platform/report.h"
-#include "jobs/platform/vmem.h"
+#include "src/core/world.h"
 
 /* ---- allocation --------------------------------------------------------- >>alloc */
 
@@ -25,14 +25,7 @@ void weft__sched_free(const weft_allocator_t *alloc, void *p, size_t size) {
     weft__hook_free(alloc, p, size ? size : 1u);
 }
 
-void weft__sched_populate(void *p, size_t size) {
-    size_t page = weft__vmem_page_size();
-    uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
-    uintptr_t to = ((uintptr_t)p + size) & ~(uintptr_t)(page - 1);
-    if (to > from + page) { /* one page: the call costs about what its fault would */
-        weft__vmem_populate((void *)from, to - from);
-    }
-}
+void weft__sched_populate(void *p, size_t size) { weft__populate(p, size); }
 
 bool weft__sched_scratch(const weft_allocator_t *alloc, void **p, uint32_t *cap, uint32_t n,
                          size_t elem) {
