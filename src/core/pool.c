@@ -78,15 +78,6 @@ weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32
             goto fail_free_dense;
         }
     }
-    /* GROWTH BACKING. The copy below and the rows added next write these arrays front to
-     * back; whether their pages are already backed depends on the allocator's history (a
-     * block reused from the heap is, a fresh mapping is not), and a fault per page costs
-     * more than the copy on a virtual machine. So back them in one call each: a grown pool
-     * is past half its capacity, which bounds what this makes resident before use. */
-    weft__populate(dense, (size_t)cap * sizeof(uint32_t));
-    if (pool->size != 0) {
-        weft__populate(data, (size_t)cap * pool->size);
-    }
     /* Last fallible step, so a failure here also leaves the pool as it was. */
     if (cap > WEFT__SPARSE_NARROW_CAP && weft__pool_widen(world, pool) != WEFT_OK) {
         if (pool->size != 0) {
@@ -100,6 +91,15 @@ weft_result_t weft__pool_reserve(weft_world_t *world, weft__pool_t *pool, uint32
         }
         weft__free(world, dense, (size_t)cap * sizeof(uint32_t));
         return WEFT_ENOMEM; /* reported by weft__change_grow */
+    }
+    /* GROWTH BACKING. Nothing can fail from here. The copy below and the rows added next write these arrays front to
+     * back; whether their pages are already backed depends on the allocator's history (a
+     * block reused from the heap is, a fresh mapping is not), and a fault per page costs
+     * more than the copy on a virtual machine. So back them in one call each: a grown pool
+     * is past half its capacity, which bounds what this makes resident before use. */
+    weft__populate(dense, (size_t)cap * sizeof(uint32_t));
+    if (pool->size != 0) {
+        weft__populate(data, (size_t)cap * pool->size);
     }
     if (pool->size != 0) {
         if (pool->count) {
