@@ -9,12 +9,23 @@
 
 #include "vmem.h"
 
+#include "atomic.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* The page size never changes while the process runs; callers ask on every bulk create, so it
+ * is read from the system once (any thread may be first: relaxed, every thread stores the same
+ * value). */
 size_t weft__vmem_page_size(void) {
-    long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? (size_t)p : 4096u;
+    static weft_atomic_size cached;
+    size_t page = weft_atomic_load_relaxed(&cached);
+    if (page == 0) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096u;
+        weft_atomic_store_relaxed(&cached, page);
+    }
+    return page;
 }
 
 static size_t round_pages(size_t size) {
