@@ -391,6 +391,34 @@ static void preorder(const uint32_t *parent, uint32_t n, uint32_t *pos, uint32_t
     }
 }
 
+/* Runs of consecutive rows shorter than this are "short" in the floor's split of the dirty1
+ * list: under 64 rows, a run spans less than a 4 KiB page of each matrix array. */
+#define SHORT_RUN 64u
+
+/* Copy list[0, m) (ascending) into out: first the rows of its runs of consecutive rows shorter
+ * than SHORT_RUN, then the others, each group ascending. Returns the number of short rows. */
+static uint32_t split_runs(const uint32_t *list, uint32_t m, uint32_t *out) {
+    uint32_t n_short = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t o = pass == 0 ? 0 : n_short;
+        for (uint32_t a = 0; a < m;) {
+            uint32_t b = a + 1;
+            while (b < m && list[b] == list[b - 1] + 1) {
+                b++;
+            }
+            if ((b - a < SHORT_RUN) == (pass == 0)) {
+                memcpy(out + o, list + a, (size_t)(b - a) * sizeof(*list));
+                o += b - a;
+            }
+            a = b;
+        }
+        if (pass == 0) {
+            n_short = o;
+        }
+    }
+    return n_short;
+}
+
 /* Change tracking: a balanced forest of n nodes; per rep, a full update (every node marked),
  * an update after 1% of the nodes (random, fixed seed) got a new local transform, and an
  * update with nothing changed; all sequential, timed back to back. Then the cost per
@@ -402,7 +430,13 @@ static void preorder(const uint32_t *parent, uint32_t n, uint32_t *pos, uint32_t
  * of exactly the changed nodes and their descendants, listed beforehand (not timed), so it does
  * none of the finding weft does; dirty1_floor_vs_full reads it against the floor's full pass of
  * the same rep, the bound hier_dirty1_vs_full can reach with this method on the machine.
- * dirty1_best_floor_vs_full (no target) does the same with the best layout found for this
+ * Where that bound goes: the same list split in two (split_runs), each part recomputed alone
+ * after its own full pass and writes: dirty1_floor_short_vs_full, the rows lying in runs of
+ * consecutive rows shorter than SHORT_RUN (dirty1_floor_short_rows: their share of all nodes),
+ * whose lines come from memory one row at a time, and dirty1_floor_long_vs_full, the rows of
+ * longer runs, which stream like the full pass. The floor's writes (the new local transforms
+ * and their flags) are made after its own full pass, as weft's are after its own, so neither
+ * dirty pass finds them evicted. dirty1_best_floor_vs_full (no target) does the same with the best layout found for this
  * update (floor_hier.h: depth-first pre-order, world and local matrix in one record), read
  * against its own full pass: the lowest this machine gave among the layouts tried. Each
  * side's dirty pass runs right after its own full pass and its untimed preparation (weft: the
@@ -425,6 +459,12 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     uint8_t *need = malloc(n);
     uint32_t *list = malloc((size_t)n * sizeof(*list));
     weft_transform_t *new_local = malloc((size_t)n * sizeof(*new_local));
+    uint32_t *split = malloc((size_t)n * sizeof(*split)); /* the list's short runs, then long */
+    double *short_part = malloc((size_t)reps * sizeof(double));
+    double *long_part = malloc((size_t)reps * sizeof(double));
+    double short_rows = 0;
+    uint32_t *picked = malloc((size_t)n / 100 * sizeof(*picked)); /* a rep's changes, in order */
+    weft_transform_t *picked_t = malloc((size_t)n / 100 * sizeof(*picked_t));
     /* The best layout's floor (floor_hier.h): the same nodes in depth-first pre-order. */
     uint32_t *dpos = malloc((size_t)n * sizeof(*dpos));
     uint32_t *dparent = malloc((size_t)n * sizeof(*dparent));
@@ -448,10 +488,9 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "full pass");
         double t1 = wb_now_ns();
         for (uint32_t i = 0; i < k; i++) {
-            const uint32_t node = (uint32_t)(rng_next(&seed) % n);
-            new_local[node] = random_transform(&seed);
-            changed[node] = 1;
-            *weft_hier_local(f.world, f.ents[node]) = new_local[node];
+            picked[i] = (uint32_t)(rng_next(&seed) % n);
+            picked_t[i] = random_transform(&seed);
+            *weft_hier_local(f.world, f.ents[picked[i]]) = picked_t[i];
         }
         double t2 = wb_now_ns();
         must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "dirty pass");
@@ -470,6 +509,10 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         wb_floor_hier_update(f.parent, f.local, f.floor_world, n);
         const double tf0_end = wb_now_ns();
         wb_sink(f.floor_world);
+        for (uint32_t i = 0; i < k; i++) { /* the floor's writes, as weft's after its full pass */
+            new_local[picked[i]] = picked_t[i];
+            changed[picked[i]] = 1;
+        }
         uint32_t m = 0;
         for (uint32_t i = 0; i < n; i++) {
             need[i] = changed[i] || (f.parent[i] != UINT32_MAX && need[f.parent[i]]);
@@ -481,6 +524,30 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
         flr_d1[r] = (wb_now_ns() - tf1) / 1e6;
         flr_full[r] = (tf0_end - tf0) / 1e6;
         wb_sink(f.floor_world);
+        /* The same list split in two, each part timed alone the same way (its own full pass
+         * and writes first): rows in runs of consecutive rows shorter than SHORT_RUN, whose
+         * lines are fetched one row at a time, and the rest, which stream. */
+        const uint32_t n_short = split_runs(list, m, split);
+        short_rows += (double)n_short / n / reps;
+        for (int part = 0; part < 2; part++) {
+            const double tp0 = wb_now_ns();
+            wb_floor_hier_update(f.parent, f.local, f.floor_world, n);
+            const double tp0_end = wb_now_ns();
+            wb_sink(f.floor_world);
+            for (uint32_t i = 0; i < k; i++) {
+                new_local[picked[i]] = picked_t[i];
+            }
+            const uint32_t *rows = part == 0 ? split : split + n_short;
+            const uint32_t count = part == 0 ? n_short : m - n_short;
+            const double tp1 = wb_now_ns();
+            wb_floor_hier_update_list(f.parent, f.local, f.floor_world, rows, count, changed,
+                                      new_local);
+            (part == 0 ? short_part : long_part)[r] = (wb_now_ns() - tp1) / (tp0_end - tp0);
+            wb_sink(f.floor_world);
+        }
+        /* Both parts recomposed every changed local: one full pass gives the update's result
+         * again for the checks below. */
+        wb_floor_hier_update(f.parent, f.local, f.floor_world, n);
         /* The best layout's floor, the same way: its full pass, the same changes mapped to
          * its rows and its list (not timed), then the update. */
         const double tb0 = wb_now_ns();
@@ -562,6 +629,11 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
                 "differ from the floor\n",
                 bad_best);
     }
+    wb_report(ctx, SUITE, "dirty1_floor_short_rows", "raw", 1, short_rows, "x", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty1_floor_short_vs_full", "raw", 1, wb_median(short_part, reps), "x",
+              WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, "dirty1_floor_long_vs_full", "raw", 1, wb_median(long_part, reps), "x",
+              WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "pass_dirty_best_floor_full", "raw", 1, wb_median(best_full, reps), "ms",
               WB_NO_TARGET, 0);
     wb_report(ctx, SUITE, "pass_dirty1_best_floor", "raw", 1, wb_median(best_d1, reps), "ms",
@@ -591,6 +663,11 @@ static void bench_dirty(wb_ctx_t *ctx, uint32_t n) {
     free(need);
     free(list);
     free(new_local);
+    free(picked);
+    free(picked_t);
+    free(split);
+    free(short_part);
+    free(long_part);
     fixture_free(&f);
 }
 
@@ -647,7 +724,10 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "dirty1_floor_vs_full: against the floor's full pass in the same rep; "
                 "best_floor: the same with the nodes in depth-first pre-order and each node's "
                 "world and local matrices in one 128-byte record (floor_hier.h), against its "
-                "own full pass; no target, context for hier_dirty1_vs_full");
+                "own full pass; no target, context for hier_dirty1_vs_full; "
+                "dirty1_floor_short_vs_full / _long_vs_full: the floor's list split into the rows "
+                "of runs shorter than 64 consecutive rows (short_rows: their share of the nodes) "
+                "and the others, each part alone after its own full pass");
     wb_describe(ctx, SUITE, "pass", "raw",
                 "the floor: flat parent-index loop in creation order (parents first), "
                 "world = world[parent] x local, one 4x4 multiply, local (bind included) composed "
