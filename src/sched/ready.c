@@ -83,8 +83,44 @@ static void recruit(weft__ready_t *r, double work, uint32_t units) {
     }
 }
 
-/* Claim a run of published slots [*lo, *hi): up to half of a 1/P share of what is reserved,
- * at least one, stopping at the first slot not yet published (its publisher claims it). */
+/* Units of the system at run position `pos` (the cap's lookup; weft__ready_take). */
+static uint32_t units_at(const void *ctx, uint32_t pos) {
+    const struct weft_sched *s = ctx;
+    return units_of(s->systems[s->graph.order[pos]]);
+}
+
+uint32_t weft__ready_take(const weft_atomic_u64 *slots, uint32_t h, uint32_t t, uint32_t workers,
+                          uint32_t (*units)(const void *ctx, uint32_t pos), const void *ctx) {
+    uint32_t want = (t - h) / (2u * workers);
+    want = want ? want : 1u;
+    uint32_t b = 0, same = 0, cap = 0;
+    uint64_t prev = 0;
+    while (b < want) {
+        /* acquire: pairs with publish()'s release store */
+        uint64_t v = weft_atomic_load_acquire(&slots[h + b]);
+        if (v == 0) {
+            break;
+        }
+        if (v >> 32 != prev >> 32) { /* another system's unit */
+            same = 0;
+            cap = 0;
+        }
+        if (++same > 1) {
+            if (cap == 0) { /* looked up only when a second unit of the system follows */
+                cap = (units(ctx, (uint32_t)(v >> 32) - 1u) + workers - 1u) / workers;
+            }
+            if (same > cap) {
+                break;
+            }
+        }
+        prev = v;
+        b++;
+    }
+    return b;
+}
+
+/* Claim a run of published slots [*lo, *hi) (weft__ready_take: a share of what is reserved,
+ * at most ceil(units / P) of one system's units in a row). */
 static bool claim(weft__ready_t *r, uint32_t *lo, uint32_t *hi) {
     uint32_t h = weft_atomic_load_relaxed(&r->head);
     for (;;) {
@@ -92,13 +128,7 @@ static bool claim(weft__ready_t *r, uint32_t *lo, uint32_t *hi) {
         if (h >= t) {
             return false;
         }
-        uint32_t want = (t - h) / (2u * r->workers);
-        want = want ? want : 1u;
-        uint32_t b = 0;
-        /* acquire: pairs with publish()'s release store */
-        while (b < want && weft_atomic_load_acquire(&r->slots[h + b]) != 0) {
-            b++;
-        }
+        uint32_t b = weft__ready_take(r->slots, h, t, r->workers, units_at, r->s);
         if (b == 0) {
             return false;
         }

@@ -6,7 +6,8 @@
  * unit of a system with nothing to do) that become ready when their system's predecessors in
  * the phase have finished. Participants (the calling thread, and "drain" jobs it or another
  * participant submits) claim runs of published slots with one CAS on the head, a share of
- * what is there (half of 1/P of it, at least one), and run each unit. Finishing a system's
+ * what is there (half of 1/P of it, at least one, and at most ceil(n / P) units in a row of
+ * a system of n units: weft__ready_take), and run each unit. Finishing a system's
  * last unit releases its successors: a successor whose only predecessor in the phase it was
  * needs no atomic; one of the newly ready units is kept and run next on the same thread
  * (a chain runs on one thread, touching no shared line), the others are published. So a
@@ -122,6 +123,19 @@ bool weft__ready_reserve(struct weft_sched *s, uint32_t first, uint32_t end);
  * frame prepares the phase in a pass). Thread: main. */
 weft_result_t weft__ready_run(struct weft_sched *s, uint32_t first, uint32_t end,
                               struct weft__phase_cost *pc);
+
+/* How many published slots one claim takes from slot `h` when `t` are reserved (claim()):
+ * half of a 1/P share, max(1, (t - h) / 2P), stopping at the first slot not yet published
+ * (0 when that is slot h), and taking at most ceil(n / P) units in a row of one system with
+ * n units (`units(ctx, run position)`, called only when a second unit of a system follows
+ * the first): a claim is run in order on one thread, so a run of one system's units past
+ * its 1/P share would serialise a system whose chunks exist to be spread, whatever the
+ * other published units cost (the 16-worker simulation of the demo's frame had one worker
+ * run 10 of carrier_steering's 13 chunks of ~230 us in one claim, the hierarchy chain's
+ * link). At 2 workers a single released system is never capped (the share is a quarter of
+ * it). Thread: any participant. */
+uint32_t weft__ready_take(const weft_atomic_u64 *slots, uint32_t h, uint32_t t, uint32_t workers,
+                          uint32_t (*units)(const void *ctx, uint32_t pos), const void *ctx);
 
 /* Free the slots (scheduler teardown). Thread: main. */
 void weft__ready_fini(struct weft_sched *s);

@@ -212,6 +212,28 @@ Test(sim, a_released_set_gets_as_many_participants_as_its_work_and_units_repay) 
     cr_expect(eq(u32, r.steals, 3));
 }
 
+/* Ready, no costs: A (10) -> B (4 chunks of 100), C (36 chunks of 1). At 2 workers A's end
+ * runs B's chunk 0 on worker 0 (10-110) and publishes B's 3 others and C's 36. A claim may
+ * take a quarter of what is published (9), but at most ceil(4 / 2) = 2 of B's chunks in a
+ * row (the runtime's weft__ready_take): worker 1 runs B1, B2 (10-210), worker 0 B3 then C
+ * (110-218) and both share the rest of C, ending at 228. Taking the 9 (B1-B3 and C0-C5 on
+ * worker 1, 10-316) would leave B's chunks in a row on one worker: 316. */
+Test(sim, a_claim_takes_at_most_a_1_pth_share_of_one_systems_units_in_a_row) {
+    static const double a = 10, b[4] = {100, 100, 100, 100};
+    static double c[36];
+    for (int i = 0; i < 36; i++) {
+        c[i] = 1;
+    }
+    static const uint32_t root[] = {0};
+    wt_sim_system_t sys[3] = {{.nchunks = 1, .chunk_ns = &a},
+                              {.nchunks = 4, .chunk_ns = b, .pred = root, .npred = 1},
+                              {.nchunks = 36, .chunk_ns = c, .pred = root, .npred = 1}};
+    wt_sim_phase_t ph;
+    wt_sim_frame_t f = one_phase(sys, 3, &ph, WT_SIM_READY);
+    cr_expect(eq(dbl, sim(&f, 1), 446.0));
+    cr_expect(eq(dbl, sim(&f, 2), 228.0));
+}
+
 /* Bound: phase 0 (ready) A (10) -> B (5, 7, 3) and C (12) -> D (4): longest path
  * 10 + max(7, 12) + 4 = 26 (B's chunks at once; in a row they would make 29); phase 1 (inline) E (1, 2), F (3): its whole work, 6. Serial: the
  * applies 6 + 1 and frame_ns 2. No worker count simulates below path + serial. */

@@ -407,7 +407,7 @@ static weft_result_t add(demo_world_t *d, weft_system_desc_t desc) {
 
 weft_result_t demo_register_systems(demo_world_t *d) {
     const demo_components_t *c = &d->c;
-    /* Chunk rows: weft's default (WEFT_SYSTEM_CHUNK_DEFAULT, 4096) for every row system.
+    /* Chunk rows: weft's default (WEFT_SYSTEM_CHUNK_DEFAULT, 4096) for the row systems.
      * Measured here (the simulator's calibration and a 1-worker traced frame), the cheapest
      * of them, grid_bin at ~2.5 ns a row, still costs ~10 us a chunk: ~300x a job (25-30
      * ns) and ~8x the ready list's hand-out cost (~1.2 us), while the 1.2M-row systems get
@@ -416,9 +416,20 @@ weft_result_t demo_register_systems(demo_world_t *d) {
      * a chunk. grid_count and stats keep one partial result per chunk, so their chunks are
      * sized from their slot tables (demo_world.c). */
     const uint32_t big = WEFT_SYSTEM_CHUNK_DEFAULT;
-    /* Registration order is declaration order for systems that conflict, and where two
-     * systems write one component on disjoint entities the one off the hierarchy chain comes
-     * first (same values, shorter critical path): spin writes the mounts' local transforms,
+    /* The carriers' two systems cost 55-110 ns a row (trig, the hierarchy's entity lookup),
+     * 3-10x the movers' others: at 4096 rows their chunks took 210-470 us (1-worker traced
+     * frames), each a link of the hierarchy chain, so they get a quarter of that (1024 rows,
+     * 55-115 us a chunk: still ~45x the ready list's hand-out). */
+    const uint32_t dear = big / 4;
+    /* Registration order is declaration order for systems that conflict; among systems that
+     * do not, it is the run order, and so the order in which a finished system's successors
+     * are released (the first runs next on the same worker, the rest are published in that
+     * order). So the hierarchy chain comes first wherever that changes no edge: after
+     * movement, carrier_steering (whose first chunk then runs next, its other chunks at the
+     * head of the ready list) and sync_transforms, then the hierarchy update (run next when
+     * sync_transforms ends, ahead of steering's 245 chunks). Where two systems write one
+     * component on disjoint entities the one off the hierarchy chain comes first (same
+     * values, shorter critical path): spin writes the mounts' local transforms,
      * sync_transforms the carriers', so spin runs beside movement; steering is split into
      * the carriers (before sync_transforms, which reads their velocity) and every other mover
      * (after it), both before the grid and state systems whose last frame's crowding and
@@ -437,28 +448,45 @@ weft_result_t demo_register_systems(demo_world_t *d) {
          .parallel = true,
          .chunk_size = big,
          .terms = {W(c->position), R(c->velocity)}},
-        {.name = "bounds",
-         .fn = sys_bounds,
-         .parallel = true,
-         .chunk_size = big,
-         .terms = {R(c->position), R(c->radius), W(c->bounds)}},
         {.name = "carrier_steering", /* the carriers first: sync_transforms reads them */
          .fn = sys_steering,
          .parallel = true,
-         .chunk_size = big,
+         .chunk_size = dear,
          .terms = {W(c->velocity), R(c->health), R(c->crowding), R(c->carrier)}},
         {.name = "sync_transforms",
          .fn = sys_sync_transforms,
          .parallel = true,
-         .chunk_size = big,
+         .chunk_size = dear,
          .terms = {R(c->carrier), R(c->position), R(c->velocity)},
          .writes = {c->hier.local}},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        weft_result_t r = add(d, s[i]);
+        if (r != WEFT_OK) {
+            return r;
+        }
+    }
+    /* The hierarchy update is weft's own system: it reads local + link, writes world. */
+    demo_system_info_t *info = &d->systems[d->system_count];
+    weft_result_t r = weft_hier_register_system(
+        d->world, &(weft_hier_system_desc_t){.name = "hierarchy"}, &info->id);
+    if (r != WEFT_OK) {
+        return r;
+    }
+    *info = (demo_system_info_t){info->id, "hierarchy", 0, false};
+    d->system_count++;
+    weft_system_desc_t u[] = {
         {.name = "steering", /* every other mover, beside the hierarchy chain */
          .fn = sys_steering,
          .parallel = true,
          .chunk_size = big,
          .terms = {W(c->velocity), R(c->health), R(c->crowding)},
          .exclude = {c->carrier}},
+        {.name = "bounds",
+         .fn = sys_bounds,
+         .parallel = true,
+         .chunk_size = big,
+         .terms = {R(c->position), R(c->radius), W(c->bounds)}},
         {.name = "grid_bin",
          .fn = sys_grid_bin,
          .parallel = true,
@@ -507,21 +535,12 @@ weft_result_t demo_register_systems(demo_world_t *d) {
          .terms = {R(c->visible), R(c->velocity)},
          .writes = {c->stats_partials}},
     };
-    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
-        weft_result_t r = add(d, s[i]);
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+        r = add(d, u[i]);
         if (r != WEFT_OK) {
             return r;
         }
     }
-    /* The hierarchy update is weft's own system: it reads local + link, writes world. */
-    demo_system_info_t *info = &d->systems[d->system_count];
-    weft_result_t r = weft_hier_register_system(
-        d->world, &(weft_hier_system_desc_t){.name = "hierarchy"}, &info->id);
-    if (r != WEFT_OK) {
-        return r;
-    }
-    *info = (demo_system_info_t){info->id, "hierarchy", 0, false};
-    d->system_count++;
     weft_system_desc_t t[] = {
         {.name = "mount_bounds",
          .fn = sys_mount_bounds,

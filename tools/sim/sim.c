@@ -569,8 +569,18 @@ static void ready_claim(sim_state_t *st, uint32_t v, double now) {
         return;
     }
     if (st->head < st->tail) {
-        uint32_t want = (st->tail - st->head) / (2u * st->workers);
+        uint32_t want = (st->tail - st->head) / (2u * st->workers), b = 0, same = 0;
         want = want ? want : 1u;
+        for (uint32_t prev = UINT32_MAX; b < want; b++) { /* the runtime's weft__ready_take */
+            uint32_t sys = st->job_sys[st->slots[st->head + b]];
+            same = sys == prev ? same + 1u : 1u;
+            uint32_t n = jobs_of(&st->f->systems[sys]);
+            if (same > (n + st->workers - 1u) / st->workers) {
+                break; /* at most ceil(n / P) of one system's units in a row */
+            }
+            prev = sys;
+        }
+        want = b;
         w->run_lo = st->head;
         w->run_hi = st->head + want;
         st->head += want;

@@ -16,7 +16,8 @@
  *    ready list of units (a system's chunks; one empty unit for a system that ran none):
  *    worker 0 publishes the roots' units and runs as a participant; a participant claims a
  *    run of published units (claim_ns), half of a 1/P share of what is published, at least
- *    one, and runs them in order; finishing a system's last unit releases its successors:
+ *    one, at most ceil(n / P) units in a row of one system of n units, and runs them in
+ *    order; finishing a system's last unit releases its successors:
  *    the first one released runs next on the same worker (its chunk 0; a chain stays on one
  *    worker), the rest of their units are published. Whoever publishes n units of work W
  *    (the roots at the start) hands out k drain jobs at once, the largest k with
