@@ -237,9 +237,9 @@ void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan) {
             const weft__auto_family_t *old = &world->auto_families[o];
             if (old->count == fams[f].count &&
                 memcmp(old->ids, fams[f].ids, old->count * sizeof old->ids[0]) == 0) {
-                fams[f].layout = old->layout;
-                fams[f].lost = old->lost;
-                fams[f].repacks = old->repacks;
+                uint32_t systems = fams[f].systems;
+                fams[f] = *old;
+                fams[f].systems = systems;
             }
         }
     }
@@ -268,10 +268,10 @@ static weft__pool_t *fam_pool(weft_world_t *world, const weft__auto_family_t *fa
 }
 
 /* Sum of the family's pools' layout counts (every row added, moved or removed bumps it). */
-static uint64_t fam_layout(weft_world_t *world, const weft__auto_family_t *fam) {
+static uint64_t fam_layout(const weft_world_t *world, const weft__auto_family_t *fam) {
     uint64_t sum = 0;
     for (uint32_t m = 0; m < fam->count; m++) {
-        sum += fam_pool(world, fam, m)->layout;
+        sum += world->components[fam->ids[m]]->pool.layout;
     }
     return sum;
 }
@@ -335,6 +335,8 @@ uint32_t weft__auto_repack(weft_world_t *world, weft__auto_family_t *fam) {
             weft__pool_swap_rows(pool, base[m] + i, weft__pool_row(pool, drive->dense[i]));
         }
     }
+    fam->drive = drive->id;
+    fam->packed = k;
     fam->layout = fam_layout(world, fam);
     fam->seen = fam->layout; /* its own moves are no churn */
     fam->lost = 0;
@@ -388,4 +390,21 @@ void weft__auto_frame(weft_world_t *world) {
             (void)weft__auto_repack(world, fam);
         }
     }
+}
+
+uint32_t weft__auto_packed(const weft_world_t *world, const weft__pool_t *drive,
+                           const weft__pool_t *const *pools, uint32_t count) {
+    for (uint32_t f = 0; f < world->auto_family_count; f++) {
+        const weft__auto_family_t *fam = &world->auto_families[f];
+        if (fam->packed == 0 || fam->drive != drive->id) {
+            continue;
+        }
+        bool all = true;
+        for (uint32_t t = 0; t < count && all; t++) {
+            all = weft__ids_subset(&pools[t]->id, 1, fam->ids, fam->count);
+        }
+        /* Layout counts only grow, so an unchanged sum means no row of the family moved. */
+        return all && fam_layout(world, fam) == fam->layout ? fam->packed : 0u;
+    }
+    return 0;
 }

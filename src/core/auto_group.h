@@ -109,6 +109,13 @@ void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan);
  * before a frame's first phase). */
 void weft__auto_frame(weft_world_t *world);
 
+/* Driving rows [0, n) of `drive` run in step with the rows of every pool in pools[0 .. count)
+ * other than drive: n when drive is the driving pool of a packed family that holds all of
+ * them and no row of the family moved since its re-pack (O(families x members)), else 0.
+ * Thread: any reader, while the main thread makes no structural change. */
+uint32_t weft__auto_packed(const weft_world_t *world, const weft__pool_t *drive,
+                           const weft__pool_t *const *pools, uint32_t count);
+
 /* Re-pack one family now (DESIGN): its driving pool's rows that are in the family first, each
  * other pool's rows past its group prefix in that order. Returns the rows packed. Thread:
  * main, no iterator running. */

@@ -102,6 +102,8 @@ typedef struct weft__auto_family {
     uint64_t seen;    /* the summed layout counts at the previous frame (0: none yet) */
     uint64_t lost;    /* estimated cost of probing instead of columns since then (auto_group.c) */
     uint32_t repacks; /* re-packs so far (tests read it) */
+    uint32_t drive;   /* the driving pool's component id at the last re-pack */
+    uint32_t packed;  /* rows that re-pack put in step (valid while `layout` is the sum) */
 } weft__auto_family_t;
 
 struct weft_world {
