@@ -1116,7 +1116,7 @@ void wb_suite_query(wb_ctx_t *ctx);
 
 void wb_suite_query(wb_ctx_t *ctx) {
     uint32_t n = wb_quick(ctx) ? 100000u : 1000000u;
-    int reps = wb_reps(ctx) * 2 + 1; /* cheap cases: more pairs steady the medians */
+    int reps = wb_reps(ctx) * 2 + 1;            /* cheap cases: more pairs steady the medians */
     const char *only = getenv("WB_QUERY_CASE"); /* "change": the change cases only */
     if (only != NULL && strcmp(only, "auto") == 0) { /* "auto": the automatic grouping ones */
         describe_auto_groups(ctx);
