@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include "auto_group_fixture.h"
 #include "src/core/auto_group.h"
 #include "src/core/group.h"
 #include "src/core/world.h"
@@ -15,7 +16,7 @@
 
 TestSuite(auto_pack, .timeout = 120);
 
-enum { P, V, M, H, NCOMP };
+enum { P = WT_AUTO_P, V = WT_AUTO_V, M = WT_AUTO_M, H = WT_AUTO_H, NCOMP = WT_AUTO_NCOMP };
 #define NENT 900
 #define FRAMES 8
 
@@ -28,23 +29,9 @@ typedef struct pack_state {
     uint32_t heat_rows;   /* rows the heat system visited */
 } pack_state_t;
 
-static uint32_t next_u32(pack_state_t *s) {
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    return (uint32_t)(s->rng >> 11);
-}
+static uint32_t next_u32(pack_state_t *s) { return wt_auto_next(&s->rng); }
 
 /* Per-row bodies: each computes from its entity's values only, so row order cannot matter. */
-static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) { /* P += V */
-    (void)ctx;
-    while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->rows; i++) {
-            uint32_t *p = weft_iter_get(it, 0, i);
-            *p += *(const uint32_t *)weft_iter_get(it, 1, i);
-        }
-    }
-}
 
 static void sys_push(weft_iter_t *it, const weft_system_ctx_t *ctx) { /* P = P * 3 + V ^ M */
     (void)ctx;
@@ -94,20 +81,14 @@ static void make_world(pack_state_t *s, uint32_t workers, bool on, bool count) {
         cr_assert(eq(int, weft_component_register(s->world, &cd, &s->comp[c]), WEFT_OK));
     }
     cr_assert(eq(int, weft_world_set_auto_groups(s->world, on), WEFT_OK));
-    reg(s, "move", sys_move, P, V, NCOMP, NULL);
+    reg(s, "move", wt_auto_sys_move, P, V, NCOMP, NULL);
     reg(s, "push", sys_push, P, V, M, NULL);
     reg(s, "heat", sys_heat, P, H, NCOMP, count ? s : NULL);
 }
 
 /* Toggle component c on entity e (a fresh value when added). */
 static void toggle(pack_state_t *s, uint32_t e, uint32_t c) {
-    weft_world_t *w = s->world;
-    if (weft_component_has(w, s->ents[e], s->comp[c])) {
-        cr_assert(eq(int, weft_component_remove(w, s->ents[e], s->comp[c]), WEFT_OK));
-    } else {
-        uint32_t v = next_u32(s);
-        cr_assert(eq(int, weft_component_set(w, s->ents[e], s->comp[c], &v), WEFT_OK));
-    }
+    wt_auto_toggle(s->world, s->ents[e], s->comp[c], &s->rng);
 }
 
 /* Random churn: components come and go (rows move in the chain and in the family), entities
@@ -167,20 +148,10 @@ static void repack_and_check(pack_state_t *s, uint64_t seed) {
  * a re-pack between some frames (as well as those the rule makes), some followed by more
  * churn. Writes every entity's
  * values (UINT32_MAX where absent) and the world hash after each frame. */
-static void run(uint64_t seed, uint32_t workers, bool on, uint32_t (*vals)[NENT][NCOMP],
-                uint64_t *hashes) {
+static void run(uint64_t seed, uint32_t workers, bool on, uint32_t *vals, uint64_t *hashes) {
     pack_state_t s = {.rng = seed | 1u};
     make_world(&s, workers, on, false);
-    for (uint32_t e = 0; e < NENT; e++) {
-        cr_assert(eq(int, weft_entity_create(s.world, &s.ents[e]), WEFT_OK));
-        uint32_t roll = next_u32(&s) % 8u;
-        for (uint32_t c = 0; c < NCOMP; c++) {
-            bool want = c == P ? roll != 0 : c == V ? roll < 4 : c == M ? roll % 2 == 0 : roll >= 4;
-            if (want) {
-                toggle(&s, e, c);
-            }
-        }
-    }
+    wt_auto_populate(s.world, s.ents, s.comp, NENT, &s.rng);
     for (uint32_t f = 0; f < FRAMES; f++) {
         churn(&s, f % 3 == 2 ? 0 : 120);
         uint32_t roll = next_u32(&s) % 3u; /* drawn in both settings: the same churn follows */
@@ -193,45 +164,12 @@ static void run(uint64_t seed, uint32_t workers, bool on, uint32_t (*vals)[NENT]
         cr_assert(eq(int, weft_world_progress(s.world, 0.016f), WEFT_OK), "%s", weft_last_error());
         hashes[f] = weft_world_hash(s.world);
     }
-    for (uint32_t e = 0; e < NENT; e++) {
-        for (uint32_t c = 0; c < NCOMP; c++) {
-            const uint32_t *v = weft_component_get(s.world, s.ents[e], s.comp[c]);
-            (*vals)[e][c] = v ? *v : UINT32_MAX;
-        }
-    }
+    wt_auto_values(s.world, s.ents, s.comp, NENT, vals);
     weft_world_destroy(s.world);
 }
 
 Test(auto_pack, re_packs_with_churn_give_the_setting_off_values_at_1_2_and_8_workers) {
-    uint64_t seed = wt_seed("auto_pack on/off");
-    static uint32_t vals[2][3][NENT][NCOMP];
-    uint64_t hashes[2][3][FRAMES];
-    static const uint32_t workers[3] = {1, 2, 8};
-    for (uint32_t on = 0; on < 2; on++) {
-        for (uint32_t k = 0; k < 3; k++) {
-            run(seed, workers[k], on != 0, &vals[on][k], hashes[on][k]);
-        }
-    }
-    for (uint32_t k = 0; k < 3; k++) {
-        for (uint32_t e = 0; e < NENT; e++) {
-            for (uint32_t c = 0; c < NCOMP; c++) {
-                cr_assert(eq(u32, vals[1][k][e][c], vals[0][0][e][c]),
-                          "seed %llu, %u workers: entity %u component %u differs with the "
-                          "setting on",
-                          (unsigned long long)seed, workers[k], e, c);
-                cr_assert(eq(u32, vals[0][k][e][c], vals[0][0][e][c]),
-                          "seed %llu, %u workers: entity %u component %u differs (setting off)",
-                          (unsigned long long)seed, workers[k], e, c);
-            }
-        }
-        for (uint32_t on = 0; on < 2; on++) {
-            for (uint32_t f = 0; f < FRAMES; f++) {
-                cr_assert(eq(u64, hashes[on][k][f], hashes[on][0][f]),
-                          "seed %llu, setting %u: frame %u hash at %u workers differs from 1",
-                          (unsigned long long)seed, on, f, workers[k]);
-            }
-        }
-    }
+    wt_auto_compare(wt_seed("auto_pack on/off"), run, NENT, NCOMP, FRAMES);
 }
 
 #define RULE_N 20000u  /* entities: P on all, V on the even (M every fourth), H on the odd */
