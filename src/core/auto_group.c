@@ -260,8 +260,6 @@ void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan) {
 #define SCAN_NS_PER_ROW 6u
 #define MOVE_NS_PER_ROW 40u
 
-#define REPACK_AHEAD 16u /* swaps between a prefetch and the swap it serves */
-
 /* The family's pool of component c. */
 static weft__pool_t *fam_pool(weft_world_t *world, const weft__auto_family_t *fam, uint32_t m) {
     return &world->components[fam->ids[m]]->pool;
@@ -326,12 +324,6 @@ uint32_t weft__auto_repack(weft_world_t *world, weft__auto_family_t *fam) {
         }
         weft__pool_t *pool = fam_pool(world, fam, m);
         for (uint32_t i = 0; i < k; i++) {
-            if (i + REPACK_AHEAD < k) { /* the scattered lines a later swap will miss on */
-                uint32_t row = weft__pool_row(pool, drive->dense[i + REPACK_AHEAD]);
-                weft__prefetch(pool->dense + row);
-                weft__prefetch(pool->data + (size_t)row * pool->size);
-                weft__prefetch(weft__pool_sparse_at(pool, pool->dense[base[m] + i + REPACK_AHEAD]));
-            }
             weft__pool_swap_rows(pool, base[m] + i, weft__pool_row(pool, drive->dense[i]));
         }
     }

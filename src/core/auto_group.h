@@ -38,8 +38,9 @@
  * query finds the family's windows in step and hands out columns (query.c, aligned_run and
  * cached_batch). A re-pack (weft__auto_repack) moves F's rows whose every X row is past its
  * prefix to the front (entities also in a chain go last), then swaps each X's rows
- * base + i to follow F's rows i; O(F's rows) lookups and a swap per misplaced row, with
- * prefetches a few swaps ahead. Adds and removes undo it (each removal moves a pool's last
+ * base + i to follow F's rows i: O(F's rows) lookups and a swap per misplaced row
+ * (prefetching the rows of the swaps a few ahead was measured: no faster from entity order,
+ * two to three times slower when in place, so there is none). Adds and removes undo it (each removal moves a pool's last
  * row into the hole and breaks that window; an entity entering a chain moves the first row
  * past the prefix), so re-packs follow a rent-or-buy rule between frames
  * (weft__auto_frame, before a frame's first phase: it moves rows like the group hooks, and
@@ -56,13 +57,17 @@
  *   rows / (writes x WEFT__ITER_BLOCK) frames, saving about half a frame's full rent each, so
  *   churn that breaks every window within a frame never buys a re-pack.
  * The costs are wall-clock figures measured on the bench's auto_groups world (1M entities,
- * 500k {P,H} rows, 1 worker): a probed row loses about 3 ns per frame against a column, a
- * re-pack costs about 6 ns per F row in place and 40 ns per row moved. So from entity order
- * the family re-packs after about 16 frames, after churn of a few rows on the next frames,
- * and the rule pays at most about twice the rent a never-packed family would (the usual
- * rent-or-buy bound, as far as the estimate holds). Measured: the frame's ratio to the
- * raw loops 1.8-2.2 unpacked, 1.06-1.2 packed; a re-pack 14-25 ms from entity order, 2.7 ms
- * when in place (query/auto_groups_*, load 3-4 on 2 cores).
+ * 500k {P,H} rows, 1 worker, load 3-4 on 2 cores): a probed row loses about 3 ns per frame
+ * against a column (frame 2.4-3 ms unpacked, 1.1-1.2 ms packed); a re-pack takes 3-4 ms in
+ * place (6 ns per F row) and 19-41 ms from entity order (about 40 ns per row moved). So from
+ * entity order the family re-packs at about the 16th frame, after churn of a few rows on the
+ * next frame, and the rule pays at most about twice the rent a never-packed family would (the
+ * usual rent-or-buy bound, as far as the estimate holds). Iterators take a family untouched
+ * since its re-pack as in step without comparing its dense arrays (weft__auto_packed).
+ * Measured: the settled frame's ratio to the raw loops 0.90-1.04 (7 runs; 2.7-3.1 with the
+ * setting off); the first 40 frames, re-pack included, 1.5-1.7 (query/auto_groups_*);
+ * callgrind, one frame of a throwaway driver of that world: 21.2M instructions unpacked,
+ * 11.8M settled.
  * Families keep their account across re-plans that keep them; dropping the automatic groups
  * (user group, user-ordered pool, snapshot of an older plan) drops the families too, and an
  * ordered operation on a family's pool makes it the user's like a grouped one.

@@ -179,23 +179,4 @@ void weft__pool_fini(struct weft_world *world, weft__pool_t *pool);
 /* Bytes of heap the pool holds (dense, data, directory, pages). */
 size_t weft__pool_bytes(const weft__pool_t *pool);
 
-/* Start loading the line at p (a hint; no effect on results). An asm statement on x86: gcc
- * 12 drops a __builtin_prefetch inside a loop it finds otherwise empty (the term loop of a
- * query's row prefetch vanished from the binary). */
-static inline void weft__prefetch(const void *p) {
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
-#elif defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p);
-#else
-    (void)p;
-#endif
-}
-
-/* The line of entity index idx's sparse entry, for a prefetch (its page must exist). */
-static inline const void *weft__pool_sparse_at(const weft__pool_t *pool, uint32_t idx) {
-    return pool->sparse[idx >> WEFT__SPARSE_SHIFT] +
-           (size_t)(idx & WEFT__SPARSE_MASK) * (3u + pool->sparse_wide);
-}
-
 #endif /* WEFT_SRC_POOL_H */
