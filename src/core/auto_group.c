@@ -1,6 +1,7 @@
 /* auto_group.c: the automatic grouping planner (auto_group.h). */
 #include "auto_group.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "group.h"
@@ -230,8 +231,8 @@ void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan) {
             (void)g;
         }
     }
-    /* A family the plan had already keeps its account (the groups it packs around are the
-     * same ones, or were just re-made: then its rows are as unpacked as before). */
+    /* A family the plan had already keeps its account while the groups stay; re-made groups
+     * dropped the families (their rows moved), so those start afresh. */
     for (uint32_t f = 0; f < nfam; f++) {
         for (uint32_t o = 0; o < world->auto_family_count; o++) {
             const weft__auto_family_t *old = &world->auto_families[o];
@@ -336,11 +337,6 @@ uint32_t weft__auto_repack(weft_world_t *world, weft__auto_family_t *fam) {
     return k;
 }
 
-/* a * b, saturating (the estimates below multiply counts by costs) */
-static uint64_t mul_sat(uint64_t a, uint64_t b) {
-    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-}
-
 void weft__auto_frame(weft_world_t *world) {
     for (uint32_t f = 0; f < world->auto_family_count; f++) {
         weft__auto_family_t *fam = &world->auto_families[f];
@@ -359,26 +355,25 @@ void weft__auto_frame(weft_world_t *world) {
             continue; /* as packed as at the last re-pack, or nothing to pack */
         }
         /* Rent: a moved row takes its window of the join (WEFT__ITER_BLOCK driving rows) out of
-         * the column batches, so each write since the re-pack costs each frame at most that
-         * many probed rows, and all of them at most every row. */
-        uint64_t probed =
-            mul_sat(writes, WEFT__ITER_BLOCK) < rows ? writes * WEFT__ITER_BLOCK : rows;
-        uint64_t moved = writes < rows ? writes : rows;
-        fam->lost += probed * LOST_NS_PER_ROW * fam->systems;
+         * the column batches; with writes falling on windows at random, a share
+         * 1 - exp(-writes / windows) of them is out after `writes`, each frame. */
+        double windows = (double)((rows + WEFT__ITER_BLOCK - 1u) / WEFT__ITER_BLOCK);
+        double out = 1.0 - exp(-(double)writes / windows);
+        double frame_rent = (double)rows * out * LOST_NS_PER_ROW * fam->systems;
+        fam->lost += (uint64_t)frame_rent;
         /* Buy: a pass over the driving rows and a move per write in each other pool. */
+        uint64_t moved = writes < rows ? writes : rows;
         uint64_t cost = (uint64_t)fam_pool(world, fam, d)->count * SCAN_NS_PER_ROW +
                         moved * MOVE_NS_PER_ROW * (fam->count - 1u);
         if (fam->lost < cost) {
             continue;
         }
-        /* ... but only when the pack outlives its cost: at the last frame's rate of writes it
-         * stays whole for rows / (recent x block) frames and loses columns linearly over that
-         * time, so it saves about half of a fully unpacked frame's rent per frame kept. Churn
-         * that breaks every window within a frame is never worth a re-pack. */
-        uint64_t keep = recent == 0 ? UINT64_MAX : rows / mul_sat(recent, WEFT__ITER_BLOCK);
-        uint64_t saving =
-            mul_sat(mul_sat((uint64_t)rows * LOST_NS_PER_ROW, fam->systems), keep) / 2u;
-        if (saving >= cost) {
+        /* ... but only when the pack pays back: at the last frame's rate of writes a share
+         * q = exp(-recent / windows) of its windows survives each frame, so over the frames to
+         * come it saves frame_rent x (1 + q + q^2 + ...) = frame_rent / (1 - q). Churn that
+         * breaks most windows within a frame never buys a re-pack. */
+        double keep = exp(-(double)recent / windows);
+        if (keep >= 1.0 || frame_rent / (1.0 - keep) >= (double)cost) {
             (void)weft__auto_repack(world, fam);
         }
     }

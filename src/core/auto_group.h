@@ -40,22 +40,24 @@
  * prefix to the front (entities also in a chain go last), then swaps each X's rows
  * base + i to follow F's rows i: O(F's rows) lookups and a swap per misplaced row
  * (prefetching the rows of the swaps a few ahead was measured: no faster from entity order,
- * two to three times slower when in place, so there is none). Adds and removes undo it (each removal moves a pool's last
- * row into the hole and breaks that window; an entity entering a chain moves the first row
- * past the prefix), so re-packs follow a rent-or-buy rule between frames
+ * two to three times slower when in place, so there is none). Adds and removes undo it
+ * (each removal moves a pool's last row into the hole and breaks that window; an entity
+ * entering a chain moves the first row past the prefix), so re-packs follow a rent-or-buy
+ * rule between frames
  * (weft__auto_frame, before a frame's first phase: it moves rows like the group hooks, and
  * never while systems iterate):
  * - rent: each frame, the family is charged the rows its systems probe instead of reading
- *   columns, estimated from the layout writes of its pools since the last re-pack
- *   (min(rows, writes x WEFT__ITER_BLOCK): a moved row takes at most its window out of the
- *   column batches; writes inside a chain's prefix are counted too, an over-estimate),
- *   times the family's systems, at LOST_NS_PER_ROW each;
+ *   columns, estimated from the layout writes of its pools since the last re-pack: a moved
+ *   row takes its window (WEFT__ITER_BLOCK driving rows) out of the column batches, and with
+ *   writes falling on windows at random a share 1 - exp(-writes / windows) of the windows is
+ *   out (writes inside a chain's prefix count too: an over-estimate), times the family's
+ *   systems, at LOST_NS_PER_ROW a row;
  * - buy: a re-pack costs a pass over F (SCAN_NS_PER_ROW a row) plus a move per write in each
  *   X (MOVE_NS_PER_ROW, at most every row);
- * - re-pack once the rent charged since the last re-pack reaches that cost, but only when
- *   the pack outlives it: at the last frame's rate of writes it stays whole for
- *   rows / (writes x WEFT__ITER_BLOCK) frames, saving about half a frame's full rent each, so
- *   churn that breaks every window within a frame never buys a re-pack.
+ * - re-pack once the rent charged since the last re-pack reaches that cost, and only when
+ *   the pack pays back: at the last frame's rate of r writes a share q = exp(-r / windows)
+ *   of the windows survives each frame, so it saves about a frame's rent / (1 - q) in all;
+ *   churn that breaks most windows within a frame never buys a re-pack.
  * The costs are wall-clock figures measured on the bench's auto_groups world (1M entities,
  * 500k {P,H} rows, 1 worker, load 3-4 on 2 cores): a probed row loses about 3 ns per frame
  * against a column (frame 2.4-3 ms unpacked, 1.1-1.2 ms packed); a re-pack takes 3-4 ms in

@@ -15,7 +15,9 @@
  * next matching row, then tries the cheap case first: if every other include pool's dense
  * array runs in step with the driving rows (the pools were filled in the same order), a
  * sequential compare of the dense arrays proves membership for the whole run and the batch
- * gets contiguous columns for every term. Otherwise the batch is a resolved block
+ * gets contiguous columns for every term (driving rows a packed family of automatic grouping
+ * holds in step since its re-pack skip the comparison: auto_group.h). Otherwise the batch is a
+ * resolved block
  * (block_batch): a window of up to WEFT__ITER_BLOCK driving rows whose entities are probed
  * in each checked pool in one tight loop per pool, rejected rows squeezed out, each include
  * term's rows kept in an iterator array that weft_iter_get reads (no per-row sparse lookup

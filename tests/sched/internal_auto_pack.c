@@ -216,7 +216,10 @@ Test(auto_pack, the_rule_re_packs_a_quiet_world_and_never_under_churn_that_break
     cr_assert(not(all_columns(&s)), "the creation order leaves the family unpacked");
     cr_assert(eq(u32, s.world->auto_families[0].repacks, 0), "not right after the writes");
     uint32_t f = frames_until(&s, 1);
-    cr_assert(f > 1 && f < RULE_FRAMES, "a quiet world re-packs once the rent paid for it (%u)", f);
+    /* From creation order a re-pack moves every row, which costs several frames of rent
+     * (auto_group.c's costs: about 15), and the world must be quiet (not on the first frame) */
+    cr_assert(f >= 4 && f < RULE_FRAMES, "a quiet world re-packs once the rent paid for it (%u)",
+              f);
     cr_assert(all_columns(&s), "then its system reads columns only");
     /* 5% of the H entities lose H and get it back every frame: every window breaks. */
     for (uint32_t f2 = 0; f2 < RULE_FRAMES; f2++) {
