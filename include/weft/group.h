@@ -79,6 +79,13 @@ WEFT_API const void *weft_group_column(const weft_world_t *world, weft_group_t g
  * dropped. Only the order of rows inside pools differs from the setting being off: what
  * systems compute per entity is the same, but row order, and so weft_world_hash, may
  * differ. A re-plan moves rows (O(rows of the pools involved)).
+ * A set left out of the chains because it shares a pool with one ({P,H} beside {P,V}) is a
+ * packed family when it holds no chosen group and has a pool in no chain: weft keeps its
+ * rows outside the group prefixes in one order by re-packing them before a frame when the
+ * rows its systems probed instead of reading columns (estimated from the rows added, moved
+ * and removed since the last re-pack) have cost about what a re-pack does, and not under
+ * churn that would undo a re-pack within a frame; its systems then iterate columns too.
+ * A re-pack moves rows (O(rows of the family)) and, like a re-plan, only changes row order.
  * Rules with the user's own calls: the user's groups win: weft_group_create sees only user
  * groups (its errors and ids are as with the setting off) and drops the automatic groups,
  * which are re-planned around it before the next frame; sets sharing a pool with a user group

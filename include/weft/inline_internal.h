@@ -127,6 +127,8 @@ typedef struct weft__iter_private {
     uint32_t merge_at[WEFT__ITER_MAX_TERMS]; /* its cursor in each include check's pool */
     uint32_t listed;   /* 1 + the next entry of the lead pool's write list, 0: not served from it */
     uint32_t list_end; /* the list's length when the iteration took it */
+    uint32_t packed;   /* driving rows [0, packed) run in step with every include check: a
+                          packed family untouched since its re-pack (src/core/auto_group.h) */
 } weft__iter_private_t;
 
 #ifdef __cplusplus

@@ -28,30 +28,58 @@
  * breaks its alignment with H. Single aligned runs for both families need spare rows in X
  * (reserved rows between segments, which every pool reader would have to skip) or per-family
  * storage of X; aligning a family in several runs instead needs periodic O(rows) re-packing.
- * A cheaper step than segments, measured but not built (a throwaway driver over the internal
- * API, the bench's auto_groups world, 1M entities): leave the second family's pool X as it is
- * and only keep X's rows past its chain's prefix in the order of the family's driving pool F
- * ({P,H}: P's rows past the {P,V} prefix in H's row order). No invariant is needed: those rows
- * belong to no group, so any order is valid, and the query then finds the {P,H} windows in
- * step and hands out columns (query.c, cached_batch). A re-pack walks F's rows once, swapping
- * each entity's X row to the next tail row. Callgrind: the frame 24.2M -> 15.2M instructions
- * (19.4 -> 12.2 per row visited), a re-pack 83.7M from entity order (167 per row moved) and
- * 18.0M when already packed (36 per F row). Wall clock (load 6-7, so spread): the frame's
- * ratio to the raw loops 2.1-2.9 -> 1.10-1.14 after a re-pack; a re-pack 51-56 ms from entity
- * order, 2.8-7.3 ms when nearly packed. But churn undoes it: 1% of F's entities removed and
- * re-added left 277k of the 500k {P,H} rows in column batches (each removal moves F's last
- * row into the hole and breaks that window). So a product version needs a re-pack rule from
- * costs (rent or buy: estimate the rows each frame probes instead of reading columns from the
- * layout writes of X and F since the last re-pack, and re-pack once the probing lost since then
- * exceeds a re-pack's cost), F ordered too (entities of F whose X row is in the prefix placed
- * last), and the re-pack run between frames (it moves rows, like the group hooks).
+ * PACKED FAMILIES. What is built instead of segments: a candidate left out of the chains
+ * (heaviest first) that holds no chosen group (whose query a group would drive), has a pool
+ * in no chain and shares no pool with a heavier family becomes a packed family ({P,H} beside
+ * the {P,V} c {P,V,M} chain; at most WEFT__AUTO_FAMILIES). Its driving pool F is its smallest
+ * pool in no group (the pool its queries drive from); the other pools X keep their rows past
+ * their chain's prefix (rows >= the outermost group's n; all rows of an ungrouped X) in F's
+ * order. No invariant is kept: those rows belong to no group, so any order is valid, and a
+ * query finds the family's windows in step and hands out columns (query.c, aligned_run and
+ * cached_batch). A re-pack (weft__auto_repack) moves F's rows whose every X row is past its
+ * prefix to the front (entities also in a chain go last), then swaps each X's rows
+ * base + i to follow F's rows i: O(F's rows) lookups and a swap per misplaced row
+ * (prefetching the rows of the swaps a few ahead was measured: no faster from entity order,
+ * two to three times slower when in place, so there is none). Adds and removes undo it
+ * (each removal moves a pool's last row into the hole and breaks that window; an entity
+ * entering a chain moves the first row past the prefix), so re-packs follow a rent-or-buy
+ * rule between frames
+ * (weft__auto_frame, before a frame's first phase: it moves rows like the group hooks, and
+ * never while systems iterate):
+ * - rent: each frame, the family is charged the rows its systems probe instead of reading
+ *   columns, estimated from the layout writes of its pools since the last re-pack: a moved
+ *   row takes its window (WEFT__ITER_BLOCK driving rows) out of the column batches, and with
+ *   writes falling on windows at random a share 1 - exp(-writes / windows) of the windows is
+ *   out (writes inside a chain's prefix count too: an over-estimate), times the family's
+ *   systems, at LOST_NS_PER_ROW a row;
+ * - buy: a re-pack costs a pass over F (SCAN_NS_PER_ROW a row) plus a move per write in each
+ *   X (MOVE_NS_PER_ROW, at most every row);
+ * - re-pack once the rent charged since the last re-pack reaches that cost, and only when
+ *   the pack pays back: at the last frame's rate of r writes a share q = exp(-r / windows)
+ *   of the windows survives each frame, so it saves about a frame's rent / (1 - q) in all;
+ *   churn that breaks most windows within a frame never buys a re-pack.
+ * The costs are wall-clock figures measured on the bench's auto_groups world (1M entities,
+ * 500k {P,H} rows, 1 worker, load 3-4 on 2 cores): a probed row loses about 3 ns per frame
+ * against a column (frame 2.4-3 ms unpacked, 1.1-1.2 ms packed); a re-pack takes 3-4 ms in
+ * place (6 ns per F row) and 19-41 ms from entity order (about 40 ns per row moved). So from
+ * entity order the family re-packs at about the 16th frame, after churn of a few rows on the
+ * next frame, and the rule pays at most about twice the rent a never-packed family would (the
+ * usual rent-or-buy bound, as far as the estimate holds). Iterators take a family untouched
+ * since its re-pack as in step without comparing its dense arrays (weft__auto_packed).
+ * Measured: the settled frame's ratio to the raw loops 0.90-1.04 (7 runs; 2.7-3.1 with the
+ * setting off); the first 40 frames, re-pack included, 1.5-1.7 (query/auto_groups_*);
+ * callgrind, one frame of a throwaway driver of that world: 21.2M instructions unpacked,
+ * 11.8M settled.
+ * Families keep their account across re-plans that keep them; dropping the automatic groups
+ * (user group, user-ordered pool, snapshot of an older plan) drops the families too, and an
+ * ordered operation on a family's pool makes it the user's like a grouped one.
  * Applying compares the result with the automatic groups that exist and, when it differs,
  * drops them and creates the new ones outermost first (O(rows of the pools involved)).
  * Planning reads counts only when it runs: when a system registers or unregisters, when the
  * setting is turned on (again), and before the first frame after the automatic groups were
  * dropped (a user group created, a user-ordered pool, a snapshot of an older plan restored).
- * Iteration order inside the pools changes with the plan; what systems compute per entity
- * does not. */
+ * Iteration order inside the pools changes with the plan and the re-packs; what systems
+ * compute per entity does not. */
 #ifndef WEFT_SRC_AUTO_GROUP_H
 #define WEFT_SRC_AUTO_GROUP_H
 
@@ -80,5 +108,24 @@ void weft__auto_plan_add(const weft_world_t *world, weft__auto_plan_t *plan, con
  * they already are); clears world->auto_stale. Allocates nothing, cannot fail. With the
  * setting off it only drops the automatic groups. Thread: main, no frame running. */
 void weft__auto_plan_apply(weft_world_t *world, const weft__auto_plan_t *plan);
+
+/* Between frames: charge each packed family the rows its systems probe instead of reading
+ * columns, estimated from the layout writes since its last re-pack, and re-pack the families
+ * whose charge reached a re-pack's cost (DESIGN). Moves rows past group prefixes only.
+ * Allocates nothing, cannot fail. Thread: main, no iterator running (the scheduler calls it
+ * before a frame's first phase). */
+void weft__auto_frame(weft_world_t *world);
+
+/* Driving rows [0, n) of `drive` run in step with the rows of every pool in pools[0 .. count)
+ * other than drive: n when drive is the driving pool of a packed family that holds all of
+ * them and no row of the family moved since its re-pack (O(families x members)), else 0.
+ * Thread: any reader, while the main thread makes no structural change. */
+uint32_t weft__auto_packed(const weft_world_t *world, const weft__pool_t *drive,
+                           const weft__pool_t *const *pools, uint32_t count);
+
+/* Re-pack one family now (DESIGN): its driving pool's rows that are in the family first, each
+ * other pool's rows past its group prefix in that order. Returns the rows packed. Thread:
+ * main, no iterator running. */
+uint32_t weft__auto_repack(weft_world_t *world, weft__auto_family_t *fam);
 
 #endif /* WEFT_SRC_AUTO_GROUP_H */

@@ -351,6 +351,10 @@ uint32_t weft__group_make_auto(weft_world_t *world, const uint32_t *ids, uint32_
 }
 
 void weft__group_drop_auto(weft_world_t *world) {
+    if (world->auto_family_count != 0) { /* packed families: their rows stay where they are */
+        world->auto_family_count = 0;
+        world->auto_stale = world->auto_groups;
+    }
     if (world->group_count == world->user_groups) {
         return;
     }
@@ -372,9 +376,20 @@ bool weft__group_user_owned(const weft_world_t *world, const weft__pool_t *pool)
     return pool->group != 0 && pool->group <= world->user_groups;
 }
 
+/* True when component id c is in a packed family of the automatic plan (auto_group.h). */
+static bool in_family(const weft_world_t *world, uint32_t c) {
+    for (uint32_t f = 0; f < world->auto_family_count; f++) {
+        const weft__auto_family_t *fam = &world->auto_families[f];
+        if (weft__ids_subset(&c, 1, fam->ids, fam->count)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void weft__group_yield_pool(weft_world_t *world, weft__component_t *comp) {
     comp->user_ordered = true;
-    if (comp->pool.group != 0) {
+    if (comp->pool.group != 0 || in_family(world, comp->pool.id)) {
         weft__group_drop_auto(world);
     }
 }

@@ -15,7 +15,9 @@
  * next matching row, then tries the cheap case first: if every other include pool's dense
  * array runs in step with the driving rows (the pools were filled in the same order), a
  * sequential compare of the dense arrays proves membership for the whole run and the batch
- * gets contiguous columns for every term. Otherwise the batch is a resolved block
+ * gets contiguous columns for every term (driving rows a packed family of automatic grouping
+ * holds in step since its re-pack skip the comparison: auto_group.h). Otherwise the batch is a
+ * resolved block
  * (block_batch): a window of up to WEFT__ITER_BLOCK driving rows whose entities are probed
  * in each checked pool in one tight loop per pool, rejected rows squeezed out, each include
  * term's rows kept in an iterator array that weft_iter_get reads (no per-row sparse lookup
@@ -38,6 +40,7 @@
 #include "query.h"
 
 #include "access.h"
+#include "auto_group.h"
 #include "change.h"
 #include "entity.h"
 #include "group.h"
@@ -646,6 +649,10 @@ static void iter_plain(const weft_query_t *q, const weft__query_plan_t *p, weft_
         place_term(q, it, p, pool, t);
     }
     add_excludes(q, it);
+    if (q->world->auto_family_count != 0 && p->group == 0 && !p->merge && q->exclude_count == 0 &&
+        it->_private.check_count != 0) {
+        it->_private.packed = weft__auto_packed(q->world, p->drive, q->pool, q->term_count);
+    }
     if (p->merge) {
         weft__merge_join_begin(it); /* no join cache: cursors find the rows */
     } else if (it->_private.check_count != 0) {
@@ -680,6 +687,7 @@ void weft__query_iter_planned(const weft_query_t *q, const weft__query_plan_t *p
     it->_private.blocked = 0;
     it->_private.misaligned = 0;
     it->_private.merge = 0;
+    it->_private.packed = 0;
     uint64_t begin = chunk_rows ? (uint64_t)chunk * chunk_rows : (chunk ? p->rows : 0u);
     uint64_t end = chunk_rows ? begin + chunk_rows : p->rows;
     it->_private.row = begin < p->rows ? (uint32_t)begin : p->rows;
@@ -1347,7 +1355,11 @@ static bool next_batch(weft_iter_t *it, uint32_t *base) {
     }
     uint32_t start = r;
     uint32_t aligned = 0;
-    if (it->_private.check_count != 0 && !it->_private.misaligned) {
+    if (start < it->_private.packed) { /* in step by construction: no comparison */
+        aligned =
+            (it->_private.end < it->_private.packed ? it->_private.end : it->_private.packed) -
+            start;
+    } else if (it->_private.check_count != 0 && !it->_private.misaligned) {
         aligned = aligned_run(it, start, it->_private.end - start, rows);
     }
     uint32_t together = it->_private.contiguous;

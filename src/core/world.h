@@ -89,6 +89,23 @@ typedef struct weft__group {
     uint32_t inner;                              /* next group in, 0: none */
 } weft__group_t;
 
+#define WEFT__AUTO_FAMILIES 16 /* packed families an automatic plan keeps (auto_group.h) */
+
+/* A packed family of the automatic plan (auto_group.h, PACKED FAMILIES): a set of components
+ * some systems iterate whose rows outside every group prefix are kept in one order by
+ * re-packs, with the rent-or-buy account that decides when to re-pack. */
+typedef struct weft__auto_family {
+    uint32_t ids[WEFT_GROUP_MAX_COMPONENTS]; /* component ids, sorted ascending */
+    uint32_t count;                          /* components */
+    uint32_t systems;                        /* systems whose AND terms are exactly this set */
+    uint64_t layout;  /* the pools' summed layout counts after the last re-pack (0: never) */
+    uint64_t seen;    /* the summed layout counts at the previous frame (0: none yet) */
+    uint64_t lost;    /* estimated cost of probing instead of columns since then (auto_group.c) */
+    uint32_t repacks; /* re-packs so far (tests read it) */
+    uint32_t drive;   /* the driving pool's component id at the last re-pack */
+    uint32_t packed;  /* rows that re-pack put in step (valid while `layout` is the sum) */
+} weft__auto_family_t;
+
 struct weft_world {
     /* ---- configuration and hooks ---- */
     weft_world_desc_t desc;   /* resolved desc */
@@ -150,7 +167,9 @@ struct weft_world {
     bool auto_groups;                       /* the automatic grouping setting (weft/group.h) */
     bool auto_stale;                        /* the automatic groups were dropped: re-plan them
                                                before the next frame */
-    struct weft_query *queries;             /* live queries (doubly linked), freed at destroy */
+    uint32_t auto_family_count;             /* packed families of the automatic plan */
+    weft__auto_family_t auto_families[WEFT__AUTO_FAMILIES];
+    struct weft_query *queries; /* live queries (doubly linked), freed at destroy */
 
     /* ---- change ticks (change.h) ---- */
     uint32_t change_tick;  /* the tick of writes outside systems; systems take fresh ones */

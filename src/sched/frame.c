@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "jobs/platform/report.h"
+#include "src/core/auto_group.h"
 #include "src/core/change.h"
 #include "src/core/world.h"
 
@@ -809,6 +810,9 @@ weft_result_t weft_world_progress(weft_world_t *world, float dt) {
         }
         if (world->auto_stale) { /* dropped since (weft/group.h): plan them again */
             weft__sched_auto_replan(world);
+        }
+        if (world->auto_family_count != 0) { /* re-packs, between frames (auto_group.h) */
+            weft__auto_frame(world);
         }
         s->dt = dt;
         /* One more deciding frame after the last gated system is gone clears its flag. */

@@ -9,12 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "auto_group_fixture.h"
 #include "weft.h"
 #include "weft_test.h"
 
 TestSuite(auto_group, .timeout = 120);
 
-enum { P, V, M, H, NCOMP };
+enum { P = WT_AUTO_P, V = WT_AUTO_V, M = WT_AUTO_M, H = WT_AUTO_H, NCOMP = WT_AUTO_NCOMP };
 #define NENT 700
 #define FRAMES 6
 
@@ -25,12 +26,7 @@ typedef struct run_state {
     uint64_t rng;
 } run_state_t;
 
-static uint32_t next_u32(run_state_t *r) {
-    r->rng ^= r->rng << 13;
-    r->rng ^= r->rng >> 7;
-    r->rng ^= r->rng << 17;
-    return (uint32_t)(r->rng >> 11);
-}
+static uint32_t next_u32(run_state_t *r) { return wt_auto_next(&r->rng); }
 
 static void make_world(run_state_t *r, uint32_t workers) {
     weft_world_desc_t wd = {.worker_count = workers};
@@ -48,15 +44,6 @@ static void make_world(run_state_t *r, uint32_t workers) {
 
 /* Per-row bodies: what each computes for an entity depends on that entity's values only, so
  * the row order a plan iterates in cannot change the result. */
-static void sys_move(weft_iter_t *it, const weft_system_ctx_t *ctx) { /* P += V */
-    (void)ctx;
-    while (weft_iter_next(it)) {
-        for (uint32_t i = 0; i < it->rows; i++) {
-            uint32_t *p = weft_iter_get(it, 0, i);
-            *p += *(const uint32_t *)weft_iter_get(it, 1, i);
-        }
-    }
-}
 
 static void sys_push(weft_iter_t *it, const weft_system_ctx_t *ctx) { /* V = V * 3 + P ^ M */
     (void)ctx;
@@ -92,13 +79,7 @@ static void reg(run_state_t *r, const char *name, weft_system_fn_t fn, uint32_t 
 
 /* Toggle component c on entity e (a fresh value when added). */
 static void toggle(run_state_t *r, uint32_t e, uint32_t c) {
-    weft_world_t *w = r->world;
-    if (weft_component_has(w, r->ents[e], r->comp[c])) {
-        cr_assert(eq(int, weft_component_remove(w, r->ents[e], r->comp[c]), WEFT_OK));
-    } else {
-        uint32_t v = next_u32(r);
-        cr_assert(eq(int, weft_component_set(w, r->ents[e], r->comp[c], &v), WEFT_OK));
-    }
+    wt_auto_toggle(r->world, r->ents[e], r->comp[c], &r->rng);
 }
 
 /* Move entity e to the other family: from {P,V}(M) to {P,H} or back (V and H swap; an entity
@@ -151,23 +132,13 @@ static void spawn(run_state_t *r, uint32_t e, uint32_t a, uint32_t b, uint32_t c
 /* One run: NENT random entities, three systems over {P,V}, {P,V,M}, {P,H}, FRAMES frames with
  * churn between them. Writes every entity's values (UINT32_MAX where absent) and the world
  * hash after each frame. */
-static void run(uint64_t seed, uint32_t workers, bool on, uint32_t (*vals)[NENT][NCOMP],
-                uint64_t *hashes) {
+static void run(uint64_t seed, uint32_t workers, bool on, uint32_t *vals, uint64_t *hashes) {
     run_state_t r = {.rng = seed | 1u};
     make_world(&r, workers);
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, on), WEFT_OK));
-    for (uint32_t e = 0; e < NENT; e++) {
-        cr_assert(eq(int, weft_entity_create(r.world, &r.ents[e]), WEFT_OK));
-        uint32_t roll = next_u32(&r) % 8u;
-        for (uint32_t c = 0; c < NCOMP; c++) {
-            bool want = c == P ? roll != 0 : c == V ? roll < 4 : c == M ? roll % 2 == 0 : roll >= 4;
-            if (want) {
-                toggle(&r, e, c);
-            }
-        }
-    }
+    wt_auto_populate(r.world, r.ents, r.comp, NENT, &r.rng);
     weft_system_t s;
-    reg(&r, "move", sys_move, P, V, NCOMP, &s);
+    reg(&r, "move", wt_auto_sys_move, P, V, NCOMP, &s);
     reg(&r, "push", sys_push, V, P, M, &s);
     reg(&r, "heat", sys_heat, H, P, NCOMP, &s);
     if (on) { /* the setting is really in use: P's pool is in a chain with V */
@@ -182,45 +153,12 @@ static void run(uint64_t seed, uint32_t workers, bool on, uint32_t (*vals)[NENT]
         cr_assert(eq(int, weft_world_progress(r.world, 0.016f), WEFT_OK), "%s", weft_last_error());
         hashes[f] = weft_world_hash(r.world);
     }
-    for (uint32_t e = 0; e < NENT; e++) {
-        for (uint32_t c = 0; c < NCOMP; c++) {
-            const uint32_t *v = weft_component_get(r.world, r.ents[e], r.comp[c]);
-            (*vals)[e][c] = v ? *v : UINT32_MAX;
-        }
-    }
+    wt_auto_values(r.world, r.ents, r.comp, NENT, vals);
     weft_world_destroy(r.world);
 }
 
 Test(auto_group, on_and_off_give_every_entity_the_same_values_at_1_2_and_8_workers) {
-    uint64_t seed = wt_seed("auto_group on/off");
-    static uint32_t vals[2][3][NENT][NCOMP];
-    uint64_t hashes[2][3][FRAMES];
-    static const uint32_t workers[3] = {1, 2, 8};
-    for (uint32_t on = 0; on < 2; on++) {
-        for (uint32_t k = 0; k < 3; k++) {
-            run(seed, workers[k], on != 0, &vals[on][k], hashes[on][k]);
-        }
-    }
-    for (uint32_t k = 0; k < 3; k++) {
-        for (uint32_t e = 0; e < NENT; e++) {
-            for (uint32_t c = 0; c < NCOMP; c++) {
-                cr_assert(eq(u32, vals[1][k][e][c], vals[0][0][e][c]),
-                          "seed %llu, %u workers: entity %u component %u differs with the "
-                          "setting on",
-                          (unsigned long long)seed, workers[k], e, c);
-                cr_assert(eq(u32, vals[0][k][e][c], vals[0][0][e][c]),
-                          "seed %llu, %u workers: entity %u component %u differs (setting off)",
-                          (unsigned long long)seed, workers[k], e, c);
-            }
-        }
-        for (uint32_t on = 0; on < 2; on++) {
-            for (uint32_t f = 0; f < FRAMES; f++) {
-                cr_assert(eq(u64, hashes[on][k][f], hashes[on][0][f]),
-                          "seed %llu, setting %u: frame %u hash at %u workers differs from 1",
-                          (unsigned long long)seed, on, f, workers[k]);
-            }
-        }
-    }
+    wt_auto_compare(wt_seed("auto_group on/off"), run, NENT, NCOMP, FRAMES);
 }
 
 /* True when c's outermost group has `other` as a member too. */
@@ -238,7 +176,7 @@ Test(auto_group, registering_and_unregistering_systems_re_plan_the_chains) {
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     cr_assert(weft_world_auto_groups(r.world));
     weft_system_t move, heat1, heat2;
-    reg(&r, "move", sys_move, P, V, NCOMP, &move);
+    reg(&r, "move", wt_auto_sys_move, P, V, NCOMP, &move);
     cr_assert(grouped_with(&r, P, V), "one {P,V} system: P is grouped with V");
     cr_assert(eq(u32, weft_group_rows(r.world, weft_group_of(r.world, r.comp[P])), 150));
     reg(&r, "heat1", sys_heat, H, P, NCOMP, &heat1);
@@ -266,7 +204,7 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     weft_system_t s;
-    reg(&r, "move", sys_move, P, V, NCOMP, &s);
+    reg(&r, "move", wt_auto_sys_move, P, V, NCOMP, &s);
     reg(&r, "push", sys_push, V, P, M, &s);
     weft_group_t pv = weft_group_of(r.world, r.comp[P]);
     cr_assert(grouped_with(&r, P, V) && grouped_with(&r, M, P) && grouped_with(&r, M, V),
@@ -299,7 +237,7 @@ Test(auto_group, user_groups_win_and_user_ordered_pools_are_left_alone) {
         spawn(&r, e, P, V, NCOMP);
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
-    reg(&r, "move", sys_move, P, V, NCOMP, &s);
+    reg(&r, "move", wt_auto_sys_move, P, V, NCOMP, &s);
     cr_assert(grouped_with(&r, P, V));
     cr_assert(eq(int, weft_component_remove_ordered(r.world, r.ents[3], r.comp[P]), WEFT_OK), "%s",
               weft_last_error());
@@ -332,7 +270,7 @@ Test(auto_group, a_snapshot_taken_under_an_older_plan_restores_and_is_re_planned
     }
     cr_assert(eq(int, weft_world_set_auto_groups(r.world, true), WEFT_OK));
     weft_system_t s;
-    reg(&r, "move", sys_move, P, V, NCOMP, &s);
+    reg(&r, "move", wt_auto_sys_move, P, V, NCOMP, &s);
     cr_assert(grouped_with(&r, P, V));
     weft_snapshot_t *snap = NULL;
     cr_assert(eq(int, weft_snapshot_create(r.world, &snap), WEFT_OK));
