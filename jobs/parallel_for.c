@@ -300,6 +300,17 @@ bool weft__pfor_take_offer(weft_jobs_t *jobs, weft__ctx_t *ctx) {
     return false;
 }
 
+bool weft_jobs_help_loop(weft_jobs_t *jobs, uint32_t worker) {
+    if (!jobs || worker >= jobs->worker_count) {
+        return false;
+    }
+    weft__ctx_t *ctx = &jobs->ctx[worker];
+    /* The board only, not the offers: one load per call whatever the worker count (polling
+     * the offers reads one line per worker), and every loop is on the board, offered or
+     * not; an offered share stays with its caller or a taker. */
+    return weft__board_changed(jobs, ctx) && weft__pfor_join_board(jobs, ctx);
+}
+
 /* The helper job: arg is the slot, the tag the loop's generation. */
 void weft__pfor_helper(void *arg, const weft_job_ctx_t *jctx) {
     weft__pfor_t *pf = arg;

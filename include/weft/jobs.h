@@ -193,6 +193,16 @@ WEFT_API weft_result_t weft_jobs_worker_stats(const weft_jobs_t *jobs, uint32_t 
  * Thread: that worker. */
 WEFT_API void weft_jobs_count_items(weft_jobs_t *jobs, uint32_t worker, uint64_t n);
 
+/* Take part in the latest weft_parallel_for any thread opened (the loop board), as an idle
+ * worker would: claim and run its chunks until none is left to claim; returns true when it
+ * ran some, false at once when that loop has no chunk left or this worker already looked at
+ * it (one relaxed load). For a caller that runs a work list of its own inside a job (the
+ * ECS's ready list) and asks between two items, so that a loop nested in another item is not
+ * left to its caller while the workers are busy with the list. `worker` must be the calling
+ * worker's index (weft_job_ctx_t.worker); any other value (UINT32_MAX: a registered thread)
+ * and NULL jobs do nothing. Thread: that worker; never blocks. */
+WEFT_API bool weft_jobs_help_loop(weft_jobs_t *jobs, uint32_t worker);
+
 /* ---- counters -------------------------------------------------------- >>counter */
 
 /* A completion counter: caller-owned storage that must stay put and outlive every job that

@@ -196,10 +196,19 @@ static uint32_t run_from(weft__ready_t *r, uint32_t pos, uint32_t chunk, uint32_
     }
 }
 
-/* Claim and run until nothing published is left at the head. */
+/* Claim and run until nothing published is left at the head. Before each claim, a loop
+ * another unit has open (a weft_parallel_for nested in a system's chunk: the hierarchy's
+ * level passes) is helped until it has nothing left to claim: its unit has started and holds
+ * back its successors, a published unit has not, and otherwise only workers that find the
+ * list empty would join it. */
 static uint32_t drain(weft__ready_t *r, uint32_t worker, double *work, bool *known) {
     uint32_t lo, hi, ran = 0;
-    while (claim(r, &lo, &hi)) {
+    for (;;) {
+        while (weft_jobs_help_loop(r->jobs, worker)) {
+        }
+        if (!claim(r, &lo, &hi)) {
+            break;
+        }
         for (uint32_t i = lo; i < hi; i++) {
             uint64_t v = weft_atomic_load_relaxed(&r->slots[i]); /* acquired by claim() */
             ran += run_from(r, (uint32_t)(v >> 32) - 1u, (uint32_t)v, worker, work, known);

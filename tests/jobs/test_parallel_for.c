@@ -432,3 +432,86 @@ Test(parallel_for, null_fn_aborts_when_contract_abort_is_on, .signal = SIGABRT) 
     weft_set_contract_abort(true);
     weft_parallel_for(jobs, 10, 1, NULL, NULL);
 }
+
+/* weft_jobs_help_loop: a job busy with a list of its own (the ECS's ready list) takes part in
+ * a loop another job opened. */
+typedef struct help_loop {
+    weft_jobs_t *jobs;
+    atomic_uint b_running;  /* the helping job has started */
+    atomic_uint loop_open;  /* the loop's first range has started */
+    atomic_uint caller;     /* the loop caller's worker index */
+    atomic_uint helped;     /* ranges run by another worker before the helper gave up */
+    atomic_uint gave_up;    /* the helper is done asking (its ranges, if any, have run) */
+    atomic_uint help_said;  /* 1 + what weft_jobs_help_loop returned */
+    atomic_uint other_help; /* worker index the helper saw */
+} help_loop_t;
+
+static uint64_t mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The caller's ranges wait (at most 5 s) until another worker ran one or the helper gave
+ * up: without help the caller would run them all before anyone else could. */
+static void help_range(void *ctx, uint64_t begin, uint64_t end, uint32_t worker) {
+    help_loop_t *h = ctx;
+    (void)begin;
+    (void)end;
+    if (worker != atomic_load(&h->caller)) {
+        if (!atomic_load(&h->gave_up)) { /* only the busy job runs ranges before it gives up */
+            atomic_fetch_add(&h->helped, 1u);
+        }
+        return;
+    }
+    atomic_store(&h->loop_open, 1u);
+    uint64_t until = mono_ns() + 5000000000u;
+    while (!atomic_load(&h->helped) && !atomic_load(&h->gave_up) && mono_ns() < until) {
+        sched_yield();
+    }
+}
+
+static void help_caller_job(void *arg, const weft_job_ctx_t *ctx) {
+    help_loop_t *h = arg;
+    atomic_store(&h->caller, ctx->worker);
+    (void)weft_parallel_for(h->jobs, 64, 1, help_range, h);
+}
+
+static void help_busy_job(void *arg, const weft_job_ctx_t *ctx) {
+    help_loop_t *h = arg;
+    atomic_store(&h->b_running, 1u);
+    uint64_t until = mono_ns() + 5000000000u;
+    while (!atomic_load(&h->loop_open) && mono_ns() < until) {
+        sched_yield();
+    }
+    atomic_store(&h->other_help, ctx->worker);
+    atomic_store(&h->help_said, 1u + (weft_jobs_help_loop(h->jobs, ctx->worker) ? 1u : 0u));
+    atomic_store(&h->gave_up, 1u);
+}
+
+/* Workers 1 and 2 are both in jobs when the loop opens (the creating thread, worker 0, spins
+ * outside the job system): no idle worker can join it, so its ranges on another worker
+ * than the caller's were run by the busy job's weft_jobs_help_loop. */
+Test(parallel_for, a_busy_job_helps_a_loop_another_job_opened) {
+    help_loop_t h = {.jobs = jobs, .caller = UINT32_MAX};
+    weft_counter_t c;
+    weft_counter_init(&c);
+    weft_job_desc_t busy = {.fn = help_busy_job, .arg = &h};
+    cr_assert_eq(weft_job_submit(jobs, &busy, 1, &c), WEFT_OK);
+    while (!atomic_load(&h.b_running)) {
+        sched_yield();
+    }
+    weft_job_desc_t caller = {.fn = help_caller_job, .arg = &h};
+    cr_assert_eq(weft_job_submit(jobs, &caller, 1, &c), WEFT_OK);
+    while (!atomic_load(&h.gave_up)) {
+        sched_yield();
+    }
+    cr_assert_eq(weft_counter_wait(jobs, &c), WEFT_OK);
+    cr_expect_eq(atomic_load(&h.help_said), 2u, "weft_jobs_help_loop found no loop to help");
+    cr_expect_gt(atomic_load(&h.helped), 0u, "no range ran on the busy job's worker");
+    cr_expect_neq(atomic_load(&h.other_help), atomic_load(&h.caller));
+    /* nothing open now: it returns false at once, and ignores a thread that is no worker */
+    cr_expect(!weft_jobs_help_loop(jobs, 0)); /* the creating thread is worker 0 */
+    cr_expect(!weft_jobs_help_loop(jobs, UINT32_MAX));
+    cr_expect(!weft_jobs_help_loop(NULL, 0));
+}

@@ -9,8 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "sched_fixture.h"
-#include "src/sched/system.h"
+#include "internal_fixture.h"
 
 TestSuite(ready_deferred, .timeout = 120);
 
@@ -98,18 +97,6 @@ static weft_world_t *make(uint32_t workers) {
     must_register(w, &(weft_system_desc_t){
                          .name = "sink", .fn = rbody, .user = &rnodes[sink], .terms = {W(x)}});
     return w;
-}
-
-/* Hand every phase out on the next frame: D = 0 (every kept sample). */
-static void zero_dispatch(weft_world_t *w) {
-    struct weft_sched *s = weft__sched_peek(w);
-    for (uint32_t ph = 0; s && s->phase_cost && ph < s->graph.nphases; ph++) {
-        weft__phase_cost_t *pc = &s->phase_cost[ph];
-        for (uint32_t i = 0; i < WEFT__COST_DISPATCH_SAMPLES; i++) {
-            pc->dispatch[i] = 0.0f;
-        }
-        pc->nsamples = pc->nsamples > 4u ? pc->nsamples : 4u;
-    }
 }
 
 Test(ready_deferred, every_system_runs_once_after_its_predecessors_and_the_hash_matches) {

@@ -353,20 +353,50 @@ Test(sim, a_nested_loop_is_claimed_as_the_runtimes_parallel_for_claims_it) {
  * joins at 44 and its first claim takes ceil(5 / 2) = 3 pieces (44-75); worker 0 takes the
  * last two (52-63, 63-74), waits, notices worker 1's last batch end at 75 + 3: 78. Without
  * the late joiner worker 0 would run all 8 pieces: 21 + 20 + 6 x 11 = 107. */
-Test(sim, a_worker_that_runs_out_of_units_joins_a_running_loop) {
-    static const double h = 100, x = 30, pieces[8] = {10, 10, 10, 10, 10, 10, 10, 10};
-    static const wt_sim_loop_t loop = {.chunk = 0, .npieces = 8, .piece_ns = pieces, .span_ns = 80};
-    wt_sim_system_t sys[2] = {{.nchunks = 1, .chunk_ns = &h, .loops = &loop, .nloops = 1},
-                              {.nchunks = 1, .chunk_ns = &x}};
+/* H of the ready-loop tests: 100, its own 20, then a loop of 8 pieces of 10 (span 80). */
+static const double h_ns = 100, h_pieces[8] = {10, 10, 10, 10, 10, 10, 10, 10};
+static const wt_sim_loop_t h_loop = {.chunk = 0, .npieces = 8, .piece_ns = h_pieces, .span_ns = 80};
+
+/* One ready phase over sys[n] with ready_costs: p1 at 1 worker; at 2, frame, work and jobs. */
+static void expect_ready(const wt_sim_system_t *sys, uint32_t n, double p1, double frame,
+                         double work, uint32_t jobs) {
     wt_sim_phase_t ph;
-    wt_sim_frame_t f = one_phase(sys, 2, &ph, WT_SIM_READY);
+    wt_sim_frame_t f = one_phase(sys, n, &ph, WT_SIM_READY);
     f.costs = ready_costs;
-    cr_expect(eq(dbl, sim(&f, 1), 130.0));
+    cr_expect(eq(dbl, sim(&f, 1), p1));
     wt_sim_result_t r;
     cr_assert(eq(int, wt_sim_run(&f, 2, &r), 0));
-    cr_expect(eq(dbl, r.frame_ns, 78.0));
-    cr_expect(eq(dbl, r.work_ns, 130.0), "the own part, the pieces and X");
-    cr_expect(eq(u32, r.jobs, 2));
+    cr_expect(eq(dbl, r.frame_ns, frame));
+    cr_expect(eq(dbl, r.work_ns, work), "the own part, the pieces and the other systems");
+    cr_expect(eq(u32, r.jobs, jobs));
+}
+
+Test(sim, a_worker_that_runs_out_of_units_joins_a_running_loop) {
+    static const double x = 30;
+    const wt_sim_system_t sys[2] = {
+        {.nchunks = 1, .chunk_ns = &h_ns, .loops = &h_loop, .nloops = 1},
+        {.nchunks = 1, .chunk_ns = &x}};
+    expect_ready(sys, 2, 130.0, 78.0, 130.0, 2);
+}
+
+/* Ready, ready_costs: roots H (100: its own 20, then a loop of 8 pieces of 10, span 80) and
+ * X (3 chunks of 30); H -> S (50). Worker 1 is woken for the roots' drain job (7), takes it
+ * (10) and claims X0 (11-41); worker 0 claims H (1), runs its own part (1-21) and the loop's
+ * first batch, the top 2 pieces (21-41), then one piece (42-52). Worker 1, between claims at
+ * 41, helps the open loop before X1 (the runtime's drain asks weft_jobs_help_loop): it joins
+ * at 44 and its first claim takes ceil(5 / 2) = 3 pieces (45-75); worker 0 takes the last two
+ * (53-63, 64-74) and notices worker 1's last batch end at 78. S follows H on worker 0
+ * (78-128); worker 1 claims X1 (76-106) and X2 (107-137); worker 0 notices the last drain
+ * job end at 140. A participant that claimed X1 at 41 instead (42-72, then X2 73-103) left
+ * the loop to its caller (6 x 11 more: 107) and S to after it: 157. */
+Test(sim, a_participant_helps_an_open_loop_before_its_next_claim) {
+    static const double x[3] = {30, 30, 30}, s50 = 50;
+    static const uint32_t after_h[] = {0};
+    const wt_sim_system_t sys[3] = {
+        {.nchunks = 1, .chunk_ns = &h_ns, .loops = &h_loop, .nloops = 1},
+        {.nchunks = 3, .chunk_ns = x},
+        {.nchunks = 1, .chunk_ns = &s50, .pred = after_h, .npred = 1}};
+    expect_ready(sys, 3, 240.0, 140.0, 240.0, 5);
 }
 
 /* One inline system of 10, then an apply of 100 whose placed part took 80: a walk of 30,

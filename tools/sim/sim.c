@@ -568,6 +568,12 @@ static void ready_claim(sim_state_t *st, uint32_t v, double now) {
         ready_start(st, v, st->slots[w->run_lo++], now, 0);
         return;
     }
+    /* before each claim a participant helps a loop another worker's unit has open, as the
+     * runtime's drain does (src/sched/ready.c: weft_jobs_help_loop); it comes back here when
+     * the loop has nothing left to claim */
+    if (loop_join(st, v, now + c->notice_ns)) {
+        return;
+    }
     if (st->head < st->tail) {
         uint32_t want = (st->tail - st->head) / (2u * st->workers), b = 0, same = 0;
         want = want ? want : 1u;
@@ -668,11 +674,15 @@ static bool ready_loop_event(sim_state_t *st, uint32_t v, double now) {
         return !ready_stage(st, v, now);
     }
     w->lp = UINT32_MAX;
-    w->idle_since = now;
-    w->next = st->queued ? now : INFINITY;
     if (L->running == 0 && cw->lp == caller && cw->batch == 0 && isinf(cw->next)) {
         cw->next = now + c->notice_ns; /* the caller sees the last batch end */
     }
+    if (w->role == ROLE_DRAIN || w->role == ROLE_MAIN) {
+        ready_claim(st, v, now); /* a participant that helped between claims claims again */
+        return false;
+    }
+    w->idle_since = now;
+    w->next = st->queued ? now : INFINITY;
     if (!st->queued) {
         (void)loop_join(st, v, now + c->notice_ns);
     }

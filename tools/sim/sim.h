@@ -51,7 +51,10 @@
  *    would leave or sleep) or is told of a drain job someone else took looks at the open
  *    loops first, as a runtime worker looks at the offers and the board before the deques,
  *    and joins the first with pieces left after notice_ns (its first claim a whole share);
- *    the caller waits only for participants that claimed something;
+ *    so does a participant before each claim of units (the runtime's drain asks
+ *    weft_jobs_help_loop there), which claims again once the loop has nothing left to claim
+ *    (the runtime's board holds the latest loop only: with two loops open at once, an
+ *    overestimate); the caller waits only for participants that claimed something;
  *  - a placed apply (placed_ns > 0) at P >= 2 runs, as in the runtime, L = min(P, 64) lanes:
  *    the walk (walk_ns) on worker 0 while job lanes 0..L-2 go to workers 1..L-1 (latency,
  *    job_ns + steal_ns: taken from worker 0's deque; no sooner than lane_delay_ns after the
