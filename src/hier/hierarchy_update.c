@@ -931,6 +931,49 @@ static void mark_run(uint64_t *mark, uint32_t a, uint32_t b) {
     mark[wb] |= last_mask;
 }
 
+/* The two-stage prefetch (as in compute_list) of the DIRTY row queue[i + ...] that the
+ * first step of the sparse pass takes: 2 * HIER_AHEAD rows ahead its own lines (and its
+ * child span when `spans` is non-NULL and the parent bitset `kids` says it has children),
+ * HIER_AHEAD rows ahead the lines those name (the parent's world matrix, the local transform
+ * and bind to recompose). */
+static inline void fetch_dirty_ahead(const weft__hrows_t *w, const uint32_t *queue, uint32_t i,
+                                     uint32_t k, const uint64_t *kids, const uint32_t (*spans)[2]) {
+    if (i + 2 * HIER_AHEAD < k) {
+        const uint32_t q = queue[i + 2 * HIER_AHEAD];
+        HIER_PREFETCH(&w->parent[q], 0);
+        HIER_PREFETCH(&w->lmat[q], 1);
+        HIER_PREFETCH(&w->world[q], 1);
+        if (spans != NULL && marked(kids, q)) {
+            HIER_PREFETCH(&spans[q], 0);
+        }
+    }
+    if (i + HIER_AHEAD < k) {
+        const uint32_t q = queue[i + HIER_AHEAD];
+        const uint32_t p = w->parent[q];
+        const uint8_t f = w->flags[q];
+        if (p != WEFT__HROW_NONE) {
+            HIER_PREFETCH(&w->world[p], 0);
+        }
+        if ((f & WEFT__HFLAG_LOCAL) != 0) {
+            HIER_PREFETCH_ROW(&w->local[q]);
+            if ((f & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
+                HIER_PREFETCH_ROW(&w->link[q]);
+            }
+        }
+    }
+}
+
+/* A DIRTY row r (parent p) taken by the sparse pass: recompose its cached local matrix where
+ * LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the only rows with
+ * either bit set). */
+static inline void take_dirty(const weft__hrows_t *w, uint32_t r, uint32_t p) {
+    const uint8_t f = w->flags[r];
+    if ((f & WEFT__HFLAG_LOCAL) != 0) {
+        recompose(w, r, p, f);
+    }
+    w->flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+}
+
 /* First step of the sparse pass, over the DIRTY rows queue[0, k) (ascending: the roots
  * mark_changed queued, whose subtrees are all marked): recompose each one's cached local
  * matrix where LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the
@@ -942,35 +985,12 @@ static void mark_run(uint64_t *mark, uint32_t a, uint32_t b) {
 static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t *queue,
                           uint32_t k) {
     const uint32_t *parent = w->parent;
-    uint8_t *flags = w->flags;
     weft_mat4_t *world = w->world;
     for (uint32_t i = 0; i < k; i++) {
-        if (i + 2 * HIER_AHEAD < k) {
-            const uint32_t q = queue[i + 2 * HIER_AHEAD];
-            HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&w->lmat[q], 1);
-            HIER_PREFETCH(&world[q], 1);
-        }
-        if (i + HIER_AHEAD < k) {
-            const uint32_t q = queue[i + HIER_AHEAD];
-            const uint32_t p = parent[q];
-            if (p != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&world[p], 0);
-            }
-            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
-                HIER_PREFETCH_ROW(&w->local[q]);
-                if ((flags[q] & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
-                    HIER_PREFETCH_ROW(&w->link[q]);
-                }
-            }
-        }
+        fetch_dirty_ahead(w, queue, i, k, NULL, NULL);
         const uint32_t r = queue[i];
         const uint32_t p = parent[r];
-        const uint8_t f = flags[r];
-        if ((f & WEFT__HFLAG_LOCAL) != 0) {
-            recompose(w, r, p, f);
-        }
-        flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        take_dirty(w, r, p);
         if (p == WEFT__HROW_NONE) {
             world[r] = w->lmat[r];
         } else if (!marked(mark, p)) {
@@ -1059,42 +1079,16 @@ static uint32_t update_by_spans(weft__hstore_t *s, uint32_t first) {
     const uint64_t *kids = s->kids;
     const uint32_t(*spans)[2] = (const uint32_t(*)[2])s->spans;
     const uint32_t *parent = w->parent;
-    uint8_t *flags = w->flags;
     weft_mat4_t *world = w->world;
     uint32_t *queue = w->scratch;
     const uint32_t n = s->count;
-    const uint32_t k = queue_all_dirty(flags, first, n, n, NULL, queue);
+    const uint32_t k = queue_all_dirty(w->flags, first, n, n, NULL, queue);
     uint32_t count = 0;
     for (uint32_t i = 0; i < k; i++) {
-        if (i + 2 * HIER_AHEAD < k) {
-            const uint32_t q = queue[i + 2 * HIER_AHEAD];
-            HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&w->lmat[q], 1);
-            HIER_PREFETCH(&world[q], 1);
-            if (marked(kids, q)) {
-                HIER_PREFETCH(&spans[q], 0);
-            }
-        }
-        if (i + HIER_AHEAD < k) {
-            const uint32_t q = queue[i + HIER_AHEAD];
-            const uint32_t p = parent[q];
-            if (p != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&world[p], 0);
-            }
-            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
-                HIER_PREFETCH_ROW(&w->local[q]);
-                if ((flags[q] & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
-                    HIER_PREFETCH_ROW(&w->link[q]);
-                }
-            }
-        }
+        fetch_dirty_ahead(w, queue, i, k, kids, spans);
         const uint32_t r = queue[i];
         const uint32_t p = parent[r];
-        const uint8_t f = flags[r];
-        if ((f & WEFT__HFLAG_LOCAL) != 0) {
-            recompose(w, r, p, f);
-        }
-        flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        take_dirty(w, r, p);
         if (marked(mark, r)) {
             continue; /* inside an earlier subtree: computed after its parent, in row order */
         }
