@@ -223,9 +223,11 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
  * and fetch the matrices of rows about to be recomputed. */
 #if defined(__GNUC__)
 #define HIER_NOINLINE __attribute__((noinline))
+#define HIER_INLINE __attribute__((always_inline)) inline
 #define HIER_PREFETCH(p, rw) __builtin_prefetch((p), (rw))
 #else
 #define HIER_NOINLINE
+#define HIER_INLINE inline
 #define HIER_PREFETCH(p, rw) ((void)(p))
 #endif
 
@@ -935,9 +937,11 @@ static void mark_run(uint64_t *mark, uint32_t a, uint32_t b) {
  * first step of the sparse pass takes: 2 * HIER_AHEAD rows ahead its own lines (and its
  * child span when `spans` is non-NULL and the parent bitset `kids` says it has children),
  * HIER_AHEAD rows ahead the lines those name (the parent's world matrix, the local transform
- * and bind to recompose). */
-static inline void fetch_dirty_ahead(const weft__hrows_t *w, const uint32_t *queue, uint32_t i,
-                                     uint32_t k, const uint64_t *kids, const uint32_t (*spans)[2]) {
+ * and bind to recompose). Always inlined: a function that only prefetches has no effect
+ * the compiler must keep, and GCC 12 at -O2 emitted none of these prefetches without it. */
+static HIER_INLINE void fetch_dirty_ahead(const weft__hrows_t *w, const uint32_t *queue, uint32_t i,
+                                          uint32_t k, const uint64_t *kids,
+                                          const uint32_t (*spans)[2]) {
     if (i + 2 * HIER_AHEAD < k) {
         const uint32_t q = queue[i + 2 * HIER_AHEAD];
         HIER_PREFETCH(&w->parent[q], 0);
