@@ -523,12 +523,13 @@ static uint32_t run_nested(const char *name, uint32_t n, uint32_t steps, bool br
             }
         }
         const uint32_t want = rows_to_recompute(&s);
-        const bool spans = s.spans_state == 2 && s.nested;
         if (!CHECK(weft__hstore_update(&s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK,
                    "the sequential pass failed")) {
             break;
         }
-        by_runs += spans && s.spans_state == 2 && s.nested;
+        /* Spans built (before or by this pass) and NESTED: this pass marked by runs. */
+        const bool spans = s.spans_state == 2 && s.nested;
+        by_runs += spans;
         CHECK(s.recomputed == want, "the pass recomputed %u rows, expected %u (%s)", s.recomputed,
               want, spans ? "by runs" : "by child lists");
         (void)(check_structure(&s, &m) && check_worlds(&s, &m));
