@@ -1102,6 +1102,9 @@ static uint32_t update_by_spans(weft__hstore_t *s, uint32_t first) {
         } else {
             weft__mat4_mul_into(&world[r], &world[p], &w->lmat[r]);
         }
+        if (!marked(kids, r)) {
+            continue; /* a leaf, most changed rows of a wide tree: no run below it */
+        }
         uint32_t a = r, b = r;
         for (;;) {
             const uint32_t fp = find_bit(kids, a, b, false);
