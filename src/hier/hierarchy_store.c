@@ -131,6 +131,7 @@ void weft__hstore_fini(weft__hstore_t *s) {
     weft__hstore_free(s, s->index_start, (size_t)s->index_start_capacity * sizeof(uint32_t));
     weft__hstore_free(s, s->mark, (size_t)s->mark_words * sizeof(uint64_t));
     weft__hstore_free(s, s->kids, (size_t)s->kids_words * sizeof(uint64_t));
+    weft__hstore_free(s, s->spans, (size_t)s->span_capacity * sizeof(*s->spans));
     const weft_allocator_t alloc = s->alloc;
     weft__hstore_init(s, &alloc, s->log);
 }
@@ -421,6 +422,7 @@ weft_result_t weft__hstore_add(weft__hstore_t *s, weft__hentity_t e,
     s->live++;
     s->index_valid = false;
     s->blocks_valid = false;
+    s->spans_state = 0;
     s->auto_known = false;
     s->levels_valid = false; /* the new row lies beyond the last level */
     return WEFT_OK;
@@ -471,6 +473,7 @@ weft_result_t weft__hstore_attach_mode(weft__hstore_t *s, weft__hentity_t child,
      * Keeping the local, it is only unlinked: its local now composes under the new parent. */
     s->index_valid = false;
     s->blocks_valid = false;
+    s->spans_state = 0;
     s->auto_known = false;
     if (w->parent[rc] != WEFT__HROW_NONE) {
         if (keep_world) {
@@ -510,6 +513,7 @@ weft_result_t weft__hstore_detach(weft__hstore_t *s, weft__hentity_t e, const we
         bake_and_unlink(&s->rows, r);
         s->index_valid = false;
         s->blocks_valid = false;
+        s->spans_state = 0;
         s->auto_known = false;
     }
     return WEFT_OK;
@@ -598,6 +602,7 @@ weft_result_t weft__hstore_remove(weft__hstore_t *s, weft__hentity_t e, bool sub
     s->index_valid = false;
 
     s->blocks_valid = false;
+    s->spans_state = 0;
     s->auto_known = false;
     if (w->parent[r] != WEFT__HROW_NONE) {
         unlink_child(w, r);

@@ -146,10 +146,20 @@ typedef struct weft__hstore {
     uint64_t *kids;      /* kids_words words (NULL until the first sparse pass) */
     uint32_t kids_words; /* words allocated in kids */
     uint32_t kids_rows;  /* rows the bitset describes (0: none) */
-    bool touched_all;    /* weft__hstore_touch_all since the last update: the next one
+    /* Child spans for the sparse pass's range marking (hierarchy_update.c): when the layout
+     * is NESTED (the parents of the rows that have one never decrease with the row, and the
+     * first row with a parent after a root or hole has a parent at or after it), the children
+     * of a run of rows form one run of rows, spans[p] (NONE, NONE when p has none), and
+     * a changed subtree is marked one run per depth. Built on the second sparse pass after a
+     * structural change (so a structure changed every frame never pays the O(n) build). */
+    uint8_t spans_state;    /* 0: stale, 1: stale after one sparse pass, 2: built */
+    bool nested;            /* NESTED held when the spans were built (spans filled) */
+    uint32_t (*spans)[2];   /* row -> {lowest, highest} child row (NONE, NONE: childless) */
+    uint32_t span_capacity; /* entries allocated in spans */
+    bool touched_all;       /* weft__hstore_touch_all since the last update: the next one
                             recomputes every live row, whatever their DIRTY bits say */
-    bool auto_known;     /* auto_choice holds for the current structure */
-    int auto_choice;     /* the weft__hpass_t the automatic mode picked */
+    bool auto_known;        /* auto_choice holds for the current structure */
+    int auto_choice;        /* the weft__hpass_t the automatic mode picked */
 
     uint64_t moved_rows; /* statistics: rows moved by attach (subtree moves) */
     uint32_t recomputed; /* statistics: rows the last update recomputed */

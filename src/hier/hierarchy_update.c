@@ -67,6 +67,7 @@ static weft_result_t permute(weft__hstore_t *s, const uint32_t *newrow, uint32_t
     s->holes = 0;
     s->index_valid = false;
     s->blocks_valid = false;
+    s->spans_state = 0;
     s->kids_rows = 0; /* rows renumbered: the parent bitset is rebuilt when next needed */
     s->auto_known = false;
     return WEFT_OK;
@@ -222,9 +223,11 @@ static weft__hpass_t choose_pass(weft__hstore_t *s) {
  * and fetch the matrices of rows about to be recomputed. */
 #if defined(__GNUC__)
 #define HIER_NOINLINE __attribute__((noinline))
+#define HIER_INLINE __attribute__((always_inline)) inline
 #define HIER_PREFETCH(p, rw) __builtin_prefetch((p), (rw))
 #else
 #define HIER_NOINLINE
+#define HIER_INLINE inline
 #define HIER_PREFETCH(p, rw) ((void)(p))
 #endif
 
@@ -681,8 +684,10 @@ static inline bool may_have_kids(const weft__hstore_t *s, uint32_t r) {
  * in row order (update_marked), so its cost follows the changed subtrees' sizes, not the
  * hierarchy's. Marking stops once more than a quarter of the rows are marked, where its
  * per-row cost makes the scan the cheaper path, and the scan then runs: a large change
- * costs at most that quarter more. After weft_hier_invalidate (every row DIRTY) the scan
- * runs directly. Which path runs never changes a value: every recomputed row is
+ * costs at most that quarter more. In a NESTED layout (hierarchy_store.h, child spans) the
+ * marking follows runs of rows instead of child lists and is fused with the DIRTY rows' own
+ * computation (update_by_spans), which costs bit operations per 64 marked rows, so it needs
+ * no budget. After weft_hier_invalidate (every row DIRTY) the scan runs directly. Which path runs never changes a value: every recomputed row is
  * parent_world * lmat with the same inputs, parents first, either way. */
 #define HIER_MARK_SHARE 4u
 
@@ -706,29 +711,77 @@ static inline uint32_t lowest_bit(uint64_t m) {
 #endif
 }
 
+/* Index of the highest set bit of m (m nonzero). */
+static inline uint32_t highest_bit(uint64_t m) {
+#if defined(__GNUC__)
+    return 63u - (uint32_t)__builtin_clzll(m);
+#else
+    uint32_t i = 63;
+    while ((m >> i) == 0) {
+        i--;
+    }
+    return i;
+#endif
+}
+
 static bool marked(const uint64_t *mark, uint32_t r) {
     return ((mark[r / 64u] >> (r % 64u)) & 1u) != 0;
 }
 
 static void set_mark(uint64_t *mark, uint32_t r) { mark[r / 64u] |= 1ull << (r % 64u); }
 
-/* Mark and queue the DIRTY rows of [r, r + 8), lowest first; returns the new queue length. */
-static inline uint32_t queue_dirty(const uint8_t *flags, uint32_t r, uint64_t *mark,
-                                   uint32_t *queue, uint32_t tail) {
-    uint64_t m = flag_word(flags + r) & EVERY_BYTE(WEFT__HFLAG_DIRTY);
-    while (m != 0) {
-        const uint32_t q = r + lowest_bit(m) / 8u;
-        m &= m - 1;
-        set_mark(mark, q);
-        queue[tail++] = q;
+/* The DIRTY bits of the 64 flag bytes from p as one word, bit j for byte j: eight bytes'
+ * bits 0 gathered by one multiply each (the partial products never overlap). */
+static inline uint64_t dirty_bits64(const uint8_t *p) {
+    uint64_t m = 0;
+    for (uint32_t j = 0; j < 8; j++) {
+        const uint64_t v = flag_word(p + 8 * j) & EVERY_BYTE(WEFT__HFLAG_DIRTY);
+        m |= ((v * 0x0102040810204080ull) >> 56) << (8 * j);
+    }
+    return m;
+}
+
+/* Queue the DIRTY rows of [first, n) in ascending order into queue, marking them when mark
+ * is non-NULL, while the queue holds at most `budget` rows (beyond: it stops early). The
+ * flags are read a line at a time, their DIRTY bits gathered into a word and taken lowest
+ * first, so a line costs a few instructions and a DIRTY row a few more. Returns the queue
+ * length. */
+static inline uint32_t queue_all_dirty(const uint8_t *flags, uint32_t first, uint32_t n,
+                                       uint32_t budget, uint64_t *mark, uint32_t *queue) {
+    uint32_t tail = 0;
+    uint32_t r = first;
+    for (; r + 64 <= n && tail <= budget; r += 64) {
+        uint64_t any = 0; /* a clean line (the common case) is eight loads and a test */
+        for (uint32_t j = 0; j < 64; j += 8) {
+            any |= flag_word(flags + r + j);
+        }
+        if ((any & EVERY_BYTE(WEFT__HFLAG_DIRTY)) == 0) {
+            continue;
+        }
+        uint64_t m = dirty_bits64(flags + r);
+        while (m != 0) {
+            const uint32_t q = r + lowest_bit(m);
+            m &= m - 1;
+            if (mark != NULL) {
+                set_mark(mark, q);
+            }
+            queue[tail++] = q;
+        }
+    }
+    for (; r < n && tail <= budget; r++) {
+        if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
+            if (mark != NULL) {
+                set_mark(mark, r);
+            }
+            queue[tail++] = r;
+        }
     }
     return tail;
 }
 
 /* Mark the subtree of every DIRTY row of [first, count). Returns the rows marked, or
  * UINT32_MAX (and no mark left set) when they would exceed the budget. The DIRTY rows are
- * found a line of flag bytes per test, then a word's DIRTY bits taken lowest first (rows
- * stay ascending), so clean flags cost a few instructions per 64 rows. Then breadth first
+ * found by queue_all_dirty (ascending). Then breadth first
  * over all changed subtrees at once, through a queue in the scratch array: the queue is
  * known ahead, so the child lists of rows a few places on are fetched while the current one
  * is read (walking one subtree after another would wait for every child list in turn). Only
@@ -744,28 +797,7 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots)
     uint32_t *queue = w->scratch;
     const uint32_t n = s->count; /* in a local: the queue's stores may alias the store */
     const uint32_t budget = n / HIER_MARK_SHARE;
-    uint32_t tail = 0;
-    uint32_t r = first;
-    for (; r + 64 <= n && tail <= budget; r += 64) { /* a line of flags per test */
-        uint64_t any = 0;
-        for (uint32_t j = 0; j < 64; j += 8) {
-            any |= flag_word(flags + r + j);
-        }
-        if ((any & EVERY_BYTE(WEFT__HFLAG_DIRTY)) != 0) {
-            for (uint32_t j = 0; j < 64; j += 8) {
-                tail = queue_dirty(flags, r + j, mark, queue, tail);
-            }
-        }
-    }
-    for (; r + 8 <= n && tail <= budget; r += 8) {
-        tail = queue_dirty(flags, r, mark, queue, tail);
-    }
-    for (; r < n && tail <= budget; r++) {
-        if ((flags[r] & WEFT__HFLAG_DIRTY) != 0) {
-            set_mark(mark, r);
-            queue[tail++] = r;
-        }
-    }
+    uint32_t tail = queue_all_dirty(flags, first, n, budget, mark, queue);
     *roots = tail;
     const uint32_t nroots = tail;
     uint32_t count = tail; /* rows marked */
@@ -807,6 +839,145 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots)
     return count;
 }
 
+/* Build the child spans and decide NESTED (hierarchy_store.h) in one walk over the parent
+ * rows: with parents never decreasing, the rows naming parent p are one run, spans[p]. The
+ * parent bitset is rebuilt exactly beside them, so that a set bit means a span. Without
+ * NESTED, or out of memory, nested stays false and the child lists are followed. */
+static void build_spans(weft__hstore_t *s) {
+    s->spans_state = 2;
+    s->nested = false;
+    const uint32_t *parent = s->rows.parent;
+    const uint32_t n = s->count;
+    uint32_t last = 0;               /* the latest parent seen */
+    uint32_t root = WEFT__HROW_NONE; /* the latest root or hole since the last child */
+    for (uint32_t r = 0; r < n; r++) {
+        const uint32_t p = parent[r];
+        if (p == WEFT__HROW_NONE) {
+            root = r;
+            continue;
+        }
+        if (p < last || (root != WEFT__HROW_NONE && p < root)) {
+            return; /* a run of children would hold another parent's child or a root */
+        }
+        last = p;
+        root = WEFT__HROW_NONE;
+    }
+    if (n > s->span_capacity) {
+        uint32_t cap = s->span_capacity ? s->span_capacity : 64u;
+        while (cap < n) {
+            cap = cap > UINT32_MAX / 2 ? n : cap * 2;
+        }
+        uint32_t(*spans)[2] = weft__hstore_alloc(s, (size_t)cap * sizeof(*spans));
+        if (spans == NULL) {
+            return;
+        }
+        weft__hstore_free(s, s->spans, (size_t)s->span_capacity * sizeof(*s->spans));
+        s->spans = spans;
+        s->span_capacity = cap;
+    }
+    memset(s->spans, 0xff, (size_t)n * sizeof(*s->spans)); /* NONE everywhere */
+    for (uint32_t r = 0; r < n; r++) {
+        const uint32_t p = parent[r];
+        if (p != WEFT__HROW_NONE) {
+            if (s->spans[p][0] == WEFT__HROW_NONE) {
+                s->spans[p][0] = r;
+            }
+            s->spans[p][1] = r;
+        }
+    }
+    s->kids_rows = 0;
+    if (build_kids(s) != WEFT_OK || s->kids_rows != n) {
+        return;
+    }
+    s->nested = true;
+}
+
+/* The lowest (up == true: highest) row of [a, b] whose bit is set in bits, or NONE. */
+static uint32_t find_bit(const uint64_t *bits, uint32_t a, uint32_t b, bool up) {
+    const uint32_t wa = a / 64u, wb = b / 64u;
+    const uint64_t first_mask = UINT64_MAX << (a % 64u);
+    const uint64_t last_mask = UINT64_MAX >> (63u - b % 64u);
+    if (!up) {
+        for (uint32_t i = wa; i <= wb; i++) {
+            uint64_t m =
+                bits[i] & (i == wa ? first_mask : UINT64_MAX) & (i == wb ? last_mask : UINT64_MAX);
+            if (m != 0) {
+                return i * 64u + lowest_bit(m);
+            }
+        }
+        return WEFT__HROW_NONE;
+    }
+    for (uint32_t i = wb + 1; i-- > wa;) {
+        uint64_t m =
+            bits[i] & (i == wa ? first_mask : UINT64_MAX) & (i == wb ? last_mask : UINT64_MAX);
+        if (m != 0) {
+            return i * 64u + highest_bit(m);
+        }
+    }
+    return WEFT__HROW_NONE;
+}
+
+/* Set the bits of rows [a, b] (a <= b). */
+static void mark_run(uint64_t *mark, uint32_t a, uint32_t b) {
+    const uint32_t wa = a / 64u, wb = b / 64u;
+    const uint64_t first_mask = UINT64_MAX << (a % 64u);
+    const uint64_t last_mask = UINT64_MAX >> (63u - b % 64u);
+    if (wa == wb) {
+        mark[wa] |= first_mask & last_mask;
+        return;
+    }
+    mark[wa] |= first_mask;
+    for (uint32_t i = wa + 1; i < wb; i++) {
+        mark[i] = UINT64_MAX;
+    }
+    mark[wb] |= last_mask;
+}
+
+/* The two-stage prefetch (as in compute_list) of the DIRTY row queue[i + ...] that the
+ * first step of the sparse pass takes: 2 * HIER_AHEAD rows ahead its own lines (and its
+ * child span when `spans` is non-NULL and the parent bitset `kids` says it has children),
+ * HIER_AHEAD rows ahead the lines those name (the parent's world matrix, the local transform
+ * and bind to recompose). Always inlined: a function that only prefetches has no effect
+ * the compiler must keep, and GCC 12 at -O2 emitted none of these prefetches without it. */
+static HIER_INLINE void fetch_dirty_ahead(const weft__hrows_t *w, const uint32_t *queue, uint32_t i,
+                                          uint32_t k, const uint64_t *kids,
+                                          const uint32_t (*spans)[2]) {
+    if (i + 2 * HIER_AHEAD < k) {
+        const uint32_t q = queue[i + 2 * HIER_AHEAD];
+        HIER_PREFETCH(&w->parent[q], 0);
+        HIER_PREFETCH(&w->lmat[q], 1);
+        HIER_PREFETCH(&w->world[q], 1);
+        if (spans != NULL && marked(kids, q)) {
+            HIER_PREFETCH(&spans[q], 0);
+        }
+    }
+    if (i + HIER_AHEAD < k) {
+        const uint32_t q = queue[i + HIER_AHEAD];
+        const uint32_t p = w->parent[q];
+        const uint8_t f = w->flags[q];
+        if (p != WEFT__HROW_NONE) {
+            HIER_PREFETCH(&w->world[p], 0);
+        }
+        if ((f & WEFT__HFLAG_LOCAL) != 0) {
+            HIER_PREFETCH_ROW(&w->local[q]);
+            if ((f & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
+                HIER_PREFETCH_ROW(&w->link[q]);
+            }
+        }
+    }
+}
+
+/* A DIRTY row r (parent p) taken by the sparse pass: recompose its cached local matrix where
+ * LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the only rows with
+ * either bit set). */
+static inline void take_dirty(const weft__hrows_t *w, uint32_t r, uint32_t p) {
+    const uint8_t f = w->flags[r];
+    if ((f & WEFT__HFLAG_LOCAL) != 0) {
+        recompose(w, r, p, f);
+    }
+    w->flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+}
+
 /* First step of the sparse pass, over the DIRTY rows queue[0, k) (ascending: the roots
  * mark_changed queued, whose subtrees are all marked): recompose each one's cached local
  * matrix where LOCAL asks for it and clear its DIRTY and LOCAL bits (in the sparse pass the
@@ -818,35 +989,12 @@ static uint32_t mark_changed(weft__hstore_t *s, uint32_t first, uint32_t *roots)
 static void compute_roots(const weft__hrows_t *w, uint64_t *mark, const uint32_t *queue,
                           uint32_t k) {
     const uint32_t *parent = w->parent;
-    uint8_t *flags = w->flags;
     weft_mat4_t *world = w->world;
     for (uint32_t i = 0; i < k; i++) {
-        if (i + 2 * HIER_AHEAD < k) {
-            const uint32_t q = queue[i + 2 * HIER_AHEAD];
-            HIER_PREFETCH(&parent[q], 0);
-            HIER_PREFETCH(&w->lmat[q], 1);
-            HIER_PREFETCH(&world[q], 1);
-        }
-        if (i + HIER_AHEAD < k) {
-            const uint32_t q = queue[i + HIER_AHEAD];
-            const uint32_t p = parent[q];
-            if (p != WEFT__HROW_NONE) {
-                HIER_PREFETCH(&world[p], 0);
-            }
-            if ((flags[q] & WEFT__HFLAG_LOCAL) != 0) {
-                HIER_PREFETCH_ROW(&w->local[q]);
-                if ((flags[q] & WEFT__HFLAG_PLAIN) == 0 && p != WEFT__HROW_NONE) {
-                    HIER_PREFETCH_ROW(&w->link[q]);
-                }
-            }
-        }
+        fetch_dirty_ahead(w, queue, i, k, NULL, NULL);
         const uint32_t r = queue[i];
         const uint32_t p = parent[r];
-        const uint8_t f = flags[r];
-        if ((f & WEFT__HFLAG_LOCAL) != 0) {
-            recompose(w, r, p, f);
-        }
-        flags[r] = (uint8_t)(f & ~WEFT__HFLAG_CHANGED);
+        take_dirty(w, r, p);
         if (p == WEFT__HROW_NONE) {
             world[r] = w->lmat[r];
         } else if (!marked(mark, p)) {
@@ -878,8 +1026,7 @@ static void compute_run(const weft__hrows_t *w, uint32_t begin, uint32_t end) {
 /* Compute the marked rows of [first, count) in row order (parents first), clearing their
  * marks; queue[0, roots) are the DIRTY rows, taken first (compute_roots). Words of 64
  * marked rows in a row are computed as runs, the others through a list. */
-static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
-    compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
+static void compute_marked(weft__hstore_t *s, uint32_t first) {
     uint32_t list[HIER_BLOCK];
     uint32_t k = 0;
     const uint32_t words = s->count / 64u + 1u;
@@ -910,6 +1057,68 @@ static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
         }
     }
     compute_list(&s->rows, list, k, false);
+}
+
+static void update_marked(weft__hstore_t *s, uint32_t first, uint32_t roots) {
+    compute_roots(&s->rows, s->mark, s->rows.scratch, roots);
+    compute_marked(s, first);
+}
+
+/* The sparse pass's first steps for a NESTED layout, marking and compute_roots in one walk
+ * over the DIRTY rows (ascending). Each one's cached local matrix is recomposed where LOCAL
+ * asks for it and its DIRTY and LOCAL bits cleared. One already marked lies in the subtree
+ * of an earlier one (parents precede children, and each subtree is marked whole when its
+ * root is met) and is computed later in row order. Any other reads a final parent world
+ * matrix: it is computed here, and its subtree below it marked one run per depth. The
+ * children of the run [a, b] are the rows from the lowest child of its first row with
+ * children to the highest child of its last one, and NESTED guarantees that this run holds
+ * no other row (no root, no other parent's child): the marks are exactly the subtrees, two
+ * of which never overlap. Cost: a span line per depth and bit operations per 64 rows where
+ * the child lists cost a line and a bit test per row; no budget is needed (a large change
+ * marks runs of whole words, which compute_marked walks like a full pass). Lines are fetched
+ * in two stages as in compute_list. Returns the rows marked (computed or to compute). */
+static uint32_t update_by_spans(weft__hstore_t *s, uint32_t first) {
+    const weft__hrows_t *w = &s->rows;
+    uint64_t *mark = s->mark;
+    const uint64_t *kids = s->kids;
+    const uint32_t(*spans)[2] = (const uint32_t(*)[2])s->spans;
+    const uint32_t *parent = w->parent;
+    weft_mat4_t *world = w->world;
+    uint32_t *queue = w->scratch;
+    const uint32_t n = s->count;
+    const uint32_t k = queue_all_dirty(w->flags, first, n, n, NULL, queue);
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        fetch_dirty_ahead(w, queue, i, k, kids, spans);
+        const uint32_t r = queue[i];
+        const uint32_t p = parent[r];
+        take_dirty(w, r, p);
+        if (marked(mark, r)) {
+            continue; /* inside an earlier subtree: computed after its parent, in row order */
+        }
+        count++;
+        if (p == WEFT__HROW_NONE) {
+            world[r] = w->lmat[r];
+        } else {
+            weft__mat4_mul_into(&world[r], &world[p], &w->lmat[r]);
+        }
+        if (!marked(kids, r)) {
+            continue; /* a leaf, most changed rows of a wide tree: no run below it */
+        }
+        uint32_t a = r, b = r;
+        for (;;) {
+            const uint32_t fp = find_bit(kids, a, b, false);
+            if (fp == WEFT__HROW_NONE) {
+                break;
+            }
+            const uint32_t lp = find_bit(kids, fp, b, true);
+            a = spans[fp][0];
+            b = spans[lp][1];
+            mark_run(mark, a, b);
+            count += b - a + 1;
+        }
+    }
+    return count;
 }
 
 weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool regroup,
@@ -945,8 +1154,17 @@ weft_result_t weft__hstore_update(weft__hstore_t *s, weft__hpass_t pass, bool re
             return WEFT_OK;
         }
         if (!full && reserve_marks(s)) {
+            if (s->spans_state < 2 && s->spans_state++ == 1) {
+                build_spans(s); /* the structure outlived a pass: worth an O(n) walk */
+            }
             (void)build_kids(s); /* without it the marking reads more child lists */
             uint32_t roots = 0;
+            if (s->spans_state == 2 && s->nested) {
+                const uint32_t n = update_by_spans(s, first);
+                compute_marked(s, first);
+                s->recomputed = n;
+                return WEFT_OK;
+            }
             const uint32_t n = mark_changed(s, first, &roots);
             if (n != UINT32_MAX) {
                 update_marked(s, first, roots);

@@ -426,6 +426,134 @@ Test(hier_store, random_large_forest_matches_the_reference_periodically) {
     run_random("large forest", 100000 / k, 40000 / k, 5000 / k, 100000 / k);
 }
 
+/* ---- the sparse pass by runs --------------------------------------------- */
+
+/* Add nodes ids m->next.. (n in all) to an empty store in row order, each a root (1 in 32,
+ * and the first) or a child of a `cursor` node that moves forward at random: the parents of
+ * the rows that have one never decrease, so the layout is NESTED (hierarchy_store.h) and the
+ * sparse pass marks by runs. After a root the cursor jumps past it, which NESTED requires;
+ * with `break_nesting` it sometimes does not (a root inside a run of children), and the pass
+ * must notice and follow the child lists instead. */
+static void add_nested_forest(weft__hstore_t *s, model_t *m, hr_rng_t *r, uint32_t n,
+                              bool break_nesting) {
+    uint32_t cursor = m->next;
+    for (uint32_t k = 0; k < n && !fail.failed; k++) {
+        const uint32_t id = m->next;
+        op_add(s, m, r);
+        if (k == 0 || hr_below(r, 32) == 0) {
+            if (!break_nesting || hr_below(r, 4) != 0) {
+                cursor = id;
+            }
+            continue;
+        }
+        cursor += hr_below(r, 3) == 0 ? 1 : 0;
+        cursor = cursor < id ? cursor : id - 1;
+        const weft__hattach_t mode = (weft__hattach_t)hr_below(r, 2);
+        if (CHECK(weft__hstore_attach_mode(s, ent(id), ent(cursor), mode, QUIET) == WEFT_OK,
+                  "attaching node %u under %u failed", id, cursor)) {
+            model_set_parent(m, id, cursor);
+        }
+    }
+}
+
+/* The rows a sparse pass must recompute: every live row that is DIRTY or lies below one
+ * (rows in order, parents first; hole rows are never DIRTY). */
+static uint32_t rows_to_recompute(const weft__hstore_t *s) {
+    uint8_t *need = malloc(s->count + 1u);
+    cr_assert(need != NULL);
+    uint32_t k = 0;
+    for (uint32_t row = 0; row < s->count; row++) {
+        const uint32_t p = s->rows.parent[row];
+        need[row] = (uint8_t)((s->rows.flags[row] & WEFT__HFLAG_DIRTY) != 0 ||
+                              (p != WEFT__HROW_NONE && need[p]));
+        k += need[row];
+    }
+    free(need);
+    return k;
+}
+
+/* One session over a nested forest of n nodes: rounds of random new locals (few, or a third
+ * of the nodes), now and then an attach, detach or removal (which may keep or break NESTED)
+ * or a regrouping level pass; after each sequential update, the worlds equal the reference
+ * bit for bit and the pass recomputed exactly the changed rows and their descendants.
+ * Returns the number of updates that marked by runs. */
+static uint32_t run_nested(const char *name, uint32_t n, uint32_t steps, bool break_nesting) {
+    hr_rng_t r = hr_seeded(&fail, name);
+    weft__hstore_t s;
+    weft__hstore_init(&s, NULL, QUIET);
+    model_t m;
+    model_init(&m, n + steps);
+    add_nested_forest(&s, &m, &r, n, break_nesting);
+    uint32_t by_runs = 0;
+    for (uint32_t step = 0; step < steps && !fail.failed; step++) {
+        fail.step = step;
+        /* The first half keeps NESTED (a new node under the last row or its parent: no
+         * parent decreases); the second half may break it. */
+        const uint32_t kind = hr_below(&r, 16);
+        if (kind < 2 && s.count > 0 && m.next <= m.cap) {
+            const uint32_t last = s.count - 1, id = m.next;
+            const uint32_t prow =
+                kind == 0 || s.rows.parent[last] == WEFT__HROW_NONE ? last : s.rows.parent[last];
+            const uint32_t pid = (uint32_t)(s.rows.ent[prow] & 0xffffffffu);
+            op_add(&s, &m, &r);
+            if (prow != last || s.rows.ent[last] != 0) { /* not under a hole */
+                if (CHECK(weft__hstore_attach_mode(&s, ent(id), ent(pid),
+                                                   (weft__hattach_t)hr_below(&r, 2),
+                                                   QUIET) == WEFT_OK,
+                          "attaching node %u under %u failed", id, pid)) {
+                    model_set_parent(&m, id, pid);
+                }
+            }
+        } else if (step >= steps / 2 && kind == 2) {
+            op_attach(&s, &m, &r);
+        } else if (step >= steps / 2 && kind == 3) {
+            op_detach(&s, &m, &r);
+        } else if (step >= steps / 2 && kind == 4) {
+            op_remove(&s, &m, &r, hr_below(&r, 2) == 0);
+        } else if (kind == 5) {
+            (void)op_update(&s, &r); /* the level pass may regroup the rows */
+        }
+        const uint32_t edits = hr_below(&r, 8) == 0 ? n / 3 : hr_below(&r, 12);
+        for (uint32_t k = 0; k < edits; k++) {
+            const uint32_t id = random_live(&m, &r);
+            if (id != 0) {
+                const uint32_t row = weft__hstore_row(&s, ent(id));
+                s.rows.local[row] = hr_transform(&r);
+                s.rows.flags[row] |= WEFT__HFLAG_CHANGED; /* what weft_hier_local does */
+            }
+        }
+        const uint32_t want = rows_to_recompute(&s);
+        if (!CHECK(weft__hstore_update(&s, WEFT__HPASS_SEQUENTIAL, false, NULL) == WEFT_OK,
+                   "the sequential pass failed")) {
+            break;
+        }
+        /* Spans built (before or by this pass) and NESTED: this pass marked by runs. */
+        const bool spans = s.spans_state == 2 && s.nested;
+        by_runs += spans;
+        CHECK(s.recomputed == want, "the pass recomputed %u rows, expected %u (%s)", s.recomputed,
+              want, spans ? "by runs" : "by child lists");
+        (void)(check_structure(&s, &m) && check_worlds(&s, &m));
+    }
+    model_fini(&m);
+    weft__hstore_fini(&s);
+    cr_assert(!fail.failed, "%s: %s", name, hr_fail_message(&fail));
+    return by_runs;
+}
+
+Test(hier_store, the_sparse_pass_by_runs_matches_the_reference_over_random_nested_forests) {
+    uint32_t by_runs = 0;
+    for (int round = 0; round < 8; round++) {
+        by_runs += run_nested("nested forest", 200 + 400 * (uint32_t)round, 120, false);
+    }
+    cr_assert(by_runs > 8 * 120 / 5, "only %u updates marked by runs", by_runs);
+}
+
+Test(hier_store, the_sparse_pass_falls_back_to_child_lists_when_a_root_splits_a_run) {
+    for (int round = 0; round < 8; round++) {
+        (void)run_nested("nested forest with stray roots", 300 + 300 * (uint32_t)round, 80, true);
+    }
+}
+
 /* ---- targeted cases ------------------------------------------------------ */
 
 static uint32_t row_of(const weft__hstore_t *s, uint32_t id) {
