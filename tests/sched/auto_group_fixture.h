@@ -76,6 +76,19 @@ static inline void wt_auto_sys_move(weft_iter_t *it, const weft_system_ctx_t *ct
     }
 }
 
+/* One frame of a run: progress, then the world hash into *hash. */
+static inline void wt_auto_frame(weft_world_t *w, uint64_t *hash) {
+    cr_assert(eq(int, weft_world_progress(w, 0.016f), WEFT_OK), "%s", weft_last_error());
+    *hash = weft_world_hash(w);
+}
+
+/* The end of a run: every entity's values into vals (wt_auto_values), then the world goes. */
+static inline void wt_auto_finish(weft_world_t *w, const weft_entity_t *ents,
+                                  const weft_component_t *comp, uint32_t n, uint32_t *vals) {
+    wt_auto_values(w, ents, comp, n, vals);
+    weft_world_destroy(w);
+}
+
 /* One run: writes vals[e * ncomp + c] (UINT32_MAX where absent) and hashes[f] per frame. */
 typedef void (*wt_auto_run_fn)(uint64_t seed, uint32_t workers, bool on, uint32_t *vals,
                                uint64_t *hashes);

@@ -161,11 +161,9 @@ static void run(uint64_t seed, uint32_t workers, bool on, uint32_t *vals, uint64
         if (roll == 2) { /* rows move after the re-pack: the frame must not trust it */
             churn(&s, 6);
         }
-        cr_assert(eq(int, weft_world_progress(s.world, 0.016f), WEFT_OK), "%s", weft_last_error());
-        hashes[f] = weft_world_hash(s.world);
+        wt_auto_frame(s.world, &hashes[f]);
     }
-    wt_auto_values(s.world, s.ents, s.comp, NENT, vals);
-    weft_world_destroy(s.world);
+    wt_auto_finish(s.world, s.ents, s.comp, NENT, vals);
 }
 
 Test(auto_pack, re_packs_with_churn_give_the_setting_off_values_at_1_2_and_8_workers) {

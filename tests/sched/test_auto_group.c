@@ -150,11 +150,9 @@ static void run(uint64_t seed, uint32_t workers, bool on, uint32_t *vals, uint64
     }
     for (uint32_t f = 0; f < FRAMES; f++) {
         churn(&r, f % 3 == 2 ? 0 : 150); /* a frame without churn reuses the join caches */
-        cr_assert(eq(int, weft_world_progress(r.world, 0.016f), WEFT_OK), "%s", weft_last_error());
-        hashes[f] = weft_world_hash(r.world);
+        wt_auto_frame(r.world, &hashes[f]);
     }
-    wt_auto_values(r.world, r.ents, r.comp, NENT, vals);
-    weft_world_destroy(r.world);
+    wt_auto_finish(r.world, r.ents, r.comp, NENT, vals);
 }
 
 Test(auto_group, on_and_off_give_every_entity_the_same_values_at_1_2_and_8_workers) {
