@@ -127,6 +127,12 @@ run_preset() {
     if [[ -f $testlog ]]; then
         grep -aE 'Synthesis:' "$testlog" | sed 's/^/  /' || true
         grep -aE 'tests passed|tests failed|Total Test time' "$log" | sed 's/^/  /' || true
+        # A failed run names its failing tests and what they said (assertion, time-out,
+        # crash), so a failure seen only on another machine can be read from this summary.
+        if [[ $note == *"tests failed"* ]]; then
+            echo "---- Criterion failures in $testlog:"
+            grep -aE '^\[FAIL\]|^\[----\] +[^ ]' "$testlog" | head -n 60 | sed 's/^/  /' || true
+        fi
         local suites
         suites=$(grep -acE 'Synthesis:' "$testlog" || true)
         if [[ $suites -eq 0 ]]; then
