@@ -255,6 +255,11 @@ bool weft__bind_thread(weft_jobs_t *jobs, weft__ctx_t *ctx);
 void weft__unbind_thread(const weft_jobs_t *jobs);
 /* The idle test of a worker (phase stopped, or work it could take), for weft__sleep_idle. */
 bool weft__worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final);
+/* A worker's busy -> idle transition (it ran something since it was last idle): wakes a
+ * destroy that may be asleep waiting for this worker's `finished` tally. Every worker loop
+ * calls it on that transition only (spawned workers and executor drains alike), so idle
+ * workers woken by each other's kicks do not ping-pong. Thread: the worker bound to ctx. */
+void weft__worker_went_idle(weft_jobs_t *jobs, weft__ctx_t *ctx);
 
 /* executor.c: executor mode. Claim up to n parked lent workers and submit a drain task for
  * each (called by weft__sleep_wake for new ordinary work); the number claimed. */

@@ -257,6 +257,19 @@ void weft__discard_job(weft__ctx_t *ctx, weft__rec_t *job) {
 
 /* ---- worker threads --------------------------------------------------------- >>worker */
 
+void weft__worker_went_idle(weft_jobs_t *jobs, weft__ctx_t *ctx) {
+    /* While destroy drains, worker 0 may be asleep waiting for our `finished` tally. A
+     * Dekker pair with destroy: it stores the phase and then reads the tallies (all_done),
+     * we stored the tally and now read the phase, all seq_cst (the RMW puts our tally in the
+     * total order), so either it sees our tally or we see DRAINING and kick it. A phase read
+     * that is only acquire lets both sides miss each other (the interleaving checker found
+     * that schedule, tests/interleavings/test_destroy.c). */
+    weft_atomic_fetch_add_seq_cst(&ctx->finished, 0u);
+    if (weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_DRAINING) {
+        weft__sleep_kick(jobs);
+    }
+}
+
 bool weft__worker_ready(weft_jobs_t *jobs, weft__ctx_t *ctx, const void *arg, bool final) {
     (void)arg;
     (void) final;
@@ -299,18 +312,7 @@ static void worker_main(void *arg) {
             continue;
         }
         if (ran) {
-            /* Busy -> idle: while destroy drains, worker 0 may be asleep waiting for our
-             * `finished` tally. A Dekker pair with destroy: it stores the phase and then
-             * reads the tallies (all_done), we stored the tally and now read the phase, all
-             * seq_cst (the RMW puts our tally in the total order), so either it sees our
-             * tally or we see DRAINING and kick it. The phase read at the top of the loop is
-             * only acquire: with it, both sides could miss each other (the interleaving
-             * checker found that schedule, tests/interleavings/test_sleep.c). Only on this
-             * transition, so idle workers woken by each other's kicks do not ping-pong. */
-            weft_atomic_fetch_add_seq_cst(&ctx->finished, 0u);
-            if (weft_atomic_load_seq_cst(&jobs->phase) == WEFT__PHASE_DRAINING) {
-                weft__sleep_kick(jobs);
-            }
+            weft__worker_went_idle(jobs, ctx);
         }
         ran = false;
         weft__sleep_idle(jobs, ctx, weft__worker_ready, NULL);

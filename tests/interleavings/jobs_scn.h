@@ -23,6 +23,29 @@ static inline weft_jobs_t *scn_jobs_create(uint32_t workers, uint32_t spin_us) {
     return jobs;
 }
 
+/* An engine's executor for the checker: every task weft submits starts as a modelled thread
+ * of its own (an engine with a thread free for each; weft keeps at most one task per lent
+ * worker outstanding, so a scenario stays within MC_MAX_THREADS). Never joined: destroy
+ * waits until every drain task has returned (jobs/executor.c). */
+static inline void scn_executor_submit(void (*task)(void *arg), void *arg, void *user) {
+    (void)user;
+    (void)mc_thread_start(task, arg);
+}
+
+/* scn_jobs_create's job system with `lent` executor threads instead of spawned workers. */
+static inline weft_jobs_t *scn_jobs_create_lent(uint32_t lent, uint32_t spin_us) {
+    weft_jobs_desc_t d = {0};
+    d.executor = (weft_executor_t){.thread_count = lent, .submit = scn_executor_submit};
+    d.queue_capacity = 16;
+    d.scratch_size = 64;
+    d.spin_us = spin_us;
+    d.allocator = mc_allocator;
+    weft_jobs_t *jobs = NULL;
+    weft_result_t r = weft_jobs_create(&d, &jobs);
+    mc_check(r == WEFT_OK, "weft_jobs_create (executor): %d", (int)r);
+    return jobs;
+}
+
 /* Run `fn(arg)` as another modelled thread while this one (worker 0) waits in a join, then
  * destroy the job system. */
 static inline void scn_run_beside(weft_jobs_t *jobs, mc_fn_t fn, void *arg) {

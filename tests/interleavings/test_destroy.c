@@ -4,6 +4,10 @@
  *   destroy sleeps until worker 1's `finished` tally catches up. Regression test for a lost
  *   wake-up the checker found: the worker read the phase with acquire only on its way to
  *   idle, so it could miss DRAINING while destroy missed its tally (both asleep).
+ * - Draining with an executor: the same, but worker 1 is a lent thread driven by a drain
+ *   task (jobs/executor.c). Regression test for a lost wake-up seen under TSan: the drain
+ *   went from its job to parking without the busy -> idle kick, so destroy, which read the
+ *   tally before the job finished, slept for good.
  * - A registered thread E inside a call: E runs its own weft_parallel_for, whose first range
  *   holds it inside until worker 0 is about to destroy. Destroy must wait until E has left
  *   the call; the checker retires the memory destroy frees, so any later touch by E fails
@@ -34,6 +38,16 @@ static void drain_main(void *arg) {
     (void)arg;
     dst_scn_t *s = &ds;
     s->jobs = scn_jobs_create(2, 1);
+    weft_job_desc_t j = {.fn = job_yields, .arg = s, .name = "J"};
+    mc_check(weft_job_submit(s->jobs, &j, 1, NULL) == WEFT_OK, "submit");
+    weft_jobs_destroy(s->jobs);
+    mc_plain_read(&s->out, "the job's result");
+}
+
+static void drain_lent_main(void *arg) {
+    (void)arg;
+    dst_scn_t *s = &ds;
+    s->jobs = scn_jobs_create_lent(1, 1);
     weft_job_desc_t j = {.fn = job_yields, .arg = s, .name = "J"};
     mc_check(weft_job_submit(s->jobs, &j, 1, NULL) == WEFT_OK, "submit");
     weft_jobs_destroy(s->jobs);
@@ -78,7 +92,8 @@ static void inside_main(void *arg) {
 }
 
 /* The planted variants run at pre-emption bound 1, where each is caught. The drain runs at
- * 3 (13,765 executions), the registered thread inside a call at 2. */
+ * 3 (13,765 executions), the lent thread's drain at 3 (5,842), the registered thread inside a
+ * call at 2. */
 static mc_result_t run(const char *name, mc_fn_t fn, const char *plant) {
     return mc_test_run(name, fn, NULL, 1, NULL, plant);
 }
@@ -90,6 +105,20 @@ static mc_result_t run_weakened(const char *name, mc_fn_t fn, const char *weaken
 Test(destroy, drains_a_job_the_other_worker_stole) {
     mc_result_t r = mc_test_run("destroy: drain a stolen job", drain_main, NULL, 3, NULL, NULL);
     mc_assert_clean(r);
+}
+
+Test(destroy, drains_a_job_a_lent_thread_took) {
+    mc_result_t r = mc_test_run("destroy: drain a job a lent thread took", drain_lent_main, NULL, 3,
+                                NULL, NULL);
+    mc_assert_clean(r);
+}
+
+/* Planted: the drain task goes from its job to parking without the busy -> idle kick. */
+Test(destroy, planted_drain_without_the_idle_kick_loses_the_drain_wake_up) {
+    mc_result_t r =
+        run("destroy planted: drain skips the idle kick", drain_lent_main, "drain_skips_idle_kick");
+    mc_assert_caught(r, "the lost drain wake-up of a lent thread");
+    cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }
 
 Test(destroy, waits_for_a_registered_thread_inside_a_call) {
