@@ -10,9 +10,8 @@
 #include "mc_platform.h"
 #include "weft/jobs.h"
 
-static inline weft_jobs_t *scn_jobs_create(uint32_t workers, uint32_t spin_us) {
-    weft_jobs_desc_t d = {0};
-    d.worker_count = workers;
+/* The job system of `d` (the checker's sizes and allocator filled in). */
+static inline weft_jobs_t *scn_jobs_create_desc(weft_jobs_desc_t d, uint32_t spin_us) {
     d.queue_capacity = 16;
     d.scratch_size = 64;
     d.spin_us = spin_us;
@@ -21,6 +20,10 @@ static inline weft_jobs_t *scn_jobs_create(uint32_t workers, uint32_t spin_us) {
     weft_result_t r = weft_jobs_create(&d, &jobs);
     mc_check(r == WEFT_OK, "weft_jobs_create: %d", (int)r);
     return jobs;
+}
+
+static inline weft_jobs_t *scn_jobs_create(uint32_t workers, uint32_t spin_us) {
+    return scn_jobs_create_desc((weft_jobs_desc_t){.worker_count = workers}, spin_us);
 }
 
 /* An engine's executor for the checker: every task weft submits starts as a modelled thread
@@ -34,16 +37,8 @@ static inline void scn_executor_submit(void (*task)(void *arg), void *arg, void 
 
 /* scn_jobs_create's job system with `lent` executor threads instead of spawned workers. */
 static inline weft_jobs_t *scn_jobs_create_lent(uint32_t lent, uint32_t spin_us) {
-    weft_jobs_desc_t d = {0};
-    d.executor = (weft_executor_t){.thread_count = lent, .submit = scn_executor_submit};
-    d.queue_capacity = 16;
-    d.scratch_size = 64;
-    d.spin_us = spin_us;
-    d.allocator = mc_allocator;
-    weft_jobs_t *jobs = NULL;
-    weft_result_t r = weft_jobs_create(&d, &jobs);
-    mc_check(r == WEFT_OK, "weft_jobs_create (executor): %d", (int)r);
-    return jobs;
+    weft_executor_t e = {.thread_count = lent, .submit = scn_executor_submit};
+    return scn_jobs_create_desc((weft_jobs_desc_t){.executor = e}, spin_us);
 }
 
 /* Run `fn(arg)` as another modelled thread while this one (worker 0) waits in a join, then

@@ -34,20 +34,10 @@ static void job_yields(void *arg, const weft_job_ctx_t *ctx) {
     mc_plain_write(&s->out, "the job's result");
 }
 
+/* arg non-NULL: worker 1 is a lent thread (an executor's drain task), not a spawned one. */
 static void drain_main(void *arg) {
-    (void)arg;
     dst_scn_t *s = &ds;
-    s->jobs = scn_jobs_create(2, 1);
-    weft_job_desc_t j = {.fn = job_yields, .arg = s, .name = "J"};
-    mc_check(weft_job_submit(s->jobs, &j, 1, NULL) == WEFT_OK, "submit");
-    weft_jobs_destroy(s->jobs);
-    mc_plain_read(&s->out, "the job's result");
-}
-
-static void drain_lent_main(void *arg) {
-    (void)arg;
-    dst_scn_t *s = &ds;
-    s->jobs = scn_jobs_create_lent(1, 1);
+    s->jobs = arg ? scn_jobs_create_lent(1, 1) : scn_jobs_create(2, 1);
     weft_job_desc_t j = {.fn = job_yields, .arg = s, .name = "J"};
     mc_check(weft_job_submit(s->jobs, &j, 1, NULL) == WEFT_OK, "submit");
     weft_jobs_destroy(s->jobs);
@@ -94,9 +84,11 @@ static void inside_main(void *arg) {
 /* The planted variants run at pre-emption bound 1, where each is caught. The drain runs at
  * 3 (13,765 executions), the lent thread's drain at 3 (5,842), the registered thread inside a
  * call at 2. */
-static mc_result_t run(const char *name, mc_fn_t fn, const char *plant) {
-    return mc_test_run(name, fn, NULL, 1, NULL, plant);
+static mc_result_t run(const char *name, mc_fn_t fn, void *arg, const char *plant) {
+    return mc_test_run(name, fn, arg, 1, NULL, plant);
 }
+
+static int lent = 1; /* drain_main's arg: worker 1 is a lent thread */
 
 static mc_result_t run_weakened(const char *name, mc_fn_t fn, const char *weaken) {
     return mc_test_run(name, fn, NULL, 1, weaken, NULL);
@@ -108,15 +100,15 @@ Test(destroy, drains_a_job_the_other_worker_stole) {
 }
 
 Test(destroy, drains_a_job_a_lent_thread_took) {
-    mc_result_t r = mc_test_run("destroy: drain a job a lent thread took", drain_lent_main, NULL, 3,
-                                NULL, NULL);
+    mc_result_t r =
+        mc_test_run("destroy: drain a job a lent thread took", drain_main, &lent, 3, NULL, NULL);
     mc_assert_clean(r);
 }
 
 /* Planted: the drain task goes from its job to parking without the busy -> idle kick. */
 Test(destroy, planted_drain_without_the_idle_kick_loses_the_drain_wake_up) {
-    mc_result_t r =
-        run("destroy planted: drain skips the idle kick", drain_lent_main, "drain_skips_idle_kick");
+    mc_result_t r = run("destroy planted: drain skips the idle kick", drain_main, &lent,
+                        "drain_skips_idle_kick");
     mc_assert_caught(r, "the lost drain wake-up of a lent thread");
     cr_assert(strstr(r.message, "deadlock") != NULL, "%s", r.message);
 }
@@ -130,8 +122,8 @@ Test(destroy, waits_for_a_registered_thread_inside_a_call) {
 /* Planted: destroy ignores the count of registered threads inside a call, so it may free
  * the job system while the registered thread is still inside. */
 Test(destroy, planted_destroy_ignoring_callers_frees_under_the_caller) {
-    mc_result_t r =
-        run("destroy planted: ignores callers inside", inside_main, "destroy_ignores_callers");
+    mc_result_t r = run("destroy planted: ignores callers inside", inside_main, NULL,
+                        "destroy_ignores_callers");
     mc_assert_caught(r, "the early free");
 }
 
