@@ -226,9 +226,14 @@ static inline bool weft__cmd_plain(const weft__component_t *comp) {
 bool weft__cmd_way_choose(weft__cmd_way_t *way);
 
 /* Fold one run's wall time over `units` into the cost of the way it took. A lower sample
- * replaces the estimate, a higher one is blended in with weight 1/4: interference on a
- * shared machine only ever slows a sample down. */
+ * replaces the estimate, a higher one is blended in with weight 1/4 after being clipped to
+ * WEFT__CMD_WAY_CLIP x the estimate: interference on a shared machine only ever slows a
+ * sample down, and one run with a descheduled thread (several times the usual) then raises
+ * the estimate by at most 1/4 instead of flipping the choice until the next probe; a lasting
+ * slowdown still doubles the estimate in four runs. */
 void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t units);
+
+#define WEFT__CMD_WAY_CLIP 2.0f
 
 #define WEFT__CMD_PLACE_PROBE_EVERY 16u
 

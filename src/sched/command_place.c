@@ -98,6 +98,13 @@ void weft__cmd_way_fold(weft__cmd_way_t *way, bool split, uint64_t ns, uint32_t 
     if (sample <= 0.0f) {
         sample = 1e-3f; /* a clock too coarse to see the apply: known, and cheap */
     }
+    if (*est != 0.0f && sample > WEFT__CMD_WAY_CLIP * *est) {
+        /* one run slowed by a thread descheduled mid-apply (a lane's worker preempted for a
+         * time slice: 3-4x the usual apply, measured) must not switch the choice for
+         * PROBE_EVERY frames: a sample counts as at most CLIP x the estimate, so one moves
+         * it up by at most a quarter and a lasting change still wins in a few runs */
+        sample = WEFT__CMD_WAY_CLIP * *est;
+    }
     *est = (*est == 0.0f || sample < *est) ? sample : *est + (sample - *est) * 0.25f;
 }
 

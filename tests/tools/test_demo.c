@@ -80,6 +80,20 @@ Test(demo, small_world_runs_oversubscribed_and_writes_well_formed_outputs) {
     const wt_json_t *same = wt_json_get(root, "hash_identical");
     cr_expect(same != NULL && same->type == WT_JSON_BOOL && same->boolean);
     cr_expect(eq(sz, wt_json_get(root, "runs")->length, 3));
+    /* each run says how much of its frame the main thread ran: some, and never more than the
+     * frame's wall time (a thread runs on one core at a time) */
+    const wt_json_t *runs = wt_json_get(root, "runs");
+    size_t i = 0;
+    for (const wt_json_t *run = runs->child; run != NULL; run = run->next, i++) {
+        double cpu = wt_json_number(wt_json_get(run, "main_cpu_ms_median"), -1);
+        double off = wt_json_number(wt_json_get(run, "main_off_cpu_ms_median"), -1e9);
+        double max = wt_json_number(wt_json_get(run, "frame_ms_max"), 0);
+        cr_expect(cpu > 0 && cpu <= max * 1.01 + 0.01,
+                  "run %zu: main thread CPU %g ms, "
+                  "slowest frame %g ms",
+                  i, cpu, max);
+        cr_expect(off > -0.01 * max - 0.01 && off <= max, "run %zu: off a core %g ms", i, off);
+    }
     const wt_json_t *sim = wt_json_get(root, "simulation");
     const char *kind = wt_json_string(wt_json_get(sim, "kind"), "");
     cr_expect(eq(int, strncmp(kind, "SIMULATED", 9), 0), "simulation kind '%s'", kind);

@@ -44,10 +44,29 @@ typedef struct options {
                              so its hash must differ: tests the determinism check itself */
 } options_t;
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU time the calling thread has run, ms: a frame's wall time less this is time the main
+ * thread was off a core (at 1 worker it never waits for anything else). */
+static double thread_cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double median_of(double *v, uint32_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The progress line: rewritten in place on a terminal; in a log, only milestones, one a line. */
@@ -68,12 +87,6 @@ static void progress(bool milestone, const char *fmt, ...) {
     fputs(tty ? "\033[K" : "\n", stderr);
     fflush(stderr);
     va_end(ap);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static int usage(FILE *f) {
@@ -304,7 +317,9 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
     run->build_s = (now_ms() - t0) / 1e3;
     s->config = *demo_world_config(d);
     double *ms = malloc(o->frames * sizeof *ms);
-    int rc = ms ? 0 : -1;
+    double *off = malloc(o->frames * sizeof *off); /* wall less the main thread's CPU time */
+    double *cpu = malloc(o->frames * sizeof *cpu);
+    int rc = ms && off && cpu ? 0 : -1;
     if (o->perturb_at == workers) {
         r = demo_world_frame(d); /* deliberately one frame ahead of the other runs */
         rc = r == WEFT_OK ? 0 : -1;
@@ -314,21 +329,23 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         progress(f + 1 == o->warmup + o->frames, "[%u/%u workers] frame %u/%u%s", workers, s->max,
                  warm ? f + 1 : f + 1 - o->warmup, warm ? o->warmup : o->frames,
                  warm ? " (warmup)" : "");
-        double a = now_ms();
+        double a = now_ms(), c = thread_cpu_ms();
         r = demo_world_frame(d);
         if (r != WEFT_OK) {
             fail_weft("weft_world_progress", r);
             rc = -1;
         } else if (!warm) {
             ms[f - o->warmup] = now_ms() - a;
+            cpu[f - o->warmup] = thread_cpu_ms() - c;
+            off[f - o->warmup] = ms[f - o->warmup] - cpu[f - o->warmup];
         }
     }
     if (rc == 0) {
-        qsort(ms, o->frames, sizeof *ms, cmp_double);
+        run->median_ms = median_of(ms, o->frames);
         run->min_ms = ms[0];
         run->max_ms = ms[o->frames - 1];
-        run->median_ms =
-            o->frames % 2 ? ms[o->frames / 2] : 0.5 * (ms[o->frames / 2 - 1] + ms[o->frames / 2]);
+        run->main_cpu_ms = median_of(cpu, o->frames);
+        run->main_off_ms = median_of(off, o->frames);
         rc = traced_frame(s, d, run);
     }
     if (rc == 0) {
@@ -341,6 +358,8 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         rc = simulate(s, demo_world_weft(d)); /* every run has the same schedule */
     }
     free(ms);
+    free(off);
+    free(cpu);
     demo_world_destroy(d);
     return rc;
 }
@@ -368,6 +387,15 @@ static void print_table(const session_t *s) {
                    x->workers, one->median_ms, 100.0 * (one->median_ms / one->min_ms - 1.0),
                    one->min_ms, one->min_ms / x->min_ms);
         }
+    }
+    /* At 1 worker the main thread waits for nothing: wall time past its CPU time is time it
+     * was runnable and off a core, i.e. other processes' load (measured: 1-worker frames of
+     * 200-300 ms on a loaded 2-core machine ran 122-155 ms of CPU each). */
+    if (one->workers == 1 && one->main_off_ms > 0.05 * one->median_ms) {
+        printf("note: the 1-worker frames spent a median %.2f ms off a core (main thread CPU "
+               "%.2f ms of %.2f ms per frame): other processes' load, not weft; compare "
+               "speedups on a quiet machine\n",
+               one->main_off_ms, one->main_cpu_ms, one->median_ms);
     }
     const demo_run_t *last = &s->runs[s->run_count - 1];
     printf("entities: %u live (%u particles, %u hierarchy nodes); %llu of %llu movers visible\n",

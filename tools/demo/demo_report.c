@@ -26,12 +26,14 @@ static void write_runs(FILE *f, const demo_report_t *r) {
                 "    {\"workers\": %u, \"frame_ms_median\": %.6g, \"frame_ms_min\": %.6g, "
                 "\"frame_ms_max\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
                 "\"hash\": \"0x%016llx\", \"build_s\": %.4g, \"idle_fraction\": %.4g, "
+                "\"main_cpu_ms_median\": %.6g, \"main_off_cpu_ms_median\": %.6g, "
                 "\"entities\": %u, \"particles\": %u, \"hierarchy_nodes\": %u, "
                 "\"visible\": %llu, \"mean_speed\": %.6g}%s\n",
                 x->workers, x->median_ms, x->min_ms, x->max_ms, x->speedup, x->efficiency,
-                (unsigned long long)x->hash, x->build_s, x->idle_fraction, x->summary.entities,
-                x->summary.particles, x->summary.hierarchy, (unsigned long long)x->summary.visible,
-                x->summary.mean_speed, i + 1 < r->run_count ? "," : "");
+                (unsigned long long)x->hash, x->build_s, x->idle_fraction, x->main_cpu_ms,
+                x->main_off_ms, x->summary.entities, x->summary.particles, x->summary.hierarchy,
+                (unsigned long long)x->summary.visible, x->summary.mean_speed,
+                i + 1 < r->run_count ? "," : "");
     }
     fprintf(f, "  ],\n");
 }

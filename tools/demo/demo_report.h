@@ -21,6 +21,9 @@ typedef struct demo_run {
     double build_s;         /* seconds to build the world */
     demo_summary_t summary; /* statistics after the last frame */
     double idle_fraction;   /* traced frame: share of worker time not spent in jobs */
+    double main_cpu_ms;     /* median CPU time of the main thread per timed frame */
+    double main_off_ms;     /* median of (frame time - main thread CPU) per frame: at 1
+                               worker, time the main thread was runnable but off a core */
 } demo_run_t;
 
 /* What the report records about the run as a whole. */
