@@ -59,6 +59,8 @@ static void check_sim_medians(const wt_json_t *sim, const wt_json_t *runs) {
         size_t n = 0;
         for (const wt_json_t *p = pairs->child; p != NULL && n < 5; p = p->next) {
             v[n++] = wt_json_number(wt_json_get(p, key[k]), -1);
+            const wt_json_t *all = wt_json_get(p, "sim_ms"); /* every P, 1..64 */
+            cr_expect(all != NULL && all->length == 7, "pair %zu: sim_ms at 7 worker counts", n);
         }
         qsort(v, n, sizeof v[0], cmp_double);
         double frame = wt_json_number(wt_json_get(point, "frame_ms"), -1);

@@ -381,8 +381,9 @@ static int simulate(session_t *s, weft_world_t *w) {
             rc = wt_sim_run(i == 0 ? &rec.one : &rec.many, 1u << i, &r);
             sim_ms[i][j] = r.frame_ns / 1e6;
         }
-        m->sim_pair_ms[j][0] = sim_ms[0][j];
-        m->sim_pair_ms[j][1] = sim_ms[1][j];
+        for (int i = 0; i < DEMO_SIM_POINTS; i++) {
+            m->sim_pair_ms[j][i] = sim_ms[i][j];
+        }
         m->sim_pair_traced_ms[j][0] = one->frame_ns / 1e6;
         m->sim_pair_traced_ms[j][1] = two ? s->sim_trace[1][j].frame_ns / 1e6 : NAN;
         wt_sim_record_free(&rec);

@@ -61,8 +61,8 @@ typedef struct demo_model {
     double sim_error_p1;                  /* simulated / measured median frame at 1 worker - 1 */
     double sim_error_p2; /* the same at 2 workers (NAN when 2 workers were not measured) */
     uint32_t sim_pairs;  /* traced pairs simulated; the figures above are medians over them */
-    double sim_pair_ms[DEMO_SIM_MAX_PAIRS][2]; /* each pair's simulated frame at 1, 2 workers */
-    double sim_pair_traced_ms[DEMO_SIM_MAX_PAIRS][2]; /* each pair's traced wall times */
+    double sim_pair_ms[DEMO_SIM_MAX_PAIRS][DEMO_SIM_POINTS]; /* each pair's simulated frames */
+    double sim_pair_traced_ms[DEMO_SIM_MAX_PAIRS][2];        /* each pair's traced wall times */
     demo_system_cost_t systems[32]; /* per-system cost at 1 worker, registration order */
     uint32_t system_count;          /* entries in systems */
 } demo_model_t;

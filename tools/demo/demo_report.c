@@ -128,6 +128,12 @@ static void write_simulation(FILE *f, const demo_model_t *m) {
         write_number(f, m->sim_pair_ms[j][0]);
         fprintf(f, ", \"sim_ms_p2\": ");
         write_number(f, m->sim_pair_ms[j][1]);
+        fprintf(f, ", \"sim_ms\": [");
+        for (int i = 0; i < DEMO_SIM_POINTS; i++) { /* at 1, 2, 4, ... 64 workers */
+            fprintf(f, "%s", i ? ", " : "");
+            write_number(f, m->sim_pair_ms[j][i]);
+        }
+        fprintf(f, "]");
         fprintf(f, "}%s\n", j + 1 < m->sim_pairs ? "," : "");
     }
     fprintf(f, "    ],\n    \"points\": [\n");
