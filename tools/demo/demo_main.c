@@ -7,8 +7,9 @@
  *   weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N] [--out DIR]
  *             [--seed S] [--quick] [--traced T] [--perturb-at N]
  *
- * After its timed frames each worker count traces --traced T more (default 5; every count runs
- * the same frames, so the hashes still compare). The simulated figures come from all T pairs,
+ * Each worker count also traces --traced T frames (default 5) spread evenly among its timed
+ * ones, so a spell of load falls on both alike (every count runs the same frames, so the
+ * hashes still compare). The simulated figures come from all T pairs,
  * not one frame: pair j is the j-th traced frame at 1 and at 2 workers, each pair is replayed
  * on 1..64 workers, and the demo reports the median simulated frame per worker count over the
  * pairs, the speedups of those medians, and sim_error_p1/p2 as the median simulated frame at 1
@@ -262,36 +263,38 @@ static uint32_t median_trace(const wt_sim_trace_t *t, uint32_t n) {
     return 0;
 }
 
-/* The traced frames (opt.traced of them, one trace each): kept at 1 and 2 workers for the
- * simulator; the median one (by wall time) profiled, and at 1 worker the model built from it. */
-static int traced_frames(session_t *s, demo_world_t *d, demo_run_t *run) {
+/* Traced frame k of a run (one trace each, so it holds that frame only) into tr[k]; the
+ * run's last at the largest worker count also writes the traced outputs. */
+static int trace_one(session_t *s, demo_world_t *d, const demo_run_t *run, uint32_t k,
+                     wt_sim_trace_t *tr) {
     weft_world_t *w = demo_world_weft(d);
-    const uint32_t t = s->opt.traced;
-    wt_sim_trace_t tr[DEMO_TRACED_MAX] = {{0}};
-    weft_result_t r = weft_trace_enable(w, NULL); /* each frame clears the trace */
+    weft_result_t r = weft_trace_enable(w, NULL);
+    double t0 = now_ms();
+    r = r ? r : demo_world_frame(d);
+    double wall_ms = now_ms() - t0;
     int rc = r == WEFT_OK ? 0 : -1;
-    for (uint32_t k = 0; rc == 0 && k < t; k++) {
-        double t0 = now_ms();
-        r = demo_world_frame(d);
-        double wall_ms = now_ms() - t0;
-        if (r != WEFT_OK) {
-            fail_weft("traced frame", r);
-            rc = -1;
-            break;
-        }
-        uint32_t n = weft_trace_events(w, NULL, 0);
-        weft_trace_event_t *ev = malloc(((size_t)n + 1) * sizeof *ev);
-        if (ev == NULL) {
-            rc = -1;
-            break;
-        }
+    if (r != WEFT_OK) {
+        fail_weft("traced frame", r);
+    }
+    uint32_t n = rc == 0 ? weft_trace_events(w, NULL, 0) : 0;
+    weft_trace_event_t *ev = rc == 0 ? malloc(((size_t)n + 1) * sizeof *ev) : NULL;
+    rc = ev ? 0 : -1;
+    if (rc == 0) {
         n = weft_trace_events(w, ev, n);
         tr[k] = (wt_sim_trace_t){ev, n, run->workers, wall_ms * 1e6};
-        if (k + 1 == t && run->workers == s->max) {
+        if (k + 1 == s->opt.traced && run->workers == s->max) {
             rc = write_traced_outputs(s, w);
         }
     }
     weft_trace_disable(w);
+    return rc;
+}
+
+/* Once a run's traced frames are in (rc 0: all opt.traced of them): the median one (by wall
+ * time) is profiled, and at 1 worker the model built from it; the frames at 1 and 2 workers
+ * are kept for the simulator, the others freed. */
+static int traced_done(session_t *s, demo_world_t *d, demo_run_t *run, wt_sim_trace_t *tr, int rc) {
+    const uint32_t t = s->opt.traced;
     if (rc == 0) {
         const wt_sim_trace_t *mid = &tr[median_trace(tr, t)];
         demo_frame_profile_t prof = demo_profile_frame(mid->events, mid->count, run->workers);
@@ -299,8 +302,8 @@ static int traced_frames(session_t *s, demo_world_t *d, demo_run_t *run) {
         if (run->workers == 1) {
             uint32_t ns = 0;
             const demo_system_info_t *sys = demo_world_systems(d, &ns);
-            rc = demo_model_build(&s->model, w, sys, ns, mid->events, mid->count, run->median_ms,
-                                  mid->frame_ns / 1e6);
+            rc = demo_model_build(&s->model, demo_world_weft(d), sys, ns, mid->events, mid->count,
+                                  run->median_ms, mid->frame_ns / 1e6);
             s->have_model = rc == 0;
         }
         if (run->workers == s->max) {
@@ -313,6 +316,7 @@ static int traced_frames(session_t *s, demo_world_t *d, demo_run_t *run) {
         } else {
             free((void *)tr[k].events);
         }
+        tr[k].events = NULL;
     }
     if (run->workers <= 2) {
         s->sim_traced[run->workers - 1] = rc == 0 ? t : 0;
@@ -402,7 +406,8 @@ static int simulate(session_t *s, weft_world_t *w) {
     return rc;
 }
 
-/* Build the world for `workers`, run warmup + timed + traced frames, hash it. */
+/* Build the world for `workers`, run warmup + timed frames with the traced ones among them,
+ * hash it. */
 static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
     const options_t *o = &s->opt;
     demo_config_t cfg = o->world;
@@ -426,6 +431,8 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         r = demo_world_frame(d); /* deliberately one frame ahead of the other runs */
         rc = r == WEFT_OK ? 0 : -1;
     }
+    wt_sim_trace_t tr[DEMO_TRACED_MAX] = {{0}};
+    uint32_t traced = 0;
     for (uint32_t f = 0; rc == 0 && f < o->warmup + o->frames; f++) {
         bool warm = f < o->warmup;
         progress(f + 1 == o->warmup + o->frames, "[%u/%u workers] frame %u/%u%s", workers, s->max,
@@ -441,6 +448,14 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
             cpu[f - o->warmup] = thread_cpu_ms() - c;
             off[f - o->warmup] = ms[f - o->warmup] - cpu[f - o->warmup];
         }
+        /* the traced frames spread evenly through the timed ones, so a spell of load
+         * falls on the timed and the traced frames alike (the k-th after timed frame
+         * (k + 1) x frames / traced) */
+        uint32_t timed = warm ? 0 : f + 1 - o->warmup;
+        while (rc == 0 && !warm && traced < o->traced &&
+               timed >= (uint32_t)(((uint64_t)traced + 1) * o->frames / o->traced)) {
+            rc = trace_one(s, d, run, traced++, tr);
+        }
     }
     if (rc == 0) {
         run->median_ms = median_of(ms, o->frames);
@@ -448,11 +463,10 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         run->max_ms = ms[o->frames - 1];
         run->main_cpu_ms = median_of(cpu, o->frames);
         run->main_off_ms = median_of(off, o->frames);
-        rc = traced_frames(s, d, run);
     }
+    rc = traced_done(s, d, run, tr, rc == 0 && traced == o->traced ? 0 : -1);
     if (rc == 0) {
-        progress(false, "[%u/%u workers] traced %u more frames; hashing the world", workers, s->max,
-                 o->traced);
+        progress(false, "[%u/%u workers] hashing the world", workers, s->max);
         run->hash = demo_world_hash(d);
         demo_world_summary(d, &run->summary);
     }
