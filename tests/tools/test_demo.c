@@ -189,4 +189,10 @@ Test(demo, bad_options_are_a_usage_error) {
     snprintf(cmd, sizeof cmd, "'%s' --bogus", WT_DEMO_EXE);
     cr_expect(eq(int, tt_run(cmd, &log), 2), "%s", log ? log : "");
     free(log);
+    static const char *const traced[] = {"0", "16"}; /* 1..15 traced frames per count */
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' --traced %s", WT_DEMO_EXE, traced[i]);
+        cr_expect(eq(int, tt_run(cmd, &log), 2), "--traced %s: %s", traced[i], log ? log : "");
+        free(log);
+    }
 }
