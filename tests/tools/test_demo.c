@@ -1,10 +1,13 @@
 /* tests/tools/test_demo.c: the scaling demo end to end on a small world — it succeeds with more
  * workers than cores, every output file exists, every SVG it writes is well-formed XML with
  * content, the report says the hashes matched and marks the simulated figures as simulated, with
- * their error against the measured frames at 1 and 2 workers. */
+ * their error against the measured frames at 1 and 2 workers, taken from the median of the
+ * traced pairs. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,13 +35,53 @@ static void check_svg(const char *dir, const char *name, size_t min_shapes, size
     cr_expect(ge(sz, xml_count(&st, "text"), min_texts), "%s has too little text", name);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-4 * fabs(b) + 1e-9; }
+
+/* The simulated figures stand for all traced pairs, not one frame: the frames at 1 and 2
+ * workers are the medians of the pairs' (5 asked for), and the errors are those medians
+ * against the measured median frames. */
+static void check_sim_medians(const wt_json_t *sim, const wt_json_t *runs) {
+    const wt_json_t *pairs = wt_json_get(sim, "pairs");
+    cr_assert(not(eq(ptr, (void *)pairs, NULL)), "simulation.pairs missing");
+    cr_expect(eq(dbl, wt_json_number(wt_json_get(sim, "traced_pairs"), 0), 5.0));
+    cr_assert(eq(sz, pairs->length, 5));
+    static const char *const key[2] = {"sim_ms_p1", "sim_ms_p2"};
+    static const char *const err[2] = {"sim_error_p1", "sim_error_p2"};
+    const wt_json_t *point = wt_json_get(sim, "points")->child;
+    const wt_json_t *run = runs->child;
+    for (int k = 0; k < 2; k++, point = point->next, run = run->next) {
+        double v[5];
+        size_t n = 0;
+        for (const wt_json_t *p = pairs->child; p != NULL && n < 5; p = p->next) {
+            v[n++] = wt_json_number(wt_json_get(p, key[k]), -1);
+            const wt_json_t *all = wt_json_get(p, "sim_ms"); /* every P, 1..64 */
+            cr_expect(all != NULL && all->length == 7, "pair %zu: sim_ms at 7 worker counts", n);
+        }
+        qsort(v, n, sizeof v[0], cmp_double);
+        double frame = wt_json_number(wt_json_get(point, "frame_ms"), -1);
+        cr_expect(v[0] > 0 && near(frame, v[2]),
+                  "simulated frame at %d workers %g ms, the pairs' median %g (%g..%g)", k + 1,
+                  frame, v[2], v[0], v[4]);
+        double measured = wt_json_number(wt_json_get(run, "frame_ms_median"), -1);
+        double e = wt_json_number(wt_json_get(sim, err[k]), 99);
+        cr_expect(fabs(e - (frame / measured - 1.0)) < 1e-4, "%s %g against %g / %g", err[k], e,
+                  frame, measured);
+    }
+}
+
 Test(demo, small_world_runs_oversubscribed_and_writes_well_formed_outputs) {
     const char *dir = tt_tempdir();
     char cmd[1200];
     char *log = NULL;
-    snprintf(cmd, sizeof cmd,
-             "'%s' --entities 20000 --frames 3 --warmup 1 --max-workers 3 --out '%s/out'",
-             WT_DEMO_EXE, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' --entities 20000 --frames 3 --warmup 1 --max-workers 3 --traced 5 --out '%s/out'",
+        WT_DEMO_EXE, dir);
     int rc = tt_run(cmd, &log);
     cr_log_info("%s", log ? log : "");
     cr_assert(eq(int, rc, 0), "weft_demo failed (%d):\n%s", rc, log ? log : "");
@@ -107,6 +150,7 @@ Test(demo, small_world_runs_oversubscribed_and_writes_well_formed_outputs) {
     cr_expect(e2 > -0.9 && e2 < 9, "sim_error_p2 %g", e2);
     cr_expect(wt_json_number(wt_json_get(wt_json_get(sim, "costs_ns"), "job"), 0) > 0,
               "the calibration measured a job's cost");
+    check_sim_medians(sim, runs);
     const wt_json_t *measured = wt_json_get(root, "measured");
     cr_expect(wt_json_number(wt_json_get(measured, "serial_fraction"), -1) >= 0);
     cr_expect(not(eq(ptr, (void *)wt_json_get(measured, "synchronisation_fraction"), NULL)));
@@ -145,4 +189,10 @@ Test(demo, bad_options_are_a_usage_error) {
     snprintf(cmd, sizeof cmd, "'%s' --bogus", WT_DEMO_EXE);
     cr_expect(eq(int, tt_run(cmd, &log), 2), "%s", log ? log : "");
     free(log);
+    static const char *const traced[] = {"0", "16"}; /* 1..15 traced frames per count */
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' --traced %s", WT_DEMO_EXE, traced[i]);
+        cr_expect(eq(int, tt_run(cmd, &log), 2), "--traced %s: %s", traced[i], log ? log : "");
+        free(log);
+    }
 }

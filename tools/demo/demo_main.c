@@ -5,7 +5,19 @@
  * timeline.svg, trace.json, schedule.dot (+ schedule.svg with Graphviz) into an output folder.
  *
  *   weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N] [--out DIR]
- *             [--seed S] [--quick] [--perturb-at N]
+ *             [--seed S] [--quick] [--traced T] [--perturb-at N]
+ *
+ * Each worker count also traces --traced T frames (default 5) spread evenly among its timed
+ * ones, so a spell of load falls on both alike (every count runs the same frames, so the
+ * hashes still compare). The simulated figures come from all T pairs,
+ * not one frame: pair j is the j-th traced frame at 1 and at 2 workers, each pair is replayed
+ * on 1..64 workers, and the demo reports the median simulated frame per worker count over the
+ * pairs, the speedups of those medians, and sim_error_p1/p2 as the median simulated frame at 1
+ * and 2 workers against the measured median frame; the machine costs are the per-cost medians
+ * of three calibrations. One slow traced frame (a preemption) cannot set a figure alone. The
+ * measured model (work, applies, critical path) reads the 1-worker traced frame whose wall
+ * time is the median of the T; trace.json and the timeline are the last traced frame at the
+ * largest count.
  *
  * Exit status: 0 success; 1 a weft call or an output file failed; 2 bad usage; 3 the world
  * hash differed between worker counts (determinism broken). */
@@ -34,12 +46,17 @@
 #define WT_DEMO_PRINTF(a, b)
 #endif
 
+#define DEMO_TRACED_DEFAULT 5u
+#define DEMO_TRACED_MAX DEMO_SIM_MAX_PAIRS
+#define DEMO_CALIBRATIONS 3 /* the machine costs are per-cost medians of this many */
+
 typedef struct options {
     demo_config_t world;  /* entity counts and seed */
     uint32_t frames;      /* timed frames per worker count */
     uint32_t warmup;      /* untimed frames before them */
     uint32_t max_workers; /* 0: hardware threads */
     const char *out;      /* NULL: weft-demo-<date>-<time> */
+    uint32_t traced;      /* traced frames per worker count, after the timed ones */
     uint32_t perturb_at;  /* 0: off; else the run at this worker count does one extra frame,
                              so its hash must differ: tests the determinism check itself */
 } options_t;
@@ -90,17 +107,20 @@ static void progress(bool milestone, const char *fmt, ...) {
 }
 
 static int usage(FILE *f) {
-    fprintf(
-        f, "usage: weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N]\n"
-           "                 [--out DIR] [--seed S] [--quick]\n"
-           "  --entities N     moving entities (default 1000000; particles and mounts add 40%%)\n"
-           "  --frames F       timed frames per worker count (default 30)\n"
-           "  --warmup W       untimed frames first (default 3)\n"
-           "  --max-workers N  run 1..N workers (default: hardware threads; more oversubscribes)\n"
-           "  --out DIR        output folder (default: weft-demo-<date>-<time>)\n"
-           "  --seed S         world seed (default 1)\n"
-           "  --quick          200000 entities, 10 frames: a smoke run\n"
-           "  --perturb-at N   (testing) one extra frame at N workers: the hash check must fail\n");
+    fprintf(f,
+            "usage: weft_demo [--entities N] [--frames F] [--warmup W] [--max-workers N]\n"
+            "                 [--out DIR] [--seed S] [--quick] [--traced T]\n"
+            "  --entities N     moving entities (default 1000000; particles and mounts add 40%%)\n"
+            "  --frames F       timed frames per worker count (default 30)\n"
+            "  --warmup W       untimed frames first (default 3)\n"
+            "  --max-workers N  run 1..N workers (default: hardware threads; more oversubscribes)\n"
+            "  --out DIR        output folder (default: weft-demo-<date>-<time>)\n"
+            "  --seed S         world seed (default 1)\n"
+            "  --quick          200000 entities, 10 frames: a smoke run\n"
+            "  --traced T       traced frames per worker count for the simulator (default %u,\n"
+            "                   at most %u); it replays every 1-/2-worker pair, reports medians\n"
+            "  --perturb-at N   (testing) one extra frame at N workers: the hash check must fail\n",
+            DEMO_TRACED_DEFAULT, DEMO_TRACED_MAX);
     return 2;
 }
 
@@ -116,7 +136,7 @@ static int parse_u32(const char *s, uint32_t min, uint32_t *out) {
 }
 
 static int parse_args(int argc, char **argv, options_t *o) {
-    *o = (options_t){.frames = 30, .warmup = 3};
+    *o = (options_t){.frames = 30, .warmup = 3, .traced = DEMO_TRACED_DEFAULT};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -145,6 +165,8 @@ static int parse_args(int argc, char **argv, options_t *o) {
             o->world.seed = seed32;
         } else if (strcmp(a, "--out") == 0) {
             o->out = v;
+        } else if (strcmp(a, "--traced") == 0) {
+            bad = parse_u32(v, 1, &o->traced) || o->traced > DEMO_TRACED_MAX;
         } else if (strcmp(a, "--perturb-at") == 0) {
             bad = parse_u32(v, 1, &o->perturb_at);
         } else {
@@ -179,19 +201,20 @@ static int make_dirs(const char *path) {
 
 /* Per-run state shared with the trace/output steps. */
 typedef struct session {
-    options_t opt;                 /* parsed options */
-    char dir[1024];                /* output folder */
-    uint32_t hw;                   /* hardware threads */
-    uint32_t max;                  /* largest worker count */
-    demo_run_t runs[256];          /* one per worker count */
-    uint32_t run_count;            /* entries used */
-    demo_model_t model;            /* built from the 1-worker traced frame */
-    bool have_model;               /* model is valid */
-    demo_report_t report;          /* what report.json says */
-    demo_config_t config;          /* the resolved world config (from the first run) */
-    char path_names[32][64];       /* copies of weft's critical-path system names */
-    weft_trace_event_t *sim_ev[2]; /* the traced frames at 1 and 2 workers, for the simulator */
-    wt_sim_trace_t sim_trace[2];   /* ... with their wall times */
+    options_t opt;           /* parsed options */
+    char dir[1024];          /* output folder */
+    uint32_t hw;             /* hardware threads */
+    uint32_t max;            /* largest worker count */
+    demo_run_t runs[256];    /* one per worker count */
+    uint32_t run_count;      /* entries used */
+    demo_model_t model;      /* built from the median 1-worker traced frame */
+    bool have_model;         /* model is valid */
+    demo_report_t report;    /* what report.json says */
+    demo_config_t config;    /* the resolved world config (from the first run) */
+    char path_names[32][64]; /* copies of weft's critical-path system names */
+    /* the traced frames at 1 and 2 workers (events malloc'd, wall times), for simulate() */
+    wt_sim_trace_t sim_trace[2][DEMO_TRACED_MAX];
+    uint32_t sim_traced[2]; /* entries of each */
 } session_t;
 
 static void fail_weft(const char *what, weft_result_t r) {
@@ -199,108 +222,192 @@ static void fail_weft(const char *what, weft_result_t r) {
             weft_last_error());
 }
 
-/* The traced frame: profile it, keep what the model and the outputs need. */
-static int traced_frame(session_t *s, demo_world_t *d, demo_run_t *run) {
+/* At the largest worker count, from the last traced frame (still in the world's trace):
+ * trace.json, weft's critical path and the schedule drawing. */
+static int write_traced_outputs(session_t *s, weft_world_t *w) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/trace.json", s->dir);
+    weft_result_t r = weft_trace_write_chrome(w, path);
+    if (r != WEFT_OK) {
+        fail_weft("weft_trace_write_chrome", r);
+        return -1;
+    }
+    weft_system_t path_ids[32];
+    uint64_t total_ns = 0;
+    uint32_t len = 0;
+    if (weft_schedule_critical_path(w, path_ids, 32, &len, &total_ns) != WEFT_OK) {
+        len = 0; /* no trace: the report says so by an empty path */
+    }
+    s->report.weft_path_len = len < 32 ? len : 32;
+    s->report.weft_path_ms = (double)total_ns / 1e6;
+    for (uint32_t i = 0; i < s->report.weft_path_len; i++) {
+        const char *name = weft_system_name(w, path_ids[i]);
+        snprintf(s->path_names[i], sizeof s->path_names[i], "%s", name ? name : "?");
+        s->report.weft_path[i] = s->path_names[i];
+    }
+    return demo_write_schedule(w, s->dir, &s->report.schedule_svg);
+}
+
+/* The index of the trace whose wall time is the median of `n` (the lower one for even n). */
+static uint32_t median_trace(const wt_sim_trace_t *t, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t below = 0, same_before = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            below += t[j].frame_ns < t[i].frame_ns;
+            same_before += j < i && t[j].frame_ns == t[i].frame_ns;
+        }
+        if (below + same_before == (n - 1) / 2) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* Traced frame k of a run (one trace each, so it holds that frame only) into tr[k]; the
+ * run's last at the largest worker count also writes the traced outputs. */
+static int trace_one(session_t *s, demo_world_t *d, const demo_run_t *run, uint32_t k,
+                     wt_sim_trace_t *tr) {
     weft_world_t *w = demo_world_weft(d);
     weft_result_t r = weft_trace_enable(w, NULL);
     double t0 = now_ms();
     r = r ? r : demo_world_frame(d);
-    double traced_ms = now_ms() - t0;
+    double wall_ms = now_ms() - t0;
+    int rc = r == WEFT_OK ? 0 : -1;
     if (r != WEFT_OK) {
         fail_weft("traced frame", r);
-        return -1;
     }
-    uint32_t n = weft_trace_events(w, NULL, 0);
-    weft_trace_event_t *ev = malloc(((size_t)n + 1) * sizeof *ev);
-    if (ev == NULL) {
-        return -1;
-    }
-    n = weft_trace_events(w, ev, n);
-    if (run->workers <= 2) { /* kept for the simulator (simulate()) */
-        s->sim_ev[run->workers - 1] = ev;
-        s->sim_trace[run->workers - 1] = (wt_sim_trace_t){ev, n, run->workers, (traced_ms * 1e6)};
-    }
-    demo_frame_profile_t prof = demo_profile_frame(ev, n, run->workers);
-    run->idle_fraction = prof.idle_fraction;
-    int rc = 0;
-    if (run->workers == 1) {
-        uint32_t ns = 0;
-        const demo_system_info_t *sys = demo_world_systems(d, &ns);
-        rc = demo_model_build(&s->model, w, sys, ns, ev, n, run->median_ms, traced_ms);
-        s->have_model = rc == 0;
-    }
-    if (run->workers == s->max && rc == 0) {
-        char path[1100];
-        s->model.many = prof;
-        snprintf(path, sizeof path, "%s/trace.json", s->dir);
-        r = weft_trace_write_chrome(w, path);
-        if (r != WEFT_OK) {
-            fail_weft("weft_trace_write_chrome", r);
-            rc = -1;
+    uint32_t n = rc == 0 ? weft_trace_events(w, NULL, 0) : 0;
+    weft_trace_event_t *ev = rc == 0 ? malloc(((size_t)n + 1) * sizeof *ev) : NULL;
+    rc = ev ? 0 : -1;
+    if (rc == 0) {
+        n = weft_trace_events(w, ev, n);
+        tr[k] = (wt_sim_trace_t){ev, n, run->workers, wall_ms * 1e6};
+        if (k + 1 == s->opt.traced && run->workers == s->max) {
+            rc = write_traced_outputs(s, w);
         }
-        weft_system_t path_ids[32];
-        uint64_t total_ns = 0;
-        uint32_t len = 0;
-        if (weft_schedule_critical_path(w, path_ids, 32, &len, &total_ns) != WEFT_OK) {
-            len = 0; /* no trace: the report says so by an empty path */
-        }
-        s->report.weft_path_len = len < 32 ? len : 32;
-        s->report.weft_path_ms = (double)total_ns / 1e6;
-        for (uint32_t i = 0; i < s->report.weft_path_len; i++) {
-            const char *name = weft_system_name(w, path_ids[i]);
-            snprintf(s->path_names[i], sizeof s->path_names[i], "%s", name ? name : "?");
-            s->report.weft_path[i] = s->path_names[i];
-        }
-        if (rc == 0 && demo_write_schedule(w, s->dir, &s->report.schedule_svg) != 0) {
-            rc = -1;
-        }
-    }
-    if (run->workers > 2) {
-        free(ev);
     }
     weft_trace_disable(w);
     return rc;
 }
 
-/* The schedule simulator (tools/sim) on the 1- and 2-worker traced frames, replayed on 1..64
- * workers; its error against the measured medians at 1 and 2 workers says how far to trust
- * it. Needs the world of the last run for the schedule (every run has the same one). */
-static int simulate(session_t *s, weft_world_t *w) {
-    demo_model_t *m = &s->model;
-    if (!s->have_model || !s->sim_ev[0]) {
-        return 0;
+/* Once a run's traced frames are in (rc 0: all opt.traced of them): the median one (by wall
+ * time) is profiled, and at 1 worker the model built from it; the frames at 1 and 2 workers
+ * are kept for the simulator, the others freed. */
+static int traced_done(session_t *s, demo_world_t *d, demo_run_t *run, wt_sim_trace_t *tr, int rc) {
+    const uint32_t t = s->opt.traced;
+    if (rc == 0) {
+        const wt_sim_trace_t *mid = &tr[median_trace(tr, t)];
+        demo_frame_profile_t prof = demo_profile_frame(mid->events, mid->count, run->workers);
+        run->idle_fraction = prof.idle_fraction;
+        if (run->workers == 1) {
+            uint32_t ns = 0;
+            const demo_system_info_t *sys = demo_world_systems(d, &ns);
+            rc = demo_model_build(&s->model, demo_world_weft(d), sys, ns, mid->events, mid->count,
+                                  run->median_ms, mid->frame_ns / 1e6);
+            s->have_model = rc == 0;
+        }
+        if (run->workers == s->max) {
+            s->model.many = prof;
+        }
     }
-    progress(true, "simulating 1..64 workers (calibrating the machine costs first)");
-    if (wt_sim_calibrate(&m->sim_costs, 0) != 0) {
-        return -1;
+    for (uint32_t k = 0; k < t; k++) {
+        if (rc == 0 && run->workers <= 2) { /* kept for the simulator (simulate()) */
+            s->sim_trace[run->workers - 1][k] = tr[k];
+        } else {
+            free((void *)tr[k].events);
+        }
+        tr[k].events = NULL;
     }
-    const wt_sim_trace_t *many = s->sim_ev[1] ? &s->sim_trace[1] : &s->sim_trace[0];
-    wt_sim_record_t rec;
-    if (wt_sim_record_build(&rec, w, &s->sim_trace[0], many, &m->sim_costs) != 0) {
-        fprintf(stderr, "weft_demo: the traced frames do not match the schedule\n");
-        return -1;
+    if (run->workers <= 2) {
+        s->sim_traced[run->workers - 1] = rc == 0 ? t : 0;
     }
-    m->sim_costs = rec.one.costs;
-    int rc = 0;
-    double one_ms = 0;
-    for (int i = 0; i < DEMO_SIM_POINTS && rc == 0; i++) {
-        uint32_t p = 1u << i;
-        wt_sim_result_t r;
-        rc = wt_sim_run(p == 1 ? &rec.one : &rec.many, p, &r);
-        m->sim_workers[i] = p;
-        m->sim_frame_ms[i] = r.frame_ns / 1e6;
-        one_ms = p == 1 ? m->sim_frame_ms[i] : one_ms;
-        m->sim_speedup[i] = m->sim_frame_ms[i] > 0 ? one_ms / m->sim_frame_ms[i] : 0;
-    }
-    m->sim_error_p1 = m->sim_frame_ms[0] / s->runs[0].median_ms - 1.0;
-    m->sim_error_p2 =
-        s->max >= 2 && s->sim_ev[1] ? m->sim_frame_ms[1] / s->runs[1].median_ms - 1.0 : NAN;
-    m->have_sim = rc == 0;
-    wt_sim_record_free(&rec);
     return rc;
 }
 
-/* Build the world for `workers`, run warmup + timed + one traced frame, hash it. */
+/* Per-cost medians of DEMO_CALIBRATIONS calibrations: one calibration's wake or notice
+ * samples can all fall in a busy spell of the machine. */
+static int calibrate(wt_sim_costs_t *out) {
+    wt_sim_costs_t c[DEMO_CALIBRATIONS];
+    for (int i = 0; i < DEMO_CALIBRATIONS; i++) {
+        if (wt_sim_calibrate(&c[i], 0) != 0) {
+            return -1;
+        }
+    }
+#define DEMO_MEDIAN_COST(field)                       \
+    do {                                              \
+        double v[DEMO_CALIBRATIONS];                  \
+        for (int i = 0; i < DEMO_CALIBRATIONS; i++) { \
+            v[i] = c[i].field;                        \
+        }                                             \
+        out->field = median_of(v, DEMO_CALIBRATIONS); \
+    } while (0)
+    *out = c[0];
+    DEMO_MEDIAN_COST(job_ns);
+    DEMO_MEDIAN_COST(steal_ns);
+    DEMO_MEDIAN_COST(notice_ns);
+    DEMO_MEDIAN_COST(wake_ns);
+    DEMO_MEDIAN_COST(spin_ns);
+    DEMO_MEDIAN_COST(claim_ns);
+#undef DEMO_MEDIAN_COST
+    out->handout_ns = out->job_ns + out->steal_ns + out->notice_ns; /* as wt_sim_calibrate */
+    return 0;
+}
+
+/* The schedule simulator (tools/sim) on each pair of traced frames (the j-th at 1 worker with
+ * the j-th at 2), replayed on 1..64 workers: the figures are the medians over the pairs, so
+ * one frame slowed by something else moves none of them. The error against the measured
+ * medians at 1 and 2 workers says how far to trust it. Needs the world of the last run for
+ * the schedule (every run has the same one). */
+static int simulate(session_t *s, weft_world_t *w) {
+    demo_model_t *m = &s->model;
+    const uint32_t pairs = s->sim_traced[0];
+    if (!s->have_model || pairs == 0) {
+        return 0;
+    }
+    progress(true, "simulating 1..64 workers (calibrating the machine costs first)");
+    wt_sim_costs_t costs;
+    if (calibrate(&costs) != 0) {
+        return -1;
+    }
+    const bool two = s->sim_traced[1] == pairs;
+    double sim_ms[DEMO_SIM_POINTS][DEMO_TRACED_MAX], frame_ns[DEMO_TRACED_MAX];
+    int rc = 0;
+    for (uint32_t j = 0; j < pairs && rc == 0; j++) {
+        const wt_sim_trace_t *one = &s->sim_trace[0][j];
+        wt_sim_record_t rec;
+        if (wt_sim_record_build(&rec, w, one, two ? &s->sim_trace[1][j] : one, &costs) != 0) {
+            fprintf(stderr, "weft_demo: the traced frames do not match the schedule\n");
+            return -1;
+        }
+        frame_ns[j] = rec.one.costs.frame_ns; /* each 1-worker frame's own */
+        for (int i = 0; i < DEMO_SIM_POINTS && rc == 0; i++) {
+            wt_sim_result_t r;
+            rc = wt_sim_run(i == 0 ? &rec.one : &rec.many, 1u << i, &r);
+            sim_ms[i][j] = r.frame_ns / 1e6;
+        }
+        for (int i = 0; i < DEMO_SIM_POINTS; i++) {
+            m->sim_pair_ms[j][i] = sim_ms[i][j];
+        }
+        m->sim_pair_traced_ms[j][0] = one->frame_ns / 1e6;
+        m->sim_pair_traced_ms[j][1] = two ? s->sim_trace[1][j].frame_ns / 1e6 : NAN;
+        wt_sim_record_free(&rec);
+    }
+    m->sim_pairs = pairs;
+    m->sim_costs = costs;
+    m->sim_costs.frame_ns = median_of(frame_ns, pairs);
+    for (int i = 0; i < DEMO_SIM_POINTS && rc == 0; i++) {
+        m->sim_workers[i] = 1u << i;
+        m->sim_frame_ms[i] = median_of(sim_ms[i], pairs);
+        m->sim_speedup[i] = m->sim_frame_ms[i] > 0 ? m->sim_frame_ms[0] / m->sim_frame_ms[i] : 0;
+    }
+    m->sim_error_p1 = m->sim_frame_ms[0] / s->runs[0].median_ms - 1.0;
+    m->sim_error_p2 = s->max >= 2 && two ? m->sim_frame_ms[1] / s->runs[1].median_ms - 1.0 : NAN;
+    m->have_sim = rc == 0;
+    return rc;
+}
+
+/* Build the world for `workers`, run warmup + timed frames with the traced ones among them,
+ * hash it. */
 static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
     const options_t *o = &s->opt;
     demo_config_t cfg = o->world;
@@ -324,6 +431,8 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         r = demo_world_frame(d); /* deliberately one frame ahead of the other runs */
         rc = r == WEFT_OK ? 0 : -1;
     }
+    wt_sim_trace_t tr[DEMO_TRACED_MAX] = {{0}};
+    uint32_t traced = 0;
     for (uint32_t f = 0; rc == 0 && f < o->warmup + o->frames; f++) {
         bool warm = f < o->warmup;
         progress(f + 1 == o->warmup + o->frames, "[%u/%u workers] frame %u/%u%s", workers, s->max,
@@ -339,6 +448,14 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
             cpu[f - o->warmup] = thread_cpu_ms() - c;
             off[f - o->warmup] = ms[f - o->warmup] - cpu[f - o->warmup];
         }
+        /* the traced frames spread evenly through the timed ones, so a spell of load
+         * falls on the timed and the traced frames alike (the k-th after timed frame
+         * (k + 1) x frames / traced) */
+        uint32_t timed = warm ? 0 : f + 1 - o->warmup;
+        while (rc == 0 && !warm && traced < o->traced &&
+               timed >= (uint32_t)(((uint64_t)traced + 1) * o->frames / o->traced)) {
+            rc = trace_one(s, d, run, traced++, tr);
+        }
     }
     if (rc == 0) {
         run->median_ms = median_of(ms, o->frames);
@@ -346,11 +463,10 @@ static int run_workers(session_t *s, uint32_t workers, demo_run_t *run) {
         run->max_ms = ms[o->frames - 1];
         run->main_cpu_ms = median_of(cpu, o->frames);
         run->main_off_ms = median_of(off, o->frames);
-        rc = traced_frame(s, d, run);
     }
+    rc = traced_done(s, d, run, tr, rc == 0 && traced == o->traced ? 0 : -1);
     if (rc == 0) {
-        progress(false, "[%u/%u workers] traced one more frame; hashing the world", workers,
-                 s->max);
+        progress(false, "[%u/%u workers] hashing the world", workers, s->max);
         run->hash = demo_world_hash(d);
         demo_world_summary(d, &run->summary);
     }
@@ -405,7 +521,8 @@ static void print_table(const session_t *s) {
 
 static void print_model(const session_t *s) {
     const demo_model_t *m = &s->model;
-    printf("\nmeasured (traced frame at 1 worker): job work %.2f ms, command apply %.2f ms, "
+    printf("\nmeasured (the median traced frame at 1 worker): job work %.2f ms, command apply %.2f "
+           "ms, "
            "frame bookkeeping %.2f ms\n",
            m->one.job_work_ms, m->one.apply_ms, m->overhead_ms);
     printf("  serial fraction %.2f%%; synchronisation/idle at %u workers %.2f%%",
@@ -423,11 +540,11 @@ static void print_model(const session_t *s) {
         return;
     }
     const wt_sim_costs_t *c = &m->sim_costs;
-    printf("SIMULATED (tools/sim replaying the traced frames; not measured): job %.0f ns, "
+    printf("SIMULATED (tools/sim replaying %u traced pairs, medians; not measured): job %.0f ns, "
            "steal +%.0f ns, notice %.0f ns, wake %.0f ns, claim %.0f ns, hand-out %.0f ns, "
            "frame bookkeeping %.3f ms\n",
-           c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->claim_ns, c->handout_ns,
-           c->frame_ns / 1e6);
+           m->sim_pairs, c->job_ns, c->steal_ns, c->notice_ns, c->wake_ns, c->claim_ns,
+           c->handout_ns, c->frame_ns / 1e6);
     printf("  check against the measured medians: sim_error_p1 %+.1f%%", 100.0 * m->sim_error_p1);
     if (!isnan(m->sim_error_p2)) {
         printf(", sim_error_p2 %+.1f%%", 100.0 * m->sim_error_p2);
@@ -457,9 +574,12 @@ static int write_outputs(session_t *s) {
 }
 
 static void free_traces(session_t *s) {
-    free(s->sim_ev[0]);
-    free(s->sim_ev[1]);
-    s->sim_ev[0] = s->sim_ev[1] = NULL;
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t j = 0; j < s->sim_traced[k]; j++) {
+            free((void *)s->sim_trace[k][j].events);
+        }
+        s->sim_traced[k] = 0;
+    }
 }
 
 int main(int argc, char **argv) {

@@ -12,7 +12,8 @@
 #include "weft/trace.h"
 
 #define DEMO_MODEL_MAX_PATH 32
-#define DEMO_SIM_POINTS 7 /* 1, 2, 4, 8, 16, 32, 64 workers */
+#define DEMO_SIM_POINTS 7      /* 1, 2, 4, 8, 16, 32, 64 workers */
+#define DEMO_SIM_MAX_PAIRS 15u /* traced frames per worker count, at most */
 
 /* Per-system figures of one traced frame. */
 typedef struct demo_system_cost {
@@ -48,16 +49,20 @@ typedef struct demo_model {
     double critical_fraction;  /* critical_path_ms / traced_ms */
     const char *path[DEMO_MODEL_MAX_PATH]; /* the systems on that chain, in run order */
     uint32_t path_len;                     /* entries in path */
-    double karp_flatt;                   /* experimentally determined serial fraction at the largest
+    double karp_flatt;           /* experimentally determined serial fraction at the largest
                                        measured worker count (< 0 when not measurable) */
-    uint32_t karp_flatt_workers;         /* the worker count it was measured at */
-    bool have_sim;                       /* the simulation below ran */
-    wt_sim_costs_t sim_costs;            /* the machine costs it used (tools/sim/sim_record.h) */
-    double sim_workers[DEMO_SIM_POINTS]; /* simulated worker counts */
+    uint32_t karp_flatt_workers; /* the worker count it was measured at */
+    bool have_sim;               /* the simulation below ran */
+    wt_sim_costs_t sim_costs;    /* the machine costs it used (tools/sim/sim_record.h): per-cost
+                                 medians of a few calibrations, frame_ns the pairs' median */
+    double sim_workers[DEMO_SIM_POINTS];  /* simulated worker counts */
     double sim_frame_ms[DEMO_SIM_POINTS]; /* simulated frame times */
     double sim_speedup[DEMO_SIM_POINTS];  /* simulated frame at 1 / at P */
     double sim_error_p1;                  /* simulated / measured median frame at 1 worker - 1 */
     double sim_error_p2; /* the same at 2 workers (NAN when 2 workers were not measured) */
+    uint32_t sim_pairs;  /* traced pairs simulated; the figures above are medians over them */
+    double sim_pair_ms[DEMO_SIM_MAX_PAIRS][DEMO_SIM_POINTS]; /* each pair's simulated frames */
+    double sim_pair_traced_ms[DEMO_SIM_MAX_PAIRS][2];        /* each pair's traced wall times */
     demo_system_cost_t systems[32]; /* per-system cost at 1 worker, registration order */
     uint32_t system_count;          /* entries in systems */
 } demo_model_t;

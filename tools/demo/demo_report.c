@@ -114,7 +114,29 @@ static void write_simulation(FILE *f, const demo_model_t *m) {
     write_number(f, m->sim_error_p1);
     fprintf(f, ",\n    \"sim_error_p2\": ");
     write_number(f, m->sim_error_p2);
-    fprintf(f, ",\n    \"points\": [\n");
+    fprintf(f, ",\n    \"rule\": \"each traced pair (the j-th traced frame at 1 and at 2 workers) "
+               "replayed on every P; frame_ms is the median over the pairs, speedup the median "
+               "at 1 over the median at P, sim_error_p1/p2 the median at 1/2 over the measured "
+               "median frame less one\",\n");
+    fprintf(f, "    \"traced_pairs\": %u,\n    \"pairs\": [\n", m->sim_pairs);
+    for (uint32_t j = 0; j < m->sim_pairs; j++) {
+        fprintf(f, "      {\"traced_ms_p1\": ");
+        write_number(f, m->sim_pair_traced_ms[j][0]);
+        fprintf(f, ", \"traced_ms_p2\": ");
+        write_number(f, m->sim_pair_traced_ms[j][1]);
+        fprintf(f, ", \"sim_ms_p1\": ");
+        write_number(f, m->sim_pair_ms[j][0]);
+        fprintf(f, ", \"sim_ms_p2\": ");
+        write_number(f, m->sim_pair_ms[j][1]);
+        fprintf(f, ", \"sim_ms\": [");
+        for (int i = 0; i < DEMO_SIM_POINTS; i++) { /* at 1, 2, 4, ... 64 workers */
+            fprintf(f, "%s", i ? ", " : "");
+            write_number(f, m->sim_pair_ms[j][i]);
+        }
+        fprintf(f, "]");
+        fprintf(f, "}%s\n", j + 1 < m->sim_pairs ? "," : "");
+    }
+    fprintf(f, "    ],\n    \"points\": [\n");
     for (int i = 0; i < DEMO_SIM_POINTS; i++) {
         fprintf(f,
                 "      {\"workers\": %.0f, \"frame_ms\": %.6g, \"speedup\": %.6g, "
