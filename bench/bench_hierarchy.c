@@ -856,14 +856,17 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "compose + 1 multiply per node (identity bind), the same formulas as weft");
     wb_describe(ctx, SUITE, "hier", "ratio",
                 "median over reps of weft sequential / baseline, timed back to back in each rep");
-    wb_describe(ctx, SUITE, "level_parallel_floor", "raw",
-                "the machine's ceiling for hier_level_parallel_speedup_*: the floor's arrays in "
-                "their level order (flat, balanced), each level's rows split in two halves run "
-                "by an OpenMP team of 2 threads (one fork per pass, a barrier between levels), "
-                "against the same code on a team of 1 (workers 1), timed after weft's passes in "
-                "each rep; speedup: median over reps of 1-thread / 2-thread; _cores: process "
-                "CPU time over wall time of the 2-thread pass; same bits as the floor (sampled); "
-                "not reported without OpenMP");
+    wb_describe(
+        ctx, SUITE, "level_parallel_floor", "raw",
+        "the machine's ceiling for hier_level_parallel_speedup_*: the floor's arrays in "
+        "their level order (flat, balanced), each level's rows split in two halves run "
+        "by an OpenMP team of 2 threads (one fork per pass, a barrier between levels), "
+        "against the same code on a team of 1 (workers 1), timed after weft's passes in "
+        "each rep; speedup: median over reps of 1-thread / 2-thread; _cores: process "
+        "CPU time over wall time of the 2-thread pass: the speedup is a ceiling only when it "
+        "is near 2 (with a core taken by other processes both threads share one and "
+        "wait at the spinning barrier); same bits as the floor (sampled); not reported "
+        "without OpenMP");
     static const char *const vs_level_floor =
         "median over reps of weft level-parallel (2 workers) / the level-parallel floor at 2 "
         "threads, timed in the same rep; no target";
