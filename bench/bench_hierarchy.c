@@ -863,9 +863,11 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
         "by an OpenMP team of 2 threads (one fork per pass, a barrier between levels), "
         "against the same code on a team of 1 (workers 1), timed after weft's passes in "
         "each rep; speedup: median over reps of 1-thread / 2-thread; _cores: process "
-        "CPU time over wall time of the 2-thread pass: the speedup is a ceiling only when it "
-        "is near 2 (with a core taken by other processes both threads share one and "
-        "wait at the spinning barrier); same bits as the floor (sampled); not reported "
+        "CPU time over wall time of the 2-thread pass: near 1 at 1M nodes means both threads "
+        "shared one core (they then wait at the spinning barrier and the speedup is no "
+        "ceiling); it reads low on a quiet machine too (about 1.5 at 1M nodes, 1.0 for the "
+        "sub-ms passes of --quick beside speedups of 1.9): the process clock counts a thread "
+        "still running elsewhere late; same bits as the floor (sampled); not reported "
         "without OpenMP");
     static const char *const vs_level_floor =
         "median over reps of weft level-parallel (2 workers) / the level-parallel floor at 2 "
