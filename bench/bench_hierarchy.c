@@ -15,6 +15,12 @@
  * creation order (parents first), one multiply per node by a local matrix composed once.
  * Per repetition: weft sequential, pointer walk, floor, weft level-parallel, interleaved;
  * medians, and ratios as medians of per-rep ratios.
+ * The level-parallel floor (built with OpenMP only; flat and balanced, whose creation order is
+ * grouped by depth): the floor's arrays, each level's rows split in two halves run by an
+ * OpenMP team of 2 threads with a barrier between levels, timed after weft's passes in each
+ * rep against the same code on a team of 1 thread. Its speedup is what this machine allows
+ * the pass, the ceiling for hier_level_parallel_speedup_<shape>; hier_level_parallel_<shape>
+ * _vs_floor is weft's level pass over the floor's 2-thread pass.
  * weft's layout is the level-grouped one left by the first level pass (done before timing).
  * pass_<shape>_level_parallel_cores is the process CPU time of the level pass over its wall
  * time (median): near 2 when both workers really ran side by side; well below 2 means the
@@ -237,6 +243,114 @@ static void check_same(const fixture_t *f, const char *shape) {
     }
 }
 
+/* ---- level-parallel floor ----------------------------------------------- >>level_floor */
+
+/* libgomp's idle team spins for a while after a region (about 7.5 ms on the 2-vCPU VM, its
+ * default wait policy); each rep waits this long after the 2-thread floor so that the spin
+ * overlaps none of the next rep's passes. */
+#define OMP_IDLE_NS 20000000L
+
+typedef struct level_floor {
+    uint32_t levels;       /* 0: not measured (no OpenMP, or rows not grouped by depth) */
+    uint32_t *level_start; /* level l: rows [level_start[l], level_start[l + 1]) */
+    weft_mat4_t *world;    /* the level passes' world matrices, checked against the floor's */
+    double *ms1, *ms2;     /* per rep: 1-thread and 2-thread pass, ms */
+    double *cores;         /* per rep: process CPU time over wall time of the 2-thread pass */
+    uint32_t bad;          /* sampled matrices that differ from the sequential floor's */
+} level_floor_t;
+
+static void level_floor_init(level_floor_t *lf, const fixture_t *f, int reps) {
+    memset(lf, 0, sizeof(*lf));
+#ifdef WB_HAVE_OPENMP
+    lf->level_start = malloc(((size_t)f->n + 1) * sizeof(*lf->level_start));
+    lf->levels = wb_floor_hier_levels(f->parent, f->n, lf->level_start);
+    lf->world = aligned_alloc(64, (size_t)f->n * sizeof(*lf->world));
+    lf->ms1 = malloc((size_t)reps * sizeof(double));
+    lf->ms2 = malloc((size_t)reps * sizeof(double));
+    lf->cores = malloc((size_t)reps * sizeof(double));
+    if (lf->levels != 0) { /* pages touched, the team created */
+        wb_floor_hier_update_levels(f->parent, f->local, lf->world, lf->level_start, lf->levels, 2);
+        wb_sleep_ns(OMP_IDLE_NS);
+    }
+#else
+    (void)f;
+    (void)reps;
+#endif
+}
+
+#ifdef WB_HAVE_OPENMP
+/* One level-parallel floor pass on a team of `threads`: returns its wall time (ms) and its
+ * process CPU time over wall time in *cores. Its rows sampled as check_same are poisoned
+ * first, so that a row the pass skipped cannot keep an earlier pass's result, and compared
+ * after with the sequential floor's (run earlier in the rep) into lf->bad. */
+static double level_floor_pass(level_floor_t *lf, const fixture_t *f, int threads, double *cores) {
+    for (uint32_t i = 0; i < f->n; i += 997) {
+        memset(&lf->world[i], 0xff, sizeof(weft_mat4_t));
+    }
+    const double c0 = wb_cpu_ns(), t0 = wb_now_ns();
+    wb_floor_hier_update_levels(f->parent, f->local, lf->world, lf->level_start, lf->levels,
+                                threads);
+    const double t1 = wb_now_ns();
+    *cores = (wb_cpu_ns() - c0) / (t1 - t0);
+    wb_sink(lf->world);
+    for (uint32_t i = 0; i < f->n; i += 997) {
+        lf->bad += memcmp(&lf->world[i], &f->floor_world[i], sizeof(weft_mat4_t)) != 0;
+    }
+    return (t1 - t0) / 1e6;
+}
+#endif
+
+/* One rep: 1 thread, then 2 threads, after the sequential floor has run in this rep. */
+static void level_floor_rep(level_floor_t *lf, const fixture_t *f, int r) {
+#ifdef WB_HAVE_OPENMP
+    if (lf->levels == 0) {
+        return;
+    }
+    double cores1;
+    lf->ms1[r] = level_floor_pass(lf, f, 1, &cores1);
+    lf->ms2[r] = level_floor_pass(lf, f, 2, &lf->cores[r]);
+    wb_sleep_ns(OMP_IDLE_NS);
+#else
+    (void)lf;
+    (void)f;
+    (void)r;
+#endif
+}
+
+/* lvl: weft's level pass per rep (ms), timed in the same reps. */
+static void level_floor_report(wb_ctx_t *ctx, level_floor_t *lf, const char *shape,
+                               const double *lvl, int reps) {
+    if (lf->levels == 0) {
+        return;
+    }
+    if (lf->bad != 0) {
+        fprintf(stderr,
+                "bench hierarchy: %s: %u sampled world matrices of the level-parallel floor "
+                "differ from the floor's\n",
+                shape, lf->bad);
+    }
+    char name[96];
+    snprintf(name, sizeof(name), "level_parallel_floor_%s", shape);
+    wb_report(ctx, SUITE, name, "raw", 1, wb_median(lf->ms1, reps), "ms", WB_NO_TARGET, 0);
+    wb_report(ctx, SUITE, name, "raw", 2, wb_median(lf->ms2, reps), "ms", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "level_parallel_floor_%s_cores", shape);
+    wb_report(ctx, SUITE, name, "raw", 2, wb_median(lf->cores, reps), "core", WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "level_parallel_floor_speedup_%s", shape);
+    wb_report(ctx, SUITE, name, "raw", 2, wb_median_ratio(lf->ms1, lf->ms2, reps), "x",
+              WB_NO_TARGET, 0);
+    snprintf(name, sizeof(name), "hier_level_parallel_%s_vs_floor", shape);
+    wb_report(ctx, SUITE, name, "ratio", 2, wb_median_ratio(lvl, lf->ms2, reps), "x", WB_NO_TARGET,
+              0);
+}
+
+static void level_floor_free(level_floor_t *lf) {
+    free(lf->level_start);
+    free(lf->world);
+    free(lf->ms1);
+    free(lf->ms2);
+    free(lf->cores);
+}
+
 /* ---- cases -------------------------------------------------------------------- >>cases */
 
 static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
@@ -248,6 +362,8 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     double *lvl = malloc((size_t)reps * sizeof(double));
     double *cores = malloc((size_t)reps * sizeof(double));
     double *flr = malloc((size_t)reps * sizeof(double));
+    level_floor_t lf;
+    level_floor_init(&lf, &f, reps);
     wb_share_t sh;
     double share = 0;
     for (int r = 0; r < reps; r++) {
@@ -274,6 +390,7 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
         lvl[r] = (t3 - t2) / 1e6;
         cores[r] = (c3 - c2) / (t3 - t2);
         wb_sink(f.roots);
+        level_floor_rep(&lf, &f, r);
     }
     check_same(&f, shape_names[shape]);
     /* ratios are medians of per-rep ratios: the passes of a rep run back to back */
@@ -303,6 +420,8 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     wb_report_share(ctx, SUITE, name, 2, share, WB_NO_TARGET, 0);
     snprintf(name, sizeof(name), "pass_%s_level_parallel_cores", shape_names[shape]);
     wb_report(ctx, SUITE, name, "weft", 2, wb_median(cores, reps), "core", WB_NO_TARGET, 0);
+    level_floor_report(ctx, &lf, shape_names[shape], lvl, reps);
+    level_floor_free(&lf);
     free(cores);
     free(flr);
     free(seq);
@@ -737,6 +856,24 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
                 "compose + 1 multiply per node (identity bind), the same formulas as weft");
     wb_describe(ctx, SUITE, "hier", "ratio",
                 "median over reps of weft sequential / baseline, timed back to back in each rep");
+    wb_describe(
+        ctx, SUITE, "level_parallel_floor", "raw",
+        "the machine's ceiling for hier_level_parallel_speedup_*: the floor's arrays in "
+        "their level order (flat, balanced), each level's rows split in two halves run "
+        "by an OpenMP team of 2 threads (one fork per pass, a barrier between levels), "
+        "against the same code on a team of 1 (workers 1), timed after weft's passes in "
+        "each rep; speedup: median over reps of 1-thread / 2-thread; _cores: process "
+        "CPU time over wall time of the 2-thread pass: near 1 at 1M nodes means both threads "
+        "shared one core (they then wait at the spinning barrier and the speedup is no "
+        "ceiling); it reads low on a quiet machine too (about 1.5 at 1M nodes, 1.0 for the "
+        "sub-ms passes of --quick beside speedups of 1.9): the process clock counts a thread "
+        "still running elsewhere late; same bits as the floor (sampled); not reported "
+        "without OpenMP");
+    static const char *const vs_level_floor =
+        "median over reps of weft level-parallel (2 workers) / the level-parallel floor at 2 "
+        "threads, timed in the same rep; no target";
+    wb_describe(ctx, SUITE, "hier_level_parallel_flat_vs_floor", "ratio", vs_level_floor);
+    wb_describe(ctx, SUITE, "hier_level_parallel_balanced_vs_floor", "ratio", vs_level_floor);
     for (int s = 0; s < SHAPE_COUNT; s++) {
         if (want(shape_names[s])) {
             bench_shape(ctx, (shape_t)s, n);

@@ -4,9 +4,16 @@
 
 #include "mat4_mul.h"
 
-void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
-                          uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
+#include <stdlib.h>
+
+#ifdef WB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+/* The full pass over rows [lo, hi), whose parents are computed already. */
+static inline void update_range(const uint32_t *parent, const weft_mat4_t *local,
+                                weft_mat4_t *world, uint32_t lo, uint32_t hi) {
+    for (uint32_t i = lo; i < hi; i++) {
         if (parent[i] == UINT32_MAX) {
             world[i] = local[i];
         } else {
@@ -14,6 +21,51 @@ void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft
         }
     }
 }
+
+void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
+                          uint32_t n) {
+    update_range(parent, local, world, 0, n);
+}
+
+uint32_t wb_floor_hier_levels(const uint32_t *parent, uint32_t n, uint32_t *level_start) {
+    uint32_t *depth = malloc((size_t)n * sizeof(*depth));
+    if (depth == NULL) {
+        return 0;
+    }
+    uint32_t levels = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        depth[i] = parent[i] == UINT32_MAX ? 0 : depth[parent[i]] + 1;
+        if (depth[i] == levels) {
+            level_start[levels++] = i;
+        } else if (depth[i] + 1 != levels) { /* a shallower row after a deeper one */
+            levels = 0;
+            break;
+        }
+    }
+    free(depth);
+    if (levels != 0) {
+        level_start[levels] = n;
+    }
+    return levels;
+}
+
+#ifdef WB_HAVE_OPENMP
+void wb_floor_hier_update_levels(const uint32_t *parent, const weft_mat4_t *local,
+                                 weft_mat4_t *world, const uint32_t *level_start, uint32_t levels,
+                                 int threads) {
+    /* One team for the whole pass; a level's rows only read the previous levels' rows. */
+#pragma omp parallel num_threads(threads)
+    {
+        const uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        for (uint32_t l = 0; l < levels; l++) {
+            const uint64_t lo = level_start[l], len = level_start[l + 1] - lo;
+            update_range(parent, local, world, (uint32_t)(lo + len * t / nt),
+                         (uint32_t)(lo + len * (t + 1) / nt));
+#pragma omp barrier
+        }
+    }
+}
+#endif
 
 #define AHEAD 8u
 #if defined(__GNUC__) || defined(__clang__)

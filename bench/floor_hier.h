@@ -19,6 +19,24 @@
 void wb_floor_hier_update(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
                           uint32_t n);
 
+/* The level order of the arrays above: when every row's depth is at least the previous
+ * row's (rows grouped by depth, as the flat and balanced shapes are in creation order),
+ * writes the first row of each depth d to level_start[d], n to level_start[levels], and
+ * returns levels; returns 0 when the rows are not so grouped or on OOM. level_start holds
+ * n + 1 entries. */
+uint32_t wb_floor_hier_levels(const uint32_t *parent, uint32_t n, uint32_t *level_start);
+
+#ifdef WB_HAVE_OPENMP
+/* The level-parallel floor: wb_floor_hier_update's pass, one level after another, each level's
+ * rows split into `threads` equal consecutive parts run by one OpenMP team (one fork per
+ * pass), with a barrier between levels: the least a runtime must do to run this pass in
+ * parallel, so its speedup over its own 1-thread run is the machine's ceiling for weft's
+ * level-parallel pass. Same bits as wb_floor_hier_update. Call from one thread at a time. */
+void wb_floor_hier_update_levels(const uint32_t *parent, const weft_mat4_t *local,
+                                 weft_mat4_t *world, const uint32_t *level_start, uint32_t levels,
+                                 int threads);
+#endif
+
 /* The floor of an update after a few local transforms changed: recompute only the nodes
  * list[0, k) (ascending, so parents come first: the changed nodes and their descendants,
  * listed beforehand). A node with changed[i] set first composes local[i] from new_local[i]
