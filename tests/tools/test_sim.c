@@ -708,3 +708,16 @@ Test(sim, a_phase_holding_a_main_thread_system_is_recorded_as_a_job_graph) {
     weft_world_destroy(w1);
     weft_world_destroy(w2);
 }
+
+/* wt_sim_calibrate_runs: the costs are measured, the hand-out cost is derived from the
+ * per-cost medians (not taken from one run), and a run count outside
+ * 1..WT_SIM_CALIBRATE_MAX_RUNS is refused. Few samples per run: this checks the rule, not the
+ * machine. */
+Test(sim, calibration_over_runs_keeps_each_costs_median_and_derives_the_hand_out) {
+    wt_sim_costs_t c;
+    cr_expect(eq(int, wt_sim_calibrate_runs(&c, 5, 0), -1));
+    cr_expect(eq(int, wt_sim_calibrate_runs(&c, 5, WT_SIM_CALIBRATE_MAX_RUNS + 1), -1));
+    cr_assert(eq(int, wt_sim_calibrate_runs(&c, 5, 3), 0));
+    cr_expect(c.job_ns > 0 && c.claim_ns > 0 && c.wake_ns > 0 && c.spin_ns > 0);
+    cr_expect(eq(dbl, c.handout_ns, c.job_ns + c.steal_ns + c.notice_ns));
+}

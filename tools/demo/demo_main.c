@@ -324,35 +324,6 @@ static int traced_done(session_t *s, demo_world_t *d, demo_run_t *run, wt_sim_tr
     return rc;
 }
 
-/* Per-cost medians of DEMO_CALIBRATIONS calibrations: one calibration's wake or notice
- * samples can all fall in a busy spell of the machine. */
-static int calibrate(wt_sim_costs_t *out) {
-    wt_sim_costs_t c[DEMO_CALIBRATIONS];
-    for (int i = 0; i < DEMO_CALIBRATIONS; i++) {
-        if (wt_sim_calibrate(&c[i], 0) != 0) {
-            return -1;
-        }
-    }
-#define DEMO_MEDIAN_COST(field)                       \
-    do {                                              \
-        double v[DEMO_CALIBRATIONS];                  \
-        for (int i = 0; i < DEMO_CALIBRATIONS; i++) { \
-            v[i] = c[i].field;                        \
-        }                                             \
-        out->field = median_of(v, DEMO_CALIBRATIONS); \
-    } while (0)
-    *out = c[0];
-    DEMO_MEDIAN_COST(job_ns);
-    DEMO_MEDIAN_COST(steal_ns);
-    DEMO_MEDIAN_COST(notice_ns);
-    DEMO_MEDIAN_COST(wake_ns);
-    DEMO_MEDIAN_COST(spin_ns);
-    DEMO_MEDIAN_COST(claim_ns);
-#undef DEMO_MEDIAN_COST
-    out->handout_ns = out->job_ns + out->steal_ns + out->notice_ns; /* as wt_sim_calibrate */
-    return 0;
-}
-
 /* The schedule simulator (tools/sim) on each pair of traced frames (the j-th at 1 worker with
  * the j-th at 2), replayed on 1..64 workers: the figures are the medians over the pairs, so
  * one frame slowed by something else moves none of them. The error against the measured
@@ -366,7 +337,7 @@ static int simulate(session_t *s, weft_world_t *w) {
     }
     progress(true, "simulating 1..64 workers (calibrating the machine costs first)");
     wt_sim_costs_t costs;
-    if (calibrate(&costs) != 0) {
+    if (wt_sim_calibrate_runs(&costs, 0, DEMO_CALIBRATIONS) != 0) {
         return -1;
     }
     const bool two = s->sim_traced[1] == pairs;

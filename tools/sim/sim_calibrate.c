@@ -2,6 +2,7 @@
  * system (sim_record.h, wt_sim_calibrate). Idling before a sample (to let a worker fall
  * asleep) is what the wake cost is measured from, not a workaround. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep under -std=c11 */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,11 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, uint32_t n) {
     qsort(v, n, sizeof *v, cmp_double);
     return n ? v[n / 2] : 0;
+}
+
+/* What handing a ready set to one more worker costs it before it runs anything. */
+static void set_handout(wt_sim_costs_t *c) {
+    c->handout_ns = c->job_ns + c->steal_ns + c->notice_ns;
 }
 
 static void empty_job(void *arg, const weft_job_ctx_t *ctx) { (void)arg, (void)ctx; }
@@ -120,10 +126,36 @@ int wt_sim_calibrate(wt_sim_costs_t *out, uint32_t reps) {
         v[r] = (now_ns() - t0) * 2.0 / 4096.0; /* per claim, per participant */
     }
     out->claim_ns = rc == 0 ? median(v, reps) : 0;
-    /* what handing a ready set to one more worker costs it before it runs anything */
-    out->handout_ns = out->job_ns + out->steal_ns + out->notice_ns;
+    set_handout(out);
     free(v);
     weft_jobs_destroy(two);
     weft_jobs_destroy(one);
     return rc;
+}
+
+int wt_sim_calibrate_runs(wt_sim_costs_t *out, uint32_t reps, uint32_t runs) {
+    wt_sim_costs_t c[WT_SIM_CALIBRATE_MAX_RUNS];
+    if (runs == 0 || runs > WT_SIM_CALIBRATE_MAX_RUNS) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < runs; i++) {
+        if (wt_sim_calibrate(&c[i], reps) != 0) {
+            return -1;
+        }
+    }
+    /* the measured costs, by their place in the struct */
+    static const size_t measured[] = {
+        offsetof(wt_sim_costs_t, job_ns),    offsetof(wt_sim_costs_t, steal_ns),
+        offsetof(wt_sim_costs_t, notice_ns), offsetof(wt_sim_costs_t, wake_ns),
+        offsetof(wt_sim_costs_t, spin_ns),   offsetof(wt_sim_costs_t, claim_ns)};
+    *out = c[0];
+    for (size_t f = 0; f < sizeof measured / sizeof measured[0]; f++) {
+        double v[WT_SIM_CALIBRATE_MAX_RUNS];
+        for (uint32_t i = 0; i < runs; i++) {
+            v[i] = *(const double *)((const char *)&c[i] + measured[f]);
+        }
+        *(double *)((char *)out + measured[f]) = median(v, runs);
+    }
+    set_handout(out);
+    return 0;
 }

@@ -64,4 +64,13 @@ void wt_sim_record_free(wt_sim_record_t *rec);
  * -1 when the job system cannot be created. Thread: any thread that is not a weft worker. */
 int wt_sim_calibrate(wt_sim_costs_t *out, uint32_t reps);
 
+/* Most calibrations wt_sim_calibrate_runs takes. */
+#define WT_SIM_CALIBRATE_MAX_RUNS 15u
+
+/* wt_sim_calibrate `runs` times (1..WT_SIM_CALIBRATE_MAX_RUNS) and keep each cost's median
+ * over the runs (handout_ns derived from them as wt_sim_calibrate does): one calibration's
+ * wake or notice samples can all fall in a busy spell of the machine. Returns 0, or -1 for a
+ * bad `runs` or a failed calibration. Thread: as wt_sim_calibrate. */
+int wt_sim_calibrate_runs(wt_sim_costs_t *out, uint32_t reps, uint32_t runs);
+
 #endif /* WEFT_TOOLS_SIM_RECORD_H */
