@@ -9,7 +9,7 @@
  * weft_query_iter per chunk of CHUNK driving rows, then batches; a batch with contiguous
  * columns runs the same loop as the raw baseline, otherwise rows are fetched with
  * weft_iter_get. Each timed loop of the iteration case starts from evicted caches (a 128 MiB
- * write before it, core_cold): the loops are memory-bound, and in a fixed order each side
+ * write before it, wb_cold): the loops are memory-bound, and in a fixed order each side
  * would otherwise find in the last-level cache what its own previous loop, a different
  * number of loops earlier, left there (the raw loops ran closest to their data's last use and
  * came out up to 10% faster by that alone). Their ratios are medians over repetitions of the
@@ -220,19 +220,6 @@ static void report_ratio(wb_ctx_t *ctx, const char *name, double ratio, double t
               target);
 }
 
-/* Bytes written before each timed iteration loop: more than the last-level cache this VM's
- * cores can reach, so that every loop starts from memory. */
-#define CORE_COLD_BYTES (128u << 20)
-
-/* Evict the caches (see DESIGN); returns the time, so that the next loop's clock starts after
- * it. */
-static double core_cold(unsigned char *buf) {
-    static unsigned char pass;
-    memset(buf, ++pass, CORE_COLD_BYTES);
-    wb_sink(buf);
-    return wb_now_ns();
-}
-
 static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
     v3_t *rp = malloc(n * sizeof *rp), *rv = malloc(n * sizeof *rv);
     float *rm = malloc(n * sizeof *rm);
@@ -262,28 +249,28 @@ static void iteration(wb_ctx_t *ctx, uint32_t n, int reps) {
     double *t = malloc((size_t)reps * 6 * sizeof *t);
     double *t_raw = t, *t_grp = t + reps, *t_qry = t + 2 * reps, *t_rj = t + 3 * reps,
            *t_wj = t + 4 * reps, *t_shf = t + 5 * reps;
-    unsigned char *cold = malloc(CORE_COLD_BYTES);
+    unsigned char *cold = malloc(WB_COLD_BYTES);
     if (t == NULL || cold == NULL) {
         fprintf(stderr, "bench core: out of memory\n");
         exit(1);
     }
     for (int r = 0; r < reps; r++) {
-        double t0 = core_cold(cold);
+        double t0 = wb_cold(cold);
         raw_move(rp, rv, n);
         t_raw[r] = (wb_now_ns() - t0) / n;
-        t0 = core_cold(cold);
+        t0 = wb_cold(cold);
         uint32_t a = weft_move(qg);
         t_grp[r] = (wb_now_ns() - t0) / n;
-        t0 = core_cold(cold);
+        t0 = wb_cold(cold);
         uint32_t b = weft_move(qp);
         t_qry[r] = (wb_now_ns() - t0) / n;
-        t0 = core_cold(cold);
+        t0 = wb_cold(cold);
         raw_join(rp, rv, rm, matched);
         t_rj[r] = (wb_now_ns() - t0) / matched;
-        t0 = core_cold(cold);
+        t0 = wb_cold(cold);
         uint32_t c = weft_join(qj);
         t_wj[r] = (wb_now_ns() - t0) / matched;
-        t0 = core_cold(cold);
+        t0 = wb_cold(cold);
         uint32_t d = weft_move(qs);
         t_shf[r] = (wb_now_ns() - t0) / n;
         if (a != n || b != n || c != matched || d != n) {

@@ -365,7 +365,7 @@ static void write_cost(wb_ctx_t *ctx, bench_t *b, int reps, const char *name) {
  * the loop weft/query.h documents for a system body: one weft_query_iter per chunk of
  * JOIN_CHUNK driving rows, then per batch one loop over its rows through weft_iter_get
  * (no second path). Each repetition times the two sides of a case back to back, the
- * join3_* loops each after a 128 MiB write that evicts the caches (join_cold); ratios are
+ * join3_* loops each after a 128 MiB write that evicts the caches (wb_cold); ratios are
  * medians over repetitions of the pair's ratio, ns are per matched entity.
  *
  * join3_ungrouped_vs_gather: the query in a world without groups, against the floor of any
@@ -377,7 +377,13 @@ static void write_cost(wb_ctx_t *ctx, bench_t *b, int reps, const char *name) {
  * {P,V,M} query against the raw dense join loop over as many rows, and the {P,V} query
  * against the raw dense move loop over every entity. Their weft side hands each batch's
  * columns to the same kernel (as core/join3_group does), so the ratio is the iteration's
- * cost over dense data, not a difference in the loop's machine code. */
+ * cost over dense data, not a difference in the loop's machine code. Each side of every
+ * pair here starts from cold caches (wb_cold).
+ * nested_outer_memory_vs_raw (no target): the raw dense join loop itself over the nested
+ * world's own P, V, M columns against the raw arrays, both cold: how much of
+ * nested_outer_vs_raw is where the data sit in memory rather than the iteration. On the
+ * 2-vCPU VM this moves by about +-10% from one process to the next (the pages each run gets),
+ * so nested_* figures are read as medians over several runs. */
 
 #define JOIN_CHUNK 4096u
 #define JOIN_DT 0.016f
@@ -604,18 +610,6 @@ static void join_relayout(join_world_t *j) {
     must(weft_component_set(j->w, j->last_mass, j->mass, &mv), "relayout add");
 }
 
-/* Evict the caches before each timed loop: every side of a pair starts from memory, instead
- * of the later one finding lines the earlier one (or the same world's previous loop) left
- * in the last-level cache. The loops are memory-bound, so a fixed order favoured whichever
- * ran closer to its own data's last use. */
-#define JOIN_COLD_BYTES (128u << 20)
-
-static void join_cold(unsigned char *buf) {
-    static unsigned char pass;
-    memset(buf, ++pass, JOIN_COLD_BYTES);
-    wb_sink(buf);
-}
-
 /* Report a pair timed back to back (per-entity ns arrays a and b over reps; target 0: none). */
 static void join_report(wb_ctx_t *ctx, const char *name, const char *ia, double *a, const char *ib,
                         double *b, int reps, double target) {
@@ -636,7 +630,7 @@ static void join_check(uint32_t got, uint32_t want, const char *what) {
 /* ns per match of the 3-term join through q, from cold caches. */
 static double cold_weft(unsigned char *cold, const weft_query_t *q, const join_raw_t *raw,
                         const char *what) {
-    join_cold(cold);
+    (void)wb_cold(cold);
     double t0 = wb_now_ns();
     join_check(join3_weft(q), raw->nm, what);
     return (wb_now_ns() - t0) / raw->nm;
@@ -644,10 +638,65 @@ static double cold_weft(unsigned char *cold, const weft_query_t *q, const join_r
 
 /* ns per match of the gather floor, from cold caches. */
 static double cold_gather(unsigned char *cold, join_raw_t *raw) {
-    join_cold(cold);
+    (void)wb_cold(cold);
     double t0 = wb_now_ns();
     join3_gather(raw->p, raw->v, raw->m, raw->ip, raw->iv, raw->nm);
     return (wb_now_ns() - t0) / raw->nm;
+}
+
+/* The four sides of the nested pairs. */
+typedef enum nested_side {
+    NESTED_OUTER_WEFT, /* {P,V,M} query in the nested world */
+    NESTED_OUTER_RAW,  /* the dense join loop over as many rows */
+    NESTED_INNER_WEFT, /* {P,V} query in the nested world */
+    NESTED_INNER_RAW,  /* the dense move loop over every entity */
+    NESTED_OUTER_MEM   /* the dense join loop over the nested world's own P, V, M columns */
+} nested_side_t;
+
+/* The nested world's {P,V,M} rows as three dense columns of nm rows (the group's prefix, one
+ * batch when iterated as one chunk); false when weft hands them out otherwise. */
+static bool nested_columns(const join_world_t *nested, uint32_t nm, v3_t **p, v3_t **v, float **m) {
+    weft_iter_t it;
+    if (weft_query_iter(nested->q3, 0, 0, &it) != WEFT_OK || !weft_iter_next(&it) ||
+        it.rows != nm || !it.columns[0] || !it.columns[1] || !it.columns[2]) {
+        return false;
+    }
+    *p = it.columns[0];
+    *v = it.columns[1];
+    *m = it.columns[2];
+    return true;
+}
+
+/* ns of one side of a nested pair, from cold caches like every pair above: without the
+ * eviction each side found whatever the loops before it left in the last-level cache, and
+ * the pair's ratio moved with the order of the rep, not with the iteration. */
+static double cold_nested(unsigned char *cold, nested_side_t side, const join_world_t *nested,
+                          join_raw_t *raw, uint32_t n) {
+    (void)wb_cold(cold);
+    const double t0 = wb_now_ns();
+    switch (side) {
+    case NESTED_OUTER_WEFT:
+        join_check(join3_weft_columns(nested->q3), raw->nm, "nested outer");
+        break;
+    case NESTED_OUTER_RAW:
+        join3_dense(raw->p, raw->v, raw->m, raw->nm);
+        break;
+    case NESTED_INNER_WEFT:
+        join_check(join2_weft_columns(nested->q2), n, "nested inner");
+        break;
+    case NESTED_INNER_RAW:
+        join2_dense(raw->p, raw->v, n);
+        break;
+    case NESTED_OUTER_MEM: {
+        v3_t *p, *v;
+        float *m;
+        if (nested_columns(nested, raw->nm, &p, &v, &m)) {
+            join3_dense(p, v, m, raw->nm);
+        }
+        break;
+    }
+    }
+    return wb_now_ns() - t0;
 }
 
 static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
@@ -657,40 +706,31 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     join_setup(&nested, n, 3u);
     join_raw_t raw;
     join_raw_init(&raw, n);
-    double *t = malloc((size_t)reps * 10u * sizeof *t);
-    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    double *t = malloc((size_t)reps * 11u * sizeof *t);
+    unsigned char *cold = malloc(WB_COLD_BYTES);
     if (t == NULL || cold == NULL) {
         fprintf(stderr, "bench query: out of memory\n");
         exit(1);
     }
     double *t_ung = t, *t_gat = t + reps, *t_part = t + 2 * reps, *t_ung2 = t + 3 * reps;
     double *t_out = t + 4 * reps, *t_d3 = t + 5 * reps, *t_in = t + 6 * reps, *t_d2 = t + 7 * reps;
-    double *t_rel = t + 8 * reps, *t_gat2 = t + 9 * reps;
+    double *t_rel = t + 8 * reps, *t_gat2 = t + 9 * reps, *t_mem = t + 10 * reps;
     const double nm = raw.nm;
     for (int r = 0; r < reps; r++) {
         t_ung[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
         t_gat[r] = cold_gather(cold, &raw);
         t_part[r] = cold_weft(cold, partial.q3, &raw, "join3 partial group");
         t_ung2[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
-        double t4 = wb_now_ns();
-        double t5 = t4, t6 = t4, t7 = t4, t8 = t4;
         if (!nested.refused) {
-            join_check(join3_weft_columns(nested.q3), raw.nm, "nested outer");
-            t5 = wb_now_ns();
-            join3_dense(raw.p, raw.v, raw.m, raw.nm);
-            t6 = wb_now_ns();
-            join_check(join2_weft_columns(nested.q2), n, "nested inner");
-            t7 = wb_now_ns();
-            join2_dense(raw.p, raw.v, n);
-            t8 = wb_now_ns();
+            t_out[r] = cold_nested(cold, NESTED_OUTER_WEFT, &nested, &raw, n) / nm;
+            t_d3[r] = cold_nested(cold, NESTED_OUTER_RAW, &nested, &raw, n) / nm;
+            t_in[r] = cold_nested(cold, NESTED_INNER_WEFT, &nested, &raw, n) / n;
+            t_d2[r] = cold_nested(cold, NESTED_INNER_RAW, &nested, &raw, n) / n;
+            t_mem[r] = cold_nested(cold, NESTED_OUTER_MEM, &nested, &raw, n) / nm;
         }
         join_relayout(&plain);
         t_rel[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped after a relayout");
         t_gat2[r] = cold_gather(cold, &raw);
-        t_out[r] = (t5 - t4) / nm;
-        t_d3[r] = (t6 - t5) / nm;
-        t_in[r] = (t7 - t6) / n;
-        t_d2[r] = (t8 - t7) / n;
     }
     wb_sink(raw.p);
     join_report(ctx, "join3_ungrouped_vs_gather", "weft", t_ung, "gather", t_gat, reps, 1.5);
@@ -708,6 +748,11 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     } else {
         join_report(ctx, "nested_outer_vs_raw", "weft", t_out, "raw", t_d3, reps, 1.1);
         join_report(ctx, "nested_inner_vs_raw", "weft", t_in, "raw", t_d2, reps, 1.1);
+        v3_t *p, *v;
+        float *m;
+        if (nested_columns(&nested, raw.nm, &p, &v, &m)) {
+            join_report(ctx, "nested_outer_memory_vs_raw", "kernel", t_mem, "raw", t_d3, reps, 0);
+        }
     }
     free(t);
     free(cold);
@@ -778,7 +823,7 @@ static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query
     v3_t vv = {1.0f, 2.0f, 3.0f};
     must(weft_component_remove(m->w, m->last_vel, m->vel), "relayout remove");
     must(weft_component_set(m->w, m->last_vel, m->vel, &vv), "relayout add");
-    join_cold(cold);
+    (void)wb_cold(cold);
     double t0 = wb_now_ns();
     join_check(join2_weft_columns(q), m->matches, "merge_join_vs_probe_sparse1");
     return (wb_now_ns() - t0) / m->matches;
@@ -788,7 +833,7 @@ static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query
 static double merge_dense_side(unsigned char *cold, join_world_t *j, const weft_query_t *q,
                                uint32_t nm) {
     join_relayout(j);
-    join_cold(cold);
+    (void)wb_cold(cold);
     double t0 = wb_now_ns();
     join_check(join3_weft(q), nm, "merge_join_vs_probe_dense");
     return (wb_now_ns() - t0) / nm;
@@ -809,7 +854,7 @@ static void merge_joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     merge_world_t sp;
     merge_sparse_setup(&sp, n);
     double *t = malloc((size_t)reps * 4u * sizeof *t);
-    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    unsigned char *cold = malloc(WB_COLD_BYTES);
     if (t == NULL || cold == NULL) {
         fprintf(stderr, "bench query: out of memory\n");
         exit(1);
@@ -874,6 +919,11 @@ static void describe_joins(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "nested_inner_vs_raw", "weft",
                 "query {P,V} in the same nested world, columns to the same dense kernel as the raw "
                 "side; ns per entity");
+    wb_describe(ctx, SUITE, "nested_outer_memory_vs_raw", "kernel",
+                "the raw side's dense join loop over the nested world's own P, V, M columns "
+                "(weft not iterating): memory placement alone");
+    wb_describe(ctx, SUITE, "nested_outer_memory_vs_raw", "raw",
+                "nested_outer_vs_raw's raw side, from the same reps");
     wb_describe(ctx, SUITE, "nested_inner_vs_raw", "raw",
                 "raw loop over plain dense P and V arrays of every entity");
 }
@@ -891,7 +941,7 @@ static void describe_joins(wb_ctx_t *ctx) {
  * its rows (checked: N/2, N/4, N/2 per frame). The weft side is one weft_world_progress.
  * The raw side is what an archetype ECS gets here: the three kernels over plain packed
  * arrays (P and V of the N/2 Velocity entities with the N/4 Mass ones first, Mass, P and H
- * of the N/2 Health ones). Both sides start from caches evicted by join_cold; ns are per
+ * of the N/2 Health ones). Both sides start from caches evicted by wb_cold; ns are per
  * row visited (N/2 + N/4 + N/2), the ratio the median of the pairs' ratios. The pairs are
  * timed after AUTO_SETTLE_FRAMES frames (40) of each world: the {P,H} rows are a packed
  * family that weft re-packs between frames once the frames' lost column batches have cost
@@ -1002,7 +1052,7 @@ static void auto_setup(auto_world_t *a, uint32_t n, bool on) {
 
 /* One frame of the three systems; ns per row visited. */
 static double auto_frame(unsigned char *cold, auto_world_t *a, uint32_t n, const char *what) {
-    join_cold(cold);
+    (void)wb_cold(cold);
     memset(a->rows, 0, sizeof a->rows);
     double t0 = wb_now_ns();
     must(weft_world_progress(a->w, JOIN_DT), "frame");
@@ -1019,7 +1069,7 @@ typedef struct auto_raw {
 } auto_raw_t;
 
 static double auto_raw_frame(unsigned char *cold, const auto_raw_t *r, uint32_t n) {
-    join_cold(cold);
+    (void)wb_cold(cold);
     double t0 = wb_now_ns();
     join2_dense(r->pv, r->v, n / 2u);
     join3_dense(r->pv, r->v, r->m, n / 4u);
@@ -1042,7 +1092,7 @@ static void auto_groups(wb_ctx_t *ctx, uint32_t n, int reps) {
     r.m = malloc((size_t)n / 4u * sizeof *r.m);
     r.h = malloc((size_t)n / 2u * sizeof *r.h);
     double *t = malloc((size_t)reps * 4u * sizeof *t);
-    unsigned char *cold = malloc(JOIN_COLD_BYTES);
+    unsigned char *cold = malloc(WB_COLD_BYTES);
     if (!r.pv || !r.v || !r.ph || !r.m || !r.h || !t || !cold) {
         fprintf(stderr, "bench query: out of memory\n");
         exit(1);

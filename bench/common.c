@@ -104,6 +104,13 @@ double wb_median_ratio(const double *num, const double *den, int n) {
 static const void *volatile sink_slot;
 void wb_sink(const void *p) { sink_slot = p; }
 
+double wb_cold(unsigned char *buf) {
+    static unsigned char pass; /* a new value each time: no write can be skipped */
+    memset(buf, ++pass, WB_COLD_BYTES);
+    wb_sink(buf);
+    return wb_now_ns();
+}
+
 /* ---- context ------------------------------------------------------------ >>ctx */
 
 /* Insert w into the ascending, distinct list out[0..n) (capped at WB_MAX_COUNTS). */

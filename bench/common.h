@@ -66,6 +66,15 @@ void wb_report(wb_ctx_t *ctx, const char *suite, const char *name, const char *i
 /* Prevent the compiler from optimising a computed value away: the pointee counts as read. */
 void wb_sink(const void *p);
 
+/* Bytes wb_cold writes: more than the last-level cache this VM's cores can reach. */
+#define WB_COLD_BYTES (128u << 20)
+
+/* Evict the caches before a timed memory-bound loop by writing WB_COLD_BYTES into buf (the
+ * caller's buffer of that size), so that each side of a pair starts from memory instead of
+ * finding whatever the loop before it left in the last-level cache. Returns wb_now_ns()
+ * after the write, for the next loop's clock. Main thread only. */
+double wb_cold(unsigned char *buf);
+
 /* ---- additions for suites ------------------------------------------------ >>wb_extra */
 
 /* CPU time consumed by the whole process (every thread) in nanoseconds; divide its growth by
