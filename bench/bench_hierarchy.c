@@ -300,19 +300,23 @@ static double level_floor_pass(level_floor_t *lf, const fixture_t *f, int thread
 }
 #endif
 
-/* One rep: 1 thread, then 2 threads, after the sequential floor has run in this rep. */
-static void level_floor_rep(level_floor_t *lf, const fixture_t *f, int r) {
+/* One rep: 1 thread, then 2 threads, each from evicted caches (cold: a WB_COLD_BYTES buffer),
+ * after the sequential floor has run in this rep. */
+static void level_floor_rep(level_floor_t *lf, const fixture_t *f, unsigned char *cold, int r) {
 #ifdef WB_HAVE_OPENMP
     if (lf->levels == 0) {
         return;
     }
     double cores1;
+    (void)wb_cold(cold);
     lf->ms1[r] = level_floor_pass(lf, f, 1, &cores1);
+    (void)wb_cold(cold);
     lf->ms2[r] = level_floor_pass(lf, f, 2, &lf->cores[r]);
     wb_sleep_ns(OMP_IDLE_NS);
 #else
     (void)lf;
     (void)f;
+    (void)cold;
     (void)r;
 #endif
 }
@@ -353,6 +357,95 @@ static void level_floor_free(level_floor_t *lf) {
 
 /* ---- cases -------------------------------------------------------------------- >>cases */
 
+/* The floor's arrays laid out level by level (stable by depth), for the deep shape's
+ * deep_floor_level_order_vs_floor: the same loop over the same chains with each parent a
+ * level back instead of a row back, the order weft would walk if it regrouped a forest
+ * whose levels are too narrow to split (it does not: weft__hstore_pass_for). */
+typedef struct level_order {
+    uint32_t *parent;
+    weft_mat4_t *local, *world;
+} level_order_t;
+
+static void level_order_init(level_order_t *lo, const fixture_t *f) {
+    const uint32_t n = f->n;
+    uint32_t *depth = malloc((size_t)n * sizeof(*depth));
+    uint32_t *at = calloc((size_t)n + 1, sizeof(*at)); /* per depth: next free row */
+    uint32_t *row = malloc((size_t)n * sizeof(*row));  /* node -> row in level order */
+    lo->parent = malloc((size_t)n * sizeof(*lo->parent));
+    lo->local = aligned_alloc(64, (size_t)n * sizeof(*lo->local));
+    lo->world = aligned_alloc(64, (size_t)n * sizeof(*lo->world));
+    if (!depth || !at || !row || !lo->parent || !lo->local || !lo->world) {
+        fprintf(stderr, "bench hierarchy: out of memory\n");
+        exit(1);
+    }
+    for (uint32_t i = 0; i < n; i++) { /* parents first: depth[parent] is known */
+        depth[i] = f->parent[i] == UINT32_MAX ? 0 : depth[f->parent[i]] + 1;
+        at[depth[i] + 1]++;
+    }
+    for (uint32_t d = 1; d <= n; d++) {
+        at[d] += at[d - 1];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        row[i] = at[depth[i]]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        lo->parent[row[i]] = f->parent[i] == UINT32_MAX ? UINT32_MAX : row[f->parent[i]];
+        lo->local[row[i]] = f->local[i];
+    }
+    memset(lo->world, 0, (size_t)n * sizeof(*lo->world));
+    free(depth);
+    free(at);
+    free(row);
+}
+
+static void level_order_free(level_order_t *lo) {
+    free(lo->parent);
+    free(lo->local);
+    free(lo->world);
+}
+
+/* One pass of the floor's loop over the level-ordered arrays from evicted caches: ms. */
+static double time_level_order(const level_order_t *lo, uint32_t n, unsigned char *cold) {
+    const double t0 = wb_cold(cold);
+    wb_floor_hier_update(lo->parent, lo->local, lo->world, n);
+    const double t1 = wb_now_ns();
+    wb_sink(lo->world);
+    return (t1 - t0) / 1e6;
+}
+
+/* One full sequential pass of weft (every node recomputed) from evicted caches: ms. */
+static double time_sequential(const fixture_t *f, unsigned char *cold) {
+    const double t0 = wb_cold(cold);
+    weft_hier_invalidate(f->world);
+    must(weft_hier_update(f->world, WEFT_HIER_PASS_SEQUENTIAL), "sequential pass");
+    return (wb_now_ns() - t0) / 1e6;
+}
+
+/* One pass of the floor from evicted caches: ms. */
+static double time_floor(const fixture_t *f, unsigned char *cold) {
+    const double t0 = wb_cold(cold);
+    wb_floor_hier_update(f->parent, f->local, f->floor_world, f->n);
+    const double t1 = wb_now_ns();
+    wb_sink(f->floor_world);
+    return (t1 - t0) / 1e6;
+}
+
+/* One full level-parallel pass of weft (2 workers) from evicted caches: ms; its process CPU
+ * time over wall time into *cores, and its workers' share added to *share. */
+static double time_levels(const fixture_t *f, unsigned char *cold, double *cores, double *share) {
+    wb_share_t sh;
+    (void)wb_cold(cold);
+    wb_share_begin(&sh, weft_world_jobs(f->world));
+    const double c0 = wb_cpu_ns();
+    const double t0 = wb_now_ns();
+    weft_hier_invalidate(f->world);
+    must(weft_hier_update(f->world, WEFT_HIER_PASS_LEVELS), "level pass");
+    const double t1 = wb_now_ns();
+    *cores = (wb_cpu_ns() - c0) / (t1 - t0);
+    *share += wb_share_end(&sh, NULL);
+    return (t1 - t0) / 1e6;
+}
+
 static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     fixture_t f;
     fixture_build(&f, shape, n);
@@ -362,36 +455,43 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     double *lvl = malloc((size_t)reps * sizeof(double));
     double *cores = malloc((size_t)reps * sizeof(double));
     double *flr = malloc((size_t)reps * sizeof(double));
+    double *flo = malloc((size_t)reps * sizeof(double)); /* deep: floor in level order */
+    level_order_t lo;
+    if (shape == SHAPE_DEEP) {
+        level_order_init(&lo, &f);
+    }
     level_floor_t lf;
     level_floor_init(&lf, &f, reps);
-    wb_share_t sh;
+    unsigned char *cold = malloc(WB_COLD_BYTES);
+    if (cold == NULL) {
+        fprintf(stderr, "bench hierarchy: out of memory\n");
+        exit(1);
+    }
     double share = 0;
     for (int r = 0; r < reps; r++) {
-        double t0 = wb_now_ns();
-        weft_hier_invalidate(f.world); /* a full update: every node recomputed */
-        must(weft_hier_update(f.world, WEFT_HIER_PASS_SEQUENTIAL), "sequential pass");
-        double t1 = wb_now_ns();
+        /* Every pass starts from evicted caches (the passes stream more than the last-level
+         * cache, so whichever ran right after its own data's last use, or right after the
+         * previous rep's idle wait, would be favoured), and weft's sequential pass and the
+         * floor swap places every rep. */
+        if (r % 2 == 0) {
+            seq[r] = time_sequential(&f, cold);
+            flr[r] = time_floor(&f, cold);
+        } else {
+            flr[r] = time_floor(&f, cold);
+            seq[r] = time_sequential(&f, cold);
+        }
+        if (shape == SHAPE_DEEP) {
+            flo[r] = time_level_order(&lo, f.n, cold);
+        }
+        double t0 = wb_cold(cold);
         pointer_walk(f.roots, NULL);
-        double tf0 = wb_now_ns();
-        wb_floor_hier_update(f.parent, f.local, f.floor_world, f.n);
-        double tf1 = wb_now_ns();
-        wb_sink(f.floor_world);
-        wb_share_begin(&sh, weft_world_jobs(f.world));
-        double c2 = wb_cpu_ns();
-        double t2 = wb_now_ns();
-        weft_hier_invalidate(f.world);
-        must(weft_hier_update(f.world, WEFT_HIER_PASS_LEVELS), "level pass");
-        double t3 = wb_now_ns();
-        double c3 = wb_cpu_ns();
-        share += wb_share_end(&sh, NULL) / reps;
-        seq[r] = (t1 - t0) / 1e6;
-        ptr[r] = (tf0 - t1) / 1e6;
-        flr[r] = (tf1 - tf0) / 1e6;
-        lvl[r] = (t3 - t2) / 1e6;
-        cores[r] = (c3 - c2) / (t3 - t2);
+        ptr[r] = (wb_now_ns() - t0) / 1e6;
         wb_sink(f.roots);
-        level_floor_rep(&lf, &f, r);
+        lvl[r] = time_levels(&f, cold, &cores[r], &share);
+        level_floor_rep(&lf, &f, cold, r);
     }
+    share /= reps;
+    free(cold);
     check_same(&f, shape_names[shape]);
     /* ratios are medians of per-rep ratios: the passes of a rep run back to back */
     const double s_over_f = wb_median_ratio(seq, flr, reps);
@@ -421,6 +521,22 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     snprintf(name, sizeof(name), "pass_%s_level_parallel_cores", shape_names[shape]);
     wb_report(ctx, SUITE, name, "weft", 2, wb_median(cores, reps), "core", WB_NO_TARGET, 0);
     level_floor_report(ctx, &lf, shape_names[shape], lvl, reps);
+    if (shape == SHAPE_DEEP) {
+        /* the same bits in either order (sampled) */
+        uint32_t bad = 0;
+        for (uint32_t i = 0; i < f.n; i += 997) {
+            const uint32_t depth = i % (f.n / CHAINS), chain = i / (f.n / CHAINS);
+            bad += memcmp(&lo.world[depth * CHAINS + chain], &f.floor_world[i],
+                          sizeof(weft_mat4_t)) != 0;
+        }
+        if (bad != 0) {
+            fprintf(stderr, "bench hierarchy: deep: %u sampled level-order matrices differ\n", bad);
+        }
+        wb_report(ctx, SUITE, "deep_floor_level_order_vs_floor", "ratio", 1,
+                  wb_median_ratio(flo, flr, reps), "x", WB_NO_TARGET, 0);
+        level_order_free(&lo);
+    }
+    free(flo);
     level_floor_free(&lf);
     free(cores);
     free(flr);
@@ -854,15 +970,24 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "pass", "pointer",
                 "recursive first-child/next-sibling walk over malloc'd nodes in creation order: "
                 "compose + 1 multiply per node (identity bind), the same formulas as weft");
+    wb_describe(ctx, SUITE, "deep_floor_level_order_vs_floor", "ratio",
+                "the floor's loop over the deep shape's arrays laid out level by level (each "
+                "parent a level back) / the floor in creation order (each parent the row "
+                "before), both from evicted caches in the same rep, same bits (sampled): why a "
+                "level pass that splits no level walks the rows in place (weft does not "
+                "regroup such a forest); no target");
     wb_describe(ctx, SUITE, "hier", "ratio",
-                "median over reps of weft sequential / baseline, timed back to back in each rep");
+                "median over reps of weft sequential / baseline, timed in the same rep, each pass "
+                "after a 128 MiB write that evicts the caches (wb_cold), weft and the floor in "
+                "alternating order");
     wb_describe(
         ctx, SUITE, "level_parallel_floor", "raw",
         "the machine's ceiling for hier_level_parallel_speedup_*: the floor's arrays in "
         "their level order (flat, balanced), each level's rows split in two halves run "
         "by an OpenMP team of 2 threads (one fork per pass, a barrier between levels), "
         "against the same code on a team of 1 (workers 1), timed after weft's passes in "
-        "each rep; speedup: median over reps of 1-thread / 2-thread; _cores: process "
+        "each rep, each pass from evicted caches; speedup: median over reps of 1-thread / "
+        "2-thread; _cores: process "
         "CPU time over wall time of the 2-thread pass: near 1 at 1M nodes means both threads "
         "shared one core (they then wait at the spinning barrier and the speedup is no "
         "ceiling); it reads low on a quiet machine too (about 1.5 at 1M nodes, 1.0 for the "
