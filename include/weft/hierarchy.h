@@ -215,7 +215,11 @@ typedef enum weft_hier_pass {
                                       depends on the shape only, never on the worker count */
     WEFT_HIER_PASS_SEQUENTIAL = 1, /* one forward pass on the calling thread */
     WEFT_HIER_PASS_LEVELS = 2,     /* level by level; levels of >= 8192 nodes are split into
-                                      ranges of 4096 over the world's job system */
+                                      ranges of 4096 over the world's job system. When no
+                                      level is that wide, nothing would be split and the
+                                      SEQUENTIAL pass runs instead, without regrouping the
+                                      nodes by depth (that order only slows a forward walk;
+                                      weft_hier_stats reports SEQUENTIAL) */
 } weft_hier_pass_t;
 
 /* Mark every node's world matrix for recomputation, so that the next update recomputes all

@@ -638,9 +638,11 @@ static weft_result_t run_update(weft_world_t *world, weft_hier_pass_t pass, bool
     if (h == NULL) {
         return WEFT_OK;
     }
-    weft__hpass_t p = pass == WEFT_HIER_PASS_AUTO     ? weft__hstore_auto_pass(&h->store)
-                      : pass == WEFT_HIER_PASS_LEVELS ? WEFT__HPASS_LEVELS
-                                                      : WEFT__HPASS_SEQUENTIAL;
+    weft__hpass_t p = pass == WEFT_HIER_PASS_AUTO
+                          ? weft__hstore_auto_pass(&h->store)
+                          : weft__hstore_pass_for(&h->store, pass == WEFT_HIER_PASS_LEVELS
+                                                                 ? WEFT__HPASS_LEVELS
+                                                                 : WEFT__HPASS_SEQUENTIAL);
     weft_jobs_t *jobs = NULL;
     if (p == WEFT__HPASS_LEVELS) {
         jobs = weft_world_jobs(world); /* NULL (creation failed): levels run inline */

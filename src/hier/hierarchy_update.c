@@ -183,38 +183,54 @@ weft_result_t weft__hstore_compact(weft__hstore_t *s) {
 
 /* Decide once per structure: the choice is cached until the next structural change, so a
  * steady hierarchy pays for the depth walk only once. */
-static weft__hpass_t choose_pass(weft__hstore_t *s);
+/* Rows of the widest level: from the level cut when valid, else a depth histogram (O(n),
+ * scratch array); UINT32_MAX when the histogram cannot be allocated. */
+static uint32_t measure_widest(weft__hstore_t *s) {
+    if (s->levels_valid) {
+        return s->max_level_width;
+    }
+    const uint32_t levels = weft__hstore_depths(s);
+    uint32_t *hist = weft__hstore_alloc(s, ((size_t)levels + 1) * sizeof(uint32_t));
+    if (hist == NULL) {
+        return UINT32_MAX;
+    }
+    memset(hist, 0, ((size_t)levels + 1) * sizeof(uint32_t));
+    const uint32_t *depth = s->rows.scratch;
+    uint32_t widest = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (depth[i] != WEFT__HROW_NONE && ++hist[depth[i]] > widest) {
+            widest = hist[depth[i]];
+        }
+    }
+    weft__hstore_free(s, hist, ((size_t)levels + 1) * sizeof(uint32_t));
+    return widest;
+}
+
+/* The shape facts both choices below read, computed once per structure: the choice is cached
+ * until the next structural change, so a steady hierarchy pays for the depth walk only once. */
+static void know_shape(weft__hstore_t *s) {
+    if (s->auto_known) {
+        return;
+    }
+    s->widest = measure_widest(s);
+    const bool splits = s->widest != UINT32_MAX && s->widest >= 2 * WEFT__HIER_GRAIN;
+    /* Without the histogram: the sequential pass, which needs no memory. */
+    s->auto_choice = (int)(splits && s->live >= 16 * WEFT__HIER_GRAIN ? WEFT__HPASS_LEVELS
+                                                                      : WEFT__HPASS_SEQUENTIAL);
+    s->auto_known = true;
+}
 
 weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s) {
-    if (!s->auto_known) {
-        s->auto_choice = (int)choose_pass(s);
-        s->auto_known = true;
-    }
+    know_shape(s);
     return (weft__hpass_t)s->auto_choice;
 }
 
-static weft__hpass_t choose_pass(weft__hstore_t *s) {
-    if (s->live < 16 * WEFT__HIER_GRAIN) {
-        return WEFT__HPASS_SEQUENTIAL;
+weft__hpass_t weft__hstore_pass_for(weft__hstore_t *s, weft__hpass_t requested) {
+    if (requested != WEFT__HPASS_LEVELS) {
+        return requested;
     }
-    uint32_t widest = s->max_level_width;
-    if (!s->levels_valid) {
-        const uint32_t levels = weft__hstore_depths(s);
-        uint32_t *hist = weft__hstore_alloc(s, (size_t)levels * sizeof(uint32_t));
-        if (hist == NULL) {
-            return WEFT__HPASS_SEQUENTIAL; /* the sequential pass needs no memory */
-        }
-        memset(hist, 0, (size_t)levels * sizeof(uint32_t));
-        const uint32_t *depth = s->rows.scratch;
-        widest = 0;
-        for (uint32_t i = 0; i < s->count; i++) {
-            if (depth[i] != WEFT__HROW_NONE && ++hist[depth[i]] > widest) {
-                widest = hist[depth[i]];
-            }
-        }
-        weft__hstore_free(s, hist, (size_t)levels * sizeof(uint32_t));
-    }
-    return widest >= 2 * WEFT__HIER_GRAIN ? WEFT__HPASS_LEVELS : WEFT__HPASS_SEQUENTIAL;
+    know_shape(s);
+    return s->widest >= 2 * WEFT__HIER_GRAIN ? WEFT__HPASS_LEVELS : WEFT__HPASS_SEQUENTIAL;
 }
 
 /* ---- passes ---------------------------------------------------------------- >>hier_pass */

@@ -273,8 +273,9 @@ Test(hier_query, joins_with_world_local_and_link_see_the_models_rows_through_hol
         for (int k = 0; k < JOPS; k++) {
             random_op(w, m, &r);
         }
-        /* Mostly the sequential pass, which keeps holes; every sixth round the level pass,
-         * which regroups rows and drops them. */
+        /* Mostly the sequential pass, which keeps holes; every sixth round a LEVELS request,
+         * which on this narrow forest runs the sequential pass too (rows move here through
+         * subtree moves and compaction; test_hierarchy.c's wide forest is regrouped). */
         cr_assert(weft_hier_update(w, round % 6 == 5 ? WEFT_HIER_PASS_LEVELS
                                                      : WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
         weft_hier_stats_t st;

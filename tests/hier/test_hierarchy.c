@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "fault_alloc.h"
 #include "hier_ref.h"
 #include "hier_world.h"
 #include "weft.h"
@@ -357,6 +358,163 @@ Test(hierarchy, level_parallel_pass_is_bit_identical_to_sequential_at_1_2_4_8_wo
     for (int k = 0; k < 5; k++) {
         weft_world_destroy(all[k]);
     }
+}
+
+/* ---- the level pass's layout ------------------------------------------------ */
+
+/* `chains` chains of `depth` nodes with random transforms, created chain by chain (e[c * depth
+ * + d] is chain c's node at depth d), attached keeping their local transform. */
+static weft_entity_t *make_chains(weft_world_t *w, uint32_t chains, uint32_t depth, uint64_t seed) {
+    hr_rng_t r = {seed};
+    const uint32_t n = chains * depth;
+    weft_entity_t *e = malloc(n * sizeof(*e));
+    cr_assert(weft_entity_create_n(w, n, e) == WEFT_OK);
+    for (uint32_t i = 0; i < n && !fail.failed; i++) {
+        const weft_transform_t t = hr_transform(&r);
+        CHECK(weft_hier_add(w, e[i], &t) == WEFT_OK, "adding node %u failed", i);
+        if (i % depth != 0) {
+            CHECK(weft_hier_attach_ex(w, e[i], e[i - 1], WEFT_HIER_KEEP_LOCAL) == WEFT_OK,
+                  "attaching node %u failed", i);
+        }
+    }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+    return e;
+}
+
+/* weft_hier_order into a new array of all n nodes. */
+static weft_entity_t *order_of(weft_world_t *w, uint32_t n) {
+    weft_entity_t *o = malloc(n * sizeof(*o));
+    cr_assert(weft_hier_order(w, o, n) == n);
+    return o;
+}
+
+/* Every node's world matrix in w equals the one in ref (same nodes, built alike). */
+static void same_worlds(weft_world_t *ref, weft_world_t *w, const weft_entity_t *e, uint32_t n,
+                        const char *what) {
+    for (uint32_t i = 0; i < n && !fail.failed; i++) {
+        CHECK(hr_mat_eq(weft_hier_world(ref, e[i]), weft_hier_world(w, e[i])),
+              "%s: node %u differs from the sequential pass", what, i);
+    }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+}
+
+/* 64 chains of 64: no level reaches the 8192 nodes the level pass splits, so a LEVELS request
+ * runs the sequential pass on the rows as they are (grouping them by depth would only put each
+ * parent a level back instead of a row back) and reports SEQUENTIAL. */
+Test(hierarchy, a_level_pass_that_would_split_no_level_walks_the_rows_in_place) {
+    const uint64_t seed = hr_seed("narrow levels");
+    hr_fail_init(&fail, seed);
+    const uint32_t chains = 64, depth = 64, n = chains * depth;
+    weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
+    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
+    weft_entity_t *e = make_chains(ref, chains, depth, seed);
+    free(e);
+    e = make_chains(w, chains, depth, seed);
+    weft_entity_t *before = order_of(w, n);
+    cr_assert(weft_hier_update(ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+    weft_hier_stats_t st;
+    weft_hier_stats(w, &st);
+    cr_assert(st.last == WEFT_HIER_PASS_SEQUENTIAL, "the narrow forest ran the sequential pass");
+    cr_assert(st.regroups == 0 && !st.levels_current, "no regrouping");
+    weft_entity_t *after = order_of(w, n);
+    cr_assert(memcmp(before, after, n * sizeof(*before)) == 0, "the rows did not move");
+    same_worlds(ref, w, e, n, "narrow LEVELS");
+    free(before);
+    free(after);
+    free(e);
+    weft_world_destroy(ref);
+    weft_world_destroy(w);
+}
+
+/* 8192 chains of 2: both levels are wide enough to split, so the level pass regroups the rows
+ * by depth (every root before every child) and runs level by level. */
+Test(hierarchy, a_level_pass_over_a_wide_level_regroups_the_rows_by_depth) {
+    const uint64_t seed = hr_seed("wide levels");
+    hr_fail_init(&fail, seed);
+    const uint32_t chains = 8192, depth = 2, n = chains * depth;
+    weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
+    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
+    weft_entity_t *e = make_chains(ref, chains, depth, seed);
+    free(e);
+    e = make_chains(w, chains, depth, seed);
+    weft_transform_t *local = malloc(n * sizeof(*local));
+    for (uint32_t i = 0; i < n; i++) {
+        local[i] = *weft_hier_local_read(w, e[i]);
+    }
+    cr_assert(weft_hier_update(ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+    weft_hier_stats_t st;
+    weft_hier_stats(w, &st);
+    cr_assert(st.last == WEFT_HIER_PASS_LEVELS && st.regroups == 1 && st.levels_current);
+    for (uint32_t i = 0; i < n && !fail.failed; i++) { /* the readers follow the moved rows */
+        CHECK(memcmp(weft_hier_local_read(w, e[i]), &local[i], sizeof(local[i])) == 0,
+              "node %u: its local transform did not move with its row", i);
+    }
+    free(local);
+    weft_entity_t *o = order_of(w, n);
+    for (uint32_t i = 0; i < n && !fail.failed; i++) {
+        CHECK((weft_hier_parent(w, o[i]) == 0) == (i < chains),
+              "order position %u: roots first, then their children", i);
+    }
+    cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+    same_worlds(ref, w, e, n, "wide LEVELS");
+    free(o);
+    free(e);
+    weft_world_destroy(ref);
+    weft_world_destroy(w);
+}
+
+/* The wide forest's regroup with its k-th allocation failing, for every k it makes: the
+ * update returns WEFT_ENOMEM and leaves the hierarchy as it was (same world hash, same row
+ * order, no regroup counted), and runs once memory is back; or it absorbs the failure. */
+Test(hierarchy, a_level_regroup_that_runs_out_of_memory_changes_nothing) {
+    const uint64_t seed = hr_seed("regroup out of memory");
+    hr_fail_init(&fail, seed);
+    const uint32_t chains = 8192, depth = 2, n = chains * depth;
+    uint32_t failed = 0;
+    for (uint64_t k = 1;; k++) {
+        wt_fault_alloc_t fa;
+        wt_fault_init(&fa);
+        fa.quiet = true;
+        weft_world_t *w = NULL;
+        cr_assert(weft_world_create(&(weft_world_desc_t){.worker_count = 1,
+                                                         .execution = WEFT_EXECUTION_INLINE,
+                                                         .allocator = wt_fault_allocator(&fa),
+                                                         .logger = {.fn = hw_quiet_fn}},
+                                    &w) == WEFT_OK);
+        weft_entity_t *e = make_chains(w, chains, depth, seed);
+        weft_entity_t *before = order_of(w, n);
+        const uint64_t hash = weft_world_hash(w);
+        wt_fault_arm(&fa, k, 1);
+        const weft_result_t r = weft_hier_update(w, WEFT_HIER_PASS_LEVELS);
+        const bool injected = wt_fault_failures(&fa) != 0;
+        wt_fault_arm(&fa, 0, 0);
+        weft_hier_stats_t st;
+        weft_hier_stats(w, &st);
+        if (r != WEFT_OK) {
+            failed++;
+            cr_assert(r == WEFT_ENOMEM && injected, "allocation %llu: %s", (unsigned long long)k,
+                      weft_result_name(r));
+            cr_assert(weft_world_hash(w) == hash, "allocation %llu: the world changed",
+                      (unsigned long long)k);
+            weft_entity_t *after = order_of(w, n);
+            cr_assert(memcmp(before, after, n * sizeof(*before)) == 0 && st.regroups == 0,
+                      "allocation %llu: rows moved", (unsigned long long)k);
+            free(after);
+            cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+            weft_hier_stats(w, &st);
+        }
+        cr_assert(st.regroups == 1 && st.last == WEFT_HIER_PASS_LEVELS);
+        free(before);
+        free(e);
+        weft_world_destroy(w);
+        cr_assert(wt_fault_live_bytes(&fa) == 0 && wt_fault_bad_frees(&fa) == 0);
+        if (!injected) {
+            break; /* past the update's last allocation */
+        }
+    }
+    cr_assert(failed > 0, "some allocation of the regroup failed");
 }
 
 /* ---- the update as a system ------------------------------------------------- */
