@@ -33,6 +33,23 @@ void weft__hstore_init(weft__hstore_t *s, const weft_allocator_t *alloc, const w
     s->alloc = weft__allocator_resolved(alloc);
 }
 
+/* The local and world matrices share one block: lmat at its start, world matrix_stagger(cap)
+ * bytes after lmat's end. Both are streamed in step by every pass (row r of each per row),
+ * and two such streams a large power of two apart (what two separate power-of-two arrays
+ * become when the allocator places them back to back: 2^26 + 4 KiB at 2^20 rows) were
+ * measured up to 1.6x slower on the 2-vCPU VM (the floor's own loop over arrays placed so,
+ * 1,000 chains of 1,000: 1.20-1.57x; with 32 KiB or more added to the distance, 0.99-1.02x).
+ * The stagger is a quarter of one array, at most 512 KiB; it is never touched, so it costs
+ * address space, not resident memory. */
+static size_t matrix_stagger(uint32_t cap) {
+    const size_t quarter = ((size_t)cap * sizeof(weft_mat4_t) / 4u) & ~(size_t)63; /* lines */
+    return quarter < ((size_t)512u << 10) ? quarter : ((size_t)512u << 10);
+}
+
+static size_t matrices_bytes(uint32_t cap) {
+    return 2u * (size_t)cap * sizeof(weft_mat4_t) + matrix_stagger(cap);
+}
+
 /* Free one row-array set of `cap` rows (any pointer may be NULL). */
 void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32_t cap) {
     weft__hstore_free(s, rows->ent, (size_t)cap * sizeof(*rows->ent));
@@ -42,22 +59,21 @@ void weft__hstore_free_rows(const weft__hstore_t *s, weft__hrows_t *rows, uint32
     weft__hstore_free(s, rows->prev_sib, (size_t)cap * sizeof(uint32_t));
     weft__hstore_free(s, rows->local, (size_t)cap * sizeof(*rows->local));
     weft__hstore_free(s, rows->link, (size_t)cap * sizeof(*rows->link));
-    weft__hstore_free(s, rows->world, (size_t)cap * sizeof(*rows->world));
     weft__hstore_free(s, rows->flags, (size_t)cap * sizeof(*rows->flags));
-    weft__hstore_free(s, rows->lmat, (size_t)cap * sizeof(*rows->lmat));
+    weft__hstore_free(s, rows->lmat, matrices_bytes(cap)); /* world lies inside */
     weft__hstore_free(s, rows->scratch, (size_t)cap * sizeof(uint32_t));
     memset(rows, 0, sizeof(*rows));
 }
 
 /* Fault in a fresh array's pages in one sweep of its own. Filled row by row instead (the
  * rows appended after a growth, a rewrite's scatter), the arrays of a set take their pages
- * in turn and a pass streaming them was measured slower: on the 2-vCPU VM, bench hierarchy
- * medians over 12 alternated runs each went from 1.11 / 1.07 / 1.42 (hier_flat / _balanced /
- * _deep_vs_floor, arrays filled in turn) to 1.07 / 1.04 / 1.21 with the four arrays a full
- * pass streams touched whole first; touching the local transforms and links too gained
- * nothing more. The cost: resident memory for the capacity not yet used (at most the rows in
- * use, right after a doubling; heap_bytes counts it already) and one write of those four
- * arrays per growth or rewrite, which copy or scatter every array anyway. */
+ * in turn, and a full pass streaming them was measured slower: on the 2-vCPU VM, bench
+ * hierarchy medians over 10 alternated runs each (the matrices staggered as above) went from
+ * 1.00 / 1.08 / 1.05 (hier_flat / _balanced / _deep_vs_floor) to 0.92 / 1.06 / 1.01 with the
+ * four arrays a full pass streams touched whole first. The cost: resident memory for the
+ * capacity not yet used (at most the rows in use, right after a doubling; heap_bytes counts
+ * it already) and one write of those four arrays per growth or rewrite, which copy or scatter
+ * every array anyway. */
 static void touch_whole(void *p, size_t bytes) { memset(p, 0, bytes); }
 
 /* Allocate one row-array set of `cap` rows: all or nothing. */
@@ -70,9 +86,11 @@ weft_result_t weft__hstore_alloc_rows(const weft__hstore_t *s, weft__hrows_t *ro
     rows->prev_sib = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
     rows->local = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->local));
     rows->link = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->link));
-    rows->world = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->world));
     rows->flags = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->flags));
-    rows->lmat = weft__hstore_alloc(s, (size_t)cap * sizeof(*rows->lmat));
+    rows->lmat = weft__hstore_alloc(s, matrices_bytes(cap));
+    if (rows->lmat != NULL) {
+        rows->world = (weft_mat4_t *)((unsigned char *)(rows->lmat + cap) + matrix_stagger(cap));
+    }
     rows->scratch = weft__hstore_alloc(s, (size_t)cap * sizeof(uint32_t));
     if (!rows->ent || !rows->parent || !rows->first_child || !rows->next_sib || !rows->prev_sib ||
         !rows->local || !rows->link || !rows->world || !rows->flags || !rows->lmat ||
