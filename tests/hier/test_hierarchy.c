@@ -388,14 +388,33 @@ static weft_entity_t *order_of(weft_world_t *w, uint32_t n) {
     return o;
 }
 
-/* Every node's world matrix in w equals the one in ref (same nodes, built alike). */
-static void same_worlds(weft_world_t *ref, weft_world_t *w, const weft_entity_t *e, uint32_t n,
-                        const char *what) {
-    for (uint32_t i = 0; i < n && !fail.failed; i++) {
-        CHECK(hr_mat_eq(weft_hier_world(ref, e[i]), weft_hier_world(w, e[i])),
+/* Two worlds holding the same chains: a reference (one worker, inline) that has run the
+ * sequential pass, and `w` (2 workers, threaded) that has not updated yet. */
+typedef struct twins {
+    weft_world_t *ref, *w;
+    weft_entity_t *e; /* the nodes, the same handles in both */
+    uint32_t n;
+} twins_t;
+
+static void twins_make(twins_t *t, uint32_t chains, uint32_t depth, uint64_t seed) {
+    t->n = chains * depth;
+    t->ref = new_world(1, WEFT_EXECUTION_INLINE);
+    t->w = new_world(2, WEFT_EXECUTION_THREADED);
+    free(make_chains(t->ref, chains, depth, seed));
+    t->e = make_chains(t->w, chains, depth, seed);
+    cr_assert(weft_hier_update(t->ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
+}
+
+/* Every node's world matrix in t->w equals the reference's; then free both worlds. */
+static void twins_check_free(twins_t *t, const char *what) {
+    for (uint32_t i = 0; i < t->n && !fail.failed; i++) {
+        CHECK(hr_mat_eq(weft_hier_world(t->ref, t->e[i]), weft_hier_world(t->w, t->e[i])),
               "%s: node %u differs from the sequential pass", what, i);
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
+    free(t->e);
+    weft_world_destroy(t->ref);
+    weft_world_destroy(t->w);
 }
 
 /* 64 chains of 64: no level reaches the 8192 nodes the level pass splits, so a LEVELS request
@@ -404,27 +423,19 @@ static void same_worlds(weft_world_t *ref, weft_world_t *w, const weft_entity_t 
 Test(hierarchy, a_level_pass_that_would_split_no_level_walks_the_rows_in_place) {
     const uint64_t seed = hr_seed("narrow levels");
     hr_fail_init(&fail, seed);
-    const uint32_t chains = 64, depth = 64, n = chains * depth;
-    weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
-    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
-    weft_entity_t *e = make_chains(ref, chains, depth, seed);
-    free(e);
-    e = make_chains(w, chains, depth, seed);
-    weft_entity_t *before = order_of(w, n);
-    cr_assert(weft_hier_update(ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
-    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+    twins_t t;
+    twins_make(&t, 64, 64, seed);
+    weft_entity_t *before = order_of(t.w, t.n);
+    cr_assert(weft_hier_update(t.w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
     weft_hier_stats_t st;
-    weft_hier_stats(w, &st);
+    weft_hier_stats(t.w, &st);
     cr_assert(st.last == WEFT_HIER_PASS_SEQUENTIAL, "the narrow forest ran the sequential pass");
     cr_assert(st.regroups == 0 && !st.levels_current, "no regrouping");
-    weft_entity_t *after = order_of(w, n);
-    cr_assert(memcmp(before, after, n * sizeof(*before)) == 0, "the rows did not move");
-    same_worlds(ref, w, e, n, "narrow LEVELS");
+    weft_entity_t *after = order_of(t.w, t.n);
+    cr_assert(memcmp(before, after, t.n * sizeof(*before)) == 0, "the rows did not move");
     free(before);
     free(after);
-    free(e);
-    weft_world_destroy(ref);
-    weft_world_destroy(w);
+    twins_check_free(&t, "narrow LEVELS");
 }
 
 /* 8192 chains of 2: both levels are wide enough to split, so the level pass regroups the rows
@@ -432,37 +443,30 @@ Test(hierarchy, a_level_pass_that_would_split_no_level_walks_the_rows_in_place) 
 Test(hierarchy, a_level_pass_over_a_wide_level_regroups_the_rows_by_depth) {
     const uint64_t seed = hr_seed("wide levels");
     hr_fail_init(&fail, seed);
-    const uint32_t chains = 8192, depth = 2, n = chains * depth;
-    weft_world_t *ref = new_world(1, WEFT_EXECUTION_INLINE);
-    weft_world_t *w = new_world(2, WEFT_EXECUTION_THREADED);
-    weft_entity_t *e = make_chains(ref, chains, depth, seed);
-    free(e);
-    e = make_chains(w, chains, depth, seed);
-    weft_transform_t *local = malloc(n * sizeof(*local));
-    for (uint32_t i = 0; i < n; i++) {
-        local[i] = *weft_hier_local_read(w, e[i]);
+    const uint32_t chains = 8192;
+    twins_t t;
+    twins_make(&t, chains, 2, seed);
+    weft_transform_t *local = malloc(t.n * sizeof(*local));
+    for (uint32_t i = 0; i < t.n; i++) {
+        local[i] = *weft_hier_local_read(t.w, t.e[i]);
     }
-    cr_assert(weft_hier_update(ref, WEFT_HIER_PASS_SEQUENTIAL) == WEFT_OK);
-    cr_assert(weft_hier_update(w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
+    cr_assert(weft_hier_update(t.w, WEFT_HIER_PASS_LEVELS) == WEFT_OK);
     weft_hier_stats_t st;
-    weft_hier_stats(w, &st);
+    weft_hier_stats(t.w, &st);
     cr_assert(st.last == WEFT_HIER_PASS_LEVELS && st.regroups == 1 && st.levels_current);
-    for (uint32_t i = 0; i < n && !fail.failed; i++) { /* the readers follow the moved rows */
-        CHECK(memcmp(weft_hier_local_read(w, e[i]), &local[i], sizeof(local[i])) == 0,
+    for (uint32_t i = 0; i < t.n && !fail.failed; i++) { /* the readers follow the moved rows */
+        CHECK(memcmp(weft_hier_local_read(t.w, t.e[i]), &local[i], sizeof(local[i])) == 0,
               "node %u: its local transform did not move with its row", i);
     }
     free(local);
-    weft_entity_t *o = order_of(w, n);
-    for (uint32_t i = 0; i < n && !fail.failed; i++) {
-        CHECK((weft_hier_parent(w, o[i]) == 0) == (i < chains),
+    weft_entity_t *o = order_of(t.w, t.n);
+    for (uint32_t i = 0; i < t.n && !fail.failed; i++) {
+        CHECK((weft_hier_parent(t.w, o[i]) == 0) == (i < chains),
               "order position %u: roots first, then their children", i);
     }
     cr_assert(!fail.failed, "%s", hr_fail_message(&fail));
-    same_worlds(ref, w, e, n, "wide LEVELS");
     free(o);
-    free(e);
-    weft_world_destroy(ref);
-    weft_world_destroy(w);
+    twins_check_free(&t, "wide LEVELS");
 }
 
 /* The wide forest's regroup with its k-th allocation failing, for every k it makes: the
