@@ -211,7 +211,8 @@ static void fixture_build(fixture_t *f, shape_t shape, uint32_t n) {
         weft_mat4_t l = weft_mat4_compose(p->local.position, p->local.rotation, p->local.scale);
         f->local[i] = f->parent[i] == UINT32_MAX || p->plain ? l : weft_mat4_mul(&p->bind, &l);
     }
-    /* One level pass regroups the rows by depth; timing starts from that layout. */
+    /* One level pass regroups the rows by depth where it splits levels (flat, balanced;
+     * deep's 1,000-node levels stay in creation order); timing starts from that layout. */
     must(weft_hier_update(f->world, WEFT_HIER_PASS_LEVELS), "hier_update");
 }
 
@@ -946,7 +947,10 @@ void wb_suite_hierarchy(wb_ctx_t *ctx) {
     wb_describe(ctx, SUITE, "pass", "weft",
                 "weft_hier_invalidate + weft_hier_update over the whole forest (every node "
                 "recomputed; sequential: one thread; level_parallel: 2 workers, one parallel-for "
-                "per depth), rows regrouped by depth beforehand; children attached keeping their "
+                "per depth; deep: no level holds the 8192 nodes the pass splits, so the LEVELS "
+                "request runs the sequential pass and its speedup reads not measured), rows "
+                "regrouped by depth beforehand where the pass splits levels; children attached "
+                "keeping their "
                 "local transform (identity bind: compose + one multiply per node); "
                 "dirty1/dirty0/dirty_full: balanced, sequential, update after 1% of nodes got a "
                 "new local (writes not timed) / after no change / after weft_hier_invalidate; "
