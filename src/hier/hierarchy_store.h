@@ -308,7 +308,8 @@ weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
  * bits in the rows' current order without regrouping them: a level order helps only a pass
  * that splits levels, and slows a forward walk whose parents are then a level back instead
  * of a row back (the floor's loop over 1,000 chains of 1,000 in level order against chain
- * order: 1.32-1.34x, medians of 12 runs, bench hierarchy deep_floor_level_order_vs_floor).
+ * order: 1.27-1.38x, medians of 10-12 runs in six sets, bench hierarchy
+ * deep_floor_level_order_vs_floor).
  * Shape only, never the worker count. Same cost and caching as weft__hstore_auto_pass. */
 weft__hpass_t weft__hstore_pass_for(weft__hstore_t *s, weft__hpass_t requested);
 
