@@ -255,7 +255,8 @@ typedef struct weft_hier_stats {
     uint32_t nodes;        /* live nodes */
     uint32_t rows;         /* rows in the store (nodes + holes left by moves and removals) */
     uint32_t levels;       /* depth levels of the last regrouping (0 if none is current) */
-    bool levels_current;   /* the level grouping is valid (no regroup before a LEVELS pass) */
+    bool levels_current;   /* the level grouping is valid (a LEVELS pass that splits levels
+                              would not regroup first) */
     uint64_t moved_rows;   /* rows moved by attaches that had to move a subtree */
     uint64_t regroups;     /* level regroupings done */
     weft_hier_pass_t last; /* pass used by the last update (0: none yet) */
