@@ -181,8 +181,6 @@ weft_result_t weft__hstore_compact(weft__hstore_t *s) {
     return WEFT_OK;
 }
 
-/* Decide once per structure: the choice is cached until the next structural change, so a
- * steady hierarchy pays for the depth walk only once. */
 /* Rows of the widest level: from the level cut when valid, else a depth histogram (O(n),
  * scratch array); UINT32_MAX when the histogram cannot be allocated. */
 static uint32_t measure_widest(weft__hstore_t *s) {
