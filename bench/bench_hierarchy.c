@@ -13,15 +13,18 @@
  * layout and traversal, not arithmetic; a spot check confirms both give the same bits.
  * The floor (floor_hier.h) is the least work that gives the same matrices: a flat array in
  * creation order (parents first), one multiply per node by a local matrix composed once.
- * Per repetition: weft sequential, pointer walk, floor, weft level-parallel, interleaved;
- * medians, and ratios as medians of per-rep ratios.
+ * Per repetition: weft sequential and the floor (their order swapped every rep), the deep
+ * shape's floor in level order, the pointer walk, weft level-parallel, then the level-parallel
+ * floor, each pass after the same 128 MiB write that evicts the caches (wb_cold); medians, and
+ * ratios as medians of per-rep ratios.
  * The level-parallel floor (built with OpenMP only; flat and balanced, whose creation order is
  * grouped by depth): the floor's arrays, each level's rows split in two halves run by an
  * OpenMP team of 2 threads with a barrier between levels, timed after weft's passes in each
  * rep against the same code on a team of 1 thread. Its speedup is what this machine allows
  * the pass, the ceiling for hier_level_parallel_speedup_<shape>; hier_level_parallel_<shape>
  * _vs_floor is weft's level pass over the floor's 2-thread pass.
- * weft's layout is the level-grouped one left by the first level pass (done before timing).
+ * weft's layout is the one left by the first level pass (done before timing): grouped by
+ * depth for flat and balanced, creation order for deep (no level wide enough to split).
  * pass_<shape>_level_parallel_cores is the process CPU time of the level pass over its wall
  * time (median): near 2 when both workers really ran side by side; well below 2 means the
  * second core was busy with other processes, so the speedup then measures the machine's
@@ -405,15 +408,6 @@ static void level_order_free(level_order_t *lo) {
     free(lo->world);
 }
 
-/* One pass of the floor's loop over the level-ordered arrays from evicted caches: ms. */
-static double time_level_order(const level_order_t *lo, uint32_t n, unsigned char *cold) {
-    const double t0 = wb_cold(cold);
-    wb_floor_hier_update(lo->parent, lo->local, lo->world, n);
-    const double t1 = wb_now_ns();
-    wb_sink(lo->world);
-    return (t1 - t0) / 1e6;
-}
-
 /* One full sequential pass of weft (every node recomputed) from evicted caches: ms. */
 static double time_sequential(const fixture_t *f, unsigned char *cold) {
     const double t0 = wb_cold(cold);
@@ -422,12 +416,13 @@ static double time_sequential(const fixture_t *f, unsigned char *cold) {
     return (wb_now_ns() - t0) / 1e6;
 }
 
-/* One pass of the floor from evicted caches: ms. */
-static double time_floor(const fixture_t *f, unsigned char *cold) {
+/* One pass of the floor's loop over n rows of these arrays from evicted caches: ms. */
+static double time_floor(const uint32_t *parent, const weft_mat4_t *local, weft_mat4_t *world,
+                         uint32_t n, unsigned char *cold) {
     const double t0 = wb_cold(cold);
-    wb_floor_hier_update(f->parent, f->local, f->floor_world, f->n);
+    wb_floor_hier_update(parent, local, world, n);
     const double t1 = wb_now_ns();
-    wb_sink(f->floor_world);
+    wb_sink(world);
     return (t1 - t0) / 1e6;
 }
 
@@ -476,13 +471,13 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
          * floor swap places every rep. */
         if (r % 2 == 0) {
             seq[r] = time_sequential(&f, cold);
-            flr[r] = time_floor(&f, cold);
+            flr[r] = time_floor(f.parent, f.local, f.floor_world, f.n, cold);
         } else {
-            flr[r] = time_floor(&f, cold);
+            flr[r] = time_floor(f.parent, f.local, f.floor_world, f.n, cold);
             seq[r] = time_sequential(&f, cold);
         }
         if (shape == SHAPE_DEEP) {
-            flo[r] = time_level_order(&lo, f.n, cold);
+            flo[r] = time_floor(lo.parent, lo.local, lo.world, f.n, cold);
         }
         double t0 = wb_cold(cold);
         pointer_walk(f.roots, NULL);
@@ -494,7 +489,7 @@ static void bench_shape(wb_ctx_t *ctx, shape_t shape, uint32_t n) {
     share /= reps;
     free(cold);
     check_same(&f, shape_names[shape]);
-    /* ratios are medians of per-rep ratios: the passes of a rep run back to back */
+    /* ratios are medians of per-rep ratios: the passes of a rep run in turn, each cold */
     const double s_over_f = wb_median_ratio(seq, flr, reps);
     const double s_over_p = wb_median_ratio(seq, ptr, reps);
     const double s_over_l = wb_median_ratio(seq, lvl, reps);

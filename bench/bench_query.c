@@ -630,16 +630,14 @@ static void join_check(uint32_t got, uint32_t want, const char *what) {
 /* ns per match of the 3-term join through q, from cold caches. */
 static double cold_weft(unsigned char *cold, const weft_query_t *q, const join_raw_t *raw,
                         const char *what) {
-    (void)wb_cold(cold);
-    double t0 = wb_now_ns();
+    const double t0 = wb_cold(cold);
     join_check(join3_weft(q), raw->nm, what);
     return (wb_now_ns() - t0) / raw->nm;
 }
 
 /* ns per match of the gather floor, from cold caches. */
 static double cold_gather(unsigned char *cold, join_raw_t *raw) {
-    (void)wb_cold(cold);
-    double t0 = wb_now_ns();
+    const double t0 = wb_cold(cold);
     join3_gather(raw->p, raw->v, raw->m, raw->ip, raw->iv, raw->nm);
     return (wb_now_ns() - t0) / raw->nm;
 }
@@ -653,27 +651,29 @@ typedef enum nested_side {
     NESTED_OUTER_MEM   /* the dense join loop over the nested world's own P, V, M columns */
 } nested_side_t;
 
-/* The nested world's {P,V,M} rows as three dense columns of nm rows (the group's prefix, one
- * batch when iterated as one chunk); false when weft hands them out otherwise. */
-static bool nested_columns(const join_world_t *nested, uint32_t nm, v3_t **p, v3_t **v, float **m) {
+/* The nested world's {P,V,M} rows as three dense columns (the group's prefix: one batch when
+ * iterated as one chunk), resolved once before the timed loops (no pool changes between reps,
+ * so they stay valid); p NULL when weft hands them out otherwise. */
+typedef struct nested_cols {
+    v3_t *p, *v;
+    float *m;
+} nested_cols_t;
+
+static nested_cols_t nested_columns(const join_world_t *nested, uint32_t nm) {
     weft_iter_t it;
     if (weft_query_iter(nested->q3, 0, 0, &it) != WEFT_OK || !weft_iter_next(&it) ||
         it.rows != nm || !it.columns[0] || !it.columns[1] || !it.columns[2]) {
-        return false;
+        return (nested_cols_t){0};
     }
-    *p = it.columns[0];
-    *v = it.columns[1];
-    *m = it.columns[2];
-    return true;
+    return (nested_cols_t){it.columns[0], it.columns[1], it.columns[2]};
 }
 
 /* ns of one side of a nested pair, from cold caches like every pair above: without the
  * eviction each side found whatever the loops before it left in the last-level cache, and
  * the pair's ratio moved with the order of the rep, not with the iteration. */
 static double cold_nested(unsigned char *cold, nested_side_t side, const join_world_t *nested,
-                          join_raw_t *raw, uint32_t n) {
-    (void)wb_cold(cold);
-    const double t0 = wb_now_ns();
+                          const nested_cols_t *cols, join_raw_t *raw, uint32_t n) {
+    const double t0 = wb_cold(cold);
     switch (side) {
     case NESTED_OUTER_WEFT:
         join_check(join3_weft_columns(nested->q3), raw->nm, "nested outer");
@@ -687,14 +687,9 @@ static double cold_nested(unsigned char *cold, nested_side_t side, const join_wo
     case NESTED_INNER_RAW:
         join2_dense(raw->p, raw->v, n);
         break;
-    case NESTED_OUTER_MEM: {
-        v3_t *p, *v;
-        float *m;
-        if (nested_columns(nested, raw->nm, &p, &v, &m)) {
-            join3_dense(p, v, m, raw->nm);
-        }
+    case NESTED_OUTER_MEM:
+        join3_dense(cols->p, cols->v, cols->m, raw->nm);
         break;
-    }
     }
     return wb_now_ns() - t0;
 }
@@ -716,17 +711,21 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     double *t_out = t + 4 * reps, *t_d3 = t + 5 * reps, *t_in = t + 6 * reps, *t_d2 = t + 7 * reps;
     double *t_rel = t + 8 * reps, *t_gat2 = t + 9 * reps, *t_mem = t + 10 * reps;
     const double nm = raw.nm;
+    const nested_cols_t cols =
+        nested.refused ? (nested_cols_t){0} : nested_columns(&nested, raw.nm);
     for (int r = 0; r < reps; r++) {
         t_ung[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
         t_gat[r] = cold_gather(cold, &raw);
         t_part[r] = cold_weft(cold, partial.q3, &raw, "join3 partial group");
         t_ung2[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped");
         if (!nested.refused) {
-            t_out[r] = cold_nested(cold, NESTED_OUTER_WEFT, &nested, &raw, n) / nm;
-            t_d3[r] = cold_nested(cold, NESTED_OUTER_RAW, &nested, &raw, n) / nm;
-            t_in[r] = cold_nested(cold, NESTED_INNER_WEFT, &nested, &raw, n) / n;
-            t_d2[r] = cold_nested(cold, NESTED_INNER_RAW, &nested, &raw, n) / n;
-            t_mem[r] = cold_nested(cold, NESTED_OUTER_MEM, &nested, &raw, n) / nm;
+            t_out[r] = cold_nested(cold, NESTED_OUTER_WEFT, &nested, &cols, &raw, n) / nm;
+            t_d3[r] = cold_nested(cold, NESTED_OUTER_RAW, &nested, &cols, &raw, n) / nm;
+            t_in[r] = cold_nested(cold, NESTED_INNER_WEFT, &nested, &cols, &raw, n) / n;
+            t_d2[r] = cold_nested(cold, NESTED_INNER_RAW, &nested, &cols, &raw, n) / n;
+            if (cols.p != NULL) {
+                t_mem[r] = cold_nested(cold, NESTED_OUTER_MEM, &nested, &cols, &raw, n) / nm;
+            }
         }
         join_relayout(&plain);
         t_rel[r] = cold_weft(cold, plain.q3, &raw, "join3 ungrouped after a relayout");
@@ -748,9 +747,7 @@ static void joins(wb_ctx_t *ctx, uint32_t n, int reps) {
     } else {
         join_report(ctx, "nested_outer_vs_raw", "weft", t_out, "raw", t_d3, reps, 1.1);
         join_report(ctx, "nested_inner_vs_raw", "weft", t_in, "raw", t_d2, reps, 1.1);
-        v3_t *p, *v;
-        float *m;
-        if (nested_columns(&nested, raw.nm, &p, &v, &m)) {
+        if (cols.p != NULL) {
             join_report(ctx, "nested_outer_memory_vs_raw", "kernel", t_mem, "raw", t_d3, reps, 0);
         }
     }
@@ -823,8 +820,7 @@ static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query
     v3_t vv = {1.0f, 2.0f, 3.0f};
     must(weft_component_remove(m->w, m->last_vel, m->vel), "relayout remove");
     must(weft_component_set(m->w, m->last_vel, m->vel, &vv), "relayout add");
-    (void)wb_cold(cold);
-    double t0 = wb_now_ns();
+    const double t0 = wb_cold(cold);
     join_check(join2_weft_columns(q), m->matches, "merge_join_vs_probe_sparse1");
     return (wb_now_ns() - t0) / m->matches;
 }
@@ -833,8 +829,7 @@ static double merge_side(unsigned char *cold, merge_world_t *m, const weft_query
 static double merge_dense_side(unsigned char *cold, join_world_t *j, const weft_query_t *q,
                                uint32_t nm) {
     join_relayout(j);
-    (void)wb_cold(cold);
-    double t0 = wb_now_ns();
+    const double t0 = wb_cold(cold);
     join_check(join3_weft(q), nm, "merge_join_vs_probe_dense");
     return (wb_now_ns() - t0) / nm;
 }
@@ -1069,8 +1064,7 @@ typedef struct auto_raw {
 } auto_raw_t;
 
 static double auto_raw_frame(unsigned char *cold, const auto_raw_t *r, uint32_t n) {
-    (void)wb_cold(cold);
-    double t0 = wb_now_ns();
+    const double t0 = wb_cold(cold);
     join2_dense(r->pv, r->v, n / 2u);
     join3_dense(r->pv, r->v, r->m, n / 4u);
     ph_dense(r->ph, r->h, n / 2u);

@@ -308,8 +308,10 @@ weft__hpass_t weft__hstore_auto_pass(weft__hstore_t *s);
  * bits in the rows' current order without regrouping them: a level order helps only a pass
  * that splits levels, and slows a forward walk whose parents are then a level back instead
  * of a row back (the floor's loop over 1,000 chains of 1,000 in level order against chain
- * order: 1.27-1.38x, medians of 10-12 runs in six sets, bench hierarchy
- * deep_floor_level_order_vs_floor).
+ * order: 1.27-1.38x, medians of 10-12 runs in six sets of the whole bench hierarchy suite,
+ * deep_floor_level_order_vs_floor; 1.04-1.21 with the deep case run alone, where the arrays
+ * land elsewhere; 1.26-1.31 in a standalone driver). A level pass never splitting anything,
+ * the regroup buys nothing whichever way the placement falls.
  * Shape only, never the worker count. Same cost and caching as weft__hstore_auto_pass. */
 weft__hpass_t weft__hstore_pass_for(weft__hstore_t *s, weft__hpass_t requested);
 
